@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: toolchains, targets, system packages, npm packages.
+# Every step is skipped when what it installs is already present, so `make test` on a
+# machine that has run it once pays nothing. See ../shared/reference/toolchain.md (verified
+# steps for this machine kind) for why each pin is what it is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WASM_BINDGEN_VERSION=0.2.130
+WORKER_BUILD_VERSION=0.8.7
+export PATH="$HOME/.cargo/bin:$PATH"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm
+
+need() { [ "$want" = all ] || [[ ",$want," == *",$1,"* ]]; }
+
+if need wasm || need worker || need rust; then
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    log "adding rust target wasm32-unknown-unknown"
+    rustup target add wasm32-unknown-unknown
+  fi
+fi
+
+if need wasm || need worker; then
+  if ! wasm-bindgen --version 2>/dev/null | grep -q " $WASM_BINDGEN_VERSION"; then
+    log "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (a few minutes)"
+    # No --locked: this registry view lacks a newer webpki-roots the CLI's lock file names.
+    cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION" --force
+  fi
+fi
+
+if need worker; then
+  if ! worker-build --version 2>/dev/null | grep -q "$WORKER_BUILD_VERSION"; then
+    log "installing worker-build $WORKER_BUILD_VERSION (a few minutes)"
+    cargo install worker-build --version "$WORKER_BUILD_VERSION" --locked --force
+  fi
+fi
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "apt-get install ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq || true
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
+}
+
+if need browser; then apt_install chromium chromium-driver; fi
+if need redis; then apt_install redis-server; fi
+
+npm_ci() {
+  local dir="$1"
+  [ -f "$dir/package-lock.json" ] || return 0
+  # Re-install only when the lock file is newer than the installed tree.
+  if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    log "npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}
+
+if need npm; then
+  for d in tests/js worker www bench/js; do npm_ci "$d"; done
+fi
+log "done ($want)"

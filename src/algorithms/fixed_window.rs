@@ -1,0 +1,143 @@
+//! Fixed window, aligned to the clock.
+//!
+//! One counter per key and window; windows are `[offset + k*window, offset + (k+1)*window)`
+//! since the Unix epoch, the same for every key. The counter starts over when the window
+//! index changes.
+//!
+//! **Guarantee**: at most `limit` units in each aligned window, hence at most `2 * limit` in
+//! any interval of length `window` (a burst at the end of one window plus one at the start of
+//! the next).
+//!
+//! **Pros**: the cheapest state (a window start and a count, 16 bytes); windows are the same
+//! for everyone, which is what public quotas like GitHub's 5000 requests per clock hour
+//! promise; counts merge across nodes by simple addition. **Cons**: the boundary burst of up
+//! to twice the limit; every client's quota resets at the same instant, which invites a
+//! thundering herd at the boundary.
+
+use crate::algorithm::{validate_cost, Algorithm};
+use crate::algorithms::alignment::Alignment;
+use crate::decision::{Decision, Outcome};
+use crate::error::{CheckError, ConfigError};
+use crate::quota::Quota;
+use crate::time::Nanos;
+
+/// A clock-aligned fixed window.
+///
+/// ```
+/// use tollgate::{Algorithm, FixedWindow, Nanos, Quota};
+/// let github = FixedWindow::new(Quota::per_hour(5000).unwrap());
+/// let d = github.check(None, Nanos::from_secs(7200 + 59), 1).unwrap();
+/// assert!(d.decision.allowed);
+/// assert_eq!(d.decision.remaining, 4999);
+/// assert_eq!(d.decision.reset_at, Nanos::from_secs(3 * 3600)); // the next clock hour
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FixedWindow {
+    limit: u64,
+    align: Alignment,
+}
+
+/// One key's fixed window: which window, and how much it has counted.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FixedWindowState {
+    /// Start of the window the count belongs to.
+    pub start: Nanos,
+    /// Units counted in that window.
+    pub count: u64,
+}
+
+impl FixedWindow {
+    /// Windows aligned to multiples of the quota's window since the epoch.
+    pub fn new(quota: Quota) -> FixedWindow {
+        FixedWindow {
+            limit: quota.limit(),
+            align: Alignment::new(quota.window(), Nanos::ZERO).expect("zero offset is always shorter"),
+        }
+    }
+
+    /// Windows that turn over at `offset` past each multiple of the window (e.g. daily
+    /// windows at 09:00 UTC: `offset = 9h`).
+    pub fn with_offset(quota: Quota, offset: Nanos) -> Result<FixedWindow, ConfigError> {
+        Ok(FixedWindow { limit: quota.limit(), align: Alignment::new(quota.window(), offset)? })
+    }
+
+    /// The window boundaries.
+    pub fn alignment(&self) -> Alignment {
+        self.align
+    }
+
+    /// The window a hit at `now` counts in and that window's count so far. A clock that went
+    /// back before the stored window counts in the stored window (never in an older one).
+    fn current(&self, state: Option<&FixedWindowState>, now: Nanos) -> FixedWindowState {
+        let start = self.align.start_of(now);
+        match state {
+            Some(s) if s.start >= start => *s,
+            _ => FixedWindowState { start, count: 0 },
+        }
+    }
+}
+
+impl Algorithm for FixedWindow {
+    type State = FixedWindowState;
+
+    fn name(&self) -> &'static str {
+        "fixed-window"
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    fn advertised_quota(&self) -> (u64, Nanos) {
+        (self.limit, self.align.length())
+    }
+
+    fn longest_window(&self) -> Nanos {
+        self.align.length()
+    }
+
+    fn check(
+        &self,
+        state: Option<&FixedWindowState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Outcome<FixedWindowState>, CheckError> {
+        validate_cost(cost, self.limit)?;
+        let window = self.current(state, now);
+        let end = self.align.end_of(window.start);
+        if window.count + cost <= self.limit {
+            let count = window.count + cost;
+            Ok(Outcome {
+                decision: Decision {
+                    allowed: true,
+                    limit: self.limit,
+                    remaining: self.limit - count,
+                    reset_at: end,
+                    retry_after: Nanos::ZERO,
+                },
+                state: Some(FixedWindowState { start: window.start, count }),
+            })
+        } else {
+            Ok(Outcome {
+                decision: Decision {
+                    allowed: false,
+                    limit: self.limit,
+                    remaining: self.limit - window.count,
+                    reset_at: end,
+                    retry_after: end - now,
+                },
+                state: None,
+            })
+        }
+    }
+
+    fn refund(&self, state: &FixedWindowState, now: Nanos, cost: u64) -> Option<FixedWindowState> {
+        let window = self.current(Some(state), now);
+        let count = window.count.saturating_sub(cost);
+        (count > 0).then_some(FixedWindowState { start: window.start, count })
+    }
+
+    fn fresh_at(&self, state: &FixedWindowState) -> Nanos {
+        self.align.end_of(state.start)
+    }
+}

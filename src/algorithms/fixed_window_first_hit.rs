@@ -1,0 +1,120 @@
+//! Fixed window opened by the key's first hit ("user-defined start").
+//!
+//! Each key's window opens at its first hit and lasts `window`; the first hit after it
+//! expires opens the next one. Because nothing aligns windows, the caller must be told when
+//! the window resets (`reset_at`).
+//!
+//! **Guarantee**: at most `limit` units per window; windows of one key never overlap, so at
+//! most `2 * limit` in any interval of length `window`.
+//!
+//! **Pros**: as cheap as the clock-aligned window, and keys do not all reset at the same
+//! instant (no thundering herd at the boundary). **Cons**: the same boundary burst; the
+//! window depends on each key's history, so counts cannot be merged across nodes; a token
+//! bucket whose refill amount equals its capacity behaves the same way.
+
+use crate::algorithm::{validate_cost, Algorithm};
+use crate::decision::{Decision, Outcome};
+use crate::error::CheckError;
+use crate::quota::Quota;
+use crate::time::Nanos;
+
+/// A fixed window that opens at each key's first hit.
+///
+/// ```
+/// use tollgate::{Algorithm, FixedWindowFirstHit, Nanos, Quota};
+/// let login = FixedWindowFirstHit::new(Quota::per_minute(5).unwrap());
+/// let first = login.check(None, Nanos::from_secs(100), 1).unwrap();
+/// assert_eq!(first.decision.reset_at, Nanos::from_secs(160)); // one minute after the first hit
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FixedWindowFirstHit {
+    limit: u64,
+    window: Nanos,
+}
+
+/// One key's window: when it opened and how much it has counted.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FirstHitState {
+    /// When the window opened (the first hit of the window).
+    pub start: Nanos,
+    /// Units counted in the window.
+    pub count: u64,
+}
+
+impl FixedWindowFirstHit {
+    /// A window of the quota's length opening at each key's first hit.
+    pub fn new(quota: Quota) -> FixedWindowFirstHit {
+        FixedWindowFirstHit { limit: quota.limit(), window: quota.window() }
+    }
+
+    /// The window in force at `now`: the stored one until it expires (also when the clock
+    /// went back before it opened), else a new one opening now.
+    fn current(&self, state: Option<&FirstHitState>, now: Nanos) -> FirstHitState {
+        match state {
+            Some(s) if now < s.start + self.window => *s,
+            _ => FirstHitState { start: now, count: 0 },
+        }
+    }
+}
+
+impl Algorithm for FixedWindowFirstHit {
+    type State = FirstHitState;
+
+    fn name(&self) -> &'static str {
+        "fixed-window-first-hit"
+    }
+
+    fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    fn advertised_quota(&self) -> (u64, Nanos) {
+        (self.limit, self.window)
+    }
+
+    fn longest_window(&self) -> Nanos {
+        self.window
+    }
+
+    fn check(&self, state: Option<&FirstHitState>, now: Nanos, cost: u64) -> Result<Outcome<FirstHitState>, CheckError> {
+        validate_cost(cost, self.limit)?;
+        let window = self.current(state, now);
+        let end = window.start + self.window;
+        if window.count + cost <= self.limit {
+            let count = window.count + cost;
+            Ok(Outcome {
+                decision: Decision {
+                    allowed: true,
+                    limit: self.limit,
+                    remaining: self.limit - count,
+                    reset_at: end,
+                    retry_after: Nanos::ZERO,
+                },
+                state: Some(FirstHitState { start: window.start, count }),
+            })
+        } else {
+            Ok(Outcome {
+                decision: Decision {
+                    allowed: false,
+                    limit: self.limit,
+                    remaining: self.limit - window.count,
+                    reset_at: end,
+                    retry_after: end - now,
+                },
+                state: None,
+            })
+        }
+    }
+
+    fn refund(&self, state: &FirstHitState, now: Nanos, cost: u64) -> Option<FirstHitState> {
+        let window = self.current(Some(state), now);
+        let count = window.count.saturating_sub(cost);
+        // An emptied window stays open: dropping it would let the next hit open a new window
+        // later than this one, which is a different (more permissive) schedule.
+        (window.count > 0).then_some(FirstHitState { start: window.start, count })
+    }
+
+    fn fresh_at(&self, state: &FirstHitState) -> Nanos {
+        state.start + self.window
+    }
+}

@@ -1,0 +1,305 @@
+//! A compact, versioned encoding of one key's state, for Durable Object storage, Redis and
+//! sync messages.
+//!
+//! ```text
+//! policy state  = version:u8  expires_at:varint  slots:varint  slot*
+//! slot          = 0                                   (fresh)
+//!               | tag:u8 fields                       (tag 1..=7, see below)
+//! fixed window           1  start count
+//! fixed window first-hit 2  start count
+//! sliding log            3  n  at0 cost0 (dat cost)*  (dat > 0: time since the previous entry)
+//! sliding window         4  start current previous
+//! sliding buckets        5  newest n count*
+//! token bucket           6  tokens anchor
+//! gcra                   7  tat
+//! ```
+//!
+//! Every integer is an unsigned LEB128 varint (at most 10 bytes); times are nanoseconds since
+//! the epoch. A GCRA key is typically 12 bytes. Decoding never panics: truncated, overlong,
+//! out-of-order or trailing input is a [`DecodeError`], and
+//! [`Policy::validate_state`](crate::policy::Policy::validate_state) then checks the state
+//! against the configuration reading it (shape, and bounds that keep memory and admissions
+//! in check).
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use crate::algorithm::Algorithm;
+use crate::algorithms::{
+    AnyAlgorithm, AnyState, FirstHitState, FixedWindowState, GcraState, Kind, LogEntry, SlidingBucketsState,
+    SlidingLogState, SlidingWindowState, TokenBucketState, MAX_BUCKETS, MAX_LOG_LIMIT,
+};
+use crate::error::DecodeError;
+use crate::policy::{policy_state, Policy, PolicyState, MAX_LIMITS};
+use crate::time::Nanos;
+
+/// The format version this build writes and reads.
+pub const FORMAT_VERSION: u8 = 1;
+
+fn tag(kind: Kind) -> u8 {
+    match kind {
+        Kind::FixedWindow => 1,
+        Kind::FixedWindowFirstHit => 2,
+        Kind::SlidingLog => 3,
+        Kind::SlidingWindow => 4,
+        Kind::SlidingBuckets => 5,
+        Kind::TokenBucket => 6,
+        Kind::Gcra => 7,
+    }
+}
+
+fn put(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads from a byte slice, never past its end.
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn byte(&mut self) -> Result<u8, DecodeError> {
+        let (&b, rest) = self.bytes.split_first().ok_or(DecodeError::Truncated)?;
+        self.bytes = rest;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut v: u64 = 0;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            let bits = (b & 0x7f) as u64;
+            if shift == 63 && bits > 1 {
+                return Err(DecodeError::Overflow);
+            }
+            v |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(DecodeError::Overflow)
+    }
+
+    fn time(&mut self) -> Result<Nanos, DecodeError> {
+        self.varint().map(Nanos::new)
+    }
+
+    /// A length that cannot exceed `max` (so a corrupt length never allocates much).
+    fn len(&mut self, max: u64) -> Result<usize, DecodeError> {
+        let n = self.varint()?;
+        if n > max {
+            return Err(DecodeError::Invalid("length above the largest a state can have"));
+        }
+        Ok(n as usize)
+    }
+}
+
+/// Appends the encoding of one algorithm state (tag and fields).
+pub fn encode_state(state: &AnyState, out: &mut Vec<u8>) {
+    out.push(tag(state.kind()));
+    match state {
+        AnyState::FixedWindow(s) => {
+            put(out, s.start.as_nanos());
+            put(out, s.count);
+        }
+        AnyState::FixedWindowFirstHit(s) => {
+            put(out, s.start.as_nanos());
+            put(out, s.count);
+        }
+        AnyState::SlidingLog(s) => {
+            put(out, s.entries.len() as u64);
+            let mut previous = Nanos::ZERO;
+            for e in &s.entries {
+                put(out, (e.at - previous).as_nanos());
+                put(out, e.cost);
+                previous = e.at;
+            }
+        }
+        AnyState::SlidingWindow(s) => {
+            put(out, s.start.as_nanos());
+            put(out, s.current);
+            put(out, s.previous);
+        }
+        AnyState::SlidingBuckets(s) => {
+            put(out, s.newest);
+            put(out, s.counts.len() as u64);
+            for &c in &s.counts {
+                put(out, c);
+            }
+        }
+        AnyState::TokenBucket(s) => {
+            put(out, s.tokens);
+            put(out, s.anchor.as_nanos());
+        }
+        AnyState::Gcra(s) => put(out, s.tat.as_nanos()),
+    }
+}
+
+fn decode_state_from(r: &mut Reader<'_>, tag_byte: u8) -> Result<AnyState, DecodeError> {
+    Ok(match tag_byte {
+        1 => AnyState::FixedWindow(FixedWindowState { start: r.time()?, count: r.varint()? }),
+        2 => AnyState::FixedWindowFirstHit(FirstHitState { start: r.time()?, count: r.varint()? }),
+        3 => {
+            let n = r.len(MAX_LOG_LIMIT)?;
+            let mut entries = VecDeque::with_capacity(n);
+            let mut at = Nanos::ZERO;
+            for i in 0..n {
+                let delta = r.varint()?;
+                if i > 0 && delta == 0 {
+                    return Err(DecodeError::Invalid("sliding log entries out of order"));
+                }
+                at = Nanos::new(at.as_nanos().checked_add(delta).ok_or(DecodeError::Overflow)?);
+                let cost = r.varint()?;
+                if cost == 0 {
+                    return Err(DecodeError::Invalid("sliding log entry of cost 0"));
+                }
+                entries.push_back(LogEntry { at, cost });
+            }
+            AnyState::SlidingLog(SlidingLogState::from_entries(entries))
+        }
+        4 => AnyState::SlidingWindow(SlidingWindowState { start: r.time()?, current: r.varint()?, previous: r.varint()? }),
+        5 => {
+            let newest = r.varint()?;
+            let n = r.len(MAX_BUCKETS)?;
+            if n as u64 > newest.saturating_add(1) || n == 0 {
+                return Err(DecodeError::Invalid("bucket counts do not fit their index"));
+            }
+            let mut counts = VecDeque::with_capacity(n);
+            for _ in 0..n {
+                counts.push_back(r.varint()?);
+            }
+            AnyState::SlidingBuckets(SlidingBucketsState { newest, counts })
+        }
+        6 => AnyState::TokenBucket(TokenBucketState { tokens: r.varint()?, anchor: r.time()? }),
+        7 => AnyState::Gcra(GcraState { tat: r.time()? }),
+        other => return Err(DecodeError::UnknownTag(other)),
+    })
+}
+
+/// Decodes one algorithm state written by [`encode_state`].
+pub fn decode_state(bytes: &[u8]) -> Result<AnyState, DecodeError> {
+    let mut r = Reader { bytes };
+    let t = r.byte()?;
+    let state = decode_state_from(&mut r, t)?;
+    if !r.bytes.is_empty() {
+        return Err(DecodeError::TrailingBytes);
+    }
+    Ok(state)
+}
+
+impl PolicyState {
+    /// The versioned encoding of this key's state.
+    ///
+    /// ```
+    /// use tollgate::{AnyAlgorithm, Gcra, Nanos, Quota};
+    /// use tollgate::policy::{Policy, PolicyState};
+    /// let policy = Policy::single(AnyAlgorithm::Gcra(Gcra::new(Quota::per_second(10).unwrap()).unwrap()));
+    /// let mut states = [None];
+    /// policy.check(&mut states, Nanos::from_secs(1_700_000_000), 1).unwrap();
+    /// let bytes = states[0].as_ref().unwrap().encode();
+    /// assert!(bytes.len() <= 24);
+    /// let back = PolicyState::decode(&bytes).unwrap();
+    /// policy.validate_state(&back).unwrap();
+    /// assert_eq!(Some(back), states[0]);
+    /// assert!(PolicyState::decode(&bytes[..bytes.len() - 1]).is_err());
+    /// ```
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(16);
+        out.push(FORMAT_VERSION);
+        put(&mut out, self.expires_at.as_nanos());
+        put(&mut out, self.slots.len() as u64);
+        for slot in &self.slots {
+            match slot {
+                None => out.push(0),
+                Some(s) => encode_state(s, &mut out),
+            }
+        }
+        out
+    }
+
+    /// Reads bytes written by [`encode`](PolicyState::encode).
+    pub fn decode(bytes: &[u8]) -> Result<PolicyState, DecodeError> {
+        let mut r = Reader { bytes };
+        let version = r.byte()?;
+        if version != FORMAT_VERSION {
+            return Err(DecodeError::UnknownVersion(version));
+        }
+        let expires_at = r.time()?;
+        let n = r.len(MAX_LIMITS as u64)?;
+        let mut slots = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = r.byte()?;
+            slots.push(if t == 0 { None } else { Some(decode_state_from(&mut r, t)?) });
+        }
+        if !r.bytes.is_empty() {
+            return Err(DecodeError::TrailingBytes);
+        }
+        Ok(policy_state(slots, expires_at))
+    }
+}
+
+/// Checks a decoded state against the policy that will read it.
+pub(crate) fn validate_policy_state(policy: &Policy, state: &PolicyState) -> Result<(), DecodeError> {
+    if state.slots.len() != policy.limits().len() {
+        return Err(DecodeError::LimitCountMismatch { expected: policy.limits().len(), found: state.slots.len() });
+    }
+    for (limit, slot) in policy.limits().iter().zip(&state.slots) {
+        if let Some(s) = slot {
+            validate_state(limit.algorithm(), s)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks one decoded state against its algorithm: same algorithm, and within the bounds
+/// that keep memory and admissions in check (a log no longer than the limit, no more tokens
+/// than the capacity, no more buckets than the window has).
+pub fn validate_state(algorithm: &AnyAlgorithm, state: &AnyState) -> Result<(), DecodeError> {
+    if algorithm.kind() != state.kind() {
+        return Err(DecodeError::AlgorithmMismatch { expected: algorithm.kind().name(), found: state.kind().name() });
+    }
+    match (algorithm, state) {
+        (AnyAlgorithm::SlidingLog(a), AnyState::SlidingLog(s)) if s.entries.len() as u64 > a.limit() => {
+            Err(DecodeError::Invalid("more log entries than the limit"))
+        }
+        (AnyAlgorithm::SlidingBuckets(a), AnyState::SlidingBuckets(s)) if s.counts.len() as u64 > a.bucket_count() => {
+            Err(DecodeError::Invalid("more buckets than the window has"))
+        }
+        (AnyAlgorithm::TokenBucket(a), AnyState::TokenBucket(s)) if s.tokens > a.limit() => {
+            Err(DecodeError::Invalid("more tokens than the capacity"))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_at_the_edges() {
+        for v in [0, 1, 127, 128, 16_383, 16_384, u32::MAX as u64, u64::MAX - 1, u64::MAX] {
+            let mut out = Vec::new();
+            put(&mut out, v);
+            assert_eq!(Reader { bytes: &out }.varint(), Ok(v));
+        }
+    }
+
+    #[test]
+    fn overlong_varints_are_errors() {
+        assert_eq!(Reader { bytes: &[0xff; 11] }.varint(), Err(DecodeError::Overflow));
+        assert_eq!(Reader { bytes: &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02] }.varint(), Err(DecodeError::Overflow));
+        assert_eq!(Reader { bytes: &[0x80] }.varint(), Err(DecodeError::Truncated));
+    }
+
+    #[test]
+    fn a_huge_length_is_refused_before_allocating() {
+        let mut bytes = alloc::vec![FORMAT_VERSION, 0, 1, 3];
+        put(&mut bytes, u64::MAX);
+        assert!(PolicyState::decode(&bytes).is_err());
+    }
+}

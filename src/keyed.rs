@@ -1,0 +1,263 @@
+//! Many keys in memory: the map behind [`KeyedLimiter`] and [`crate::store::MemoryStore`].
+//!
+//! Idle keys are dropped once their state is fresh again (their longest window has passed):
+//! automatically, whenever the map has doubled since the last sweep (amortized O(1) per
+//! insert, memory at most about twice the live keys), or on demand with `prune`.
+//!
+//! An optional key cap bounds memory under a flood of new keys. **Eviction rule**: when a new
+//! key arrives at the cap, keys that are already fresh are dropped first; if that frees
+//! nothing, the eighth of the keys that will be fresh soonest are evicted and counted in
+//! `evictions()`. Those keys carry the least history, and forgetting a key can only make the
+//! limiter more permissive for that key, never lock anyone out.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::borrow::Borrow;
+use core::hash::Hash;
+
+use hashbrown::HashMap;
+
+use crate::algorithm::Algorithm;
+use crate::decision::Decision;
+use crate::error::CheckError;
+use crate::time::Nanos;
+
+/// The smallest map size at which an automatic sweep of idle keys runs.
+const FIRST_SWEEP: usize = 1024;
+
+/// Turns a borrowed key into the owned key a map stores (only when a key is inserted).
+pub trait ToKey<K> {
+    /// The owned key.
+    fn to_key(&self) -> K;
+}
+
+impl ToKey<Box<str>> for str {
+    fn to_key(&self) -> Box<str> {
+        self.into()
+    }
+}
+
+impl ToKey<String> for str {
+    fn to_key(&self) -> String {
+        self.into()
+    }
+}
+
+impl<T: Clone> ToKey<T> for T {
+    fn to_key(&self) -> T {
+        self.clone()
+    }
+}
+
+/// A hash map of key states that sweeps idle keys and enforces an optional key cap.
+#[derive(Clone, Debug)]
+pub(crate) struct KeyMap<K, S> {
+    pub(crate) map: HashMap<K, S>,
+    max_keys: Option<usize>,
+    evictions: u64,
+    next_sweep: usize,
+}
+
+impl<K: Hash + Eq, S> KeyMap<K, S> {
+    pub(crate) fn new() -> KeyMap<K, S> {
+        KeyMap { map: HashMap::new(), max_keys: None, evictions: 0, next_sweep: FIRST_SWEEP }
+    }
+
+    pub(crate) fn set_max_keys(&mut self, max: Option<usize>) {
+        self.max_keys = max.map(|m| m.max(1));
+    }
+
+    pub(crate) fn evictions(&self) -> u64 {
+        self.evictions
+    }
+
+    /// Drops every state that is fresh at `now`; returns how many.
+    pub(crate) fn prune(&mut self, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) -> usize {
+        let before = self.map.len();
+        self.map.retain(|_, s| fresh_at(s) > now);
+        before - self.map.len()
+    }
+
+    /// Inserts a new key's state, sweeping and evicting first as the rules above say.
+    pub(crate) fn insert(&mut self, key: K, state: S, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
+        if self.map.len() >= self.next_sweep {
+            self.prune(now, &fresh_at);
+            self.next_sweep = (self.map.len() * 2).max(FIRST_SWEEP);
+        }
+        if let Some(max) = self.max_keys {
+            if self.map.len() >= max && self.prune(now, &fresh_at) == 0 {
+                self.evict_soonest_fresh(max.div_ceil(8), &fresh_at);
+            }
+        }
+        self.map.insert(key, state);
+    }
+
+    /// Evicts the `count` keys that will be fresh soonest.
+    fn evict_soonest_fresh(&mut self, count: usize, fresh_at: impl Fn(&S) -> Nanos) {
+        let mut times: Vec<Nanos> = self.map.values().map(&fresh_at).collect();
+        if times.is_empty() {
+            return;
+        }
+        let count = count.clamp(1, times.len());
+        let (_, &mut threshold, _) = times.select_nth_unstable(count - 1);
+        let mut left = count;
+        // Strictly sooner first, then ties at the threshold until `count` are gone.
+        self.map.retain(|_, s| {
+            let keep = !(left > 0 && fresh_at(s) < threshold);
+            if !keep {
+                left -= 1;
+            }
+            keep
+        });
+        self.map.retain(|_, s| {
+            let keep = !(left > 0 && fresh_at(s) == threshold);
+            if !keep {
+                left -= 1;
+            }
+            keep
+        });
+        self.evictions += (count - left) as u64;
+    }
+}
+
+/// An in-memory limiter over many keys with one algorithm: the fastest path, and the
+/// governor-style API for Rust programs.
+///
+/// Keys are any hashable type (`Box<str>` by default); state per key is the algorithm's own
+/// (8 bytes for GCRA, 16 for a token bucket), nothing more.
+///
+/// ```
+/// use tollgate::{Gcra, KeyedLimiter, Nanos, Quota};
+/// let mut limiter = KeyedLimiter::new(Gcra::new(Quota::per_second(2).unwrap()).unwrap());
+/// let now = Nanos::from_secs(1_000);
+/// assert!(limiter.check("user:42", now, 1).unwrap().allowed);
+/// assert!(limiter.check("user:42", now, 1).unwrap().allowed);
+/// assert!(!limiter.check("user:42", now, 1).unwrap().allowed);
+/// assert!(limiter.check("user:7", now, 1).unwrap().allowed); // every key has its own state
+/// assert_eq!(limiter.prune(now + Nanos::from_secs(2)), 2); // both are idle again
+/// ```
+#[derive(Clone, Debug)]
+pub struct KeyedLimiter<A: Algorithm, K = Box<str>> {
+    algorithm: A,
+    keys: KeyMap<K, A::State>,
+}
+
+impl<A: Algorithm> KeyedLimiter<A> {
+    /// A limiter applying `algorithm` to string keys.
+    pub fn new(algorithm: A) -> KeyedLimiter<A> {
+        KeyedLimiter::with_key_type(algorithm)
+    }
+}
+
+impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
+    /// A limiter applying `algorithm` to keys of type `K` (e.g. `u64` ids, `IpAddr`):
+    /// `KeyedLimiter::<_, u64>::with_key_type(gcra)`.
+    pub fn with_key_type(algorithm: A) -> KeyedLimiter<A, K> {
+        KeyedLimiter { algorithm, keys: KeyMap::new() }
+    }
+
+    /// Caps the number of keys held (see the module docs for the eviction rule).
+    pub fn with_max_keys(mut self, max_keys: usize) -> KeyedLimiter<A, K> {
+        self.keys.set_max_keys(Some(max_keys));
+        self
+    }
+
+    /// The algorithm.
+    pub fn algorithm(&self) -> &A {
+        &self.algorithm
+    }
+
+    /// Decides a hit of `cost` for `key` at `now`, counting it if admitted.
+    pub fn check<Q>(&mut self, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToKey<K> + ?Sized,
+    {
+        if let Some(state) = self.keys.map.get_mut(key) {
+            return self.algorithm.check_in_place(state, now, cost);
+        }
+        let outcome = self.algorithm.check(None, now, cost)?;
+        if let Some(state) = outcome.state {
+            let algorithm = &self.algorithm;
+            self.keys.insert(key.to_key(), state, now, |s| algorithm.fresh_at(s));
+        }
+        Ok(outcome.decision)
+    }
+
+    /// The decision `check` would make, changing nothing.
+    pub fn peek<Q>(&self, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.algorithm.peek(self.keys.map.get(key), now, cost)
+    }
+
+    /// Gives back `cost` units to `key`, never beyond fresh.
+    pub fn refund<Q>(&mut self, key: &Q, now: Nanos, cost: u64)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if let Some(state) = self.keys.map.get_mut(key) {
+            match self.algorithm.refund(state, now, cost) {
+                Some(new) => *state = new,
+                None => {
+                    self.keys.map.remove(key);
+                }
+            }
+        }
+    }
+
+    /// Forgets `key`: its next hit finds it fresh.
+    pub fn reset<Q>(&mut self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.keys.map.remove(key);
+    }
+
+    /// The stored state of `key` (`None`: fresh).
+    pub fn state<Q>(&self, key: &Q) -> Option<&A::State>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.keys.map.get(key)
+    }
+
+    /// Replaces the stored state of `key` (state import).
+    pub fn set_state(&mut self, key: K, state: Option<A::State>) {
+        match state {
+            Some(s) => {
+                self.keys.map.insert(key, s);
+            }
+            None => {
+                self.keys.map.remove(&key);
+            }
+        }
+    }
+
+    /// Drops every key that is fresh at `now`; returns how many.
+    pub fn prune(&mut self, now: Nanos) -> usize {
+        let algorithm = &self.algorithm;
+        self.keys.prune(now, |s| algorithm.fresh_at(s))
+    }
+
+    /// How many keys hold state.
+    pub fn len(&self) -> usize {
+        self.keys.map.len()
+    }
+
+    /// Whether no key holds state.
+    pub fn is_empty(&self) -> bool {
+        self.keys.map.is_empty()
+    }
+
+    /// How many keys the cap has evicted so far.
+    pub fn evictions(&self) -> u64 {
+        self.keys.evictions()
+    }
+}

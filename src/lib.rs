@@ -1,0 +1,37 @@
+#![no_std]
+#![doc = include_str!("../docs/crate.md")]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod algorithm;
+pub mod algorithms;
+pub mod codec;
+pub mod decision;
+pub mod error;
+pub mod headers;
+pub mod keyed;
+pub mod limiter;
+pub mod merge;
+pub mod policy;
+pub mod quota;
+pub mod store;
+pub mod sync;
+pub mod time;
+
+pub use algorithm::Algorithm;
+pub use algorithms::{
+    AnyAlgorithm, AnyState, FixedWindow, FixedWindowFirstHit, Gcra, Kind, LimitSpec, SlidingBuckets, SlidingLog,
+    SlidingWindow, SlidingWindowState, TokenBucket,
+};
+pub use decision::{Decision, Outcome};
+pub use error::{CheckError, ConfigError, DecodeError};
+pub use keyed::KeyedLimiter;
+pub use limiter::Limiter;
+pub use policy::{Limit, Policy, PolicyDecision, PolicyState};
+pub use store::{MemoryStore, Store};
+pub use quota::Quota;
+pub use time::Nanos;

@@ -1,0 +1,305 @@
+//! Policies: several limits at once, over one or several keys, all or nothing.
+//!
+//! `10/s + 120/min + 240/h` for `ip:1.2.3.4` and `user:42`: every limit applies to every key,
+//! and a hit is counted only if every (key, limit) pair admits it. A rejected hit counts
+//! nowhere, so a client that retries is not punished and the limiter does not drift. The
+//! decision names the limit that blocked.
+
+use alloc::boxed::Box;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use crate::algorithm::{check_slot, Algorithm};
+use crate::algorithms::{AnyAlgorithm, AnyState, Kind};
+use crate::decision::Decision;
+use crate::error::{CheckError, ConfigError};
+use crate::time::Nanos;
+
+/// The most limits one policy may have.
+pub const MAX_LIMITS: usize = 16;
+
+/// One named limit of a policy. The name appears in the `RateLimit` headers and in the
+/// decision's `blocked_by`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limit {
+    name: Box<str>,
+    algorithm: AnyAlgorithm,
+}
+
+impl Limit {
+    /// A limit named `name` (1 to 64 characters of `A-Z a-z 0-9 - _ . :`).
+    pub fn new(name: &str, algorithm: AnyAlgorithm) -> Result<Limit, ConfigError> {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b));
+        if !valid {
+            return Err(ConfigError::InvalidLimitName { name: name.to_string() });
+        }
+        Ok(Limit { name: name.into(), algorithm })
+    }
+
+    /// The limit's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The limit's algorithm.
+    pub fn algorithm(&self) -> &AnyAlgorithm {
+        &self.algorithm
+    }
+}
+
+/// A list of limits that apply together.
+///
+/// ```
+/// use tollgate::{AnyAlgorithm, Gcra, Nanos, Quota};
+/// use tollgate::policy::{Limit, Policy};
+/// let gcra = |q: &str| AnyAlgorithm::Gcra(Gcra::new(q.parse().unwrap()).unwrap());
+/// let policy = Policy::new(vec![
+///     Limit::new("per-second", gcra("10/s")).unwrap(),
+///     Limit::new("per-minute", gcra("12/m")).unwrap(),
+/// ]).unwrap();
+/// let mut states = [None, None]; // ip:1.2.3.4 and user:42
+/// let now = Nanos::from_secs(1_000);
+/// for _ in 0..10 {
+///     assert!(policy.check(&mut states, now, 1).unwrap().allowed);
+/// }
+/// let eleventh = policy.check(&mut states, now, 1).unwrap();
+/// assert!(!eleventh.allowed);
+/// assert_eq!(policy.limits()[eleventh.binding.limit].name(), "per-second");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Policy {
+    limits: Vec<Limit>,
+}
+
+/// One key's state under a policy: one slot per limit, and when the whole key becomes fresh.
+///
+/// The expiry travels with the state so that any store can drop it on time without knowing
+/// the policy: the in-memory map prunes by it, Redis sets it as the key's expiry, a Durable
+/// Object sets its alarm to it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PolicyState {
+    pub(crate) slots: Vec<Option<AnyState>>,
+    pub(crate) expires_at: Nanos,
+}
+
+impl PolicyState {
+    /// The state of each limit, in the policy's order (`None`: fresh).
+    pub fn slots(&self) -> &[Option<AnyState>] {
+        &self.slots
+    }
+
+    /// From this instant the key decides like a fresh key and may be dropped.
+    pub fn expires_at(&self) -> Nanos {
+        self.expires_at
+    }
+}
+
+/// Which key and which limit of a policy a figure is about (indices into the keys given to
+/// the check and into [`Policy::limits`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LimitRef {
+    /// Index of the key.
+    pub key: usize,
+    /// Index of the limit.
+    pub limit: usize,
+}
+
+/// One (key, limit) pair's own answer to the hit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct LimitDecision {
+    /// Which pair.
+    pub at: LimitRef,
+    /// What this limit alone answered. When the policy denied the hit nothing was counted
+    /// anywhere, and `remaining` is what the limit has now.
+    pub decision: Decision,
+}
+
+/// A policy's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyDecision {
+    /// Whether every (key, limit) pair admitted the hit (and counted it).
+    pub allowed: bool,
+    /// The figures to show the client: when denied, those of the limit that blocked longest
+    /// (its `retry_after` is when every limit admits the hit); when allowed, those of the
+    /// limit with the least left.
+    pub decision: Decision,
+    /// Whose figures `decision` shows.
+    pub binding: LimitRef,
+    /// Every pair's own answer, keys outer, limits inner.
+    pub limits: Vec<LimitDecision>,
+}
+
+impl PolicyDecision {
+    /// The pair that blocked the hit, if it was denied.
+    pub fn blocked_by(&self) -> Option<LimitRef> {
+        (!self.allowed).then_some(self.binding)
+    }
+}
+
+impl Policy {
+    /// A policy of `limits` (1 to [`MAX_LIMITS`], distinct names).
+    pub fn new(limits: Vec<Limit>) -> Result<Policy, ConfigError> {
+        if limits.is_empty() {
+            return Err(ConfigError::EmptyPolicy);
+        }
+        if limits.len() > MAX_LIMITS {
+            return Err(ConfigError::TooManyLimits { count: limits.len(), max: MAX_LIMITS });
+        }
+        for (i, l) in limits.iter().enumerate() {
+            if limits[..i].iter().any(|m| m.name == l.name) {
+                return Err(ConfigError::DuplicateLimitName { name: l.name.to_string() });
+            }
+        }
+        Ok(Policy { limits })
+    }
+
+    /// A policy of one limit named `default`.
+    pub fn single(algorithm: AnyAlgorithm) -> Policy {
+        Policy { limits: alloc::vec![Limit { name: "default".into(), algorithm }] }
+    }
+
+    /// The limits, in order.
+    pub fn limits(&self) -> &[Limit] {
+        &self.limits
+    }
+
+    /// The algorithm of each limit, in order (the shape stored state must have).
+    pub fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
+        self.limits.iter().map(|l| l.algorithm.kind())
+    }
+
+    /// The longest time any state of this policy can matter.
+    pub fn longest_window(&self) -> Nanos {
+        self.limits.iter().map(|l| l.algorithm.longest_window()).max().unwrap_or(Nanos::ZERO)
+    }
+
+    /// Whether every limit's counts can be merged across nodes.
+    pub fn is_mergeable(&self) -> bool {
+        self.kinds().all(Kind::is_mergeable)
+    }
+
+    /// Refuses a cost some limit can never admit, naming that limit.
+    pub fn validate_cost(&self, cost: u64) -> Result<(), CheckError> {
+        if cost == 0 {
+            return Err(CheckError::ZeroCost);
+        }
+        for (i, l) in self.limits.iter().enumerate() {
+            if cost > l.algorithm.capacity() {
+                return Err(CheckError::CostExceedsCapacity { cost, capacity: l.algorithm.capacity(), limit: i });
+            }
+        }
+        Ok(())
+    }
+
+    /// Decides a hit of `cost` at `now` for keys whose states are `states` (one per key,
+    /// `None` for a fresh key), all or nothing: when every pair admits it, every state is
+    /// updated in place; otherwise none changes.
+    pub fn check(&self, states: &mut [Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+        let peeked = self.decide(states, now, cost)?;
+        if !peeked.allowed {
+            return Ok(peeked);
+        }
+        let mut limits = Vec::with_capacity(peeked.limits.len());
+        for (k, state) in states.iter_mut().enumerate() {
+            let st = state.get_or_insert_with(|| self.fresh_state());
+            for (j, limit) in self.limits.iter().enumerate() {
+                let decision = check_slot(&limit.algorithm, &mut st.slots[j], now, cost)?;
+                limits.push(LimitDecision { at: LimitRef { key: k, limit: j }, decision });
+            }
+            st.expires_at = self.expiry(st);
+        }
+        debug_assert!(limits.iter().zip(&peeked.limits).all(|(a, b)| a == b));
+        Ok(PolicyDecision { limits, ..peeked })
+    }
+
+    /// The decision [`check`](Policy::check) would make, changing nothing.
+    pub fn peek(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+        self.decide(states, now, cost)
+    }
+
+    fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+        self.validate_cost(cost)?;
+        let mut limits = Vec::with_capacity(states.len() * self.limits.len());
+        for (k, state) in states.iter().enumerate() {
+            for (j, limit) in self.limits.iter().enumerate() {
+                let slot = state.as_ref().and_then(|s| s.slots.get(j)).and_then(Option::as_ref);
+                let decision = limit.algorithm.peek(slot, now, cost)?;
+                limits.push(LimitDecision { at: LimitRef { key: k, limit: j }, decision });
+            }
+        }
+        let allowed = limits.iter().all(|l| l.decision.allowed);
+        let binding = if allowed {
+            // The pair with the least left (the first on ties).
+            limits.iter().min_by_key(|l| l.decision.remaining)
+        } else {
+            // The denying pair with the longest wait (the first on ties): once it admits the
+            // hit, so do all the others, because every algorithm only gets more permissive
+            // as time passes without hits.
+            limits.iter().filter(|l| !l.decision.allowed).rev().max_by_key(|l| l.decision.retry_after)
+        };
+        let binding = *binding.expect("a policy has at least one limit and a check at least one key");
+        if !allowed {
+            for l in limits.iter_mut().filter(|l| l.decision.allowed) {
+                l.decision.remaining = (l.decision.remaining + cost).min(l.decision.limit);
+            }
+        }
+        Ok(PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits })
+    }
+
+    /// Gives back `cost` units to every limit of every key (a request that turned out not to
+    /// count), never beyond the fresh state. A key that becomes fresh becomes `None`.
+    pub fn refund(&self, states: &mut [Option<PolicyState>], now: Nanos, cost: u64) {
+        for state in states.iter_mut() {
+            let Some(st) = state else { continue };
+            for (j, limit) in self.limits.iter().enumerate() {
+                if let Some(slot) = st.slots.get_mut(j) {
+                    *slot = slot.as_ref().and_then(|s| limit.algorithm.refund(s, now, cost));
+                }
+            }
+            if st.slots.iter().all(Option::is_none) {
+                *state = None;
+            } else {
+                st.expires_at = self.expiry(st);
+            }
+        }
+    }
+
+    /// A key state with every limit fresh.
+    pub fn fresh_state(&self) -> PolicyState {
+        PolicyState { slots: alloc::vec![None; self.limits.len()], expires_at: Nanos::ZERO }
+    }
+
+    /// When `state` decides like a fresh key: when its last limit does.
+    pub fn expiry(&self, state: &PolicyState) -> Nanos {
+        self.limits
+            .iter()
+            .zip(&state.slots)
+            .filter_map(|(l, s)| s.as_ref().map(|s| l.algorithm.fresh_at(s)))
+            .max()
+            .unwrap_or(Nanos::ZERO)
+    }
+
+    /// Whether stored `state` fits this policy: one slot per limit, each of the limit's
+    /// algorithm and within its bounds. Stores call this on every state they read.
+    pub fn validate_state(&self, state: &PolicyState) -> Result<(), crate::DecodeError> {
+        crate::codec::validate_policy_state(self, state)
+    }
+
+    /// A readable name for `at`, e.g. `"per-second"`.
+    pub fn limit_name(&self, at: LimitRef) -> &str {
+        self.limits.get(at.limit).map_or("", |l| l.name())
+    }
+}
+
+/// Builds a [`PolicyState`] from slots (the codec and tests use this).
+pub(crate) fn policy_state(slots: Vec<Option<AnyState>>, expires_at: Nanos) -> PolicyState {
+    PolicyState { slots, expires_at }
+}
+
+impl From<Limit> for Policy {
+    fn from(limit: Limit) -> Policy {
+        Policy { limits: alloc::vec![limit] }
+    }
+}

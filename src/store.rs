@@ -1,0 +1,273 @@
+//! Where key states live, behind one atomic read-modify-write.
+//!
+//! The same decision code runs over every store: the in-memory map here, a Durable Object
+//! (which is single-threaded per key, so its update is a plain load, decide, write), and any
+//! store that only offers compare-and-swap on opaque bytes, such as Redis with a small
+//! script. The pure policy runs inside [`Store::update`]; a compare-and-swap store re-runs it
+//! when another writer got there first, which is safe because it is a pure function of the
+//! states it is given (governor's lesson: one update method carries all the atomicity).
+
+use alloc::boxed::Box;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::convert::Infallible;
+use core::fmt;
+
+use crate::error::DecodeError;
+use crate::keyed::KeyMap;
+use crate::policy::{Policy, PolicyState};
+use crate::time::Nanos;
+
+/// An atomic read-modify-write of the states of a few keys.
+pub trait Store {
+    /// What can go wrong reaching the store.
+    type Error: fmt::Debug + fmt::Display;
+
+    /// Reads the states of `keys` (distinct; `None` for a fresh key), lets `f` change them in
+    /// place, and writes back what changed, as one atomic step. `f` may run more than once
+    /// (a compare-and-swap store re-runs it on conflict), so it must be a pure function of the
+    /// states it is given; the result of its last run is returned.
+    fn update<R>(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
+    ) -> Result<R, Self::Error>;
+
+    /// Forgets `keys`.
+    fn remove(&mut self, keys: &[&str]) -> Result<(), Self::Error>;
+}
+
+/// Key states in a hash map in this process (see [`crate::keyed`] for sweeping idle keys and
+/// the key cap).
+#[derive(Clone, Debug)]
+pub struct MemoryStore {
+    keys: KeyMap<Box<str>, PolicyState>,
+}
+
+impl Default for MemoryStore {
+    fn default() -> MemoryStore {
+        MemoryStore::new()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store with no key cap.
+    pub fn new() -> MemoryStore {
+        MemoryStore { keys: KeyMap::new() }
+    }
+
+    /// Caps the number of keys held.
+    pub fn with_max_keys(mut self, max_keys: usize) -> MemoryStore {
+        self.keys.set_max_keys(Some(max_keys));
+        self
+    }
+
+    /// How many keys hold state.
+    pub fn len(&self) -> usize {
+        self.keys.map.len()
+    }
+
+    /// Whether no key holds state.
+    pub fn is_empty(&self) -> bool {
+        self.keys.map.is_empty()
+    }
+
+    /// How many keys the cap has evicted.
+    pub fn evictions(&self) -> u64 {
+        self.keys.evictions()
+    }
+
+    /// Drops every key that is fresh at `now`; returns how many.
+    pub fn prune(&mut self, now: Nanos) -> usize {
+        self.keys.prune(now, PolicyState::expires_at)
+    }
+
+    /// The stored state of `key`.
+    pub fn get(&self, key: &str) -> Option<&PolicyState> {
+        self.keys.map.get(key)
+    }
+
+    /// Replaces the stored state of `key` (state import).
+    pub fn set(&mut self, key: &str, state: Option<PolicyState>) {
+        match state {
+            Some(s) => {
+                self.keys.map.insert(key.into(), s);
+            }
+            None => {
+                self.keys.map.remove(key);
+            }
+        }
+    }
+
+    /// Every key with its state, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &PolicyState)> {
+        self.keys.map.iter().map(|(k, v)| (&**k, v))
+    }
+}
+
+impl Store for MemoryStore {
+    type Error = Infallible;
+
+    fn update<R>(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
+    ) -> Result<R, Infallible> {
+        // Move the states out (no copy), decide, move them back.
+        let mut states: Vec<Option<PolicyState>> =
+            keys.iter().map(|k| self.keys.map.get_mut(*k).map(core::mem::take)).collect();
+        let existed: Vec<bool> = states.iter().map(Option::is_some).collect();
+        let result = f(&mut states);
+        // Put back existing keys before inserting new ones: an insert may sweep the map, and
+        // must not find a moved-out placeholder.
+        let mut inserts = Vec::new();
+        for ((key, state), existed) in keys.iter().zip(states).zip(existed) {
+            match (state, existed) {
+                (Some(s), true) => {
+                    if let Some(slot) = self.keys.map.get_mut(*key) {
+                        *slot = s;
+                    }
+                }
+                (None, true) => {
+                    self.keys.map.remove(*key);
+                }
+                (Some(s), false) => inserts.push((*key, s)),
+                (None, false) => {}
+            }
+        }
+        for (key, s) in inserts {
+            self.keys.insert(key.into(), s, now, PolicyState::expires_at);
+        }
+        Ok(result)
+    }
+
+    fn remove(&mut self, keys: &[&str]) -> Result<(), Infallible> {
+        for k in keys {
+            self.keys.map.remove(*k);
+        }
+        Ok(())
+    }
+}
+
+/// A shared store that keeps each key's encoded state as opaque bytes and offers an atomic
+/// compare-and-swap over several keys, e.g. Redis with a short script, or a database row with
+/// a version check.
+pub trait CasBackend {
+    /// What can go wrong reaching the backend.
+    type Error: fmt::Debug + fmt::Display;
+
+    /// The current bytes of each key (`None`: absent).
+    fn load(&mut self, keys: &[&str]) -> Result<Vec<Option<Vec<u8>>>, Self::Error>;
+
+    /// Writes `new` (deleting where `None`, expiring each at `expires_at`) if and only if
+    /// every key still holds `expected`; returns whether it did.
+    fn compare_and_swap(
+        &mut self,
+        keys: &[&str],
+        expected: &[Option<Vec<u8>>],
+        new: &[Option<(Vec<u8>, Nanos)>],
+    ) -> Result<bool, Self::Error>;
+
+    /// Deletes `keys`.
+    fn delete(&mut self, keys: &[&str]) -> Result<(), Self::Error>;
+}
+
+/// Why an update over a [`CasBackend`] failed.
+#[derive(Debug)]
+pub enum CasError<E> {
+    /// The backend failed.
+    Backend(E),
+    /// A key held bytes that are not valid state for this policy.
+    Corrupt {
+        /// Which key.
+        key: String,
+        /// What was wrong.
+        error: DecodeError,
+    },
+    /// Other writers won every attempt.
+    Contention {
+        /// How many attempts were made.
+        attempts: u32,
+    },
+}
+
+impl<E: fmt::Display> fmt::Display for CasError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CasError::Backend(e) => write!(f, "store error: {e}"),
+            CasError::Corrupt { key, error } => write!(f, "stored state of key {key:?} is invalid: {error}"),
+            CasError::Contention { attempts } => {
+                write!(f, "gave up after {attempts} attempts: other writers kept changing the key")
+            }
+        }
+    }
+}
+
+/// A [`Store`] over a [`CasBackend`]: load, decode, decide, encode, compare-and-swap, and
+/// re-decide on conflict.
+#[derive(Debug)]
+pub struct CasStore<B> {
+    backend: B,
+    policy: Policy,
+    max_attempts: u32,
+}
+
+impl<B: CasBackend> CasStore<B> {
+    /// A store over `backend` holding states of `policy` (used to validate what it reads).
+    /// Gives up after 64 lost races in a row.
+    pub fn new(backend: B, policy: Policy) -> CasStore<B> {
+        CasStore { backend, policy, max_attempts: 64 }
+    }
+
+    /// Changes how many lost races in a row end in [`CasError::Contention`].
+    pub fn with_max_attempts(mut self, attempts: u32) -> CasStore<B> {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// The backend.
+    pub fn backend(&mut self) -> &mut B {
+        &mut self.backend
+    }
+}
+
+impl<B: CasBackend> Store for CasStore<B> {
+    type Error = CasError<B::Error>;
+
+    fn update<R>(
+        &mut self,
+        keys: &[&str],
+        _now: Nanos,
+        f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
+    ) -> Result<R, Self::Error> {
+        for _ in 0..self.max_attempts {
+            let raw = self.backend.load(keys).map_err(CasError::Backend)?;
+            let mut states = Vec::with_capacity(keys.len());
+            for (key, bytes) in keys.iter().zip(&raw) {
+                states.push(match bytes {
+                    None => None,
+                    Some(b) => {
+                        let state = PolicyState::decode(b)
+                            .and_then(|s| self.policy.validate_state(&s).map(|()| s))
+                            .map_err(|error| CasError::Corrupt { key: key.to_string(), error })?;
+                        Some(state)
+                    }
+                });
+            }
+            let result = f(&mut states);
+            let new: Vec<Option<(Vec<u8>, Nanos)>> =
+                states.iter().map(|s| s.as_ref().map(|s| (s.encode(), s.expires_at()))).collect();
+            let unchanged = raw.iter().zip(&new).all(|(old, new)| old.as_deref() == new.as_ref().map(|(b, _)| &b[..]));
+            if unchanged || self.backend.compare_and_swap(keys, &raw, &new).map_err(CasError::Backend)? {
+                return Ok(result);
+            }
+        }
+        Err(CasError::Contention { attempts: self.max_attempts })
+    }
+
+    fn remove(&mut self, keys: &[&str]) -> Result<(), Self::Error> {
+        self.backend.delete(keys).map_err(CasError::Backend)
+    }
+}

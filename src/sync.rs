@@ -1,0 +1,371 @@
+//! Eventually consistent cluster counting, gateway style (notes, section 3).
+//!
+//! Each node keeps window counters for the keys it sees in local memory and decides from the
+//! last merged value plus its own hits not yet merged. Every `sync_rate` it pushes its
+//! per-window diffs to a central store, which adds them atomically, and reads back the merged
+//! counts for the keys it has seen.
+//!
+//! - [`SyncRate::Synchronous`] (`sync_rate = 0`): every hit goes to the central store; the
+//!   node layer does that by deciding in the store, not with this type.
+//! - [`SyncRate::Every`] (`sync_rate > 0`): periodic sync; short is tighter, long is less
+//!   load on the store. Between syncs, every node may admit up to the whole remaining quota,
+//!   so the cluster can over-admit by up to `(nodes - 1) x` what one node admits per sync.
+//! - [`SyncRate::LocalOnly`] (`sync_rate < 0`): no sync at all.
+//!
+//! Only window counters merge ([`crate::merge`]); a policy with any other algorithm is refused.
+//!
+//! This module is the protocol, pure and clock-free like the rest: the Worker and the Redis
+//! store do the I/O, and [`CentralCounters`] is the reference central store used by tests.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use hashbrown::HashMap;
+
+use crate::algorithm::Algorithm;
+use crate::error::ConfigError;
+use crate::limiter::{validate_keys, LimitError};
+use crate::merge::WindowCount;
+use crate::policy::{Policy, PolicyDecision, PolicyState};
+use crate::time::Nanos;
+
+/// How often a node syncs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SyncRate {
+    /// Every hit goes to the central store (exact).
+    Synchronous,
+    /// Push diffs and pull merged counts at most this often.
+    Every(Nanos),
+    /// Never sync: each node limits on its own.
+    LocalOnly,
+}
+
+impl SyncRate {
+    /// The gateway convention: 0 synchronous, > 0 every that many milliseconds, < 0 local.
+    pub fn from_millis(ms: i64) -> SyncRate {
+        match ms {
+            0 => SyncRate::Synchronous,
+            ms if ms > 0 => SyncRate::Every(Nanos::from_millis(ms as u64)),
+            _ => SyncRate::LocalOnly,
+        }
+    }
+}
+
+/// A node's count change for one window of one limit of one key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Diff {
+    /// The namespace (a configuration); namespaces never mix.
+    pub namespace: Box<str>,
+    /// The key.
+    pub key: Box<str>,
+    /// Index of the limit in the policy.
+    pub limit: usize,
+    /// Start of the window.
+    pub window_start: Nanos,
+    /// Length of the window.
+    pub window_size: Nanos,
+    /// Units to add.
+    pub delta: u64,
+    /// When this window stops mattering to any decision (so the central store can drop it).
+    pub expires_at: Nanos,
+}
+
+/// A merged count the central store holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MergedCount {
+    /// The key.
+    pub key: Box<str>,
+    /// Index of the limit in the policy.
+    pub limit: usize,
+    /// Start of the window.
+    pub window_start: Nanos,
+    /// The cluster-wide count.
+    pub count: u64,
+}
+
+/// Counts of one limit of one key, by window start: merged (from the central store), in
+/// flight (pushed, not yet read back) and pending (not yet pushed).
+#[derive(Clone, Debug, Default)]
+struct Counts {
+    merged: BTreeMap<Nanos, u64>,
+    inflight: BTreeMap<Nanos, u64>,
+    pending: BTreeMap<Nanos, u64>,
+}
+
+impl Counts {
+    fn total(&self) -> Vec<WindowCount> {
+        let mut sum: BTreeMap<Nanos, u64> = self.merged.clone();
+        for (start, c) in self.inflight.iter().chain(&self.pending) {
+            let e = sum.entry(*start).or_default();
+            *e = e.saturating_add(*c);
+        }
+        sum.into_iter().map(|(start, count)| WindowCount { start, count }).collect()
+    }
+
+    fn drop_before(&mut self, oldest: Nanos) {
+        for m in [&mut self.merged, &mut self.inflight, &mut self.pending] {
+            m.retain(|start, _| *start >= oldest);
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.merged.is_empty() && self.inflight.is_empty() && self.pending.is_empty()
+    }
+}
+
+fn add(map: &mut BTreeMap<Nanos, u64>, start: Nanos, delta: u64) {
+    let e = map.entry(start).or_default();
+    *e = e.saturating_add(delta);
+}
+
+/// A node's view of a policy counted across a cluster.
+///
+/// ```
+/// use tollgate::{AnyAlgorithm, Nanos, Policy, SlidingWindow};
+/// use tollgate::sync::{CentralCounters, SyncRate, SyncedLimiter};
+/// let policy = Policy::single(AnyAlgorithm::SlidingWindow(SlidingWindow::new("10/m".parse().unwrap())));
+/// let mut central = CentralCounters::default();
+/// let mut a = SyncedLimiter::new("api", policy.clone(), SyncRate::Every(Nanos::from_millis(100))).unwrap();
+/// let mut b = SyncedLimiter::new("api", policy, SyncRate::Every(Nanos::from_millis(100))).unwrap();
+/// let now = Nanos::from_secs(600);
+/// for _ in 0..6 { assert!(a.check(&["k"], now, 1).unwrap().allowed); }
+/// central.push_diffs(&a.take_diffs(now));
+/// b.apply_merged(&central.counters("api", &["k"], now), now);
+/// assert_eq!(b.rate("k", 0, now), 6.0); // b now knows what a admitted
+/// ```
+#[derive(Clone, Debug)]
+pub struct SyncedLimiter {
+    namespace: Box<str>,
+    policy: Policy,
+    rate: SyncRate,
+    keys: HashMap<Box<str>, Vec<Counts>>,
+    last_sync: Option<Nanos>,
+}
+
+impl SyncedLimiter {
+    /// A node of `namespace` limiting by `policy`, which must be mergeable.
+    pub fn new(namespace: &str, policy: Policy, rate: SyncRate) -> Result<SyncedLimiter, ConfigError> {
+        if let Some(l) = policy.limits().iter().find(|l| !l.algorithm().kind().is_mergeable()) {
+            return Err(ConfigError::UnsupportedOption { algorithm: l.algorithm().name(), option: "sync" });
+        }
+        Ok(SyncedLimiter { namespace: namespace.into(), policy, rate, keys: HashMap::new(), last_sync: None })
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The sync rate.
+    pub fn sync_rate(&self) -> SyncRate {
+        self.rate
+    }
+
+    /// Whether a periodic sync is due at `now`.
+    pub fn sync_due(&self, now: Nanos) -> bool {
+        match self.rate {
+            SyncRate::Every(every) => self.last_sync.is_none_or(|last| now >= last + every || now < last),
+            SyncRate::Synchronous => true,
+            SyncRate::LocalOnly => false,
+        }
+    }
+
+    /// The oldest window start limit `j` still reads at `now`.
+    fn oldest_start(&self, j: usize, now: Nanos) -> Nanos {
+        let a = self.policy.limits()[j].algorithm();
+        let (g, span) = (a.granularity().unwrap_or(Nanos::ZERO), a.span().unwrap_or(1));
+        let start = now.saturating_sub(g.saturating_mul(span));
+        start.saturating_sub(Nanos::new(start.as_nanos() % g.as_nanos().max(1)))
+    }
+
+    /// The key's state as the policy sees it: merged plus unsynced counts.
+    fn state_of(&self, key: &str, now: Nanos) -> Option<PolicyState> {
+        let counts = self.keys.get(key)?;
+        let mut state = self.policy.fresh_state();
+        for (j, (limit, c)) in self.policy.limits().iter().zip(counts).enumerate() {
+            state.slots[j] = limit.algorithm().state_from_counts(&c.total(), now).flatten();
+        }
+        state.expires_at = self.policy.expiry(&state);
+        state.slots.iter().any(Option::is_some).then_some(state)
+    }
+
+    /// Decides a hit from the merged counts plus this node's unsynced hits, all or nothing,
+    /// and records an admitted hit as pending diffs.
+    pub fn check(&mut self, keys: &[&str], now: Nanos, cost: u64) -> Result<PolicyDecision, LimitError<core::convert::Infallible>> {
+        validate_keys(keys)?;
+        self.policy.validate_cost(cost)?;
+        let mut states: Vec<Option<PolicyState>> = keys.iter().map(|k| self.state_of(k, now)).collect();
+        let before = states.clone();
+        let decision = self.policy.check(&mut states, now, cost)?;
+        if decision.allowed {
+            for ((key, old), new) in keys.iter().zip(&before).zip(&states) {
+                self.record(key, old.as_ref(), new.as_ref(), now);
+            }
+        }
+        Ok(decision)
+    }
+
+    /// Adds to pending whatever `new` counts beyond `old`, window by window.
+    fn record(&mut self, key: &str, old: Option<&PolicyState>, new: Option<&PolicyState>, now: Nanos) {
+        let n = self.policy.limits().len();
+        let mut diffs: Vec<(usize, Nanos, u64)> = Vec::new();
+        for (j, limit) in self.policy.limits().iter().enumerate() {
+            let counts = |s: Option<&PolicyState>| {
+                s.and_then(|s| s.slots[j].as_ref()).and_then(|s| limit.algorithm().window_counts(s)).unwrap_or_default()
+            };
+            let (before, after) = (counts(old), counts(new));
+            for c in after {
+                let was = before.iter().find(|b| b.start == c.start).map_or(0, |b| b.count);
+                if c.count > was {
+                    diffs.push((j, c.start, c.count - was));
+                }
+            }
+        }
+        let entry = self.keys.entry_ref(key).or_insert_with(|| alloc::vec![Counts::default(); n]);
+        for (j, start, delta) in diffs {
+            add(&mut entry[j].pending, start, delta);
+        }
+        self.forget_old(key, now);
+    }
+
+    fn forget_old(&mut self, key: &str, now: Nanos) {
+        let oldest: Vec<Nanos> = (0..self.policy.limits().len()).map(|j| self.oldest_start(j, now)).collect();
+        if let Some(counts) = self.keys.get_mut(key) {
+            for (c, oldest) in counts.iter_mut().zip(oldest) {
+                c.drop_before(oldest);
+            }
+            if counts.iter().all(Counts::is_empty) {
+                self.keys.remove(key);
+            }
+        }
+    }
+
+    /// Counts `value` units for `key` in limit `limit` unconditionally (the gateway's
+    /// `increment`) and returns the limit's sliding rate after it; `None` if there is no such
+    /// limit.
+    pub fn increment(&mut self, key: &str, limit: usize, now: Nanos, value: u64) -> Option<f64> {
+        let start = self.policy.limits().get(limit)?.algorithm().window_start(now)?;
+        let n = self.policy.limits().len();
+        let entry = self.keys.entry_ref(key).or_insert_with(|| alloc::vec![Counts::default(); n]);
+        add(&mut entry[limit].pending, start, value);
+        Some(self.rate(key, limit, now))
+    }
+
+    /// The sliding rate of limit `limit` for `key` at `now`, merged plus unsynced (the
+    /// gateway's `sliding_window`): `current + previous * weight` for a sliding window, the
+    /// count for a fixed window, the sum of the buckets in the window for sliding buckets.
+    pub fn rate(&self, key: &str, limit: usize, now: Nanos) -> f64 {
+        match (self.keys.get(key).and_then(|c| c.get(limit)), self.policy.limits().get(limit)) {
+            (Some(counts), Some(l)) => l.algorithm().rate_from_counts(&counts.total(), now),
+            _ => 0.0,
+        }
+    }
+
+    /// Takes this node's pending diffs to push (they stay counted, as in flight, until
+    /// [`apply_merged`](SyncedLimiter::apply_merged) or [`restore`](SyncedLimiter::restore)).
+    pub fn take_diffs(&mut self, now: Nanos) -> Vec<Diff> {
+        self.last_sync = Some(now);
+        let mut out = Vec::new();
+        for (key, counts) in self.keys.iter_mut() {
+            for (j, c) in counts.iter_mut().enumerate() {
+                let algorithm = self.policy.limits()[j].algorithm();
+                let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
+                let span = algorithm.span().unwrap_or(1);
+                for (start, delta) in core::mem::take(&mut c.pending) {
+                    add(&mut c.inflight, start, delta);
+                    out.push(Diff {
+                        namespace: self.namespace.clone(),
+                        key: key.clone(),
+                        limit: j,
+                        window_start: start,
+                        window_size: g,
+                        delta,
+                        expires_at: start + g.saturating_mul(span + 1),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Puts in-flight diffs back to pending (the push failed).
+    pub fn restore(&mut self) {
+        for counts in self.keys.values_mut() {
+            for c in counts.iter_mut() {
+                for (start, delta) in core::mem::take(&mut c.inflight) {
+                    add(&mut c.pending, start, delta);
+                }
+            }
+        }
+    }
+
+    /// Replaces the merged counts with what the central store returned (which includes every
+    /// diff taken before the read), keeping hits made since as pending.
+    pub fn apply_merged(&mut self, merged: &[MergedCount], now: Nanos) {
+        let n = self.policy.limits().len();
+        for counts in self.keys.values_mut() {
+            for c in counts.iter_mut() {
+                c.merged.clear();
+                c.inflight.clear();
+            }
+        }
+        for m in merged.iter().filter(|m| m.limit < n) {
+            let entry = self.keys.entry_ref(&*m.key).or_insert_with(|| alloc::vec![Counts::default(); n]);
+            entry[m.limit].merged.insert(m.window_start, m.count);
+        }
+        let keys: Vec<Box<str>> = self.keys.keys().cloned().collect();
+        for k in keys {
+            self.forget_old(&k, now);
+        }
+    }
+
+    /// The keys this node holds counts for (the keys to read back).
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.keys.keys().map(|k| &**k)
+    }
+}
+
+/// The reference central store: adds diffs, answers merged counts.
+#[derive(Clone, Debug, Default)]
+pub struct CentralCounters {
+    counts: HashMap<(Box<str>, Box<str>, usize, Nanos), (u64, Nanos)>,
+}
+
+impl CentralCounters {
+    /// Adds every diff (the atomic step of a real store).
+    pub fn push_diffs(&mut self, diffs: &[Diff]) {
+        for d in diffs {
+            let e = self
+                .counts
+                .entry((d.namespace.clone(), d.key.clone(), d.limit, d.window_start))
+                .or_insert((0, d.expires_at));
+            e.0 = e.0.saturating_add(d.delta);
+            e.1 = e.1.max(d.expires_at);
+        }
+    }
+
+    /// The merged counts of `keys` in `namespace` that still matter at `now`.
+    pub fn counters(&self, namespace: &str, keys: &[&str], now: Nanos) -> Vec<MergedCount> {
+        self.counts
+            .iter()
+            .filter(|((ns, key, _, _), (_, expires))| &**ns == namespace && keys.contains(&&**key) && *expires > now)
+            .map(|((_, key, limit, start), (count, _))| MergedCount {
+                key: key.clone(),
+                limit: *limit,
+                window_start: *start,
+                count: *count,
+            })
+            .collect()
+    }
+
+    /// One window's merged count (the gateway's `get_window`).
+    pub fn window(&self, namespace: &str, key: &str, limit: usize, window_start: Nanos) -> u64 {
+        self.counts.get(&(namespace.into(), key.into(), limit, window_start)).map_or(0, |c| c.0)
+    }
+
+    /// Drops windows that no longer matter.
+    pub fn prune(&mut self, now: Nanos) {
+        self.counts.retain(|_, (_, expires)| *expires > now);
+    }
+}

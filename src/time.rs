@@ -1,0 +1,136 @@
+//! Time as the algorithms see it: whole nanoseconds in a `u64`.
+//!
+//! Every algorithm takes `now` as an argument; nothing in this crate reads a clock. One type
+//! serves for instants (nanoseconds since the Unix epoch) and for spans, as in governor.
+//!
+//! Why nanoseconds in a `u64`: a rate of 1,000,000 per second has an emission interval of
+//! exactly 1,000 ns, so every rate up to a million per second is exact; and `u64::MAX`
+//! nanoseconds after 1970 is in the year 2554, well past the 2100 we promise. The JavaScript
+//! and HTTP edges speak milliseconds and convert with [`Nanos::from_millis`] and
+//! [`Nanos::as_millis_ceil`]; rounding up there keeps `retryAfter` safe to wait for.
+
+use core::fmt;
+use core::ops::{Add, Sub};
+
+/// Nanoseconds: an instant since the Unix epoch, or a span of time.
+///
+/// Arithmetic saturates instead of wrapping or panicking, so no input can crash a decision.
+///
+/// ```
+/// use tollgate::Nanos;
+/// let minute = Nanos::from_secs(60);
+/// assert_eq!(minute.as_nanos(), 60_000_000_000);
+/// assert_eq!(Nanos::new(1_500_000).as_millis_ceil(), 2);
+/// assert_eq!(Nanos::MAX + minute, Nanos::MAX);
+/// ```
+#[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Nanos(u64);
+
+impl Nanos {
+    /// Zero: the Unix epoch, or no time at all.
+    pub const ZERO: Nanos = Nanos(0);
+    /// The largest representable value (year 2554).
+    pub const MAX: Nanos = Nanos(u64::MAX);
+
+    /// From whole nanoseconds.
+    pub const fn new(nanos: u64) -> Nanos {
+        Nanos(nanos)
+    }
+    /// From microseconds, saturating.
+    pub const fn from_micros(micros: u64) -> Nanos {
+        Nanos(micros.saturating_mul(1_000))
+    }
+    /// From milliseconds, saturating.
+    pub const fn from_millis(millis: u64) -> Nanos {
+        Nanos(millis.saturating_mul(1_000_000))
+    }
+    /// From seconds, saturating.
+    pub const fn from_secs(secs: u64) -> Nanos {
+        Nanos(secs.saturating_mul(1_000_000_000))
+    }
+    /// Whole nanoseconds.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+    /// Milliseconds, rounded down (for instants in the past, like a window start).
+    pub const fn as_millis_floor(self) -> u64 {
+        self.0 / 1_000_000
+    }
+    /// Milliseconds, rounded up: waiting this long is always enough.
+    pub const fn as_millis_ceil(self) -> u64 {
+        self.0.div_ceil(1_000_000)
+    }
+    /// Seconds, rounded up (HTTP `Retry-After`, the `t` of the `RateLimit` header).
+    pub const fn as_secs_ceil(self) -> u64 {
+        self.0.div_ceil(1_000_000_000)
+    }
+    /// `self + other`, stopping at [`Nanos::MAX`].
+    pub const fn saturating_add(self, other: Nanos) -> Nanos {
+        Nanos(self.0.saturating_add(other.0))
+    }
+    /// `self - other`, stopping at zero.
+    pub const fn saturating_sub(self, other: Nanos) -> Nanos {
+        Nanos(self.0.saturating_sub(other.0))
+    }
+    /// `self * n`, stopping at [`Nanos::MAX`].
+    pub const fn saturating_mul(self, n: u64) -> Nanos {
+        Nanos(self.0.saturating_mul(n))
+    }
+    /// The current time from the system clock (only with `std`). Algorithms never call this;
+    /// it is a convenience for callers.
+    #[cfg(feature = "std")]
+    pub fn now() -> Nanos {
+        let since = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Nanos::from(since)
+    }
+}
+
+impl Add for Nanos {
+    type Output = Nanos;
+    fn add(self, rhs: Nanos) -> Nanos {
+        self.saturating_add(rhs)
+    }
+}
+
+impl Sub for Nanos {
+    type Output = Nanos;
+    fn sub(self, rhs: Nanos) -> Nanos {
+        self.saturating_sub(rhs)
+    }
+}
+
+impl From<core::time::Duration> for Nanos {
+    fn from(d: core::time::Duration) -> Nanos {
+        Nanos(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+impl From<Nanos> for core::time::Duration {
+    fn from(n: Nanos) -> core::time::Duration {
+        core::time::Duration::from_nanos(n.0)
+    }
+}
+
+impl fmt::Debug for Nanos {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}ns", self.0)
+    }
+}
+
+impl fmt::Display for Nanos {
+    /// Human units: `1.5s`, `250ms`, `60s`, `3600s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0;
+        if n % 1_000_000_000 == 0 {
+            write!(f, "{}s", n / 1_000_000_000)
+        } else if n % 1_000_000 == 0 {
+            write!(f, "{}ms", n / 1_000_000)
+        } else if n % 1_000 == 0 {
+            write!(f, "{}us", n / 1_000)
+        } else {
+            write!(f, "{}ns", n)
+        }
+    }
+}
