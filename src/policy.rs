@@ -287,6 +287,18 @@ impl Policy {
         crate::codec::validate_policy_state(self, state)
     }
 
+    /// A key state made of one slot per limit (e.g. imported from elsewhere), validated
+    /// against this policy, with its expiry computed. `None` when every slot is fresh.
+    pub fn state_from_slots(&self, slots: Vec<Option<AnyState>>) -> Result<Option<PolicyState>, crate::DecodeError> {
+        let mut state = PolicyState { slots, expires_at: Nanos::ZERO };
+        self.validate_state(&state)?;
+        if state.slots.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        state.expires_at = self.expiry(&state);
+        Ok(Some(state))
+    }
+
     /// A readable name for `at`, e.g. `"per-second"`.
     pub fn limit_name(&self, at: LimitRef) -> &str {
         self.limits.get(at.limit).map_or("", |l| l.name())
