@@ -213,7 +213,8 @@ fn single_state(policy: &Policy, slot: Option<AnyState>) -> PolicyState {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    // 600 cases by default; PROPTEST_CASES=100000 for a long soak.
+    #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(600)))]
 
     /// Monotone time: every per-hit property, and the documented bound over the whole trace.
     #[test]
@@ -334,6 +335,52 @@ proptest! {
         let _ = tollgate::codec::decode_state(&bytes);
     }
 
+    /// Any state a store can hand back (imported, merged across nodes with counts above the
+    /// limit, written by a skewed clock) is decided without a panic or an overflow.
+    #[test]
+    fn arbitrary_stored_states_never_panic(
+        a in algorithm(),
+        fields in prop::collection::vec(any::<u64>(), 8),
+        small in prop::collection::vec(0u64..1000, 8),
+        now in any::<u64>(),
+        draw in 1u64..8,
+    ) {
+        use tollgate::algorithms::*;
+        let pick = |i: usize| if fields[7] % 2 == 0 { fields[i] } else { small[i] };
+        let state = match a {
+            AnyAlgorithm::FixedWindow(_) => AnyState::FixedWindow(FixedWindowState { start: Nanos::new(pick(0)), count: pick(1) }),
+            AnyAlgorithm::FixedWindowFirstHit(_) => AnyState::FixedWindowFirstHit(FirstHitState { start: Nanos::new(pick(0)), count: pick(1) }),
+            AnyAlgorithm::SlidingWindow(_) => AnyState::SlidingWindow(SlidingWindowState { start: Nanos::new(pick(0)), current: pick(1), previous: pick(2) }),
+            AnyAlgorithm::TokenBucket(tb) => AnyState::TokenBucket(TokenBucketState { tokens: pick(1) % (tb.limit() + 1), anchor: Nanos::new(pick(0)) }),
+            AnyAlgorithm::Gcra(_) => AnyState::Gcra(GcraState { tat: Nanos::new(pick(0)) }),
+            AnyAlgorithm::SlidingLog(_) | AnyAlgorithm::SlidingBuckets(_) => {
+                // Build through the codec so the variable-length states stay well formed.
+                let mut bytes = vec![if matches!(a, AnyAlgorithm::SlidingLog(_)) { 3 } else { 5 }];
+                if matches!(a, AnyAlgorithm::SlidingLog(_)) {
+                    leb(&mut bytes, 2);
+                    leb(&mut bytes, pick(0));
+                    leb(&mut bytes, pick(1).max(1));
+                    leb(&mut bytes, pick(2).max(1));
+                    leb(&mut bytes, pick(3).max(1));
+                } else {
+                    leb(&mut bytes, pick(0).max(1));
+                    leb(&mut bytes, 1);
+                    leb(&mut bytes, pick(1));
+                }
+                match tollgate::codec::decode_state(&bytes) {
+                    Ok(s) => s,
+                    Err(_) => return Ok(()),
+                }
+            }
+        };
+        let now = Nanos::new(if fields[6] % 2 == 0 { now } else { ORIGIN + now % 10_000 });
+        let cost = cost_of(&a, draw);
+        let out = a.check(Some(&state), now, cost).unwrap();
+        prop_assert_eq!(a.peek(Some(&state), now, cost).unwrap(), out.decision);
+        let _ = a.refund(&state, now, cost);
+        let _ = a.fresh_at(&state);
+    }
+
     /// Pruning idle keys never changes a decision.
     #[test]
     fn pruning_idle_keys_changes_no_decision(a in algorithm(), steps in trace(60), keys in prop::collection::vec(0u8..6, 120)) {
@@ -348,3 +395,13 @@ proptest! {
         }
     }
 }
+
+/// Appends an unsigned LEB128 varint (the codec's integer encoding).
+fn leb(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+

@@ -105,7 +105,7 @@ impl Algorithm for FixedWindow {
         validate_cost(cost, self.limit)?;
         let window = self.current(state, now);
         let end = self.align.end_of(window.start);
-        if window.count + cost <= self.limit {
+        if window.count.saturating_add(cost) <= self.limit {
             let count = window.count + cost;
             Ok(Outcome {
                 decision: Decision {
@@ -122,7 +122,7 @@ impl Algorithm for FixedWindow {
                 decision: Decision {
                     allowed: false,
                     limit: self.limit,
-                    remaining: self.limit - window.count,
+                    remaining: self.limit.saturating_sub(window.count),
                     reset_at: end,
                     retry_after: end - now,
                 },

@@ -80,7 +80,7 @@ impl Algorithm for FixedWindowFirstHit {
         validate_cost(cost, self.limit)?;
         let window = self.current(state, now);
         let end = window.start + self.window;
-        if window.count + cost <= self.limit {
+        if window.count.saturating_add(cost) <= self.limit {
             let count = window.count + cost;
             Ok(Outcome {
                 decision: Decision {
@@ -97,7 +97,7 @@ impl Algorithm for FixedWindowFirstHit {
                 decision: Decision {
                     allowed: false,
                     limit: self.limit,
-                    remaining: self.limit - window.count,
+                    remaining: self.limit.saturating_sub(window.count),
                     reset_at: end,
                     retry_after: end - now,
                 },

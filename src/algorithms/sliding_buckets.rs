@@ -174,10 +174,10 @@ impl Algorithm for SlidingBuckets {
         validate_cost(cost, self.limit)?;
         let (newest, mut counts) = self.view(state, now);
         let sum = counts.iter().fold(0u64, |s, &c| s.saturating_add(c));
-        if sum + cost <= self.limit {
+        if sum.saturating_add(cost) <= self.limit {
             // The view always ends at the bucket the hit counts in.
             match counts.back_mut() {
-                Some(last) => *last += cost,
+                Some(last) => *last = last.saturating_add(cost),
                 None => counts.push_back(cost),
             }
             Self::compact(&mut counts);
@@ -198,9 +198,9 @@ impl Algorithm for SlidingBuckets {
             let mut retry_at = now;
             let oldest = Self::oldest(newest, &counts);
             for (i, &c) in counts.iter().enumerate() {
-                left -= c;
+                left = left.saturating_sub(c);
                 retry_at = self.leaves_at(oldest + i as u64);
-                if left + cost <= self.limit {
+                if left.saturating_add(cost) <= self.limit {
                     break;
                 }
             }

@@ -102,7 +102,7 @@ impl SlidingLog {
                 break;
             }
             expired += 1;
-            freed += entry.cost;
+            freed = freed.saturating_add(entry.cost);
         }
         View { at, expired, active: state.total.saturating_sub(freed) }
     }
@@ -114,7 +114,7 @@ impl SlidingLog {
         for entry in state.entries.iter().skip(view.expired) {
             active -= entry.cost.min(active);
             retry_at = self.expiry(entry);
-            if active + cost <= self.limit {
+            if active.saturating_add(cost) <= self.limit {
                 break;
             }
         }
@@ -142,10 +142,10 @@ impl SlidingLog {
     fn commit(state: &mut SlidingLogState, view: &View, cost: u64) {
         state.entries.drain(..view.expired);
         match state.entries.back_mut() {
-            Some(newest) if newest.at == view.at => newest.cost += cost,
+            Some(newest) if newest.at == view.at => newest.cost = newest.cost.saturating_add(cost),
             _ => state.entries.push_back(LogEntry { at: view.at, cost }),
         }
-        state.total = view.active + cost;
+        state.total = view.active.saturating_add(cost);
     }
 }
 
@@ -187,7 +187,7 @@ impl Algorithm for SlidingLog {
         let empty = SlidingLogState::default();
         let state = state.unwrap_or(&empty);
         let view = self.view(state, now);
-        Ok(if view.active + cost <= self.limit {
+        Ok(if view.active.saturating_add(cost) <= self.limit {
             self.admission(&view, cost)
         } else {
             self.denial(state, &view, now, cost)
@@ -197,7 +197,7 @@ impl Algorithm for SlidingLog {
     fn check_in_place(&self, log: &mut SlidingLogState, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
         validate_cost(cost, self.limit)?;
         let view = self.view(log, now);
-        if view.active + cost <= self.limit {
+        if view.active.saturating_add(cost) <= self.limit {
             let decision = self.admission(&view, cost);
             Self::commit(log, &view, cost);
             Ok(decision)

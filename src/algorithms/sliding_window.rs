@@ -183,8 +183,8 @@ impl Algorithm for SlidingWindow {
         validate_cost(cost, self.limit)?;
         let view = self.view(state, now);
         let count = self.count(&view);
-        if count + cost <= self.limit {
-            let new = SlidingWindowState { current: view.state.current + cost, ..view.state };
+        if count.saturating_add(cost) <= self.limit {
+            let new = SlidingWindowState { current: view.state.current.saturating_add(cost), ..view.state };
             Ok(Outcome {
                 decision: Decision {
                     allowed: true,
