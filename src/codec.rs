@@ -48,7 +48,7 @@ fn tag(kind: Kind) -> u8 {
     }
 }
 
-fn put(out: &mut Vec<u8>, mut v: u64) {
+pub(crate) fn put(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -57,18 +57,41 @@ fn put(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Reads from a byte slice, never past its end.
-struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
 }
 
-impl Reader<'_> {
-    fn byte(&mut self) -> Result<u8, DecodeError> {
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes }
+    }
+
+    /// The next `n` bytes.
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.bytes.len() < n {
+            return Err(DecodeError::Truncated);
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    /// Succeeds only when every byte was read.
+    pub(crate) fn finish(&self) -> Result<(), DecodeError> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(DecodeError::TrailingBytes)
+        }
+    }
+
+    pub(crate) fn byte(&mut self) -> Result<u8, DecodeError> {
         let (&b, rest) = self.bytes.split_first().ok_or(DecodeError::Truncated)?;
         self.bytes = rest;
         Ok(b)
     }
 
-    fn varint(&mut self) -> Result<u64, DecodeError> {
+    pub(crate) fn varint(&mut self) -> Result<u64, DecodeError> {
         let mut v: u64 = 0;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
@@ -84,12 +107,12 @@ impl Reader<'_> {
         Err(DecodeError::Overflow)
     }
 
-    fn time(&mut self) -> Result<Nanos, DecodeError> {
+    pub(crate) fn time(&mut self) -> Result<Nanos, DecodeError> {
         self.varint().map(Nanos::new)
     }
 
     /// A length that cannot exceed `max` (so a corrupt length never allocates much).
-    fn len(&mut self, max: u64) -> Result<usize, DecodeError> {
+    pub(crate) fn len(&mut self, max: u64) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         if n > max {
             return Err(DecodeError::Invalid("length above the largest a state can have"));

@@ -381,6 +381,35 @@ proptest! {
         let _ = a.fresh_at(&state);
     }
 
+    /// The pacer never schedules more than its rate in any closed window of the service's
+    /// length, nor more than its share in any grain; starts are in order and never early.
+    #[test]
+    fn the_pacer_never_exceeds_its_rate(
+        rate in 1u64..=40,
+        window in 1u64..=200,
+        grain_div in 1u64..=8,
+        work in prop::collection::vec((0u64..=50, 1u64..=8), 1..150),
+    ) {
+        let window = window.max(rate);
+        let grain = (window / grain_div).max(1);
+        let quota = tollgate::Quota::new(rate, Nanos::new(window)).unwrap();
+        let mut pacer = tollgate::pacer::Pacer::new(quota, Nanos::new(grain)).unwrap();
+        let mut now = Nanos::new(ORIGIN);
+        let mut starts: Vec<(Nanos, u64)> = Vec::new();
+        for (dt, draw) in work {
+            now = now + Nanos::new(dt);
+            let cost = 1 + (draw - 1) % pacer.max_cost();
+            let start = pacer.reserve(now, cost).unwrap();
+            prop_assert!(start >= now);
+            prop_assert!(starts.last().is_none_or(|(s, _)| start >= *s), "out of order");
+            starts.push((start, cost));
+        }
+        for &(t, _) in &starts {
+            prop_assert!(sum_in(&starts, t, t + Nanos::new(window)) <= rate, "rate exceeded");
+            prop_assert!(sum_in(&starts, t, t + Nanos::new(grain)) <= pacer.per_grain(), "share exceeded");
+        }
+    }
+
     /// Pruning idle keys never changes a decision.
     #[test]
     fn pruning_idle_keys_changes_no_decision(a in algorithm(), steps in trace(60), keys in prop::collection::vec(0u8..6, 120)) {
