@@ -222,9 +222,10 @@ fn parse_http_date(s: &str) -> Option<Nanos> {
     let rest = s.split_once(", ")?.1;
     let mut parts = rest.split(' ');
     let day: u64 = parts.next()?.parse().ok()?;
+    let month_name = parts.next()?;
     let month = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         .iter()
-        .position(|m| *m == parts.next().unwrap_or(""))? as u64
+        .position(|m| *m == month_name)? as u64
         + 1;
     let year: i64 = parts.next()?.parse().ok()?;
     let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
