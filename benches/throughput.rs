@@ -30,7 +30,7 @@ fn governor_quota() -> GQuota {
 
 /// The W2 key sequence: splitmix64 with a fixed seed, reduced to 1,000,000 keys.
 fn w2_keys() -> Vec<u64> {
-    let mut x: u64 = 0x5EED_0F_70_11_6A7E;
+    let mut x: u64 = 0x005E_ED0F_7011_6A7E;
     (0..CHECKS)
         .map(|_| {
             x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);

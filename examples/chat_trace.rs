@@ -28,7 +28,9 @@ fn main() {
         23_900, 24_000, 24_050, 24_100, 30_000, 36_100, 36_200,
     ];
 
-    let origin = Nanos::from_secs(1_700_000_004 - 1_700_000_004 % 12);
+    // A whole number of 12-second windows since the epoch, so the clock-aligned windows
+    // start with the trace.
+    let origin = Nanos::from_secs(1_700_000_004);
     let mut states: Vec<Option<tollgate::AnyState>> = vec![None; algorithms.len()];
     let mut admitted: Vec<Vec<Nanos>> = vec![Vec::new(); algorithms.len()];
 
@@ -46,7 +48,8 @@ fn main() {
                 admitted[i].push(now);
                 print!("{:>23}", "#");
             } else {
-                print!("{:>23}", format!(". wait {:.1}s", d.retry_after.as_nanos() as f64 / 1e9));
+                // Waits rounded up to the millisecond, as the JS and HTTP layers report them.
+                print!("{:>23}", format!(". wait {}ms", d.retry_after.as_millis_ceil()));
             }
         }
         println!();

@@ -37,7 +37,7 @@ pub trait WindowCounter: Algorithm {
 
     /// The state holding `counts` as seen at `now` (older windows dropped; counts for the
     /// same window added). `None` when nothing counts any more.
-    fn from_counts(&self, counts: &[WindowCount], now: Nanos) -> Option<Self::State>;
+    fn state_from(&self, counts: &[WindowCount], now: Nanos) -> Option<Self::State>;
 }
 
 /// The sum of the counts for the window starting at `start`.
@@ -64,7 +64,7 @@ impl WindowCounter for FixedWindow {
         [WindowCount { start: s.start, count: s.count }].into_iter().filter(|c| c.count > 0).collect()
     }
 
-    fn from_counts(&self, counts: &[WindowCount], now: Nanos) -> Option<FixedWindowState> {
+    fn state_from(&self, counts: &[WindowCount], now: Nanos) -> Option<FixedWindowState> {
         let start = newest_start(counts, self.alignment().start_of(now));
         let count = count_at(counts, start);
         (count > 0).then_some(FixedWindowState { start, count })
@@ -93,7 +93,7 @@ impl WindowCounter for SlidingWindow {
         out
     }
 
-    fn from_counts(&self, counts: &[WindowCount], now: Nanos) -> Option<SlidingWindowState> {
+    fn state_from(&self, counts: &[WindowCount], now: Nanos) -> Option<SlidingWindowState> {
         let a = self.alignment();
         let start = newest_start(counts, a.start_of(now));
         let index = a.index(start);
@@ -124,7 +124,7 @@ impl WindowCounter for SlidingBuckets {
             .collect()
     }
 
-    fn from_counts(&self, counts: &[WindowCount], now: Nanos) -> Option<SlidingBucketsState> {
+    fn state_from(&self, counts: &[WindowCount], now: Nanos) -> Option<SlidingBucketsState> {
         let a = self.alignment();
         let newest = a.index(newest_start(counts, a.start_of(now)));
         let oldest = (newest + 1).saturating_sub(self.bucket_count());
@@ -180,10 +180,10 @@ impl AnyAlgorithm {
     /// in the window for sliding buckets; 0 for algorithms that do not merge.
     pub fn rate_from_counts(&self, counts: &[WindowCount], now: Nanos) -> f64 {
         match self {
-            AnyAlgorithm::FixedWindow(a) => a.from_counts(counts, now).map_or(0.0, |s| s.count as f64),
-            AnyAlgorithm::SlidingWindow(a) => a.rate(a.from_counts(counts, now).as_ref(), now),
+            AnyAlgorithm::FixedWindow(a) => a.state_from(counts, now).map_or(0.0, |s| s.count as f64),
+            AnyAlgorithm::SlidingWindow(a) => a.rate(a.state_from(counts, now).as_ref(), now),
             AnyAlgorithm::SlidingBuckets(a) => {
-                a.from_counts(counts, now).map_or(0.0, |s| s.buckets().1.fold(0u64, |t, c| t.saturating_add(*c)) as f64)
+                a.state_from(counts, now).map_or(0.0, |s| s.buckets().1.fold(0u64, |t, c| t.saturating_add(*c)) as f64)
             }
             _ => 0.0,
         }
@@ -202,9 +202,9 @@ impl AnyAlgorithm {
     /// The state holding `counts` at `now`, if this algorithm merges (`None` otherwise).
     pub fn state_from_counts(&self, counts: &[WindowCount], now: Nanos) -> Option<Option<AnyState>> {
         match self {
-            AnyAlgorithm::FixedWindow(a) => Some(a.from_counts(counts, now).map(AnyState::FixedWindow)),
-            AnyAlgorithm::SlidingWindow(a) => Some(a.from_counts(counts, now).map(AnyState::SlidingWindow)),
-            AnyAlgorithm::SlidingBuckets(a) => Some(a.from_counts(counts, now).map(AnyState::SlidingBuckets)),
+            AnyAlgorithm::FixedWindow(a) => Some(a.state_from(counts, now).map(AnyState::FixedWindow)),
+            AnyAlgorithm::SlidingWindow(a) => Some(a.state_from(counts, now).map(AnyState::SlidingWindow)),
+            AnyAlgorithm::SlidingBuckets(a) => Some(a.state_from(counts, now).map(AnyState::SlidingBuckets)),
             _ => None,
         }
     }

@@ -326,10 +326,14 @@ impl SyncedLimiter {
     }
 }
 
+/// Where a central count lives: (namespace, key, limit, window start).
+type CountKey = (Box<str>, Box<str>, usize, Nanos);
+
 /// The reference central store: adds diffs, answers merged counts.
 #[derive(Clone, Debug, Default)]
 pub struct CentralCounters {
-    counts: HashMap<(Box<str>, Box<str>, usize, Nanos), (u64, Nanos)>,
+    /// The count and when it stops mattering, by where it lives.
+    counts: HashMap<CountKey, (u64, Nanos)>,
 }
 
 impl CentralCounters {

@@ -6,7 +6,7 @@
 use tollgate::algorithm::check_slot;
 use tollgate::lease::LeasePool;
 use tollgate::pacer::Pacer;
-use tollgate::{Algorithm, AnyAlgorithm, FixedWindow, Nanos, Quota, SlidingLog};
+use tollgate::{AnyAlgorithm, FixedWindow, Nanos, Quota, SlidingLog};
 
 const RECORDS: u64 = 10_000;
 const UNITS: u64 = 10;

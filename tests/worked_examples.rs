@@ -47,8 +47,8 @@ fn sliding_log_entry_exactly_one_window_old_still_counts() {
     assert!(log.peek(s.as_ref(), at(0, 1, 0) + Nanos::new(1), 1).unwrap().allowed);
 }
 
-/// 1. Sliding window counter, 100 per minute, current 80, previous 40: from stored counts,
-/// and from real hits that produce them.
+/// Section 1, the sliding window counter at 100 per minute with current 80 and previous 40:
+/// from stored counts, and from real hits that produce them.
 #[test]
 fn sliding_window_counter_hundred_per_minute() {
     let sw = SlidingWindow::new(Quota::per_minute(100).unwrap());
