@@ -4,7 +4,9 @@
 //! - W2: 1,000,000 keys chosen by a fixed-seed PRNG, 10,000,000 checks, same quota.
 //!
 //! governor reads a `FakeRelativeClock` advanced by 1 µs per check; tollgate takes the same
-//! time as an argument. Run with `make bench-core` (or `cargo bench --bench throughput`);
+//! time as an argument. governor's limiters are thread-safe (an atomic state, a locked or
+//! sharded map); tollgate's `KeyedLimiter` takes `&mut self`, so it is also measured behind a
+//! `Mutex`, which is what a multi-threaded server would pay. Run with `make bench-core` (or `cargo bench --bench throughput`);
 //! figures go to docs/benchmarks.md.
 
 use std::hint::black_box;
@@ -88,6 +90,21 @@ fn w1(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    g.bench_function("tollgate gcra keyed in a Mutex (string key)", |b| {
+        b.iter_batched(
+            || std::sync::Mutex::new(KeyedLimiter::new(Gcra::new(quota()).unwrap())),
+            |limiter| {
+                let mut now = start;
+                let mut allowed = 0u64;
+                for _ in 0..CHECKS {
+                    now = now + Nanos::from_micros(1);
+                    allowed += limiter.lock().unwrap().check("user:42", now, 1).unwrap().allowed as u64;
+                }
+                black_box(allowed)
+            },
+            BatchSize::PerIteration,
+        )
+    });
     g.bench_function("governor direct", |b| {
         b.iter_batched(
             || {
@@ -158,6 +175,21 @@ fn w2(c: &mut Criterion) {
                     allowed += limiter.check(k, now, 1).unwrap().allowed as u64;
                 }
                 black_box((allowed, limiter.len()))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("tollgate gcra keyed in a Mutex (u64 keys)", |b| {
+        b.iter_batched(
+            || std::sync::Mutex::new(KeyedLimiter::<Gcra, u64>::with_key_type(Gcra::new(quota()).unwrap())),
+            |limiter| {
+                let mut now = start;
+                let mut allowed = 0u64;
+                for k in &keys {
+                    now = now + Nanos::from_micros(1);
+                    allowed += limiter.lock().unwrap().check(k, now, 1).unwrap().allowed as u64;
+                }
+                black_box(allowed)
             },
             BatchSize::PerIteration,
         )
