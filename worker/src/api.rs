@@ -123,6 +123,19 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
     json_response(200, &json!({ "reset": true, "policy": pc.name, "key": key }))
 }
 
+/// `GET /v1/test/state/{policy}/{key}` (TEST_MODE on only): what the key's object stores and
+/// when its alarm is, so tests can see the alarm delete state.
+pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    let (policy, key) = rest.split_once('/').ok_or_else(|| ApiError::not_found(rest))?;
+    let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");
+    let pc = find_policy(cfg, &percent_decode(policy).ok_or_else(bad)?)?;
+    let key = percent_decode(key).ok_or_else(bad)?;
+    check_key(&key)?;
+    let req = DoRequest { op: Op::Inspect, policy: pc.name.clone(), key, cost: 0, now: None, fault: None, diffs: Vec::new() };
+    let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+    json_response(200, &reply.stored.unwrap_or(Value::Null))
+}
+
 /// `GET /v1/policies`: every policy, normalised.
 pub fn policies(cfg: &Config) -> Result<Response, ApiError> {
     let map: serde_json::Map<String, Value> =

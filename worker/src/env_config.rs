@@ -19,7 +19,14 @@ thread_local! {
 
 /// A var as JSON: an object var as is, a string var parsed as JSON when it looks like JSON.
 fn json_var(env: &Env, name: &str) -> Result<Option<Value>, String> {
-    let Ok(v) = env.object_var::<Value>(name) else { return Ok(None) };
+    let v = match env.object_var::<Value>(name) {
+        Ok(v) => v,
+        // A string var is not an object binding: read it as text.
+        Err(_) => match env.var(name) {
+            Ok(s) => Value::String(s.to_string()),
+            Err(_) => return Ok(None),
+        },
+    };
     match v {
         Value::String(s) if s.trim().is_empty() => Ok(None),
         Value::String(s) => serde_json::from_str(&s).map(Some).map_err(|e| format!("{name} is not valid JSON: {e}")),

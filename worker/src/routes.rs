@@ -58,6 +58,10 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
                 only(&method, Method::Get, &path, "GET")?;
                 api::policies(&cfg)
             }
+            p if p.starts_with("/v1/test/state/") && cfg.test_mode => {
+                only(&method, Method::Get, &path, "GET")?;
+                api::inspect(&p["/v1/test/state/".len()..], env, &cfg).await
+            }
             p if p.starts_with("/v1/keys/") => {
                 only(&method, Method::Delete, &path, "DELETE")?;
                 api::reset(&p["/v1/keys/".len()..], env, &cfg).await

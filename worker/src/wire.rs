@@ -22,6 +22,8 @@ pub enum Op {
     Reset,
     /// Add diffs to the merged counts and read them back (sync mode).
     Sync,
+    /// Say what is stored and when the alarm is (test switch on only).
+    Inspect,
 }
 
 /// A fault the Durable Object injects, only when the test switch is on.
@@ -194,6 +196,9 @@ pub struct DoReply {
     /// The merged counts (sync).
     #[serde(default)]
     pub merged: Vec<MergedWire>,
+    /// What is stored (inspect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stored: Option<serde_json::Value>,
 }
 
 #[cfg(test)]

@@ -60,5 +60,5 @@ pub fn sync(
         .iter()
         .map(|(&(limit, window_start), &(count, _))| MergedWire { limit, window_start, count })
         .collect();
-    Ok((DoReply { now: now.as_nanos(), decision: None, merged }, alarm))
+    Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None }, alarm))
 }

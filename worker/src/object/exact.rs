@@ -44,7 +44,7 @@ pub fn run(
             policy.refund(slice::from_mut(state), now, cost);
             (policy.peek(slice::from_ref(state), now, 1).map_err(bad_cost)?, true)
         }
-        Op::Reset | Op::Sync => return Err(ApiError::internal("not an exact-mode operation")),
+        Op::Reset | Op::Sync | Op::Inspect => return Err(ApiError::internal("not an exact-mode operation")),
     };
     let mut alarm = None;
     if wrote {
@@ -60,5 +60,5 @@ pub fn run(
         }
         alarm = state.is_some().then_some(deadline);
     }
-    Ok((DoReply { now: now.as_nanos(), decision: Some(PolicyDecisionWire::from(&decision)), merged: Vec::new() }, alarm))
+    Ok((DoReply { now: now.as_nanos(), decision: Some(PolicyDecisionWire::from(&decision)), merged: Vec::new(), stored: None }, alarm))
 }

@@ -75,11 +75,20 @@ impl KeyLimiter {
                 self.schedule(alarm).await?;
                 Ok(reply)
             }
+            Op::Inspect => {
+                if !cfg.test_mode {
+                    return Err(ApiError::not_found("inspect"));
+                }
+                let rows = storage::stored_rows(&self.mem, &sql)?;
+                let alarm = storage.get_alarm().await?;
+                let stored = serde_json::json!({ "state": rows.0, "central": rows.1, "alarm": alarm });
+                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: Some(stored) })
+            }
             Op::Reset => {
                 self.mem.borrow_mut().clear();
                 storage.delete_alarm().await?;
                 storage.delete_all().await?;
-                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new() })
+                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: None })
             }
         }
     }

@@ -158,3 +158,16 @@ pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<Optio
 pub fn real_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos) -> u64 {
     real_now_ms.saturating_add(fresh_at.saturating_sub(now).as_millis_ceil())
 }
+
+/// How many rows `state` and `central` hold (0 or 1 each), for the test-only inspect.
+pub fn stored_rows(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<(u64, u64), ApiError> {
+    ensure_schema(&mut mem.borrow_mut(), sql)?;
+    let count = |table: &str| -> Result<u64, ApiError> {
+        let row = first_row(sql, &format!("SELECT COUNT(*) FROM {table}"))?;
+        Ok(match row.and_then(|r| r.into_iter().next()) {
+            Some(SqlStorageValue::Integer(n)) => n.max(0) as u64,
+            _ => 0,
+        })
+    };
+    Ok((count("state")?, count("central")?))
+}
