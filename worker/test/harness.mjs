@@ -4,6 +4,7 @@
 // namespace: each is its own isolate (used to measure sync mode's over-admission).
 import { Miniflare } from "miniflare";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -90,33 +91,59 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
   };
 }
 
-/** POSTs JSON to the API; returns { status, headers, body }. */
-export async function post(base, route, body, headers = {}) {
-  const res = await fetch(base + route, {
+// No keep-alive: the runtime may close a connection whose request body it did not read
+// (a 405, say), and a reused socket would then fail the next request.
+const agent = new http.Agent({ keepAlive: false, maxSockets: 64 });
+
+/**
+ * One HTTP request with node:http (unlike fetch, it sends a Host header as given, which is
+ * how requests pick an isolate: worker i answers host `wi.test`). Returns
+ * { status, headers (a Headers), body (parsed JSON or undefined), text }.
+ */
+export function request(base, route, { method = "GET", headers = {}, body } = {}) {
+  const u = new URL(base + route);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers, agent },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+          let json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode, headers: h, body: json, text });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** POSTs JSON (or a raw string) to the API. */
+export function post(base, route, body, headers = {}) {
+  return request(base, route, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: json, text };
 }
 
-export async function get(base, route, init = {}) {
-  const res = await fetch(base + route, init);
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: json, text };
+export function get(base, route, init = {}) {
+  return request(base, route, { headers: init.headers ?? {} });
+}
+
+/** DELETE. */
+export function del(base, route, headers = {}) {
+  return request(base, route, { method: "DELETE", headers });
 }
 
 let counter = 0;
