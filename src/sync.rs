@@ -387,7 +387,7 @@ impl SyncedLimiter {
 }
 
 /// Moves one key's pending counts to in flight, appending them to `out` as diffs.
-fn take_pending(namespace: &str, policy: &Policy, key: &Box<str>, counts: &mut [Counts], out: &mut Vec<Diff>) {
+fn take_pending(namespace: &str, policy: &Policy, key: &str, counts: &mut [Counts], out: &mut Vec<Diff>) {
     for (j, c) in counts.iter_mut().enumerate() {
         let algorithm = policy.limits()[j].algorithm();
         let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
@@ -396,7 +396,7 @@ fn take_pending(namespace: &str, policy: &Policy, key: &Box<str>, counts: &mut [
             add(&mut c.inflight, start, delta);
             out.push(Diff {
                 namespace: namespace.into(),
-                key: key.clone(),
+                key: key.into(),
                 limit: j,
                 window_start: start,
                 window_size: g,

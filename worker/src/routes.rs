@@ -21,7 +21,7 @@ fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Re
     if *method == allowed {
         Ok(())
     } else {
-        Err(ApiError::method_not_allowed(&method.to_string(), path, allow))
+        Err(ApiError::method_not_allowed(method.as_ref(), path, allow))
     }
 }
 

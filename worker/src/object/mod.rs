@@ -42,7 +42,7 @@ pub fn clock() -> Nanos {
 impl KeyLimiter {
     async fn handle(&self, mut req: Request) -> std::result::Result<DoReply, ApiError> {
         if req.method() != Method::Post {
-            return Err(ApiError::method_not_allowed(&req.method().to_string(), &req.path(), "POST"));
+            return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
         }
         let body = req.bytes().await?;
         let r: DoRequest = serde_json::from_slice(&body)
