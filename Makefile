@@ -6,14 +6,15 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd bench bench-core clean
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
+## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
 run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd
+test: test-core test-nostd test-worker
 	@echo "make test: all passed"
 
 setup:
@@ -33,12 +34,20 @@ test-nostd:
 	scripts/setup.sh rust
 	cargo build --quiet --no-default-features --target wasm32-unknown-unknown
 
+## The Cloudflare Worker: unit tests, then end-to-end in workerd (Miniflare, wrangler dev).
+test-worker:
+	scripts/test-worker.sh
+
 ## Benchmarks (not part of `make test`).
-bench: bench-core
+bench: bench-core bench-worker
 
 bench-core:
 	cargo bench --bench throughput
 
+## Worker load test (autocannon on loopback) and sync-mode over-admission; see docs/benchmarks.md.
+bench-worker:
+	scripts/bench-worker.sh
+
 clean:
 	cargo clean
-	rm -rf pkg
+	rm -rf pkg worker/build

@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
-# `make run`: until the Worker exists, the main job is the example.
+# `make run`: the rate-limit service on http://127.0.0.1:8787 — the Worker under
+# `wrangler dev` (workerd, no Cloudflare account), the API at /v1, the playground (www/) at /,
+# Durable Object state persisted under worker/.state (survives restarts). One foreground
+# process; Ctrl-C stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh rust
-exec cargo run --quiet --release --example chat_trace
+scripts/setup.sh worker,npm
+export PATH="$HOME/.cargo/bin:$PATH"
+export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
+[ -d www ] || { mkdir -p www; printf '<!doctype html><title>tollgate</title><h1>tollgate</h1>\n' > www/index.html; }
+sh worker/scripts/build.sh
+cd worker
+# The build above is fresh, so wrangler's own [build] step (the same script) only checks.
+exec node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "${PORT:-8787}" --persist-to .state

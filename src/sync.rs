@@ -206,6 +206,15 @@ impl SyncedLimiter {
         Ok(decision)
     }
 
+    /// The decision [`check`](SyncedLimiter::check) would make from what this node knows,
+    /// changing nothing.
+    pub fn peek(&self, keys: &[&str], now: Nanos, cost: u64) -> Result<PolicyDecision, LimitError<core::convert::Infallible>> {
+        validate_keys(keys)?;
+        self.policy.validate_cost(cost)?;
+        let states: Vec<Option<PolicyState>> = keys.iter().map(|k| self.state_of(k, now)).collect();
+        Ok(self.policy.peek(&states, now, cost)?)
+    }
+
     /// Adds to pending whatever `new` counts beyond `old`, window by window.
     fn record(&mut self, key: &str, old: Option<&PolicyState>, new: Option<&PolicyState>, now: Nanos) {
         let n = self.policy.limits().len();
@@ -268,22 +277,37 @@ impl SyncedLimiter {
         self.last_sync = Some(now);
         let mut out = Vec::new();
         for (key, counts) in self.keys.iter_mut() {
-            for (j, c) in counts.iter_mut().enumerate() {
-                let algorithm = self.policy.limits()[j].algorithm();
-                let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
-                let span = algorithm.span().unwrap_or(1);
-                for (start, delta) in core::mem::take(&mut c.pending) {
-                    add(&mut c.inflight, start, delta);
-                    out.push(Diff {
-                        namespace: self.namespace.clone(),
-                        key: key.clone(),
-                        limit: j,
-                        window_start: start,
-                        window_size: g,
-                        delta,
-                        expires_at: start + g.saturating_mul(span + 1),
-                    });
-                }
+            take_pending(&self.namespace, &self.policy, key, counts, &mut out);
+        }
+        out
+    }
+
+    /// [`take_diffs`](SyncedLimiter::take_diffs) for `keys` only, so that a node can sync its
+    /// keys in batches or one store call per key (a Durable Object per key): pair it with
+    /// [`apply_merged_for`](SyncedLimiter::apply_merged_for) or
+    /// [`restore_for`](SyncedLimiter::restore_for) for the same keys.
+    ///
+    /// ```
+    /// use tollgate::{AnyAlgorithm, FixedWindow, Nanos, Policy};
+    /// use tollgate::sync::{CentralCounters, SyncRate, SyncedLimiter};
+    /// let policy = Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new("10/m".parse().unwrap())));
+    /// let mut node = SyncedLimiter::new("api", policy, SyncRate::Every(Nanos::from_millis(100))).unwrap();
+    /// let now = Nanos::from_secs(600);
+    /// node.check(&["a"], now, 1).unwrap();
+    /// node.check(&["b"], now, 1).unwrap();
+    /// let diffs = node.take_diffs_for(&["a"], now);
+    /// assert_eq!(diffs.len(), 1);
+    /// let mut central = CentralCounters::default();
+    /// central.push_diffs(&diffs);
+    /// node.apply_merged_for(&["a"], &central.counters("api", &["a"], now), now);
+    /// assert_eq!(node.take_diffs(now).len(), 1); // b's hit is still pending
+    /// ```
+    pub fn take_diffs_for(&mut self, keys: &[&str], now: Nanos) -> Vec<Diff> {
+        self.last_sync = Some(now);
+        let mut out = Vec::new();
+        for key in keys {
+            if let Some((key, counts)) = self.keys.get_key_value_mut(*key) {
+                take_pending(&self.namespace, &self.policy, key, counts, &mut out);
             }
         }
         out
@@ -297,6 +321,42 @@ impl SyncedLimiter {
                     add(&mut c.pending, start, delta);
                 }
             }
+        }
+    }
+
+    /// [`restore`](SyncedLimiter::restore) for `keys` only (their push failed).
+    pub fn restore_for(&mut self, keys: &[&str]) {
+        for key in keys {
+            if let Some(counts) = self.keys.get_mut(*key) {
+                for c in counts.iter_mut() {
+                    for (start, delta) in core::mem::take(&mut c.inflight) {
+                        add(&mut c.pending, start, delta);
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`apply_merged`](SyncedLimiter::apply_merged) for `keys` only: replaces their merged
+    /// counts with `merged` (counts of other keys in it are ignored) and drops their in-flight
+    /// diffs, keeping what they counted since as pending. With no merged counts and nothing
+    /// pending, the keys are forgotten.
+    pub fn apply_merged_for(&mut self, keys: &[&str], merged: &[MergedCount], now: Nanos) {
+        let n = self.policy.limits().len();
+        for key in keys {
+            if let Some(counts) = self.keys.get_mut(*key) {
+                for c in counts.iter_mut() {
+                    c.merged.clear();
+                    c.inflight.clear();
+                }
+            }
+        }
+        for m in merged.iter().filter(|m| m.limit < n && keys.contains(&&*m.key)) {
+            let entry = self.keys.entry_ref(&*m.key).or_insert_with(|| alloc::vec![Counts::default(); n]);
+            entry[m.limit].merged.insert(m.window_start, m.count);
+        }
+        for key in keys {
+            self.forget_old(key, now);
         }
     }
 
@@ -323,6 +383,27 @@ impl SyncedLimiter {
     /// The keys this node holds counts for (the keys to read back).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.keys.keys().map(|k| &**k)
+    }
+}
+
+/// Moves one key's pending counts to in flight, appending them to `out` as diffs.
+fn take_pending(namespace: &str, policy: &Policy, key: &str, counts: &mut [Counts], out: &mut Vec<Diff>) {
+    for (j, c) in counts.iter_mut().enumerate() {
+        let algorithm = policy.limits()[j].algorithm();
+        let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
+        let span = algorithm.span().unwrap_or(1);
+        for (start, delta) in core::mem::take(&mut c.pending) {
+            add(&mut c.inflight, start, delta);
+            out.push(Diff {
+                namespace: namespace.into(),
+                key: key.into(),
+                limit: j,
+                window_start: start,
+                window_size: g,
+                delta,
+                expires_at: start + g.saturating_mul(span + 1),
+            });
+        }
     }
 }
 

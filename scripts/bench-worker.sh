@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `make bench-worker`: the Worker's load test (autocannon on loopback: 5 scenarios x 8 s, 16
+# connections) and sync-mode over-admission (3 isolate counts x 5 sync settings x 2 s, flat out and paced), in
+# workerd via Miniflare. Bounded: about 2 minutes after the build. Prints Markdown tables
+# for docs/benchmarks.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh worker,npm
+export PATH="$HOME/.cargo/bin:$PATH"
+export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
+sh worker/scripts/build.sh
+cd worker
+echo "## decisions per second and latency (node bench/load.mjs ${LOAD_SECONDS:-8} ${LOAD_CONNECTIONS:-16})"
+timeout 300 node bench/load.mjs "${LOAD_SECONDS:-8}" "${LOAD_CONNECTIONS:-16}"
+echo
+echo "## sync-mode over-admission (node bench/overadmission.mjs ${OVER_SECONDS:-2} ${OVER_CONCURRENCY:-8})"
+timeout 300 node bench/overadmission.mjs "${OVER_SECONDS:-2}" "${OVER_CONCURRENCY:-8}"
+echo
+echo "## sync-mode over-admission, paced at 200 hits/s (node bench/overadmission.mjs 2 8 200)"
+timeout 300 node bench/overadmission.mjs 2 8 200

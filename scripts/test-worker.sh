@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# `make test-worker`: set-up (wasm-bindgen, worker-build, npm ci in worker/), the Worker
+# crate's unit tests (native), the build (skipped when up to date), then the end-to-end
+# tests in workerd (Miniflare and wrangler dev on 127.0.0.1, temp persistence), bounded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh worker,npm
+export PATH="$HOME/.cargo/bin:$PATH"
+export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
+cargo test --quiet -p tollgate-worker
+sh worker/scripts/build.sh
+cd worker
+# Each file starts and stops its own runtime; one at a time keeps 2-core machines calm.
+timeout 600 node --test --test-concurrency=1 --test-timeout=180000 test/

@@ -1,0 +1,24 @@
+#!/usr/bin/env sh
+# Builds the Worker (build/index.js + build/index_bg.wasm) with worker-build, offline-safe:
+#  - wasm-bindgen from PATH (cargo install wasm-bindgen-cli 0.2.130), never a GitHub download
+#  - wasm-opt from npm `binaryen` (node_modules/.bin/wasm-opt) via WASM_OPT_BIN
+#  - esbuild from npm `esbuild` via ESBUILD_BIN
+# Skips when build/index.js is newer than every input (wrangler dev and deploy run this too),
+# or whenever SKIP_WORKER_BUILD=1 and build/ exists. FORCE_WORKER_BUILD=1 forces a build.
+set -eu
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+if [ -f build/index.js ] && [ "${FORCE_WORKER_BUILD:-0}" != "1" ]; then
+  if [ "${SKIP_WORKER_BUILD:-0}" = "1" ]; then
+    echo "SKIP_WORKER_BUILD=1: reusing build/"; exit 0
+  fi
+  if [ -z "$(find src Cargo.toml ../src ../Cargo.toml ../Cargo.lock -newer build/index.js 2>/dev/null | head -1)" ]; then
+    echo "build/ is up to date: skipping worker-build"; exit 0
+  fi
+fi
+export WASM_BINDGEN_BIN="${WASM_BINDGEN_BIN:-$(command -v wasm-bindgen)}"
+export ESBUILD_BIN="${ESBUILD_BIN:-$PWD/node_modules/esbuild/bin/esbuild}"
+if [ -x node_modules/.bin/wasm-opt ]; then
+  export WASM_OPT_BIN="${WASM_OPT_BIN:-$PWD/node_modules/.bin/wasm-opt}"
+fi
+exec worker-build --release "$@"

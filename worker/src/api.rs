@@ -1,0 +1,167 @@
+//! The `/v1` handlers.
+
+use serde_json::{json, Value};
+use tollgate::Nanos;
+use worker::{Context, Env, Request, Response};
+
+use crate::api_request::{self, check_key, find_policy};
+use crate::block_cache;
+use crate::config::Config;
+use crate::decide::{decide, Hit};
+use crate::do_client::{self, object_name};
+use crate::errors::ApiError;
+use crate::object::clock;
+use crate::respond;
+use crate::sync_mode;
+use crate::wire::{DoRequest, Fault, Op};
+
+/// The header a test sets to make the Durable Object fail (honoured with TEST_MODE on only).
+pub const FAULT_HEADER: &str = "Tollgate-Test-Fault";
+
+/// The injected fault a request asks for, when the test switch is on.
+pub fn fault(cfg: &Config, req: &Request) -> Option<Fault> {
+    if !cfg.test_mode {
+        return None;
+    }
+    req.headers().get(FAULT_HEADER).ok().flatten().and_then(|v| Fault::parse(&v))
+}
+
+async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
+    req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
+}
+
+/// `POST /v1/limit` (`op = Check`) and `POST /v1/peek` (`op = Peek`).
+pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op: Op) -> Result<Response, ApiError> {
+    let fault = fault(cfg, &req);
+    let bytes = body(&mut req).await?;
+    let r = api_request::parse(&bytes, cfg)?;
+    let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault };
+    Ok(decide(env, ctx, r.policy, &hit, op).await?.to_response())
+}
+
+fn unavailable(message: String) -> ApiError {
+    ApiError::new(503, "unavailable", format!("the key's Durable Object failed: {message}")).with_header("Retry-After", "1")
+}
+
+/// `POST /v1/refund`: gives `cost` units back (exact mode only) and answers what a hit of
+/// cost 1 would get now, with `refunded`.
+pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    let bytes = body(&mut req).await?;
+    let r = api_request::parse(&bytes, cfg)?;
+    let pc = r.policy;
+    if pc.sync_ms != 0 {
+        return Err(ApiError::bad_request(
+            "unsupported_in_sync_mode",
+            format!("policy {:?} has sync = {}; refunds need sync = 0 (window counts only add up)", pc.name, pc.sync_ms),
+        ));
+    }
+    let req = DoRequest {
+        op: Op::Refund,
+        policy: pc.name.clone(),
+        key: r.key.clone(),
+        cost: r.cost,
+        now: r.now.map(Nanos::as_nanos),
+        fault: None,
+        diffs: Vec::new(),
+    };
+    let name = object_name(&pc.name, &r.key);
+    block_cache::forget(&name);
+    let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+    let Some(wire) = reply.decision else { return Err(ApiError::internal("the Durable Object answered no decision")) };
+    let mut answer = respond::decision(pc, &wire.into(), Nanos::new(reply.now));
+    answer.status = 200;
+    answer.body["refunded"] = json!(r.cost);
+    Ok(answer.to_response())
+}
+
+/// Decodes `%XX` escapes (UTF-8); `None` on a bad escape or invalid UTF-8.
+pub fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3)?;
+            let hex = std::str::from_utf8(hex).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// `DELETE /v1/keys/{policy}/{key}`: forgets the key (everything after the policy's `/` is
+/// the key, percent-decoded, so keys may hold `/`).
+pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    let (policy, key) = rest
+        .split_once('/')
+        .ok_or_else(|| ApiError::bad_request("missing_key", "use DELETE /v1/keys/{policy}/{key}"))?;
+    let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");
+    let policy = percent_decode(policy).ok_or_else(bad)?;
+    let key = percent_decode(key).ok_or_else(bad)?;
+    let pc = find_policy(cfg, &policy)?;
+    check_key(&key)?;
+    block_cache::forget(&object_name(&pc.name, &key));
+    if pc.sync_ms != 0 {
+        sync_mode::forget(pc, &key, clock());
+    }
+    if pc.sync_ms >= 0 {
+        let req = DoRequest {
+            op: Op::Reset,
+            policy: pc.name.clone(),
+            key: key.clone(),
+            cost: 0,
+            now: None,
+            fault: None,
+            diffs: Vec::new(),
+        };
+        do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+    }
+    json_response(200, &json!({ "reset": true, "policy": pc.name, "key": key }))
+}
+
+/// `GET /v1/test/state/{policy}/{key}` (TEST_MODE on only): what the key's object stores and
+/// when its alarm is, so tests can see the alarm delete state.
+pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    let (policy, key) = rest.split_once('/').ok_or_else(|| ApiError::not_found(rest))?;
+    let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");
+    let pc = find_policy(cfg, &percent_decode(policy).ok_or_else(bad)?)?;
+    let key = percent_decode(key).ok_or_else(bad)?;
+    check_key(&key)?;
+    let req = DoRequest { op: Op::Inspect, policy: pc.name.clone(), key, cost: 0, now: None, fault: None, diffs: Vec::new() };
+    let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+    json_response(200, &reply.stored.unwrap_or(Value::Null))
+}
+
+/// `GET /v1/policies`: every policy, normalised.
+pub fn policies(cfg: &Config) -> Result<Response, ApiError> {
+    let map: serde_json::Map<String, Value> =
+        cfg.policies.iter().map(|(name, pc)| (name.clone(), pc.description.clone())).collect();
+    json_response(200, &json!({ "policies": map }))
+}
+
+/// A JSON response that is never cached.
+pub fn json_response(status: u16, v: &Value) -> Result<Response, ApiError> {
+    let headers = worker::Headers::new();
+    headers.set("content-type", "application/json")?;
+    headers.set("cache-control", "no-store")?;
+    Ok(Response::builder().with_status(status).with_headers(headers).fixed(v.to_string().into_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("user%3A42").as_deref(), Some("user:42"));
+        assert_eq!(percent_decode("a/b").as_deref(), Some("a/b"));
+        assert_eq!(percent_decode("%C3%A9").as_deref(), Some("é"));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%4"), None);
+        assert_eq!(percent_decode("%FF"), None);
+    }
+}

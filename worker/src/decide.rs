@@ -1,0 +1,71 @@
+//! Deciding a hit for (policy, key): in the key's Durable Object (`sync = 0`), or in this
+//! isolate (`sync != 0`); with the block cache in front and the policy's fail mode behind.
+
+use tollgate::{Nanos, PolicyDecision};
+use worker::{Context, Env};
+
+use crate::block_cache;
+use crate::config::PolicyConfig;
+use crate::do_client::{self, object_name};
+use crate::errors::ApiError;
+use crate::object::clock;
+use crate::respond::{self, Answer, CACHE_HEADER};
+use crate::sync_mode;
+use crate::wire::{DoRequest, Fault, Op};
+
+/// What one request brings besides the policy.
+pub struct Hit<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// Units.
+    pub cost: u64,
+    /// The test clock, when the test switch is on and the request carried one.
+    pub test_now: Option<Nanos>,
+    /// An injected fault (test switch on only).
+    pub fault: Option<Fault>,
+}
+
+/// Decides (`Op::Check`) or peeks (`Op::Peek`) and builds the answer.
+pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, op: Op) -> Result<Answer, ApiError> {
+    let now = hit.test_now.unwrap_or_else(clock);
+    if pc.sync_ms != 0 {
+        let d = sync_mode::decide(pc, hit.key, hit.cost, now, op)?;
+        if sync_mode::start_round_if_due(pc, now) {
+            ctx.wait_until(sync_mode::round(env.clone(), pc.clone(), now, hit.test_now.is_some()));
+        }
+        return Ok(respond::decision(pc, &d, now));
+    }
+    let name = object_name(&pc.name, hit.key);
+    if op == Op::Check {
+        if let Some(d) = block_cache::lookup(&name, hit.cost, now) {
+            let mut answer = respond::decision(pc, &d, now);
+            answer.headers.push((CACHE_HEADER, "hit".to_string()));
+            return Ok(answer);
+        }
+    }
+    let req = DoRequest {
+        op,
+        policy: pc.name.clone(),
+        key: hit.key.to_string(),
+        cost: hit.cost,
+        now: hit.test_now.map(Nanos::as_nanos),
+        fault: hit.fault,
+        diffs: Vec::new(),
+    };
+    match do_client::call(env, &req, pc.timeout_ms).await {
+        Ok(reply) => {
+            let Some(wire) = reply.decision else {
+                return Err(ApiError::internal("the Durable Object answered no decision"));
+            };
+            let d = PolicyDecision::from(wire);
+            if op == Op::Check && !d.allowed {
+                block_cache::remember(&name, hit.cost, now, &d);
+            }
+            Ok(respond::decision(pc, &d, Nanos::new(reply.now)))
+        }
+        Err((why, message)) => {
+            worker::console_error!("durable object {name:?} failed ({}): {message}", why.name());
+            Ok(respond::degraded(pc, pc.on_error, why, now))
+        }
+    }
+}

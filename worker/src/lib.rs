@@ -1,0 +1,40 @@
+//! tollgate as a Cloudflare Worker: rate-limit decisions over HTTP, each key's state in its
+//! own Durable Object (see worker/README.md for the API, configuration and deployment).
+//!
+//! Module map: `routes` (which path goes where), `api` (the `/v1` handlers), `api_request`
+//! (body validation), `decide` (Durable Object, block cache, fail mode, sync mode),
+//! `object` (the Durable Object), `sync_mode` (isolate-side sync), `proxy` + `ip` (proxy
+//! mode), `auth`, `config` + `env_config`, `respond` (answers and headers), `wire` (the
+//! Worker <-> object protocol), `errors`.
+
+pub mod api;
+pub mod api_request;
+pub mod auth;
+pub mod block_cache;
+pub mod config;
+pub mod decide;
+pub mod do_client;
+pub mod env_config;
+pub mod errors;
+pub mod ip;
+pub mod object;
+pub mod proxy;
+pub mod respond;
+pub mod routes;
+pub mod sync_mode;
+pub mod wire;
+
+use worker::{event, Context, Env, Request, Response, Result};
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    Ok(match routes::route(req, &env, &ctx).await {
+        Ok(resp) => resp,
+        Err(e) => {
+            if e.status >= 500 {
+                worker::console_error!("{e}");
+            }
+            e.to_response()
+        }
+    })
+}

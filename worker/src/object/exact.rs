@@ -1,0 +1,64 @@
+//! Exact mode (`sync = 0`): every hit is decided here, by the core's `Policy`, against the
+//! key's one stored `PolicyState`.
+
+use std::cell::RefCell;
+use std::slice;
+
+use tollgate::Nanos;
+use worker::SqlStorage;
+
+use super::storage::{load_exact, real_deadline, save_exact, Mem};
+use crate::config::PolicyConfig;
+use crate::errors::ApiError;
+use crate::wire::{DoReply, Op, PolicyDecisionWire};
+
+/// Runs a check, peek or refund at `now`. Returns the reply and, when state was written, the
+/// real time (ms) it expires at (for the alarm).
+///
+/// No `await` happens between loading and writing, so concurrent requests are serialised.
+pub fn run(
+    mem: &RefCell<Mem>,
+    sql: &SqlStorage,
+    pc: &PolicyConfig,
+    op: Op,
+    cost: u64,
+    now: Nanos,
+) -> Result<(DoReply, Option<u64>), ApiError> {
+    let policy = &pc.policy;
+    let mut mem = mem.borrow_mut();
+    load_exact(&mut mem, sql, policy)?;
+    let Some(state) = mem.exact.as_mut() else {
+        return Err(ApiError::internal("state not loaded"));
+    };
+    let bad_cost = |e: tollgate::CheckError| ApiError::bad_request("invalid_cost", e.to_string());
+    let (decision, wrote) = match op {
+        Op::Check => {
+            let d = policy.check(slice::from_mut(state), now, cost).map_err(bad_cost)?;
+            (d.clone(), d.allowed)
+        }
+        Op::Peek => (policy.peek(slice::from_ref(state), now, cost).map_err(bad_cost)?, false),
+        Op::Refund => {
+            if cost == 0 {
+                return Err(ApiError::bad_request("invalid_cost", "cost must be at least 1"));
+            }
+            policy.refund(slice::from_mut(state), now, cost);
+            (policy.peek(slice::from_ref(state), now, 1).map_err(bad_cost)?, true)
+        }
+        Op::Reset | Op::Sync | Op::Inspect => return Err(ApiError::internal("not an exact-mode operation")),
+    };
+    let mut alarm = None;
+    if wrote {
+        let deadline = real_deadline(
+            worker::Date::now().as_millis(),
+            now,
+            state.as_ref().map_or(now, |s| s.expires_at()),
+        );
+        if let Err(e) = save_exact(sql, state.as_ref(), deadline) {
+            // Memory is ahead of storage: forget it so the next request reloads what is durable.
+            mem.exact = None;
+            return Err(e);
+        }
+        alarm = state.is_some().then_some(deadline);
+    }
+    Ok((DoReply { now: now.as_nanos(), decision: Some(PolicyDecisionWire::from(&decision)), merged: Vec::new(), stored: None }, alarm))
+}

@@ -1,0 +1,157 @@
+//! The Durable Object: one per (policy, key), the single place that key's state lives and the
+//! single clock that decides for it.
+//!
+//! State is loaded lazily on the first request after the object starts, kept in memory and
+//! written through to the object's SQLite storage before the answer leaves (the runtime's
+//! output gate holds the answer until the write is durable). Every decision runs without an
+//! `await` between reading and writing the in-memory state, so concurrent requests to one
+//! key are decided one after another: 2000 concurrent hits on a limit of 100 admit exactly 100.
+//! An alarm deletes the state once its longest window has passed.
+
+mod central;
+mod exact;
+mod storage;
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use tollgate::Nanos;
+use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
+
+use crate::env_config::config;
+use crate::errors::ApiError;
+use crate::wire::{DoReply, DoRequest, Fault, Op};
+
+pub use storage::Mem;
+
+/// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
+const FAULT_DELAY: Duration = Duration::from_millis(3_000);
+
+#[durable_object]
+pub struct KeyLimiter {
+    state: State,
+    env: Env,
+    mem: RefCell<Mem>,
+}
+
+/// The object's clock in nanoseconds (millisecond resolution).
+pub fn clock() -> Nanos {
+    Nanos::from_millis(worker::Date::now().as_millis())
+}
+
+impl KeyLimiter {
+    async fn handle(&self, mut req: Request) -> std::result::Result<DoReply, ApiError> {
+        if req.method() != Method::Post {
+            return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
+        }
+        let body = req.bytes().await?;
+        let r: DoRequest = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
+        let cfg = config(&self.env)?;
+        let pc = cfg
+            .policies
+            .get(&r.policy)
+            .ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {:?}", r.policy)))?;
+        if let (Some(fault), true) = (r.fault, cfg.test_mode) {
+            if fault == Fault::Timeout {
+                worker::Delay::from(FAULT_DELAY).await;
+            }
+            return Err(ApiError::internal(format!("injected fault: {fault:?}")));
+        }
+        if r.now.is_some() && !cfg.test_mode {
+            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+        }
+        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
+        let storage = self.state.storage();
+        let sql = storage.sql();
+        match r.op {
+            Op::Check | Op::Peek | Op::Refund => {
+                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now)?;
+                self.schedule(alarm).await?;
+                Ok(reply)
+            }
+            Op::Sync => {
+                let (reply, alarm) = central::sync(&self.mem, &sql, pc, &r, now)?;
+                self.schedule(alarm).await?;
+                Ok(reply)
+            }
+            Op::Inspect => {
+                if !cfg.test_mode {
+                    return Err(ApiError::not_found("inspect"));
+                }
+                let rows = storage::stored_rows(&self.mem, &sql)?;
+                let alarm = storage.get_alarm().await?;
+                let stored = serde_json::json!({ "state": rows.0, "central": rows.1, "alarm": alarm });
+                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: Some(stored) })
+            }
+            Op::Reset => {
+                self.mem.borrow_mut().clear();
+                storage.delete_alarm().await?;
+                storage.delete_all().await?;
+                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: None })
+            }
+        }
+    }
+
+    /// Makes sure an alarm is set after a write. `alarm` is the real time (ms) the state just
+    /// written stops mattering. Only the first write of an object's life sets the alarm; when
+    /// it fires before the state's current deadline (the state was extended since), the alarm
+    /// handler moves it there. So an idle key costs one alarm, a busy key one per window.
+    async fn schedule(&self, alarm: Option<u64>) -> Result<()> {
+        let Some(at) = alarm else { return Ok(()) };
+        let needed = {
+            let mut mem = self.mem.borrow_mut();
+            let needed = mem.alarm_at.is_none();
+            if needed {
+                mem.alarm_at = Some(at);
+            }
+            needed
+        };
+        if needed {
+            let date = js_sys_date(at);
+            self.state.storage().set_alarm(worker::ScheduledTime::new(date)).await?;
+        }
+        Ok(())
+    }
+}
+
+fn js_sys_date(ms: u64) -> worker::js_sys::Date {
+    worker::js_sys::Date::new(&worker::wasm_bindgen::JsValue::from_f64(ms as f64))
+}
+
+impl DurableObject for KeyLimiter {
+    fn new(state: State, env: Env) -> Self {
+        KeyLimiter { state, env, mem: RefCell::new(Mem::default()) }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        match self.handle(req).await {
+            Ok(reply) => Response::from_json(&reply),
+            Err(e) => {
+                if e.status >= 500 {
+                    worker::console_error!("durable object: {e}");
+                }
+                Ok(e.to_response())
+            }
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        let storage = self.state.storage();
+        let real_now = worker::Date::now().as_millis();
+        self.mem.borrow_mut().alarm_at = None;
+        let deadline = storage::deadline(&self.mem, &storage.sql())?;
+        match deadline {
+            Some(d) if d > real_now => {
+                self.mem.borrow_mut().alarm_at = Some(d);
+                storage.set_alarm(worker::ScheduledTime::new(js_sys_date(d))).await?;
+            }
+            _ => {
+                // Everything this object holds decides like a fresh key now: drop it all.
+                self.mem.borrow_mut().clear();
+                storage.delete_all().await?;
+            }
+        }
+        Response::ok("ok")
+    }
+}

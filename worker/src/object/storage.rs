@@ -1,0 +1,173 @@
+//! The object's memory and its SQLite tables.
+//!
+//! ```sql
+//! state   (id = 0, bytes BLOB, deadline INTEGER)  -- PolicyState::encode(), exact mode
+//! central (id = 0, json TEXT,  deadline INTEGER)  -- merged window counts, sync mode
+//! ```
+//! `deadline` is the real time (Unix ms) from which the row decides like a fresh key; the
+//! alarm handler drops everything once every row's deadline has passed. Reads and writes use
+//! the synchronous SQL API, so no request can interleave between a read and its write.
+
+use std::collections::BTreeMap;
+
+use tollgate::{Nanos, Policy, PolicyState};
+use worker::{SqlStorage, SqlStorageValue};
+
+use crate::errors::ApiError;
+
+/// Merged counts of one key: `(limit, window start ns)` to `(count, expires at ns)`.
+pub type CentralCounts = BTreeMap<(usize, u64), (u64, u64)>;
+
+/// What the object keeps in memory. `None` fields are not loaded yet.
+#[derive(Debug, Default)]
+pub struct Mem {
+    /// Whether the tables exist (created on first use after start or `deleteAll`).
+    pub schema: bool,
+    /// The exact-mode state (`Some(None)`: loaded, fresh).
+    pub exact: Option<Option<PolicyState>>,
+    /// The sync-mode merged counts.
+    pub central: Option<CentralCounts>,
+    /// The alarm this object set, if it knows of one.
+    pub alarm_at: Option<u64>,
+}
+
+impl Mem {
+    /// Forgets everything (after a reset or an expiry).
+    pub fn clear(&mut self) {
+        *self = Mem::default();
+    }
+}
+
+fn sql_err(e: worker::Error) -> ApiError {
+    ApiError::internal(format!("storage: {e}"))
+}
+
+/// Creates the tables once per object start.
+pub fn ensure_schema(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
+    if !mem.schema {
+        sql.exec(
+            "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 0), bytes BLOB NOT NULL, deadline INTEGER NOT NULL)",
+            None,
+        )
+        .map_err(sql_err)?;
+        sql.exec(
+            "CREATE TABLE IF NOT EXISTS central (id INTEGER PRIMARY KEY CHECK (id = 0), json TEXT NOT NULL, deadline INTEGER NOT NULL)",
+            None,
+        )
+        .map_err(sql_err)?;
+        mem.schema = true;
+    }
+    Ok(())
+}
+
+fn first_row(sql: &SqlStorage, query: &str) -> Result<Option<Vec<SqlStorageValue>>, ApiError> {
+    sql.exec(query, None).map_err(sql_err)?.raw().next().transpose().map_err(sql_err)
+}
+
+/// Loads the exact-mode state if not loaded. A stored state that does not fit the policy (the
+/// configuration changed under it) is dropped: the key starts fresh, and a warning is logged.
+pub fn load_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy) -> Result<(), ApiError> {
+    if mem.exact.is_some() {
+        return Ok(());
+    }
+    ensure_schema(mem, sql)?;
+    let state = match first_row(sql, "SELECT bytes FROM state WHERE id = 0")? {
+        Some(row) => match row.into_iter().next() {
+            Some(SqlStorageValue::Blob(bytes)) => {
+                match PolicyState::decode(&bytes).and_then(|s| policy.validate_state(&s).map(|()| s)) {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        worker::console_warn!("stored state dropped: {e}");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        },
+        None => None,
+    };
+    mem.exact = Some(state);
+    Ok(())
+}
+
+/// Writes the exact-mode state through (or deletes it when fresh).
+pub fn save_exact(sql: &SqlStorage, state: Option<&PolicyState>, deadline_ms: u64) -> Result<(), ApiError> {
+    match state {
+        Some(s) => sql.exec(
+            "INSERT OR REPLACE INTO state (id, bytes, deadline) VALUES (0, ?, ?)",
+            vec![SqlStorageValue::Blob(s.encode()), SqlStorageValue::Integer(deadline_ms as i64)],
+        ),
+        None => sql.exec("DELETE FROM state", None),
+    }
+    .map(|_| ())
+    .map_err(sql_err)
+}
+
+/// Loads the sync-mode merged counts if not loaded.
+pub fn load_central(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
+    if mem.central.is_some() {
+        return Ok(());
+    }
+    ensure_schema(mem, sql)?;
+    let mut counts = CentralCounts::new();
+    if let Some(row) = first_row(sql, "SELECT json FROM central WHERE id = 0")? {
+        if let Some(SqlStorageValue::String(json)) = row.into_iter().next() {
+            match serde_json::from_str::<Vec<(usize, u64, u64, u64)>>(&json) {
+                Ok(rows) => counts.extend(rows.into_iter().map(|(l, s, c, e)| ((l, s), (c, e)))),
+                Err(e) => worker::console_warn!("stored counts dropped: {e}"),
+            }
+        }
+    }
+    mem.central = Some(counts);
+    Ok(())
+}
+
+/// Writes the merged counts through (or deletes them when empty).
+pub fn save_central(sql: &SqlStorage, counts: &CentralCounts, deadline_ms: u64) -> Result<(), ApiError> {
+    if counts.is_empty() {
+        return sql.exec("DELETE FROM central", None).map(|_| ()).map_err(sql_err);
+    }
+    let rows: Vec<(usize, u64, u64, u64)> = counts.iter().map(|(&(l, s), &(c, e))| (l, s, c, e)).collect();
+    let json = serde_json::to_string(&rows).map_err(|e| ApiError::internal(e.to_string()))?;
+    sql.exec(
+        "INSERT OR REPLACE INTO central (id, json, deadline) VALUES (0, ?, ?)",
+        vec![SqlStorageValue::String(json), SqlStorageValue::Integer(deadline_ms as i64)],
+    )
+    .map(|_| ())
+    .map_err(sql_err)
+}
+
+/// The latest deadline of any stored row (Unix ms), `None` when nothing is stored.
+pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<Option<u64>, worker::Error> {
+    ensure_schema(&mut mem.borrow_mut(), sql).map_err(|e| worker::Error::RustError(e.message))?;
+    let cursor = sql.exec(
+        "SELECT MAX(deadline) FROM (SELECT deadline FROM state UNION ALL SELECT deadline FROM central)",
+        None,
+    )?;
+    let row = cursor.raw().next().transpose()?;
+    Ok(match row.and_then(|r| r.into_iter().next()) {
+        Some(SqlStorageValue::Integer(d)) => Some(d.max(0) as u64),
+        Some(SqlStorageValue::Float(d)) => Some(d.max(0.0) as u64),
+        _ => None,
+    })
+}
+
+/// The real time (Unix ms) a state decided at `now` and fresh from `fresh_at` expires:
+/// `fresh_at - now` from the real clock, rounded up. With the test clock, `now` is not the
+/// real time; measuring from the real clock keeps the alarm meaningful either way.
+pub fn real_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos) -> u64 {
+    real_now_ms.saturating_add(fresh_at.saturating_sub(now).as_millis_ceil())
+}
+
+/// How many rows `state` and `central` hold (0 or 1 each), for the test-only inspect.
+pub fn stored_rows(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<(u64, u64), ApiError> {
+    ensure_schema(&mut mem.borrow_mut(), sql)?;
+    let count = |table: &str| -> Result<u64, ApiError> {
+        let row = first_row(sql, &format!("SELECT COUNT(*) FROM {table}"))?;
+        Ok(match row.and_then(|r| r.into_iter().next()) {
+            Some(SqlStorageValue::Integer(n)) => n.max(0) as u64,
+            _ => 0,
+        })
+    };
+    Ok((count("state")?, count("central")?))
+}

@@ -1,0 +1,81 @@
+//! Proxy mode: with `ORIGIN` set, every path outside `/v1` and `/healthz` is limited by the
+//! proxy policy, keyed by a configured header or the client IP, and forwarded to the origin
+//! with the rate-limit headers added (to the request the origin sees and to the response the
+//! client gets), or answered 429 (503 when the policy fails closed).
+
+use worker::{Context, Env, Fetch, Headers, Request, RequestInit, RequestRedirect, Response};
+
+use crate::api::fault;
+use crate::api_request::check_key;
+use crate::config::{Config, ProxyConfig};
+use crate::decide::{decide, Hit};
+use crate::errors::ApiError;
+use crate::ip::ip_key;
+use crate::wire::Op;
+
+/// The header Cloudflare sets to the connecting client's address (the client cannot forge it
+/// at the edge; locally, workerd sets it too).
+pub const CLIENT_IP_HEADER: &str = "CF-Connecting-IP";
+
+/// The key a proxied request is limited by: `key:<header value>` when the configured header is
+/// present, else `ip:<address or network>`.
+pub fn request_key(proxy: &ProxyConfig, headers: &Headers) -> Result<String, ApiError> {
+    if let Some(h) = &proxy.key_header {
+        if let Some(v) = headers.get(h)?.filter(|v| !v.trim().is_empty()) {
+            let key = format!("key:{}", v.trim());
+            check_key(&key)?;
+            return Ok(key);
+        }
+    }
+    let ip = headers.get(CLIENT_IP_HEADER)?.unwrap_or_default();
+    ip_key(&ip, proxy.ipv4_prefix, proxy.ipv6_prefix).ok_or_else(|| {
+        ApiError::bad_request("missing_client_ip", format!("no client address in {CLIENT_IP_HEADER} to limit by"))
+    })
+}
+
+/// Limits and forwards one request.
+pub async fn forward(req: Request, env: &Env, ctx: &Context, cfg: &Config, proxy: &ProxyConfig) -> Result<Response, ApiError> {
+    let pc = cfg
+        .policies
+        .get(&proxy.policy)
+        .ok_or_else(|| ApiError::new(500, "config_error", "the proxy policy is not configured"))?;
+    let key = request_key(proxy, req.headers())?;
+    let hit = Hit { key: &key, cost: 1, test_now: None, fault: fault(cfg, &req) };
+    let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
+    if !answer.allowed() {
+        return Ok(answer.to_response());
+    }
+    let url = req.url()?;
+    let target = match url.query() {
+        Some(q) => format!("{}{}?{q}", proxy.origin, url.path()),
+        None => format!("{}{}", proxy.origin, url.path()),
+    };
+    let upstream_headers = Headers::new();
+    for (name, value) in req.headers().entries() {
+        if name != "host" {
+            upstream_headers.append(&name, &value)?;
+        }
+    }
+    for (name, value) in &answer.headers {
+        upstream_headers.set(name, value)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(req.method()).with_headers(upstream_headers).with_redirect(RequestRedirect::Manual);
+    if let Some(body) = req.inner().body() {
+        init.with_body(Some(body.into()));
+    }
+    let upstream = Request::new_with_init(&target, &init)?;
+    let resp = Fetch::Request(upstream)
+        .send()
+        .await
+        .map_err(|e| ApiError::new(502, "origin_unreachable", format!("the origin did not answer: {e}")))?;
+    // The origin's headers are immutable: copy them and add the rate-limit headers.
+    let headers = Headers::new();
+    for (name, value) in resp.headers().entries() {
+        headers.append(&name, &value)?;
+    }
+    for (name, value) in &answer.headers {
+        headers.set(name, value)?;
+    }
+    Ok(resp.with_headers(headers))
+}

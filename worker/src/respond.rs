@@ -1,0 +1,104 @@
+//! Turning decisions into HTTP answers: the JSON body clients read and the headers the core
+//! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
+
+use serde_json::{json, Value};
+use tollgate::{Nanos, PolicyDecision};
+use worker::{Headers, Response};
+
+use crate::config::{FailMode, PolicyConfig};
+
+/// The header marking an answer the Durable Object did not make.
+pub const DEGRADED_HEADER: &str = "Tollgate-Degraded";
+/// The header marking a 429 answered from the isolate's block cache.
+pub const CACHE_HEADER: &str = "Tollgate-Cache";
+
+/// An answer before it becomes a [`Response`]: proxy mode reuses the status and headers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Answer {
+    /// 200 allowed, 429 denied, 503 failed closed.
+    pub status: u16,
+    /// The JSON body.
+    pub body: Value,
+    /// Headers to send (rate-limit headers and markers).
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Answer {
+    /// Whether the hit may proceed.
+    pub fn allowed(&self) -> bool {
+        self.body["allowed"].as_bool().unwrap_or(false)
+    }
+
+    /// The JSON response.
+    pub fn to_response(&self) -> Response {
+        let headers = Headers::new();
+        let _ = headers.set("content-type", "application/json");
+        let _ = headers.set("cache-control", "no-store");
+        for (name, value) in &self.headers {
+            let _ = headers.set(name, value);
+        }
+        Response::builder().with_status(self.status).with_headers(headers).fixed(self.body.to_string().into_bytes())
+    }
+}
+
+/// The answer to a decision made at `now`: 200 when allowed, 429 when denied.
+///
+/// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
+/// rounded up, 0 when allowed), `policy`, and `limitName` (the limit the figures are about:
+/// the one that blocked, or the one with the least left).
+pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
+    let s = &d.decision;
+    let body = json!({
+        "allowed": d.allowed,
+        "limit": s.limit,
+        "remaining": s.remaining,
+        "resetAt": s.reset_at.as_millis_ceil(),
+        "retryAfter": if d.allowed { 0 } else { s.retry_after.as_millis_ceil() },
+        "policy": pc.name,
+        "limitName": pc.policy.limit_name(d.binding),
+    });
+    Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now) }
+}
+
+/// Why the Durable Object could not decide.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// It answered an error (or its answer did not parse).
+    Error,
+    /// It did not answer within the policy's timeout.
+    Timeout,
+}
+
+impl Failure {
+    /// The name used in the degraded header and body.
+    pub fn name(self) -> &'static str {
+        match self {
+            Failure::Error => "error",
+            Failure::Timeout => "timeout",
+        }
+    }
+}
+
+/// The answer when the Durable Object failed: allowed (fail open, 200) or denied (fail
+/// closed, 503 with `Retry-After: 1`), marked `Tollgate-Degraded: fail-open;reason="timeout"`
+/// and `"degraded":"timeout"` in the body. Its figures are not real: `limit` is the first
+/// limit's, `remaining` is 0 and `resetAt` is now. No `RateLimit` header is sent, since
+/// there is no state to describe.
+pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> Answer {
+    let allowed = mode == FailMode::Open;
+    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
+    let body = json!({
+        "allowed": allowed,
+        "limit": limit,
+        "remaining": 0,
+        "resetAt": now.as_millis_ceil(),
+        "retryAfter": if allowed { 0 } else { 1000 },
+        "policy": pc.name,
+        "degraded": why.name(),
+    });
+    let mut headers = vec![(DEGRADED_HEADER, format!("fail-{};reason=\"{}\"", mode.name(), why.name()))];
+    if !allowed {
+        headers.push(("Retry-After", "1".to_string()));
+    }
+    Answer { status: if allowed { 200 } else { 503 }, body, headers }
+}

@@ -1,0 +1,80 @@
+//! Which path goes where: `/healthz`, `/v1/*` (behind the bearer token when one is set),
+//! then proxy mode (when `ORIGIN` is set) or the static assets (the playground, `www/`).
+//!
+//! Routing is a plain `match` rather than workers-rs' `Router`, whose 404/405 answers are
+//! plain text: here every error is the JSON shape.
+
+use serde_json::json;
+use worker::{Context, Env, Method, Request, Response};
+
+use crate::api;
+use crate::auth;
+use crate::env_config::config;
+use crate::errors::ApiError;
+use crate::proxy;
+use crate::wire::Op;
+
+/// The static assets binding in wrangler.toml.
+pub const ASSETS: &str = "ASSETS";
+
+fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Result<(), ApiError> {
+    if *method == allowed {
+        Ok(())
+    } else {
+        Err(ApiError::method_not_allowed(method.as_ref(), path, allow))
+    }
+}
+
+/// Routes one request.
+pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
+    let path = req.path();
+    let method = req.method();
+    if path == "/healthz" {
+        only(&method, Method::Get, &path, "GET")?;
+        let cfg = config(env)?;
+        let names: Vec<&String> = cfg.policies.keys().collect();
+        return api::json_response(
+            200,
+            &json!({ "ok": true, "policies": names, "proxy": cfg.proxy.is_some(), "testMode": cfg.test_mode }),
+        );
+    }
+    if path == "/v1" || path.starts_with("/v1/") {
+        let cfg = config(env)?;
+        auth::check(cfg.api_token.as_deref(), req.headers().get("authorization")?.as_deref())?;
+        return match path.as_str() {
+            "/v1/limit" => {
+                only(&method, Method::Post, &path, "POST")?;
+                api::limit(req, env, ctx, &cfg, Op::Check).await
+            }
+            "/v1/peek" => {
+                only(&method, Method::Post, &path, "POST")?;
+                api::limit(req, env, ctx, &cfg, Op::Peek).await
+            }
+            "/v1/refund" => {
+                only(&method, Method::Post, &path, "POST")?;
+                api::refund(req, env, &cfg).await
+            }
+            "/v1/policies" => {
+                only(&method, Method::Get, &path, "GET")?;
+                api::policies(&cfg)
+            }
+            p if p.starts_with("/v1/test/state/") && cfg.test_mode => {
+                only(&method, Method::Get, &path, "GET")?;
+                api::inspect(&p["/v1/test/state/".len()..], env, &cfg).await
+            }
+            p if p.starts_with("/v1/keys/") => {
+                only(&method, Method::Delete, &path, "DELETE")?;
+                api::reset(&p["/v1/keys/".len()..], env, &cfg).await
+            }
+            _ => Err(ApiError::not_found(&path)),
+        };
+    }
+    let cfg = config(env)?;
+    if let Some(p) = &cfg.proxy {
+        return proxy::forward(req, env, ctx, &cfg, p).await;
+    }
+    match env.assets(ASSETS) {
+        Ok(assets) => Ok(assets.fetch_request(req).await?),
+        Err(_) => Err(ApiError::not_found(&path)),
+    }
+}

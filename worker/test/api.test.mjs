@@ -1,0 +1,190 @@
+// Every endpoint and every error of the HTTP API, against the Worker in workerd (Miniflare).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { parseList } from "structured-headers";
+import { start, post, get, freshKey } from "./harness.mjs";
+
+let s;
+before(async () => {
+  s = await start();
+});
+after(async () => {
+  await s?.stop();
+});
+
+const limit = (body, h) => post(s.url, "/v1/limit", body, h);
+const T0 = 1_800_000_000_000; // a fixed test clock (ms), TEST_MODE is on here
+
+function assertErr(r, status, code) {
+  assert.equal(r.status, status, r.text);
+  assert.equal(r.headers.get("content-type"), "application/json");
+  assert.equal(r.body.error.code, code, r.text);
+  assert.equal(typeof r.body.error.message, "string");
+  assert.ok(r.body.error.message.length > 0);
+}
+
+test("healthz and policies", async () => {
+  const h = await get(s.url, "/healthz");
+  assert.equal(h.status, 200);
+  assert.equal(h.body.ok, true);
+  const p = await get(s.url, "/v1/policies");
+  assert.equal(p.status, 200);
+  assert.deepEqual(p.body.policies.api.limits[0], {
+    name: "per-second",
+    algorithm: "token-bucket",
+    limit: 100,
+    windowMs: 1000,
+    burst: 500,
+  });
+  assert.equal(p.body.policies.login.limits.length, 2);
+  assert.equal(p.body.policies.api.sync, 0);
+});
+
+test("allowed then denied: body shape, draft-10 headers as Structured Field Lists, Retry-After", async () => {
+  const key = freshKey("user");
+  for (let i = 0; i < 5; i++) {
+    const r = await limit({ key, policy: "login", cost: 1, now: T0 });
+    assert.equal(r.status, 200, r.text);
+    assert.deepEqual(Object.keys(r.body).sort(), ["allowed", "limit", "limitName", "policy", "remaining", "resetAt", "retryAfter"]);
+    assert.equal(r.body.allowed, true);
+    assert.equal(r.body.limit, 5);
+    assert.equal(r.body.remaining, 4 - i);
+    assert.equal(r.body.retryAfter, 0);
+    assert.equal(r.body.policy, "login");
+    assert.equal(r.headers.get("retry-after"), null);
+    const policy = parseList(r.headers.get("ratelimit-policy"));
+    assert.deepEqual(policy.map(([name, params]) => [name, params.get("q"), params.get("w")]), [
+      ["per-minute", 5, 60],
+      ["per-hour", 20, 3600],
+    ]);
+    const rl = parseList(r.headers.get("ratelimit"));
+    assert.equal(rl.length, 2);
+    assert.equal(rl[0][0], "per-minute");
+    assert.equal(rl[0][1].get("r"), 4 - i);
+    assert.ok(Number.isInteger(rl[0][1].get("t")));
+    assert.equal(r.headers.get("x-ratelimit-limit"), "5");
+  }
+  const denied = await limit({ key, policy: "login", now: T0 + 1000 });
+  assert.equal(denied.status, 429, denied.text);
+  assert.equal(denied.body.allowed, false);
+  assert.equal(denied.body.remaining, 0);
+  assert.equal(denied.body.limitName, "per-minute");
+  assert.ok(denied.body.retryAfter > 0);
+  assert.ok(denied.body.resetAt > T0);
+  const retry = Number(denied.headers.get("retry-after"));
+  assert.ok(Number.isInteger(retry) && retry >= 1);
+  assert.equal(retry, Math.ceil(denied.body.retryAfter / 1000));
+  assert.equal(parseList(denied.headers.get("ratelimit"))[0][1].get("r"), 0);
+  parseList(denied.headers.get("ratelimit-policy"));
+});
+
+test("the token bucket of the issue: 100/s with bursts of 500", async () => {
+  const key = freshKey();
+  let r = await limit({ key, policy: "api", cost: 500, now: T0 });
+  assert.equal(r.status, 200);
+  assert.equal(r.body.remaining, 0);
+  r = await limit({ key, policy: "api", now: T0 });
+  assert.equal(r.status, 429);
+  assert.equal(r.body.retryAfter, 10); // one token every 10 ms
+  r = await limit({ key, policy: "api", now: T0 + 10 });
+  assert.equal(r.status, 200);
+});
+
+test("peek answers the same and consumes nothing; refund gives back; reset forgets", async () => {
+  const key = freshKey();
+  await limit({ key, policy: "login", cost: 3, now: T0 });
+  const p1 = await post(s.url, "/v1/peek", { key, policy: "login", now: T0 });
+  const p2 = await post(s.url, "/v1/peek", { key, policy: "login", now: T0 });
+  assert.equal(p1.status, 200);
+  assert.deepEqual(p1.body, p2.body);
+  assert.equal(p1.body.remaining, 1);
+  const big = await post(s.url, "/v1/peek", { key, policy: "login", cost: 3, now: T0 });
+  assert.equal(big.status, 429);
+  const ref = await post(s.url, "/v1/refund", { key, policy: "login", cost: 2, now: T0 });
+  assert.equal(ref.status, 200, ref.text);
+  assert.equal(ref.body.refunded, 2);
+  assert.equal(ref.body.remaining, 3);
+  const del = await fetch(`${s.url}/v1/keys/login/${encodeURIComponent(key)}`, { method: "DELETE" });
+  assert.equal(del.status, 200);
+  assert.deepEqual(await del.json(), { reset: true, policy: "login", key });
+  const after = await post(s.url, "/v1/peek", { key, policy: "login", now: T0 });
+  assert.equal(after.body.remaining, 4);
+});
+
+test("keys may hold slashes and any UTF-8 up to 256 bytes", async () => {
+  const key = "tenant/é/" + "x".repeat(256 - "tenant/é/".length - 1);
+  assert.equal(Buffer.byteLength(key), 256);
+  const r = await limit({ key, policy: "login", now: T0 });
+  assert.equal(r.status, 200, r.text);
+  const del = await fetch(`${s.url}/v1/keys/login/${encodeURIComponent(key)}`, { method: "DELETE" });
+  assert.equal(del.status, 200);
+});
+
+test("every bad request is a JSON error and changes nothing", async () => {
+  const key = freshKey();
+  const cases = [
+    ["nope", 400, "invalid_json"],
+    ["[1,2]", 400, "invalid_body"],
+    [{ key, policy: "login", extra: true }, 400, "invalid_body"],
+    [{ policy: "login" }, 400, "missing_key"],
+    [{ key: "", policy: "login" }, 400, "missing_key"],
+    [{ key: 42, policy: "login" }, 400, "missing_key"],
+    [{ key: "x".repeat(257), policy: "login" }, 400, "key_too_long"],
+    [{ key }, 400, "missing_policy"],
+    [{ key, policy: "nope" }, 400, "unknown_policy"],
+    [{ key, policy: "login", cost: 0 }, 400, "invalid_cost"],
+    [{ key, policy: "login", cost: -1 }, 400, "invalid_cost"],
+    [{ key, policy: "login", cost: 1.5 }, 400, "invalid_cost"],
+    [{ key, policy: "login", cost: "1" }, 400, "invalid_cost"],
+    [{ key, policy: "login", cost: 6 }, 400, "invalid_cost"],
+    [{ key, policy: "login", now: -1 }, 400, "invalid_now"],
+    [JSON.stringify({ key, policy: "login", pad: "x".repeat(9000) }), 413, "body_too_large"],
+  ];
+  for (const [body, status, code] of cases) {
+    for (const route of ["/v1/limit", "/v1/peek", "/v1/refund"]) {
+      assertErr(await post(s.url, route, body), status, code);
+    }
+  }
+  const untouched = await post(s.url, "/v1/peek", { key, policy: "login", now: T0 });
+  assert.equal(untouched.body.remaining, 4, "no bad request counted");
+  assertErr(await get(s.url, "/v1/limit"), 405, "method_not_allowed");
+  assert.equal((await get(s.url, "/v1/limit")).headers.get("allow"), "POST");
+  assertErr(await post(s.url, "/v1/policies", {}), 405, "method_not_allowed");
+  assertErr(await get(s.url, "/v1/keys/login/x"), 405, "method_not_allowed");
+  assertErr(await get(s.url, "/v1/nothing"), 404, "not_found");
+  assertErr(await get(s.url, "/v1"), 404, "not_found");
+  assertErr(await post(s.url, "/healthz", {}), 405, "method_not_allowed");
+  const del = async (p) => {
+    const r = await fetch(s.url + p, { method: "DELETE" });
+    return { status: r.status, headers: r.headers, body: await r.json(), text: "" };
+  };
+  assertErr(await del("/v1/keys/nope/x"), 400, "unknown_policy");
+  assertErr(await del("/v1/keys/login"), 400, "missing_key");
+  assertErr(await del("/v1/keys/login/"), 400, "missing_key");
+  assertErr(await del("/v1/keys/login/%zz"), 400, "invalid_path");
+});
+
+test("the alarm deletes a key's state once its longest window has passed", async () => {
+  const key = freshKey();
+  const r = await limit({ key, policy: "short" });
+  assert.equal(r.status, 200);
+  const stored = await get(s.url, `/v1/test/state/short/${encodeURIComponent(key)}`);
+  assert.equal(stored.body.state, 1, stored.text);
+  assert.ok(stored.body.alarm > Date.now() - 1000 && stored.body.alarm <= Date.now() + 1000, stored.text);
+  let gone;
+  for (let i = 0; i < 40; i++) {
+    await new Promise((res) => setTimeout(res, 100));
+    gone = await get(s.url, `/v1/test/state/short/${encodeURIComponent(key)}`);
+    if (gone.body.state === 0) break;
+  }
+  assert.deepEqual(gone.body, { state: 0, central: 0, alarm: null });
+});
+
+test("a GCRA key with the test clock: exactly the burst, then one per emission interval", async () => {
+  const key = freshKey();
+  const statuses = [];
+  for (let i = 0; i < 11; i++) statuses.push((await limit({ key, policy: "gcra", now: T0 })).status);
+  assert.deepEqual(statuses, [...Array(10).fill(200), 429]);
+  assert.equal((await limit({ key, policy: "gcra", now: T0 + 99 })).status, 429);
+  assert.equal((await limit({ key, policy: "gcra", now: T0 + 100 })).status, 200);
+});

@@ -1,0 +1,156 @@
+// Starts the built Worker (build/index.js + index_bg.wasm) in the real local runtime
+// (Miniflare's programmatic API over workerd) on 127.0.0.1 with a free port and persistence
+// in a temporary folder, and stops it. Several named workers can share one Durable Object
+// namespace: each is its own isolate (used to measure sync mode's over-admission).
+import { Miniflare } from "miniflare";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const COMPAT = "2026-04-01";
+
+if (!fs.existsSync(path.join(root, "build/index.js"))) {
+  throw new Error("worker/build/index.js is missing: run worker/scripts/build.sh (make test-worker does)");
+}
+
+export const POLICIES = {
+  api: { limits: [{ name: "per-second", algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 }] },
+  login: {
+    limits: [
+      { name: "per-minute", algorithm: "sliding-window", quota: "5/m" },
+      { name: "per-hour", algorithm: "sliding-window", quota: "20/h" },
+    ],
+  },
+  hundred: { limits: [{ name: "total", algorithm: "token-bucket", limit: 100, window: "1h" }] },
+  gcra: { limits: [{ name: "per-second", algorithm: "gcra", quota: "10/s" }] },
+  short: { limits: [{ name: "per-300ms", algorithm: "fixed-window", limit: 2, window: "300ms" }] },
+  open: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "open", timeoutMs: 300 },
+  closed: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "closed", timeoutMs: 300 },
+};
+
+export function tempDir(prefix = "tollgate-test-") {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+function workerOptions(name, bindings, hostObjects) {
+  return {
+    name,
+    modules: true,
+    scriptPath: path.join(root, "build/index.js"),
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: COMPAT,
+    durableObjects: {
+      LIMITER: hostObjects ? { className: "KeyLimiter", useSQLite: true } : { className: "KeyLimiter", scriptName: "w0", useSQLite: true },
+    },
+    bindings,
+  };
+}
+
+/**
+ * Starts Miniflare. `isolates` > 1 starts workers w0..wN-1 (w0 hosts the Durable Objects);
+ * `urls[i]` reaches worker i through its own HTTP port-less route (see `fetchFor`).
+ */
+export async function start({ bindings = {}, persist, isolates = 1, assets = false } = {}) {
+  const dir = persist ?? tempDir();
+  const vars = { POLICIES, TEST_MODE: "on", ...bindings };
+  for (const [k, v] of Object.entries(vars)) if (v === undefined) delete vars[k];
+  const workers = [];
+  for (let i = 0; i < isolates; i++) {
+    const w = workerOptions(`w${i}`, vars, i === 0);
+    if (isolates > 1) w.routes = [`w${i}.test/*`];
+    if (assets && i === 0) {
+      w.assets = {
+        directory: path.join(root, "..", "www"),
+        binding: "ASSETS",
+        routerConfig: { has_user_worker: true, invoke_user_worker_ahead_of_assets: true },
+      };
+    }
+    workers.push(w);
+  }
+  const mf = new Miniflare({
+    host: "127.0.0.1",
+    port: 0,
+    workers,
+    durableObjectsPersist: dir,
+    cf: false,
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, "");
+  return {
+    mf,
+    url,
+    dir,
+    async stop() {
+      await mf.dispose();
+    },
+  };
+}
+
+// No keep-alive: the runtime may close a connection whose request body it did not read
+// (a 405, say), and a reused socket would then fail the next request.
+const agent = new http.Agent({ keepAlive: false, maxSockets: 64 });
+
+/**
+ * One HTTP request with node:http (unlike fetch, it sends a Host header as given, which is
+ * how requests pick an isolate: worker i answers host `wi.test`). Returns
+ * { status, headers (a Headers), body (parsed JSON or undefined), text }.
+ */
+export function request(base, route, { method = "GET", headers = {}, body } = {}) {
+  const u = new URL(base + route);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers, agent },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+          let json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode, headers: h, body: json, text });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** POSTs JSON (or a raw string) to the API. */
+export function post(base, route, body, headers = {}) {
+  return request(base, route, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+export function get(base, route, init = {}) {
+  return request(base, route, { headers: init.headers ?? {} });
+}
+
+/** DELETE. */
+export function del(base, route, headers = {}) {
+  return request(base, route, { method: "DELETE", headers });
+}
+
+let counter = 0;
+/** A key no other test uses. */
+export function freshKey(prefix = "k") {
+  counter += 1;
+  return `${prefix}:${process.pid}:${Date.now()}:${counter}`;
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,99 @@
+// State survives a restart of the local runtime: Miniflare restarted on the same folder, and
+// `wrangler dev` (the `make run` configuration, wrangler.toml) restarted on the same
+// --persist-to folder, which also serves the playground at /.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import fs from "node:fs";
+import { start, post, get, freshKey, tempDir, root, sleep } from "./harness.mjs";
+
+test("Miniflare restart on the same folder keeps every key's state", async () => {
+  const dir = tempDir();
+  const key = freshKey();
+  let s = await start({ persist: dir });
+  for (let i = 0; i < 3; i++) await post(s.url, "/v1/limit", { key, policy: "login" });
+  await s.stop();
+  s = await start({ persist: dir });
+  try {
+    const r = await post(s.url, "/v1/limit", { key, policy: "login" });
+    assert.equal(r.body.remaining, 1);
+  } finally {
+    await s.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+async function wranglerDev(port, persist) {
+  const child = spawn(
+    path.join(root, "node_modules/.bin/wrangler"),
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--log-level", "warn"],
+    {
+      cwd: root,
+      env: { ...process.env, SKIP_WORKER_BUILD: "1", CLOUDFLARE_CF_FETCH_ENABLED: "false", WRANGLER_SEND_METRICS: "false", CI: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  let log = "";
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${base}/healthz`)).status === 200) break;
+    } catch {}
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${log}`);
+    await sleep(200);
+  }
+  const stop = async () => {
+    if (child.exitCode === null) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+      const t = Date.now();
+      while (child.exitCode === null && Date.now() - t < 10_000) await sleep(100);
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+    }
+  };
+  return { base, stop, log: () => log };
+}
+
+test("wrangler dev (wrangler.toml) restarted on the same --persist-to folder keeps state", { timeout: 180_000 }, async () => {
+  const persist = tempDir("tollgate-wrangler-");
+  const port = await freePort();
+  const key = freshKey("user");
+  let w = await wranglerDev(port, persist);
+  try {
+    const page = await get(w.base, "/");
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<html/i);
+    for (let i = 0; i < 5; i++) assert.equal((await post(w.base, "/v1/limit", { key, policy: "login" })).status, 200);
+  } finally {
+    await w.stop();
+  }
+  w = await wranglerDev(port, persist);
+  try {
+    const r = await post(w.base, "/v1/limit", { key, policy: "login" });
+    assert.equal(r.status, 429, r.text);
+    assert.equal(r.body.limitName, "per-minute");
+  } finally {
+    await w.stop();
+    fs.rmSync(persist, { recursive: true, force: true });
+  }
+});

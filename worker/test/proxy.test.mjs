@@ -1,0 +1,90 @@
+// Proxy mode against a local origin: allowed requests are forwarded with the rate-limit
+// headers, denied ones answered 429 and never reach the origin; keys come from a header or
+// the client IP, IPv6 grouped by /64.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { parseList } from "structured-headers";
+import { start, get, freshKey } from "./harness.mjs";
+
+let origin;
+let seen = [];
+let s;
+
+before(async () => {
+  origin = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body });
+      res.setHeader("content-type", "application/json");
+      res.setHeader("x-origin", "yes");
+      res.statusCode = req.url.startsWith("/teapot") ? 418 : 200;
+      res.end(JSON.stringify({ from: "origin", url: req.url, body }));
+    });
+  });
+  await new Promise((r) => origin.listen(0, "127.0.0.1", r));
+  s = await start({
+    bindings: {
+      ORIGIN: `http://127.0.0.1:${origin.address().port}`,
+      PROXY: { policy: "login", keyHeader: "x-api-key" },
+    },
+  });
+});
+after(async () => {
+  await s?.stop();
+  origin?.close();
+});
+
+test("allowed requests reach the origin with the headers added; the 6th is a 429 that does not", async () => {
+  const apiKey = freshKey("key");
+  seen = [];
+  for (let i = 0; i < 5; i++) {
+    const r = await get(s.url, `/orders/42?page=${i}`, { headers: { "x-api-key": apiKey } });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.headers.get("x-origin"), "yes");
+    assert.equal(r.body.url, `/orders/42?page=${i}`);
+    const rl = parseList(r.headers.get("ratelimit"));
+    assert.equal(rl[0][1].get("r"), 4 - i);
+    parseList(r.headers.get("ratelimit-policy"));
+  }
+  assert.equal(seen.length, 5);
+  assert.ok(seen[0].headers["ratelimit-policy"], "the origin sees the headers too");
+  const denied = await get(s.url, "/orders/42", { headers: { "x-api-key": apiKey } });
+  assert.equal(denied.status, 429);
+  assert.equal(denied.body.allowed, false);
+  assert.ok(Number(denied.headers.get("retry-after")) >= 1);
+  assert.equal(seen.length, 5, "a denied request never reaches the origin");
+});
+
+test("methods, bodies and origin statuses pass through", async () => {
+  const r = await fetch(`${s.url}/teapot`, {
+    method: "POST",
+    headers: { "x-api-key": freshKey("key"), "content-type": "text/plain" },
+    body: "hello origin",
+  });
+  assert.equal(r.status, 418);
+  const body = await r.json();
+  assert.equal(body.body, "hello origin");
+  assert.ok(r.headers.get("ratelimit"));
+});
+
+test("without the key header the client IP is the key; IPv6 is grouped by /64", async () => {
+  // Each address family gets its own fresh network so reruns do not collide.
+  const n = (Date.now() % 65000).toString(16);
+  const a = { "cf-connecting-ip": `2001:db8:${n}:1::1` };
+  const b = { "cf-connecting-ip": `2001:db8:${n}:1:ffff:ffff:ffff:fffe` };
+  const c = { "cf-connecting-ip": `2001:db8:${n}:2::1` };
+  const remaining = async (h) => parseList((await get(s.url, "/x", { headers: h })).headers.get("ratelimit"))[0][1].get("r");
+  assert.equal(await remaining(a), 4);
+  assert.equal(await remaining(b), 3, "same /64, same key");
+  assert.equal(await remaining(c), 4, "another /64");
+  const v4 = { "cf-connecting-ip": `198.51.100.${Date.now() % 250}` };
+  assert.equal(await remaining(v4), 4);
+});
+
+test("the API is not proxied", async () => {
+  const r = await get(s.url, "/v1/policies");
+  assert.equal(r.status, 200);
+  assert.ok(r.body.policies.login);
+});
