@@ -18,6 +18,7 @@ pub mod env_config;
 pub mod errors;
 pub mod ip;
 pub mod object;
+pub mod pool_config;
 pub mod proxy;
 pub mod respond;
 pub mod routes;
