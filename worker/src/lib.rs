@@ -19,6 +19,7 @@ pub mod errors;
 pub mod ip;
 pub mod object;
 pub mod pool_config;
+pub mod pool_wire;
 pub mod proxy;
 pub mod respond;
 pub mod routes;
