@@ -6,7 +6,7 @@
 //! of holders are applied one at a time: no partition is ever leased to two holders at once,
 //! so the granted rates never add up to more than the capacity. An alarm at the next expiry
 //! frees lapsed leases and deletes the storage once the pool is empty; requests expire
-//! lapsed leases themselves too, so nothing depends on when the alarm runs.
+//! lapsed leases themselves too, so correctness never depends on when the alarm runs.
 
 use std::cell::RefCell;
 
@@ -14,7 +14,7 @@ use tollgate::lease::LeaseError;
 use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
-use super::pool_storage::{self, pool_now, PoolMem};
+use super::pool_storage::{self, alarm_now, PoolMem};
 use super::{clock, js_sys_date};
 use crate::env_config::config;
 use crate::errors::ApiError;
@@ -99,7 +99,7 @@ impl CapacityPool {
             };
             reply.free = pool.free(now);
             let deadline = if write {
-                match pool_storage::save(&sql, loaded, real, now) {
+                match pool_storage::save(&sql, loaded, real, now, r.now.is_some()) {
                     Ok(d) => d,
                     Err(e) => {
                         // Memory is ahead of storage: forget it so the next request reloads
@@ -155,9 +155,10 @@ impl DurableObject for CapacityPool {
         }
     }
 
-    /// Frees the leases that lapsed (in the clock that granted them), writes the pool
-    /// through and sets the alarm at the next expiry; deletes everything once no lease is
-    /// left (or the pool is no longer configured).
+    /// Frees the leases that lapsed, writes the pool through and sets the alarm at the next
+    /// expiry; deletes everything once no lease is left (or the pool is no longer
+    /// configured). After a write on a test clock it expires at that test instant and sets
+    /// no new alarm: it cannot know a test's time, and the next write sets one again.
     async fn alarm(&self) -> Result<Response> {
         let cfg = match config(&self.env) {
             Ok(cfg) => cfg,
@@ -170,20 +171,23 @@ impl DurableObject for CapacityPool {
         let storage = self.state.storage();
         let sql = storage.sql();
         let real = real_ms();
-        let next = {
+        let (next, test_clock) = {
             let mut mem = self.mem.borrow_mut();
             mem.alarm_at = None;
             let loaded = pool_storage::load(&mut mem, &sql, &cfg, None).map_err(|e| worker::Error::RustError(e.message))?;
             match loaded {
                 Some(loaded) => {
-                    let now = pool_now(real, loaded.skew_ms);
+                    let test_clock = loaded.test_now.is_some();
+                    let now = alarm_now(real, loaded.test_now);
                     loaded.pool.expire(now);
-                    pool_storage::save(&sql, loaded, real, now).map_err(|e| worker::Error::RustError(e.message))?
+                    let next = pool_storage::save(&sql, loaded, real, now, test_clock).map_err(|e| worker::Error::RustError(e.message))?;
+                    (next, test_clock)
                 }
-                None => None,
+                None => (None, false),
             }
         };
         match next {
+            Some(_) if test_clock => {}
             Some(at) => {
                 self.mem.borrow_mut().alarm_at = Some(at);
                 storage.set_alarm(worker::ScheduledTime::new(js_sys_date(at))).await?;

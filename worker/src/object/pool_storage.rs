@@ -1,14 +1,13 @@
 //! A pool object's memory and its SQLite table.
 //!
 //! ```sql
-//! pool (id = 0, name TEXT, bytes BLOB, deadline INTEGER, skew INTEGER)
+//! pool (id = 0, name TEXT, bytes BLOB, deadline INTEGER, test_now INTEGER NULL)
 //! ```
 //! `bytes` is `LeasePool::encode()`; `name` the pool's name, so the alarm (which has no
 //! request) can find the pool's configuration; `deadline` the real time (Unix ms) the next
-//! lease lapses; `skew` the pool's clock minus the real clock (ms) at the last write: 0
-//! unless a test passed `now`, and it lets the alarm expire leases in the clock that granted
-//! them. The row is deleted when no lease is left. Reads and writes use the synchronous SQL
-//! API, so no request can interleave between a read and its write.
+//! lease lapses; `test_now` the test clock (ms) of the last write when a test passed `now`,
+//! NULL on the real clock. The row is deleted when no lease is left. Reads and writes use
+//! the synchronous SQL API, so no request can interleave between a read and its write.
 
 use tollgate::lease::LeasePool;
 use tollgate::Nanos;
@@ -25,8 +24,10 @@ pub struct Loaded {
     pub name: String,
     /// The leases (the core's state machine).
     pub pool: LeasePool,
-    /// The pool's clock minus the real clock at the last write (ms).
-    pub skew_ms: i64,
+    /// The test clock of the last write, `None` when it was the real clock. The alarm cannot
+    /// know a test's clock: it then takes this instant as the pool's time, never later, so it
+    /// can never take away a lease a test's next request still sees as live.
+    pub test_now: Option<Nanos>,
 }
 
 /// What the object keeps in memory.
@@ -55,7 +56,7 @@ fn ensure_schema(mem: &mut PoolMem, sql: &SqlStorage) -> Result<(), ApiError> {
     if !mem.schema {
         sql.exec(
             "CREATE TABLE IF NOT EXISTS pool (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL, \
-             bytes BLOB NOT NULL, deadline INTEGER NOT NULL, skew INTEGER NOT NULL)",
+             bytes BLOB NOT NULL, deadline INTEGER NOT NULL, test_now INTEGER)",
             None,
         )
         .map_err(sql_err)?;
@@ -64,14 +65,19 @@ fn ensure_schema(mem: &mut PoolMem, sql: &SqlStorage) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The stored row as (name, bytes, skew).
-fn read_row(sql: &SqlStorage) -> Result<Option<(String, Vec<u8>, i64)>, ApiError> {
-    let row = sql.exec("SELECT name, bytes, skew FROM pool WHERE id = 0", None).map_err(sql_err)?.raw().next();
+/// The stored row: name, bytes, test_now.
+type Row = (String, Vec<u8>, Option<Nanos>);
+
+fn read_row(sql: &SqlStorage) -> Result<Option<Row>, ApiError> {
+    let row = sql.exec("SELECT name, bytes, test_now FROM pool WHERE id = 0", None).map_err(sql_err)?.raw().next();
     let Some(row) = row.transpose().map_err(sql_err)? else { return Ok(None) };
     let mut cols = row.into_iter();
     match (cols.next(), cols.next(), cols.next()) {
-        (Some(SqlStorageValue::String(name)), Some(SqlStorageValue::Blob(bytes)), Some(SqlStorageValue::Integer(skew))) => {
-            Ok(Some((name, bytes, skew)))
+        (Some(SqlStorageValue::String(name)), Some(SqlStorageValue::Blob(bytes)), Some(SqlStorageValue::Integer(t))) => {
+            Ok(Some((name, bytes, Some(Nanos::from_millis(t.max(0) as u64)))))
+        }
+        (Some(SqlStorageValue::String(name)), Some(SqlStorageValue::Blob(bytes)), Some(SqlStorageValue::Null) | None) => {
+            Ok(Some((name, bytes, None)))
         }
         _ => {
             worker::console_warn!("stored pool row has unexpected columns: dropped");
@@ -94,17 +100,17 @@ pub fn load<'m>(mem: &'m mut PoolMem, sql: &SqlStorage, cfg: &Config, name: Opti
         };
         let Some(pc) = cfg.pools.get(&pool_name) else { return Ok(None) };
         let mut pool = pc.empty_pool().map_err(ApiError::internal)?;
-        let mut skew_ms = 0;
-        if let Some((stored_name, bytes, skew)) = row {
+        let mut test_now = None;
+        if let Some((stored_name, bytes, t)) = row {
             if stored_name != pool_name {
                 worker::console_warn!("stored pool {stored_name:?} is not {pool_name:?}: dropped");
             } else if let Err(e) = pool.restore(&bytes) {
                 worker::console_warn!("stored leases of pool {pool_name:?} dropped: {e}");
             } else {
-                skew_ms = skew;
+                test_now = t;
             }
         }
-        mem.loaded = Some(Loaded { name: pool_name, pool, skew_ms });
+        mem.loaded = Some(Loaded { name: pool_name, pool, test_now });
     }
     let loaded = mem.loaded.as_mut().filter(|l| name.is_none_or(|n| n == l.name));
     match loaded {
@@ -113,31 +119,34 @@ pub fn load<'m>(mem: &'m mut PoolMem, sql: &SqlStorage, cfg: &Config, name: Opti
     }
 }
 
-/// The pool's clock at the real time `real_ms`, given the skew of the last write.
-pub fn pool_now(real_ms: u64, skew_ms: i64) -> Nanos {
-    Nanos::from_millis((real_ms as i64).saturating_add(skew_ms).max(0) as u64)
+/// The pool's time for the alarm at the real time `real_ms`: the real clock, or, when the
+/// last write was on a test clock, that test instant (see [`Loaded::test_now`]).
+pub fn alarm_now(real_ms: u64, test_now: Option<Nanos>) -> Nanos {
+    test_now.unwrap_or(Nanos::from_millis(real_ms))
 }
 
-/// Writes the pool through as it is at `now` (real time `real_ms`): the row, or no row when
-/// no lease is left. Returns the real time (ms) the next lease lapses, for the alarm.
-pub fn save(sql: &SqlStorage, loaded: &mut Loaded, real_ms: u64, now: Nanos) -> Result<Option<u64>, ApiError> {
+/// Writes the pool through as it is at `now` (real time `real_ms`; `test_clock` when `now`
+/// came from a test): the row, or no row when no lease is left. Returns the real time (ms)
+/// the next lease lapses, `None` when the row was deleted.
+pub fn save(sql: &SqlStorage, loaded: &mut Loaded, real_ms: u64, now: Nanos, test_clock: bool) -> Result<Option<u64>, ApiError> {
     let Some(next) = loaded.pool.next_expiry() else {
         sql.exec("DELETE FROM pool", None).map_err(sql_err)?;
+        loaded.test_now = None;
         return Ok(None);
     };
     let deadline = real_deadline(real_ms, now, next);
-    let skew = now.as_millis_floor() as i64 - real_ms as i64;
+    let test_now = test_clock.then_some(now);
     sql.exec(
-        "INSERT OR REPLACE INTO pool (id, name, bytes, deadline, skew) VALUES (0, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO pool (id, name, bytes, deadline, test_now) VALUES (0, ?, ?, ?, ?)",
         vec![
             SqlStorageValue::String(loaded.name.clone()),
             SqlStorageValue::Blob(loaded.pool.encode()),
             SqlStorageValue::Integer(deadline as i64),
-            SqlStorageValue::Integer(skew),
+            test_now.map_or(SqlStorageValue::Null, |t| SqlStorageValue::Integer(t.as_millis_floor() as i64)),
         ],
     )
     .map_err(sql_err)?;
-    loaded.skew_ms = skew;
+    loaded.test_now = test_now;
     Ok(Some(deadline))
 }
 
@@ -156,10 +165,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pool_clock_follows_the_skew_of_the_last_write() {
-        assert_eq!(pool_now(1_000, 0), Nanos::from_millis(1_000));
-        assert_eq!(pool_now(1_000, 500), Nanos::from_millis(1_500));
-        assert_eq!(pool_now(1_000, -400), Nanos::from_millis(600));
-        assert_eq!(pool_now(1_000, -5_000), Nanos::ZERO);
+    fn the_alarm_never_moves_a_test_clock_forward() {
+        assert_eq!(alarm_now(1_000, None), Nanos::from_millis(1_000));
+        assert_eq!(alarm_now(1_000, Some(Nanos::from_millis(5))), Nanos::from_millis(5));
+        assert_eq!(alarm_now(1_000, Some(Nanos::from_secs(9_000))), Nanos::from_secs(9_000));
     }
 }
