@@ -31,11 +31,8 @@ export const POLICIES = {
   closed: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "closed", timeoutMs: 300 },
 };
 
-/** Capacity pools: 500/s as 20 partitions of 25/s (the notes' example), and a small one. */
-export const POOLS = {
-  ingest: { partitions: 20, rate: "25/s", maxTtl: "1m" },
-  small: { partitions: 4, rate: "10/s", maxTtl: "1m" },
-};
+/** Capacity pools, as in wrangler.toml: 500/s as 20 partitions of 25/s (the notes' example). */
+export const POOLS = { ingest: { partitions: 20, rate: "25/s", maxTtl: "1m" } };
 
 export function tempDir(prefix = "tollgate-test-") {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
