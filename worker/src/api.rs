@@ -40,7 +40,7 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
 }
 
 fn unavailable(message: String) -> ApiError {
-    ApiError::new(503, "unavailable", format!("the key's Durable Object failed: {message}")).with_header("Retry-After", "1")
+    do_client::unavailable("key", message)
 }
 
 /// `POST /v1/refund`: gives `cost` units back (exact mode only) and answers what a hit of

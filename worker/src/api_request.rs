@@ -116,7 +116,7 @@ mod tests {
             "api": { "limits": [{ "name": "per-second", "algorithm": "gcra", "limit": 100, "window": "1s", "burst": 500 }] }
         }))
         .unwrap();
-        Config { policies, proxy: None, test_mode, api_token: None }
+        Config { policies, pools: Default::default(), proxy: None, test_mode, api_token: None }
     }
 
     fn code(body: &str, test_mode: bool) -> &'static str {

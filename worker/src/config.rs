@@ -1,5 +1,6 @@
 //! The configuration, read from the Worker's vars (wrangler.toml `[vars]`, JSON) once per
-//! isolate: named policies, proxy mode, the test switch and the API token.
+//! isolate: named policies, capacity pools (`pool_config`), proxy mode, the test switch and
+//! the API token.
 //!
 //! ```toml
 //! [vars.POLICIES.api]
@@ -22,6 +23,8 @@ use serde_json::{json, Value};
 use tollgate::quota::parse_duration;
 use tollgate::sync::SyncRate;
 use tollgate::{AnyAlgorithm, Kind, LimitSpec, Nanos, Policy, Quota};
+
+use crate::pool_config::PoolConfig;
 
 /// The most milliseconds a policy may wait for its Durable Object.
 pub const MAX_TIMEOUT_MS: u64 = 30_000;
@@ -94,6 +97,8 @@ pub struct ProxyConfig {
 pub struct Config {
     /// Policies by name.
     pub policies: BTreeMap<String, PolicyConfig>,
+    /// Capacity pools by name (the `POOLS` var; none when it is not set).
+    pub pools: BTreeMap<String, PoolConfig>,
     /// Proxy mode, when `ORIGIN` is set.
     pub proxy: Option<ProxyConfig>,
     /// The test-only switch (`TEST_MODE = "on"`): requests may carry `now` and inject faults.

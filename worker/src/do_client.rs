@@ -1,15 +1,19 @@
-//! Calling a key's Durable Object from the Worker, bounded by the policy's timeout.
+//! Calling a key's (or a pool's) Durable Object from the Worker, bounded by a timeout.
 
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
 use worker::{wasm_bindgen::JsValue, Delay, Env, Headers, Method, Request, RequestInit};
 
+use crate::errors::ApiError;
+use crate::pool_wire::{PoolReply, PoolRequest};
 use crate::respond::Failure;
 use crate::wire::{DoReply, DoRequest};
 
 /// The Durable Object binding in wrangler.toml.
 pub const BINDING: &str = "LIMITER";
+/// The capacity pools' Durable Object binding in wrangler.toml (one object per pool).
+pub const POOL_BINDING: &str = "LEASES";
 
 /// The object's name for (policy, key): `policy/key`. Policy names cannot contain `/`, so the
 /// first `/` separates them and every (policy, key) pair has its own name.
@@ -17,9 +21,10 @@ pub fn object_name(policy: &str, key: &str) -> String {
     format!("{policy}/{key}")
 }
 
-async fn send(env: &Env, name: String, body: String) -> Result<DoReply, String> {
-    let ns = env.durable_object(BINDING).map_err(|e| e.to_string())?;
-    let stub = ns.id_from_name(&name).and_then(|id| id.get_stub()).map_err(|e| e.to_string())?;
+/// Posts `body` to the object named `name` of the namespace `binding`: (status, body text).
+async fn exchange(env: &Env, binding: &str, name: &str, body: String) -> Result<(u16, String), String> {
+    let ns = env.durable_object(binding).map_err(|e| e.to_string())?;
+    let stub = ns.id_from_name(name).and_then(|id| id.get_stub()).map_err(|e| e.to_string())?;
     let headers = Headers::new();
     headers.set("content-type", "application/json").map_err(|e| e.to_string())?;
     let mut init = RequestInit::new();
@@ -28,6 +33,11 @@ async fn send(env: &Env, name: String, body: String) -> Result<DoReply, String> 
     let mut resp = stub.fetch_with_request(req).await.map_err(|e| e.to_string())?;
     let status = resp.status_code();
     let text = resp.text().await.map_err(|e| e.to_string())?;
+    Ok((status, text))
+}
+
+async fn send(env: &Env, name: String, body: String) -> Result<DoReply, String> {
+    let (status, text) = exchange(env, BINDING, &name, body).await?;
     if status != 200 {
         return Err(format!("status {status}: {text}"));
     }
@@ -47,6 +57,42 @@ pub async fn call(env: &Env, req: &DoRequest, timeout_ms: u64) -> Result<DoReply
     }
 }
 
+/// The error codes a pool's object may answer that are the caller's, passed on as they are.
+const POOL_CODES: [&str; 6] = ["lease_not_held", "invalid_holder", "invalid_partitions", "invalid_ttl", "unknown_pool", "test_mode_disabled"];
+
+/// What a pool object's non-200 answer means for the client: its own 4xx error when the code
+/// is one of [`POOL_CODES`], otherwise `503 unavailable`.
+pub fn pool_failure(status: u16, text: &str) -> ApiError {
+    let v: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+    let code = v["error"]["code"].as_str().unwrap_or("");
+    match POOL_CODES.iter().find(|&&c| c == code) {
+        Some(&c) if (400..500).contains(&status) => {
+            ApiError::new(status, c, v["error"]["message"].as_str().unwrap_or(c).to_string())
+        }
+        _ => unavailable("pool", format!("status {status}: {text}")),
+    }
+}
+
+/// 503 for a Durable Object that failed or did not answer (retry in a second).
+pub fn unavailable(what: &str, message: String) -> ApiError {
+    ApiError::new(503, "unavailable", format!("the {what}'s Durable Object failed: {message}")).with_header("Retry-After", "1")
+}
+
+/// Sends `req` to the object of pool `req.pool`, waiting at most `timeout_ms`.
+pub async fn call_pool(env: &Env, req: &PoolRequest, timeout_ms: u64) -> Result<PoolReply, ApiError> {
+    let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
+    let work = Box::pin(exchange(env, POOL_BINDING, &req.pool, body));
+    let timer = Box::pin(Delay::from(Duration::from_millis(timeout_ms)));
+    match select(work, timer).await {
+        Either::Left((Ok((200, text)), _)) => {
+            serde_json::from_str(&text).map_err(|e| unavailable("pool", format!("bad reply: {e}")))
+        }
+        Either::Left((Ok((status, text)), _)) => Err(pool_failure(status, &text)),
+        Either::Left((Err(e), _)) => Err(unavailable("pool", e)),
+        Either::Right(_) => Err(unavailable("pool", format!("no answer within {timeout_ms} ms"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +102,14 @@ mod tests {
         assert_eq!(object_name("api", "user:42"), "api/user:42");
         let name = object_name("api", "a/b");
         assert_eq!(name.split_once('/'), Some(("api", "a/b")));
+    }
+
+    #[test]
+    fn a_pool_object_s_own_client_errors_pass_through_and_the_rest_is_503() {
+        let e = pool_failure(404, r#"{"error":{"code":"lease_not_held","message":"gone"}}"#);
+        assert_eq!((e.status, e.code, e.message.as_str()), (404, "lease_not_held", "gone"));
+        assert_eq!(pool_failure(500, r#"{"error":{"code":"internal","message":"x"}}"#).code, "unavailable");
+        assert_eq!(pool_failure(400, r#"{"error":{"code":"whatever","message":"x"}}"#).status, 503);
+        assert_eq!(pool_failure(502, "<html>").code, "unavailable");
     }
 }

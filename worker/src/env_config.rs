@@ -11,6 +11,7 @@ use serde_json::Value;
 use worker::Env;
 
 use crate::config::{parse_policies, parse_proxy, test_mode_on, Config};
+use crate::pool_config::parse_pools;
 use crate::errors::ApiError;
 
 thread_local! {
@@ -41,12 +42,13 @@ fn string_var(env: &Env, name: &str) -> Option<String> {
 fn read(env: &Env) -> Result<Config, String> {
     let policies = json_var(env, "POLICIES")?.ok_or("the POLICIES var is not set")?;
     let policies = parse_policies(&policies)?;
+    let pools = parse_pools(json_var(env, "POOLS")?.as_ref())?;
     let origin = string_var(env, "ORIGIN");
     let proxy = parse_proxy(origin.as_deref(), json_var(env, "PROXY")?.as_ref(), &policies)?;
     let test_mode = test_mode_on(string_var(env, "TEST_MODE").as_deref());
     // An empty token is treated as unset: "" would otherwise accept `Bearer ` (no token).
     let api_token = env.secret("API_TOKEN").ok().map(|s| s.to_string()).filter(|t| !t.is_empty());
-    Ok(Config { policies, proxy, test_mode, api_token })
+    Ok(Config { policies, pools, proxy, test_mode, api_token })
 }
 
 /// The configuration, or a 500 `config_error` naming what is wrong with it.

@@ -3,9 +3,11 @@
 //!
 //! Module map: `routes` (which path goes where), `api` (the `/v1` handlers), `api_request`
 //! (body validation), `decide` (Durable Object, block cache, fail mode, sync mode),
-//! `object` (the Durable Object), `sync_mode` (isolate-side sync), `proxy` + `ip` (proxy
+//! `object` (the Durable Objects), `sync_mode` (isolate-side sync), `proxy` + `ip` (proxy
 //! mode), `auth`, `config` + `env_config`, `respond` (answers and headers), `wire` (the
-//! Worker <-> object protocol), `errors`.
+//! Worker <-> object protocol), `errors`. Capacity leases: `pools_api` (handlers),
+//! `pool_request` (paths and bodies), `pool_config` (the `POOLS` var), `pool_wire` (the
+//! Worker <-> pool object protocol), `object::pool` (one Durable Object per pool).
 
 pub mod api;
 pub mod api_request;
@@ -18,6 +20,10 @@ pub mod env_config;
 pub mod errors;
 pub mod ip;
 pub mod object;
+pub mod pool_config;
+pub mod pool_request;
+pub mod pool_wire;
+pub mod pools_api;
 pub mod proxy;
 pub mod respond;
 pub mod routes;

@@ -11,6 +11,7 @@ use crate::api;
 use crate::auth;
 use crate::env_config::config;
 use crate::errors::ApiError;
+use crate::pools_api;
 use crate::proxy;
 use crate::wire::Op;
 
@@ -33,9 +34,10 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
         only(&method, Method::Get, &path, "GET")?;
         let cfg = config(env)?;
         let names: Vec<&String> = cfg.policies.keys().collect();
+        let pools: Vec<&String> = cfg.pools.keys().collect();
         return api::json_response(
             200,
-            &json!({ "ok": true, "policies": names, "proxy": cfg.proxy.is_some(), "testMode": cfg.test_mode }),
+            &json!({ "ok": true, "policies": names, "pools": pools, "proxy": cfg.proxy.is_some(), "testMode": cfg.test_mode }),
         );
     }
     if path == "/v1" || path.starts_with("/v1/") {
@@ -61,6 +63,14 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
             p if p.starts_with("/v1/test/state/") && cfg.test_mode => {
                 only(&method, Method::Get, &path, "GET")?;
                 api::inspect(&p["/v1/test/state/".len()..], env, &cfg).await
+            }
+            "/v1/pools" => {
+                only(&method, Method::Get, &path, "GET")?;
+                pools_api::list(&cfg)
+            }
+            p if p.starts_with("/v1/pools/") => pools_api::handle(&p["/v1/pools/".len()..], req, env, &cfg).await,
+            p if p.starts_with("/v1/test/pools/") && cfg.test_mode => {
+                pools_api::inspect(&p["/v1/test/pools/".len()..], &method, env, &cfg).await
             }
             p if p.starts_with("/v1/keys/") => {
                 only(&method, Method::Delete, &path, "DELETE")?;

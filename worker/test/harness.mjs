@@ -31,6 +31,9 @@ export const POLICIES = {
   closed: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "closed", timeoutMs: 300 },
 };
 
+/** Capacity pools, as in wrangler.toml: 500/s as 20 partitions of 25/s (the notes' example). */
+export const POOLS = { ingest: { partitions: 20, rate: "25/s", maxTtl: "1m" } };
+
 export function tempDir(prefix = "tollgate-test-") {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
@@ -47,6 +50,7 @@ function workerOptions(name, bindings, hostObjects) {
     compatibilityDate: COMPAT,
     durableObjects: {
       LIMITER: hostObjects ? { className: "KeyLimiter", useSQLite: true } : { className: "KeyLimiter", scriptName: "w0", useSQLite: true },
+      LEASES: hostObjects ? { className: "CapacityPool", useSQLite: true } : { className: "CapacityPool", scriptName: "w0", useSQLite: true },
     },
     bindings,
   };
@@ -58,7 +62,7 @@ function workerOptions(name, bindings, hostObjects) {
  */
 export async function start({ bindings = {}, persist, isolates = 1, assets = false } = {}) {
   const dir = persist ?? tempDir();
-  const vars = { POLICIES, TEST_MODE: "on", ...bindings };
+  const vars = { POLICIES, POOLS, TEST_MODE: "on", ...bindings };
   for (const [k, v] of Object.entries(vars)) if (v === undefined) delete vars[k];
   const workers = [];
   for (let i = 0; i < isolates; i++) {

@@ -74,16 +74,21 @@ async function wranglerDev(port, persist) {
   return { base, stop, log: () => log };
 }
 
-test("wrangler dev (wrangler.toml) restarted on the same --persist-to folder keeps state", { timeout: 180_000 }, async () => {
+test("wrangler dev (wrangler.toml) restarted on the same --persist-to folder keeps state and leases", { timeout: 180_000 }, async () => {
   const persist = tempDir("tollgate-wrangler-");
   const port = await freePort();
   const key = freshKey("user");
+  const holder = freshKey("holder");
   let w = await wranglerDev(port, persist);
   try {
     const page = await get(w.base, "/");
     assert.equal(page.status, 200);
     assert.match(page.text, /<html/i);
     for (let i = 0; i < 5; i++) assert.equal((await post(w.base, "/v1/limit", { key, policy: "login" })).status, 200);
+    // wrangler.toml's pool (POOLS.ingest, 20 x 25/s, the v2 migration's CapacityPool).
+    const g = await post(w.base, "/v1/pools/ingest/leases", { holder, partitions: 4, ttlMs: 60000 });
+    assert.equal(g.status, 200, g.text);
+    assert.equal(g.body.rate, 100);
   } finally {
     await w.stop();
   }
@@ -92,6 +97,10 @@ test("wrangler dev (wrangler.toml) restarted on the same --persist-to folder kee
     const r = await post(w.base, "/v1/limit", { key, policy: "login" });
     assert.equal(r.status, 429, r.text);
     assert.equal(r.body.limitName, "per-minute");
+    const st = await get(w.base, "/v1/pools/ingest");
+    assert.equal(st.body.leases.find((l) => l.holder === holder)?.partitions.length, 4, st.text);
+    const renewed = await post(w.base, `/v1/pools/ingest/leases/${encodeURIComponent(holder)}/renew`, { ttlMs: 1000 });
+    assert.equal(renewed.body.rate, 100, renewed.text);
   } finally {
     await w.stop();
     fs.rmSync(persist, { recursive: true, force: true });

@@ -7,9 +7,13 @@
 //! `await` between reading and writing the in-memory state, so concurrent requests to one
 //! key are decided one after another: 2000 concurrent hits on a limit of 100 admit exactly 100.
 //! An alarm deletes the state once its longest window has passed.
+//!
+//! `pool` is the other class: one `CapacityPool` per capacity pool, holding its leases.
 
 mod central;
 mod exact;
+mod pool;
+mod pool_storage;
 mod storage;
 
 use std::cell::RefCell;
@@ -22,6 +26,7 @@ use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::wire::{DoReply, DoRequest, Fault, Op};
 
+pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
 
 /// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
@@ -115,7 +120,7 @@ impl KeyLimiter {
     }
 }
 
-fn js_sys_date(ms: u64) -> worker::js_sys::Date {
+pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
     worker::js_sys::Date::new(&worker::wasm_bindgen::JsValue::from_f64(ms as f64))
 }
 

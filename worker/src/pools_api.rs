@@ -1,0 +1,163 @@
+//! The capacity-lease handlers (`/v1/pools`): validate (`pool_request`), ask the pool's
+//! Durable Object (which runs the core's `LeasePool`), and answer JSON.
+//!
+//! Times in answers are Unix ms (`expiresAt` rounded down: a holder should treat its lease
+//! as gone from then on) and `now` is the pool's clock at the operation, so a holder whose
+//! own clock differs can use `ttlMs` (`expiresAt - now`) instead.
+
+use serde_json::{json, Value};
+use tollgate::Nanos;
+use worker::{Env, Method, Request, Response};
+
+use crate::api::json_response;
+use crate::config::Config;
+use crate::do_client::call_pool;
+use crate::errors::ApiError;
+use crate::pool_config::PoolConfig;
+use crate::pool_request::{find_pool, parse_grant, parse_renew, parse_route, query_now, PoolRoute};
+use crate::pool_wire::{GrantWire, PoolOp, PoolReply, PoolRequest};
+
+fn ms(n: u64) -> u64 {
+    Nanos::new(n).as_millis_floor()
+}
+
+/// The answer to a grant or renewal.
+pub fn grant_body(pc: &PoolConfig, holder: &str, g: &GrantWire, reply: &PoolReply) -> Value {
+    let rate = pc.partition_rate * g.partitions.len() as u64;
+    json!({
+        "pool": pc.name,
+        "holder": holder,
+        "partitions": g.partitions,
+        "expiresAt": ms(g.expires_at),
+        "ttlMs": ms(g.expires_at.saturating_sub(reply.now)),
+        "rate": rate,
+        "ratePerSecond": pc.per_second(rate),
+        "window": pc.window.as_millis_floor(),
+        "capacity": pc.capacity(),
+        "free": reply.free,
+        "now": ms(reply.now),
+    })
+}
+
+/// The answer to a status request: every live lease, by holder.
+pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
+    let leases: Vec<Value> = reply
+        .holders
+        .iter()
+        .map(|h| {
+            let rate = pc.partition_rate * h.partitions.len() as u64;
+            json!({ "holder": h.holder, "partitions": h.partitions, "expiresAt": ms(h.expires_at), "rate": rate })
+        })
+        .collect();
+    let leased: u64 = reply.holders.iter().map(|h| pc.partition_rate * h.partitions.len() as u64).sum();
+    json!({
+        "pool": pc.name,
+        "partitions": pc.partitions,
+        "free": reply.free,
+        "partitionRate": pc.partition_rate,
+        "window": pc.window.as_millis_floor(),
+        "capacity": pc.capacity(),
+        "leased": leased,
+        "leases": leases,
+        "now": ms(reply.now),
+    })
+}
+
+async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
+    req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
+}
+
+fn pool_request(op: PoolOp, pc: &PoolConfig, holder: String, partitions: u32, ttl: Nanos, now: Option<Nanos>) -> PoolRequest {
+    PoolRequest { op, pool: pc.name.clone(), holder, partitions, ttl: ttl.as_nanos(), now: now.map(Nanos::as_nanos) }
+}
+
+/// Everything under `/v1/pools/` (`rest` is the path after it).
+pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    let path = req.path();
+    let Some((pool, route)) = parse_route(rest)? else { return Err(ApiError::not_found(&path)) };
+    let method = req.method();
+    if method.as_ref() != route.method() {
+        return Err(ApiError::method_not_allowed(method.as_ref(), &path, route.method()));
+    }
+    let pc = find_pool(cfg, &pool)?;
+    let query = req.url()?.query().map(str::to_string);
+    match route {
+        PoolRoute::Status => {
+            let now = query_now(query.as_deref(), cfg.test_mode)?;
+            let reply = call_pool(env, &pool_request(PoolOp::Status, pc, String::new(), 0, Nanos::ZERO, now), pc.timeout_ms).await?;
+            json_response(200, &status_body(pc, &reply))
+        }
+        PoolRoute::Grant => {
+            let b = parse_grant(&body(&mut req).await?, pc, cfg.test_mode)?;
+            let r = pool_request(PoolOp::Grant, pc, b.holder, b.partitions, b.ttl, b.now);
+            let reply = call_pool(env, &r, pc.timeout_ms).await?;
+            let g = reply.grant.as_ref().ok_or_else(|| ApiError::internal("the pool answered no grant"))?;
+            json_response(200, &grant_body(pc, &r.holder, g, &reply))
+        }
+        PoolRoute::Renew(holder) => {
+            let b = parse_renew(&body(&mut req).await?, holder, pc, cfg.test_mode)?;
+            let r = pool_request(PoolOp::Renew, pc, b.holder, 0, b.ttl, b.now);
+            let reply = call_pool(env, &r, pc.timeout_ms).await?;
+            let g = reply.grant.as_ref().ok_or_else(|| ApiError::internal("the pool answered no grant"))?;
+            json_response(200, &grant_body(pc, &r.holder, g, &reply))
+        }
+        PoolRoute::Release(holder) => {
+            let now = query_now(query.as_deref(), cfg.test_mode)?;
+            let r = pool_request(PoolOp::Release, pc, holder, 0, Nanos::ZERO, now);
+            let reply = call_pool(env, &r, pc.timeout_ms).await?;
+            let released = reply.released.unwrap_or(0);
+            json_response(200, &json!({ "pool": pc.name, "holder": r.holder, "released": released, "free": reply.free, "now": ms(reply.now) }))
+        }
+    }
+}
+
+/// `GET /v1/pools`: every pool, normalised.
+pub fn list(cfg: &Config) -> Result<Response, ApiError> {
+    let map: serde_json::Map<String, Value> = cfg.pools.iter().map(|(name, pc)| (name.clone(), pc.description.clone())).collect();
+    json_response(200, &json!({ "pools": map }))
+}
+
+/// `GET /v1/test/pools/{pool}` (TEST_MODE on only): whether the pool's object stores a row and
+/// when its alarm is, so tests can see the alarm reclaim leases and delete the storage.
+pub async fn inspect(rest: &str, method: &Method, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    if *method != Method::Get {
+        return Err(ApiError::method_not_allowed(method.as_ref(), rest, "GET"));
+    }
+    let pc = find_pool(cfg, rest)?;
+    let reply = call_pool(env, &pool_request(PoolOp::Inspect, pc, String::new(), 0, Nanos::ZERO, None), pc.timeout_ms).await?;
+    json_response(200, &reply.stored.unwrap_or(Value::Null))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pool_config::parse_pool;
+    use crate::pool_wire::HolderWire;
+
+    #[test]
+    fn a_grant_answers_rates_in_the_pool_s_units() {
+        let pc = parse_pool("ingest", &json!({ "partitions": 20, "rate": "25/s" })).unwrap();
+        let now = 1_800_000_000_000_000_000;
+        let g = GrantWire { partitions: vec![0, 1, 2, 3], expires_at: now + 15_000_000_000 };
+        let reply = PoolReply { now, free: 16, grant: Some(g.clone()), released: None, holders: Vec::new(), stored: None };
+        let b = grant_body(&pc, "w1", &g, &reply);
+        assert_eq!(b["rate"], 100);
+        assert_eq!(b["ratePerSecond"], 100.0);
+        assert_eq!((b["window"].clone(), b["capacity"].clone()), (json!(1000), json!(500)));
+        assert_eq!((b["expiresAt"].clone(), b["ttlMs"].clone(), b["now"].clone()), (json!(1_800_000_015_000u64), json!(15_000), json!(1_800_000_000_000u64)));
+        assert_eq!(b["partitions"], json!([0, 1, 2, 3]));
+    }
+
+    #[test]
+    fn status_sums_the_leased_rate() {
+        let pc = parse_pool("p", &json!({ "partitions": 4, "rate": "600/m" })).unwrap();
+        let holders = vec![
+            HolderWire { holder: "a".into(), partitions: vec![0, 2], expires_at: 5_000_000 },
+            HolderWire { holder: "b".into(), partitions: vec![1], expires_at: 7_000_000 },
+        ];
+        let reply = PoolReply { now: 1_000_000, free: 1, grant: None, released: None, holders, stored: None };
+        let b = status_body(&pc, &reply);
+        assert_eq!((b["leased"].clone(), b["capacity"].clone(), b["window"].clone()), (json!(1800), json!(2400), json!(60_000)));
+        assert_eq!(b["leases"][0], json!({ "holder": "a", "partitions": [0, 2], "expiresAt": 5, "rate": 1200 }));
+    }
+}
