@@ -17,7 +17,11 @@ pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
             "now must be epoch milliseconds between 0 and {MAX_NOW_MS}, got {ms}"
         )));
     }
-    Ok(Nanos::new((ms * 1e6).round() as u64))
+    // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
+    // then the fraction to the nearest nanosecond.
+    let whole = ms.trunc();
+    let frac = ((ms - whole) * 1e6).round() as u64;
+    Ok(Nanos::new(whole as u64 * 1_000_000 + frac))
 }
 
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
