@@ -8,10 +8,12 @@ export const bindingKey = new WeakMap();
 
 let view = new Float64Array(memory().buffer);
 
-/** The buffer's current view: memory growth replaces the ArrayBuffer, so re-check it. */
+/**
+ * The buffer's current view. Memory growth detaches the old ArrayBuffer (its views then have
+ * length 0), so the cheap length check replaces a call into wasm per decision.
+ */
 export function outView() {
-  const buf = memory().buffer;
-  if (view.buffer !== buf) view = new Float64Array(buf);
+  if (view.length === 0) view = new Float64Array(memory().buffer);
   return view;
 }
 
