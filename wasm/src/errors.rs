@@ -17,7 +17,11 @@ pub fn range_error(msg: &str) -> JsValue {
 
 /// A configuration error, prefixed with where it happened (e.g. `limits[1]`).
 pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
-    let msg = if at.is_empty() { e.to_string() } else { format!("{at}: {e}") };
+    let msg = if at.is_empty() {
+        e.to_string()
+    } else {
+        format!("{at}: {e}")
+    };
     match e {
         ConfigError::InvalidQuota { .. }
         | ConfigError::UnknownAlgorithm { .. }
@@ -31,7 +35,11 @@ pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
 /// A cost that can never be decided, naming the limit it does not fit.
 pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsValue {
     match e {
-        CheckError::CostExceedsCapacity { cost, capacity, limit } => range_error(&format!(
+        CheckError::CostExceedsCapacity {
+            cost,
+            capacity,
+            limit,
+        } => range_error(&format!(
             "cost {cost} can never fit: the capacity of limit \"{}\" is {capacity}",
             limit_name(*limit)
         )),

@@ -11,7 +11,7 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use tollgate::limiter::{validate_keys, KeyError, LimitError, MAX_KEY_LEN, MAX_KEYS_PER_HIT};
+use tollgate::limiter::{validate_keys, KeyError, LimitError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
 use tollgate::{AnyAlgorithm, KeyedLimiter, Limiter as CoreLimiter, MemoryStore};
 use wasm_bindgen::prelude::*;
@@ -31,13 +31,24 @@ pub struct Limiter {
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
 fn key_error(e: &KeyError, single: bool) -> JsValue {
-    let name = |i: &usize| if single { String::from("key") } else { format!("keys[{i}]") };
+    let name = |i: &usize| {
+        if single {
+            String::from("key")
+        } else {
+            format!("keys[{i}]")
+        }
+    };
     range_error(&match e {
         KeyError::NoKeys => String::from("keys must hold at least one key"),
-        KeyError::TooManyKeys { count } => format!("keys holds {count} keys; at most {MAX_KEYS_PER_HIT} are allowed"),
+        KeyError::TooManyKeys { count } => {
+            format!("keys holds {count} keys; at most {MAX_KEYS_PER_HIT} are allowed")
+        }
         KeyError::Empty { index } => format!("{} must not be empty", name(index)),
         KeyError::TooLong { index, len } => {
-            format!("{} is {len} bytes long; at most {MAX_KEY_LEN} are allowed", name(index))
+            format!(
+                "{} is {len} bytes long; at most {MAX_KEY_LEN} are allowed",
+                name(index)
+            )
         }
         KeyError::Duplicate { index } => format!("{} repeats an earlier key", name(index)),
     })
@@ -59,16 +70,27 @@ impl Limiter {
         let cost = cost_from(cost)?;
         if self.single.is_some() {
             validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
-            self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))?;
+            self.inner
+                .policy()
+                .validate_cost(cost)
+                .map_err(|e| self.error(e.into(), false))?;
             if let ([key], Some(keyed)) = (keys, self.single.as_mut()) {
-                let r = if peek { keyed.peek(*key, now, cost) } else { keyed.check(*key, now, cost) };
+                let r = if peek {
+                    keyed.peek(*key, now, cost)
+                } else {
+                    keyed.check(*key, now, cost)
+                };
                 let d = r.map_err(|e| self.error(e.into(), true))?;
                 self.out.write_one(&d);
                 return Ok(d.allowed);
             }
             return self.run_keyed_policy(keys, now, cost, peek);
         }
-        let r = if peek { self.inner.peek(keys, now, cost) } else { self.inner.check(keys, now, cost) };
+        let r = if peek {
+            self.inner.peek(keys, now, cost)
+        } else {
+            self.inner.check(keys, now, cost)
+        };
         match r {
             Ok(d) => {
                 self.out.write(&d);
@@ -82,18 +104,38 @@ impl Limiter {
 impl Limiter {
     /// Several keys under a one-limit policy: the core's `Policy` decides over the keyed
     /// states (all or nothing), which are then written back.
-    fn run_keyed_policy(&mut self, keys: &[&str], now: tollgate::Nanos, cost: u64, peek: bool) -> Result<bool, JsValue> {
+    fn run_keyed_policy(
+        &mut self,
+        keys: &[&str],
+        now: tollgate::Nanos,
+        cost: u64,
+        peek: bool,
+    ) -> Result<bool, JsValue> {
         let policy: &CorePolicy = self.inner.policy();
-        let Some(keyed) = self.single.as_mut() else { return Ok(false) };
+        let Some(keyed) = self.single.as_mut() else {
+            return Ok(false);
+        };
         let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
         for k in keys {
             let slot = keyed.state(*k).cloned();
-            states.push(policy.state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?);
+            states.push(
+                policy
+                    .state_from_slots(alloc::vec![slot])
+                    .map_err(|e| decode_error(&e))?,
+            );
         }
-        let r = if peek { policy.peek(&states, now, cost) } else { policy.check(&mut states, now, cost) };
+        let r = if peek {
+            policy.peek(&states, now, cost)
+        } else {
+            policy.check(&mut states, now, cost)
+        };
         let d = match r {
             Ok(d) => d,
-            Err(e) => return Err(check_error(&e, |i| policy.limits().get(i).map_or("", |l| l.name()).into())),
+            Err(e) => {
+                return Err(check_error(&e, |i| {
+                    policy.limits().get(i).map_or("", |l| l.name()).into()
+                }))
+            }
         };
         if !peek && d.allowed {
             for (k, st) in keys.iter().zip(states) {
@@ -122,11 +164,19 @@ impl Limiter {
         let single = match policy.inner.limits() {
             [one] => {
                 let keyed = KeyedLimiter::new(*one.algorithm());
-                Some(if max_keys >= 1.0 { keyed.with_max_keys(max_keys as usize) } else { keyed })
+                Some(if max_keys >= 1.0 {
+                    keyed.with_max_keys(max_keys as usize)
+                } else {
+                    keyed
+                })
             }
             _ => None,
         };
-        Limiter { inner: CoreLimiter::new(policy.inner.clone(), store), single, out: Out::new() }
+        Limiter {
+            inner: CoreLimiter::new(policy.inner.clone(), store),
+            single,
+            out: Out::new(),
+        }
     }
 
     #[wasm_bindgen(getter, js_name = outPtr)]
@@ -167,7 +217,9 @@ impl Limiter {
             }
             return Ok(());
         }
-        self.inner.refund(&refs(&keys), now, cost).map_err(|e| self.error(e, single))
+        self.inner
+            .refund(&refs(&keys), now, cost)
+            .map_err(|e| self.error(e, single))
     }
 
     /// Forgets the keys.
@@ -181,7 +233,9 @@ impl Limiter {
             }
             return Ok(());
         }
-        self.inner.reset(&refs(&keys)).map_err(|e| self.error(e, single))
+        self.inner
+            .reset(&refs(&keys))
+            .map_err(|e| self.error(e, single))
     }
 
     /// The key's encoded state (`undefined`: fresh).
@@ -190,7 +244,11 @@ impl Limiter {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
         if let Some(keyed) = &self.single {
             let slot = keyed.state(key).cloned();
-            let state = self.inner.policy().state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?;
+            let state = self
+                .inner
+                .policy()
+                .state_from_slots(alloc::vec![slot])
+                .map_err(|e| decode_error(&e))?;
             return Ok(state.as_ref().map(PolicyState::encode));
         }
         Ok(self.inner.store().get(key).map(PolicyState::encode))
@@ -205,12 +263,21 @@ impl Limiter {
             None => None,
             Some(bytes) => {
                 let s = PolicyState::decode(&bytes).map_err(|e| decode_error(&e))?;
-                self.inner.policy().validate_state(&s).map_err(|e| decode_error(&e))?;
-                self.inner.policy().state_from_slots(s.slots().to_vec()).map_err(|e| decode_error(&e))?
+                self.inner
+                    .policy()
+                    .validate_state(&s)
+                    .map_err(|e| decode_error(&e))?;
+                self.inner
+                    .policy()
+                    .state_from_slots(s.slots().to_vec())
+                    .map_err(|e| decode_error(&e))?
             }
         };
         if let Some(keyed) = self.single.as_mut() {
-            keyed.set_state(key.into(), state.and_then(|s| s.slots().first().cloned().flatten()));
+            keyed.set_state(
+                key.into(),
+                state.and_then(|s| s.slots().first().cloned().flatten()),
+            );
             return Ok(());
         }
         self.inner.store_mut().set(key, state);
@@ -222,7 +289,11 @@ impl Limiter {
         if let Some(keyed) = &self.single {
             return keyed.keys().map(|k| String::from(&**k)).collect();
         }
-        self.inner.store().iter().map(|(k, _)| String::from(k)).collect()
+        self.inner
+            .store()
+            .iter()
+            .map(|(k, _)| String::from(k))
+            .collect()
     }
 
     /// How many keys hold state.

@@ -22,11 +22,23 @@ pub fn build_policy(
 ) -> Result<Policy, JsValue> {
     let n = names.len();
     let mut limits = Vec::with_capacity(n);
-    for i in 0..n {
-        let at = if n > 1 { format!("limits[{i}]") } else { String::new() };
+    for (i, name) in names.iter().enumerate() {
+        let at = if n > 1 {
+            format!("limits[{i}]")
+        } else {
+            String::new()
+        };
         let err = |e| config_error(&at, &e);
-        let kind: Kind = algorithms.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
-        let quota: Quota = quotas.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
+        let kind: Kind = algorithms
+            .get(i)
+            .map_or("", |s| s.as_str())
+            .parse()
+            .map_err(err)?;
+        let quota: Quota = quotas
+            .get(i)
+            .map_or("", |s| s.as_str())
+            .parse()
+            .map_err(err)?;
         let burst = bursts.get(i).copied().unwrap_or(0.0);
         let precision = match precisions.get(i).map_or("", |s| s.as_str()) {
             "" => None,
@@ -38,7 +50,7 @@ pub fn build_policy(
             ..LimitSpec::new(kind, quota.limit(), quota.window())
         };
         let algorithm = AnyAlgorithm::from_spec(&spec).map_err(err)?;
-        limits.push(Limit::new(&names[i], algorithm).map_err(err)?);
+        limits.push(Limit::new(name, algorithm).map_err(err)?);
     }
     Policy::new(limits).map_err(|e| config_error("", &e))
 }

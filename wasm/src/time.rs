@@ -12,7 +12,7 @@ use crate::errors::range_error;
 const MAX_NOW_MS: f64 = 16_725_225_600_000.0;
 
 pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
-    if !(ms >= 0.0 && ms <= MAX_NOW_MS) {
+    if !(0.0..=MAX_NOW_MS).contains(&ms) {
         return Err(range_error(&format!(
             "now must be epoch milliseconds between 0 and {MAX_NOW_MS}, got {ms}"
         )));
@@ -25,8 +25,10 @@ pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
 }
 
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
-    if !(cost >= 1.0 && cost <= MAX_LIMIT as f64 && cost.fract() == 0.0) {
-        return Err(range_error(&format!("cost must be a whole number of at least 1, got {cost}")));
+    if !(1.0..=MAX_LIMIT as f64).contains(&cost) || cost.fract() != 0.0 {
+        return Err(range_error(&format!(
+            "cost must be a whole number of at least 1, got {cost}"
+        )));
     }
     Ok(cost as u64)
 }
