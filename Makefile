@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker
+test: test-core test-nostd test-worker test-pkg
 	@echo "make test: all passed"
 
 setup:
@@ -38,8 +38,20 @@ test-nostd:
 test-worker:
 	scripts/test-worker.sh
 
+## The npm package in pkg/ (one cargo build of wasm/, wasm-bindgen per target; see docs/js-layer.md).
+pkg:
+	scripts/build-pkg.sh
+
+## The same with a debug wasm and console_error_panic_hook.
+pkg-debug:
+	scripts/build-pkg.sh debug
+
+## The npm package: wasm-bindgen-test (Node, Chromium), then node --test against the packed tarball.
+test-pkg:
+	scripts/test-pkg.sh
+
 ## Benchmarks (not part of `make test`).
-bench: bench-core bench-worker
+bench: bench-core bench-worker bench-js
 
 bench-core:
 	cargo bench --bench throughput
@@ -47,6 +59,11 @@ bench-core:
 ## Worker load test (autocannon on loopback) and sync-mode over-admission; see docs/benchmarks.md.
 bench-worker:
 	scripts/bench-worker.sh
+
+## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA (docs/benchmarks.md).
+bench-js: pkg
+	scripts/setup.sh npm
+	node bench/js/bench.mjs
 
 clean:
 	cargo clean

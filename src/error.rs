@@ -85,23 +85,23 @@ impl fmt::Display for ConfigError {
                 f,
                 "offset {offset_ns} ns must be shorter than the window {window_ns} ns"
             ),
-            InvalidQuota { input, reason } => write!(f, "invalid quota {input:?}: {reason}"),
+            InvalidQuota { input, reason } => write!(f, "invalid quota \"{input}\": {reason}"),
             UnknownAlgorithm { name } => write!(
                 f,
-                "unknown algorithm {name:?}; expected one of fixed-window, fixed-window-first-hit, \
+                "unknown algorithm \"{name}\"; expected one of fixed-window, fixed-window-first-hit, \
                  sliding-log, sliding-window, sliding-buckets, token-bucket, gcra"
             ),
             UnsupportedOption { algorithm, option } => {
-                write!(f, "algorithm {algorithm} does not take the option {option:?}")
+                write!(f, "algorithm {algorithm} does not take the option \"{option}\"")
             }
             EmptyPolicy => write!(f, "a policy needs at least one limit"),
             TooManyLimits { count, max } => {
                 write!(f, "a policy has {count} limits; at most {max} are allowed")
             }
-            DuplicateLimitName { name } => write!(f, "two limits are named {name:?}"),
+            DuplicateLimitName { name } => write!(f, "two limits are named \"{name}\""),
             InvalidLimitName { name } => write!(
                 f,
-                "limit name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ . :"
+                "limit name \"{name}\" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :"
             ),
         }
     }

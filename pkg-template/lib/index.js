@@ -1,0 +1,4 @@
+// The package's public API. Each target directory of the built package holds a copy of these
+// modules next to its own `wasm.js` (see scripts/build-pkg.sh).
+export { RateLimiter } from "./rate-limiter.js";
+export { Policy } from "./policy.js";

@@ -1,0 +1,135 @@
+// Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
+
+/** The algorithms, by name. */
+export type Algorithm = "fixed-window" | "sliding-log" | "sliding-window" | "token-bucket" | "gcra" | "sliding-buckets";
+
+/** A duration: `"1s"`, `"250ms"`, `"5m"`, `"1h"`, `"1d"`, or a whole number of milliseconds. */
+export type Duration = string | number;
+
+/** One limit. Give `limit` and `window`, or `quota` (`"100/s"`, `"5000/1h"`). */
+export interface LimitOptions {
+  algorithm: Algorithm;
+  /** Hits per window (whole number, at least 1). */
+  limit?: number;
+  window?: Duration;
+  /** `"<limit>/<window>"`, replacing `limit` and `window`. */
+  quota?: string;
+  /** Largest burst: the bucket's capacity (`token-bucket`, `gcra`); defaults to `limit`. */
+  burst?: number;
+  /** `fixed-window` only: windows on the clock (default) or starting at a key's first hit. */
+  align?: "clock" | "first-hit";
+  /** `sliding-buckets` only: sub-bucket length, dividing the window. */
+  precision?: Duration;
+  /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
+  name?: string;
+}
+
+/** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
+export interface LimiterOptions extends Partial<LimitOptions> {
+  limits?: LimitOptions[];
+  /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
+  maxKeys?: number;
+}
+
+/** One (key, limit) pair's own answer. */
+export interface LimitResult {
+  name: string;
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch ms. */
+  resetAt: number;
+  /** Ms; 0 when allowed. */
+  retryAfter: number;
+  /** Which key, when the hit named several. */
+  key?: string;
+}
+
+export interface Decision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Epoch ms at which the key is fresh again if nothing else arrives. */
+  resetAt: number;
+  /** Ms to wait before this same hit would be admitted; 0 when allowed. */
+  retryAfter: number;
+  /** Name of the limit that denied the hit; `null` when allowed. */
+  blockedBy: string | null;
+  /** Every (key, limit) pair, keys outer. */
+  limits: LimitResult[];
+  /** Set by stores that could not reach their backend. */
+  degraded?: "open" | "closed";
+}
+
+export interface CallOptions {
+  /** Units this hit weighs (whole number, default 1). */
+  cost?: number;
+  /** Epoch ms (fractions allowed); default `Date.now()`. */
+  now?: number;
+}
+
+/** One key or several (all or nothing, at most 8). */
+export type Keys = string | readonly string[];
+
+export interface RateLimitHeaders {
+  "RateLimit-Policy": string;
+  RateLimit: string;
+  "X-RateLimit-Limit": string;
+  "X-RateLimit-Remaining": string;
+  "X-RateLimit-Reset": string;
+  "Retry-After"?: string;
+}
+
+/** What a store's `limiter(options)` returns: the same methods, asynchronous. */
+export interface AsyncRateLimiter {
+  limit(key: Keys, options?: CallOptions): Promise<Decision>;
+  peek(key: Keys, options?: CallOptions): Promise<Decision>;
+  refund(key: Keys, options?: CallOptions): Promise<void>;
+  reset(key: Keys): Promise<void>;
+  headers(decision: Decision, now?: number): RateLimitHeaders;
+}
+
+/** A backend holding state elsewhere (e.g. `RedisStore`). */
+export interface Store {
+  limiter(options: LimiterOptions): AsyncRateLimiter;
+}
+
+export class RateLimiter {
+  /** In memory: decisions are synchronous. */
+  constructor(options: LimiterOptions);
+  /** With a store: returns `store.limiter(options)`. */
+  constructor(options: LimiterOptions & { store: Store });
+  readonly policy: Policy;
+  limit(key: Keys, options?: CallOptions): Decision;
+  peek(key: Keys, options?: CallOptions): Decision;
+  refund(key: Keys, options?: CallOptions): void;
+  reset(key: Keys): void;
+  headers(decision: Decision, now?: number): RateLimitHeaders;
+  export(key: string): Uint8Array | null;
+  import(key: string, state: Uint8Array | null): void;
+  keys(): string[];
+  readonly size: number;
+  readonly evictions: number;
+  prune(now?: number): number;
+  free(): void;
+}
+
+export interface PolicyResult extends Decision {
+  /** New state per key; `null` = fresh (delete). */
+  states: (Uint8Array | null)[];
+  /** Epoch ms per key: when its state is fresh again. */
+  expiresAt: number[];
+}
+
+/** The pure decision over encoded states, for stores that keep state elsewhere. */
+export class Policy {
+  constructor(options: LimiterOptions);
+  readonly names: string[];
+  advertised(): Map<string, [quota: number, windowMs: number]>;
+  check(states: (Uint8Array | null)[], now: number, cost?: number): PolicyResult;
+  peek(states: (Uint8Array | null)[], now: number, cost?: number): Decision;
+  refund(states: (Uint8Array | null)[], now: number, cost?: number): (Uint8Array | null)[];
+  validateState(state: Uint8Array): void;
+  readonly longestWindowMs: number;
+  readonly mergeable: boolean;
+}

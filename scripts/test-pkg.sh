@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The npm package end to end: build pkg/, run the wasm-bindgen tests under Node and headless
+# Chromium, then node --test against the packed tarball installed into a temporary project.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+scripts/setup.sh wasm,browser >/dev/null
+(cd tests/js && [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error)
+scripts/build-pkg.sh
+
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+echo "== wasm-bindgen-test (Node)"
+cargo test -p tollgate-wasm --target wasm32-unknown-unknown --test web
+echo "== wasm-bindgen-test (headless Chromium)"
+WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
+  cargo test -p tollgate-wasm --target wasm32-unknown-unknown --test web
+
+echo "== node --test (packed tarball)"
+node --test tests/js/

@@ -1,0 +1,61 @@
+// The package as a user gets it: `npm pack` pkg/, install the tarball into a temporary
+// project, then import it from ESM, require it from CommonJS and type-check a TypeScript file.
+import test, { before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkgDir = resolve(here, "../../pkg");
+let project;
+
+const run = (cmd, args, cwd = project) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+before(() => {
+  project = mkdtempSync(join(tmpdir(), "tollgate-user-"));
+  const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true }));
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)]);
+});
+
+after(() => rmSync(project, { recursive: true, force: true }));
+
+test("ESM import decides synchronously", () => {
+  writeFileSync(join(project, "esm.mjs"), `
+    import { RateLimiter } from "tollgate";
+    const limiter = new RateLimiter({ algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 });
+    const d = limiter.limit("user:42", { cost: 3, now: 1_700_000_000_000 });
+    console.log(JSON.stringify([d.allowed, d.limit, d.remaining, d.retryAfter]));`);
+  assert.equal(run("node", ["esm.mjs"]).trim(), "[true,500,497,0]");
+});
+
+test("CommonJS require gives the same limiter", () => {
+  writeFileSync(join(project, "cjs.cjs"), `
+    const { RateLimiter } = require("tollgate");
+    const limiter = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
+    const now = 1_700_000_000_000;
+    console.log([1, 2, 3].map(() => limiter.limit("ip:1.2.3.4", { now }).allowed).join(","));`);
+  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false");
+});
+
+test("a TypeScript user's file type-checks, and a wrong option does not", () => {
+  const tsc = resolve(here, "node_modules/.bin/tsc");
+  const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
+  writeFileSync(join(project, "ok.mts"), `
+    import { RateLimiter, type Decision, type LimiterOptions } from "tollgate";
+    const options: LimiterOptions = { limits: [{ algorithm: "gcra", quota: "10/s", name: "second" }, { algorithm: "fixed-window", limit: 100, window: "1m", align: "first-hit" }] };
+    const limiter = new RateLimiter(options);
+    const d: Decision = limiter.limit(["ip:1", "user:2"], { now: Date.now() });
+    const wait: number = d.retryAfter;
+    const by: string | null = d.blockedBy;
+    const headers: Record<string, string | undefined> = { ...limiter.headers(d) };
+    void wait; void by; void headers;`);
+  run(tsc, [...flags, "ok.mts"]);
+  writeFileSync(join(project, "bad.mts"), `
+    import { RateLimiter } from "tollgate";
+    new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });`);
+  assert.throws(() => run(tsc, [...flags, "bad.mts"]), (e) => /leaky-bucket/.test(e.stdout));
+});

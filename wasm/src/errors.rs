@@ -1,0 +1,45 @@
+//! Core errors as JavaScript exceptions: `TypeError` for a value of the wrong kind (an unknown
+//! name, a string that does not parse), `RangeError` for a number out of range.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use js_sys::{RangeError, TypeError};
+use tollgate::{CheckError, ConfigError, DecodeError};
+use wasm_bindgen::JsValue;
+
+pub fn type_error(msg: &str) -> JsValue {
+    TypeError::new(msg).into()
+}
+
+pub fn range_error(msg: &str) -> JsValue {
+    RangeError::new(msg).into()
+}
+
+/// A configuration error, prefixed with where it happened (e.g. `limits[1]`).
+pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
+    let msg = if at.is_empty() { e.to_string() } else { format!("{at}: {e}") };
+    match e {
+        ConfigError::InvalidQuota { .. }
+        | ConfigError::UnknownAlgorithm { .. }
+        | ConfigError::UnsupportedOption { .. }
+        | ConfigError::InvalidLimitName { .. }
+        | ConfigError::DuplicateLimitName { .. } => type_error(&msg),
+        _ => range_error(&msg),
+    }
+}
+
+/// A cost that can never be decided, naming the limit it does not fit.
+pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsValue {
+    match e {
+        CheckError::CostExceedsCapacity { cost, capacity, limit } => range_error(&format!(
+            "cost {cost} can never fit: the capacity of limit \"{}\" is {capacity}",
+            limit_name(*limit)
+        )),
+        other => range_error(&other.to_string()),
+    }
+}
+
+/// State bytes that are not this policy's state.
+pub fn decode_error(e: &DecodeError) -> JsValue {
+    type_error(&format!("state: {e}"))
+}

@@ -1,0 +1,36 @@
+//! The wasm-bindgen layer of the npm package `tollgate`.
+//!
+//! A thin adapter: every decision is the core crate's. Each exported class lives in its own
+//! module; the JavaScript API users see is in `pkg-template/lib/` (see docs/js-layer.md).
+//! Nothing panics across the boundary: bad input becomes a thrown `TypeError`/`RangeError`
+//! naming the field and the value, and the limiter's state is left as it was.
+#![no_std]
+
+extern crate alloc;
+
+mod errors;
+mod limiter;
+mod out;
+mod policy;
+mod spec;
+mod time;
+
+pub use limiter::Limiter;
+pub use policy::Policy;
+
+use wasm_bindgen::prelude::*;
+
+/// The module's linear memory, so that JavaScript can read decisions written into a buffer
+/// inside it without a copy (see `out.rs`).
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// In a debug build (`--features debug`), report panics on the console. Release builds have no
+/// hook: no code path is meant to panic.
+#[wasm_bindgen(start)]
+pub fn start() {
+    #[cfg(feature = "debug")]
+    console_error_panic_hook::set_once();
+}

@@ -1,0 +1,55 @@
+//! Decisions cross the boundary as numbers in a buffer inside wasm memory that JavaScript
+//! reads through a `Float64Array` view: no object is allocated per call on either side.
+//!
+//! Layout (see `pkg-template/lib/decision.js`, which reads it):
+//! `[allowed, limit, remaining, resetAt, retryAfter, bindingKey, bindingLimit, pairs]`
+//! then `pairs` records of `[key, limit, allowed, limit, remaining, resetAt, retryAfter]`.
+
+use alloc::vec;
+use alloc::vec::Vec;
+use tollgate::limiter::MAX_KEYS_PER_HIT;
+use tollgate::policy::{PolicyDecision, MAX_LIMITS};
+use tollgate::Decision;
+
+use crate::time::ms_ceil;
+
+pub const HEADER: usize = 8;
+pub const PAIR: usize = 7;
+pub const LEN: usize = HEADER + PAIR * MAX_KEYS_PER_HIT * MAX_LIMITS;
+
+pub struct Out {
+    pub buf: Vec<f64>,
+}
+
+impl Out {
+    pub fn new() -> Out {
+        Out { buf: vec![0.0; LEN] }
+    }
+
+    pub fn ptr(&self) -> u32 {
+        self.buf.as_ptr() as u32
+    }
+
+    fn put(buf: &mut [f64], d: &Decision) {
+        buf[0] = d.allowed as u8 as f64;
+        buf[1] = d.limit as f64;
+        buf[2] = d.remaining as f64;
+        buf[3] = ms_ceil(d.reset_at);
+        buf[4] = ms_ceil(d.retry_after);
+    }
+
+    pub fn write(&mut self, pd: &PolicyDecision) {
+        let b = &mut self.buf;
+        Out::put(&mut b[..5], &pd.decision);
+        b[0] = pd.allowed as u8 as f64;
+        b[5] = pd.binding.key as f64;
+        b[6] = pd.binding.limit as f64;
+        b[7] = pd.limits.len() as f64;
+        for (i, l) in pd.limits.iter().enumerate() {
+            let r = &mut b[HEADER + i * PAIR..HEADER + (i + 1) * PAIR];
+            r[0] = l.at.key as f64;
+            r[1] = l.at.limit as f64;
+            Out::put(&mut r[2..], &l.decision);
+        }
+    }
+}
