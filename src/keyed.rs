@@ -251,6 +251,11 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         self.keys.map.len()
     }
 
+    /// Every key holding state, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = &K> {
+        self.keys.map.keys()
+    }
+
     /// Whether no key holds state.
     pub fn is_empty(&self) -> bool {
         self.keys.map.is_empty()

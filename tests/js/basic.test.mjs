@@ -9,3 +9,90 @@ test("a token bucket admits its burst, then says how long to wait", () => {
   const d = l.limit("user:42", { now: 1000 });
   assert.deepEqual([d.allowed, d.remaining, d.retryAfter, d.blockedBy], [false, 0, 10, "default"]);
 });
+
+test("several keys and limits: all or nothing, naming the limit that blocked", () => {
+  const l = new RateLimiter({ limits: [{ algorithm: "gcra", quota: "2/s", name: "second" }, { algorithm: "fixed-window", quota: "3/m", name: "minute" }] });
+  const now = 1_700_000_040_000;
+  for (let i = 0; i < 3; i++) assert.equal(l.limit(["ip:1", "user:2"], { now: now + i * 1000 }).allowed, true);
+  const d = l.limit(["ip:1", "user:2"], { now: now + 3000 });
+  assert.equal(d.blockedBy, "minute");
+  assert.equal(d.limits.length, 4);
+  assert.equal(l.limit("ip:9", { now }).allowed, true);
+});
+
+test("one limit over several keys: a denial for one key counts for none", () => {
+  const l = new RateLimiter({ algorithm: "fixed-window", quota: "1/s" });
+  const now = 1_700_000_000_000;
+  assert.equal(l.limit("a", { now }).allowed, true);
+  assert.equal(l.limit(["a", "b"], { now }).allowed, false);
+  assert.equal(l.size, 1); // "b" was not counted
+  assert.equal(l.limit(["b", "c"], { now }).allowed, true);
+  assert.deepEqual(l.keys().sort(), ["a", "b", "c"]);
+});
+
+test("peek, refund, reset, export/import, size and prune", () => {
+  const opts = { algorithm: "sliding-window", quota: "5/s" };
+  const l = new RateLimiter(opts);
+  const now = 1_700_000_000_000;
+  l.limit("k", { now, cost: 3 });
+  assert.equal(l.peek("k", { now }).remaining, 1);
+  l.refund("k", { now, cost: 2 });
+  assert.equal(l.peek("k", { now }).remaining, 3);
+  const bytes = l.export("k");
+  const other = new RateLimiter(opts);
+  other.import("k", bytes);
+  assert.equal(other.peek("k", { now }).remaining, 3);
+  assert.throws(() => other.import("k", bytes.subarray(0, 3)), TypeError);
+  assert.equal(other.peek("k", { now }).remaining, 3);
+  l.reset("k");
+  assert.equal(l.export("k"), null);
+  l.limit("k", { now });
+  assert.equal(l.size, 1);
+  assert.equal(l.prune(now + 10_000), 1);
+  assert.equal(l.size, 0);
+});
+
+test("bad input throws TypeError/RangeError naming field and value, and changes nothing", () => {
+  assert.throws(() => new RateLimiter({ algorithm: "leaky", limit: 1, window: "1s" }), { name: "TypeError", message: /algorithm .*"leaky"/ });
+  assert.throws(() => new RateLimiter({ algorithm: "gcra", limit: 0, window: "1s" }), { name: "RangeError", message: /limit .*0/ });
+  assert.throws(() => new RateLimiter({ algorithm: "gcra", quota: "5/parsec" }), { name: "TypeError", message: /5\/parsec/ });
+  assert.throws(() => new RateLimiter({ algorithm: "fixed-window", quota: "5/s", burst: 9 }), { name: "TypeError", message: /burst/ });
+  const l = new RateLimiter({ algorithm: "gcra", quota: "5/s" });
+  const now = 1_700_000_000_000;
+  l.limit("k", { now });
+  assert.throws(() => l.limit("k", { now, cost: 6 }), { name: "RangeError", message: /cost 6/ });
+  assert.throws(() => l.limit("k", { now: -5 }), { name: "RangeError", message: /now .*-5/ });
+  assert.throws(() => l.limit("", { now }), { name: "RangeError", message: /^key must not be empty/ });
+  assert.throws(() => l.limit(["a", "a"], { now }), { name: "RangeError", message: /keys\[1\] repeats/ });
+  assert.throws(() => l.limit(42, { now }), { name: "TypeError", message: /key .*42/ });
+  assert.equal(l.peek("k", { now }).remaining, 3); // one hit counted, the peek's own hit after it
+  assert.equal(l.size, 1);
+});
+
+test("headers: draft-10 and legacy sets", () => {
+  const l = new RateLimiter({ algorithm: "fixed-window", quota: "2/m", name: "api" });
+  const now = 1_700_000_000_000;
+  l.limit("k", { now });
+  l.limit("k", { now });
+  const h = l.headers(l.limit("k", { now }), now);
+  assert.deepEqual(h, {
+    "RateLimit-Policy": '"api";q=2;w=60',
+    RateLimit: '"api";r=0;t=40',
+    "X-RateLimit-Limit": "2",
+    "X-RateLimit-Remaining": "0",
+    "X-RateLimit-Reset": "1700000040",
+    "Retry-After": "40",
+  });
+});
+
+test("Policy: pure check over encoded states", () => {
+  const p = new Policy({ algorithm: "gcra", quota: "1/s" });
+  const r = p.check([null], 1_700_000_000_000);
+  assert.equal(r.allowed, true);
+  assert.ok(r.states[0] instanceof Uint8Array);
+  p.validateState(r.states[0]);
+  const again = p.check(r.states, 1_700_000_000_000);
+  assert.equal(again.allowed, false);
+  assert.equal(p.longestWindowMs, 1000);
+  assert.equal(p.mergeable, false);
+});

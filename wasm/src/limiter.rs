@@ -2,13 +2,18 @@
 //!
 //! One key is passed as a string (`limit`), several as an array (`limitKeys`). The decision
 //! is written to the output buffer (`out.rs`); the call itself returns only `allowed`.
+//!
+//! A policy of one limit (the common case) keeps its states in the core's `KeyedLimiter`,
+//! which decides in place without allocating; several keys at once still go through the
+//! core's `Policy` (all or nothing) over the same states. Several limits use the core's
+//! `Limiter` over a `MemoryStore`.
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, KeyError, LimitError, MAX_KEY_LEN, MAX_KEYS_PER_HIT};
-use tollgate::policy::PolicyState;
-use tollgate::{Limiter as CoreLimiter, MemoryStore};
+use tollgate::policy::{Policy as CorePolicy, PolicyState};
+use tollgate::{AnyAlgorithm, KeyedLimiter, Limiter as CoreLimiter, MemoryStore};
 use wasm_bindgen::prelude::*;
 
 use crate::errors::{check_error, decode_error, range_error};
@@ -19,6 +24,8 @@ use crate::time::{cost_from, now_from_ms};
 #[wasm_bindgen]
 pub struct Limiter {
     inner: CoreLimiter<MemoryStore>,
+    /// `Some` when the policy has one limit: then every state lives here, not in `inner`.
+    single: Option<KeyedLimiter<AnyAlgorithm>>,
     out: Out,
 }
 
@@ -50,6 +57,17 @@ impl Limiter {
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
+        if self.single.is_some() {
+            validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+            self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))?;
+            if let ([key], Some(keyed)) = (keys, self.single.as_mut()) {
+                let r = if peek { keyed.peek(*key, now, cost) } else { keyed.check(*key, now, cost) };
+                let d = r.map_err(|e| self.error(e.into(), true))?;
+                self.out.write_one(&d);
+                return Ok(d.allowed);
+            }
+            return self.run_keyed_policy(keys, now, cost, peek);
+        }
         let r = if peek { self.inner.peek(keys, now, cost) } else { self.inner.check(keys, now, cost) };
         match r {
             Ok(d) => {
@@ -58,6 +76,33 @@ impl Limiter {
             }
             Err(e) => Err(self.error(e, keys.len() == 1)),
         }
+    }
+}
+
+impl Limiter {
+    /// Several keys under a one-limit policy: the core's `Policy` decides over the keyed
+    /// states (all or nothing), which are then written back.
+    fn run_keyed_policy(&mut self, keys: &[&str], now: tollgate::Nanos, cost: u64, peek: bool) -> Result<bool, JsValue> {
+        let policy: &CorePolicy = self.inner.policy();
+        let Some(keyed) = self.single.as_mut() else { return Ok(false) };
+        let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
+        for k in keys {
+            let slot = keyed.state(*k).cloned();
+            states.push(policy.state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?);
+        }
+        let r = if peek { policy.peek(&states, now, cost) } else { policy.check(&mut states, now, cost) };
+        let d = match r {
+            Ok(d) => d,
+            Err(e) => return Err(check_error(&e, |i| policy.limits().get(i).map_or("", |l| l.name()).into())),
+        };
+        if !peek && d.allowed {
+            for (k, st) in keys.iter().zip(states) {
+                let slot = st.and_then(|s| s.slots().first().cloned().flatten());
+                keyed.set_state((*k).into(), slot);
+            }
+        }
+        self.out.write(&d);
+        Ok(d.allowed)
     }
 }
 
@@ -74,7 +119,14 @@ impl Limiter {
         if max_keys >= 1.0 {
             store = store.with_max_keys(max_keys as usize);
         }
-        Limiter { inner: CoreLimiter::new(policy.inner.clone(), store), out: Out::new() }
+        let single = match policy.inner.limits() {
+            [one] => {
+                let keyed = KeyedLimiter::new(*one.algorithm());
+                Some(if max_keys >= 1.0 { keyed.with_max_keys(max_keys as usize) } else { keyed })
+            }
+            _ => None,
+        };
+        Limiter { inner: CoreLimiter::new(policy.inner.clone(), store), single, out: Out::new() }
     }
 
     #[wasm_bindgen(getter, js_name = outPtr)]
@@ -108,6 +160,13 @@ impl Limiter {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let single = keys.len() == 1;
+        if let Some(keyed) = self.single.as_mut() {
+            validate_keys(&refs(&keys)).map_err(|e| key_error(&e, single))?;
+            for k in &keys {
+                keyed.refund(k.as_str(), now, cost);
+            }
+            return Ok(());
+        }
         self.inner.refund(&refs(&keys), now, cost).map_err(|e| self.error(e, single))
     }
 
@@ -115,6 +174,13 @@ impl Limiter {
     #[wasm_bindgen(js_name = resetKeys)]
     pub fn reset_keys(&mut self, keys: Vec<String>) -> Result<(), JsValue> {
         let single = keys.len() == 1;
+        if let Some(keyed) = self.single.as_mut() {
+            validate_keys(&refs(&keys)).map_err(|e| key_error(&e, single))?;
+            for k in &keys {
+                keyed.reset(k.as_str());
+            }
+            return Ok(());
+        }
         self.inner.reset(&refs(&keys)).map_err(|e| self.error(e, single))
     }
 
@@ -122,6 +188,11 @@ impl Limiter {
     #[wasm_bindgen(js_name = exportState)]
     pub fn export_state(&self, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
+        if let Some(keyed) = &self.single {
+            let slot = keyed.state(key).cloned();
+            let state = self.inner.policy().state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?;
+            return Ok(state.as_ref().map(PolicyState::encode));
+        }
         Ok(self.inner.store().get(key).map(PolicyState::encode))
     }
 
@@ -138,30 +209,46 @@ impl Limiter {
                 self.inner.policy().state_from_slots(s.slots().to_vec()).map_err(|e| decode_error(&e))?
             }
         };
+        if let Some(keyed) = self.single.as_mut() {
+            keyed.set_state(key.into(), state.and_then(|s| s.slots().first().cloned().flatten()));
+            return Ok(());
+        }
         self.inner.store_mut().set(key, state);
         Ok(())
     }
 
     /// Every key holding state.
     pub fn keys(&self) -> Vec<String> {
+        if let Some(keyed) = &self.single {
+            return keyed.keys().map(|k| String::from(&**k)).collect();
+        }
         self.inner.store().iter().map(|(k, _)| String::from(k)).collect()
     }
 
     /// How many keys hold state.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {
+        if let Some(keyed) = &self.single {
+            return keyed.len() as u32;
+        }
         self.inner.store().len() as u32
     }
 
     /// How many keys the `maxKeys` cap has evicted.
     #[wasm_bindgen(getter)]
     pub fn evictions(&self) -> f64 {
+        if let Some(keyed) = &self.single {
+            return keyed.evictions() as f64;
+        }
         self.inner.store().evictions() as f64
     }
 
     /// Drops every key that is fresh at `now`; returns how many.
     pub fn prune(&mut self, now: f64) -> Result<u32, JsValue> {
         let now = now_from_ms(now)?;
+        if let Some(keyed) = self.single.as_mut() {
+            return Ok(keyed.prune(now) as u32);
+        }
         Ok(self.inner.store_mut().prune(now) as u32)
     }
 }

@@ -38,6 +38,18 @@ impl Out {
         buf[4] = ms_ceil(d.retry_after);
     }
 
+    /// One key, one limit: the summary is the only pair.
+    pub fn write_one(&mut self, d: &Decision) {
+        let b = &mut self.buf;
+        Out::put(&mut b[..5], d);
+        b[5] = 0.0;
+        b[6] = 0.0;
+        b[7] = 1.0;
+        b[HEADER] = 0.0;
+        b[HEADER + 1] = 0.0;
+        Out::put(&mut b[HEADER + 2..HEADER + PAIR], d);
+    }
+
     pub fn write(&mut self, pd: &PolicyDecision) {
         let b = &mut self.buf;
         Out::put(&mut b[..5], &pd.decision);

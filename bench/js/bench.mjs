@@ -1,0 +1,108 @@
+// W1 and W2 in Node, every contender in the same run (see docs/benchmarks.md):
+//   W1: 1 key, N checks, synthetic time +1 µs per check, 1000/s with a burst of 100.
+//   W2: 1,000,000 keys drawn by a fixed-seed PRNG, N checks, same quota and clock.
+// Contenders: tollgate (the npm package, GCRA), a plain-JS GCRA over a Map, and
+// rate-limiter-flexible's RateLimiterMemory (which reads Date.now() itself and answers
+// with promises, so it runs on the real clock with 1000 points per second).
+// Then heap bytes per key after 1,000,000 keys. N defaults to 10,000,000 (BENCH_N to change).
+import { RateLimiter } from "../../pkg/dist/node/index.js";
+import { wasmMemory } from "../../pkg/dist/node/wasm.js";
+import { RateLimiterMemory } from "rate-limiter-flexible";
+
+const N = Number(process.env.BENCH_N ?? 10_000_000);
+const KEYS = 1_000_000;
+const T0 = 1_700_000_000_000;
+
+function keysByPrng(n) {
+  const keys = new Array(n);
+  let s = 0x2545f491;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    keys[i] = `user:${(s >>> 0) % KEYS}`;
+  }
+  return keys;
+}
+
+/** GCRA in plain JS: one theoretical arrival time (ms) per key in a Map. */
+class PlainGcra {
+  constructor(perSecond, burst) {
+    this.t = 1000 / perSecond;
+    this.tau = this.t * burst;
+    this.tats = new Map();
+  }
+  limit(key, now) {
+    const tat = Math.max(this.tats.get(key) ?? now, now);
+    const next = tat + this.t;
+    if (next - now > this.tau) return false;
+    this.tats.set(key, next);
+    return true;
+  }
+}
+
+function time(fn) {
+  const t = process.hrtime.bigint();
+  const r = fn();
+  return [Number(process.hrtime.bigint() - t) / 1e9, r];
+}
+
+const fmt = (checks, s) => `${(checks / s / 1e6).toFixed(2)} M checks/s`;
+
+function tollgateRun(keys) {
+  const l = new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+  return time(() => {
+    let ok = 0;
+    for (let i = 0; i < N; i++) if (l.limit(keys[i % keys.length], { now: T0 + i * 0.001 }).allowed) ok++;
+    return ok;
+  });
+}
+
+function plainRun(keys) {
+  const g = new PlainGcra(1000, 100);
+  return time(() => {
+    let ok = 0;
+    for (let i = 0; i < N; i++) if (g.limit(keys[i % keys.length], T0 + i * 0.001)) ok++;
+    return ok;
+  });
+}
+
+async function flexibleRun(keys) {
+  const r = new RateLimiterMemory({ points: 1000, duration: 1 });
+  const t = process.hrtime.bigint();
+  let ok = 0;
+  for (let i = 0; i < N; i++) {
+    try { await r.consume(keys[i % keys.length]); ok++; } catch { /* rejected */ }
+  }
+  return [Number(process.hrtime.bigint() - t) / 1e9, ok];
+}
+
+async function workload(name, keys) {
+  const [tg, tgOk] = tollgateRun(keys);
+  const [pj, pjOk] = plainRun(keys);
+  const [fx] = await flexibleRun(keys);
+  console.log(`${name}: tollgate ${fmt(N, tg)} | plain-JS GCRA ${fmt(N, pj)} | rate-limiter-flexible ${fmt(N, fx)}`);
+  console.log(`${name}: tollgate/plain ${(pj / tg).toFixed(2)}x, tollgate/flexible ${(fx / tg).toFixed(2)}x; admitted tollgate ${tgOk}, plain ${pjOk}`);
+}
+
+function heapPerKey() {
+  const keys = Array.from({ length: KEYS }, (_, i) => `user:${i}`);
+  global.gc?.();
+  const h0 = process.memoryUsage().heapUsed;
+  const w0 = wasmMemory().buffer.byteLength;
+  const l = new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+  for (let i = 0; i < KEYS; i++) l.limit(keys[i], { now: T0 });
+  global.gc?.();
+  const tg = (process.memoryUsage().heapUsed - h0 + wasmMemory().buffer.byteLength - w0) / KEYS;
+  global.gc?.();
+  const h1 = process.memoryUsage().heapUsed;
+  const g = new PlainGcra(1000, 100);
+  for (let i = 0; i < KEYS; i++) g.limit(keys[i], T0);
+  global.gc?.();
+  const pj = (process.memoryUsage().heapUsed - h1) / KEYS;
+  console.log(`bytes per key (1,000,000 keys, GCRA): tollgate ${tg.toFixed(1)} (wasm memory + JS heap; key strings held by the caller not counted) | plain-JS Map ${pj.toFixed(1)}`);
+  return [l, g];
+}
+
+console.log(`node ${process.version}, N = ${N}`);
+await workload("W1 (1 key)", ["user:42"]);
+await workload("W2 (1,000,000 keys)", keysByPrng(Math.min(N, 10_000_000)));
+heapPerKey();
