@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker test-pkg
+test: test-core test-nostd test-worker test-pkg test-pacer
 	@echo "make test: all passed"
 
 setup:
@@ -49,6 +49,10 @@ pkg-debug:
 ## The npm package: wasm-bindgen-test (Node, Chromium), then node --test against the packed tarball.
 test-pkg:
 	scripts/test-pkg.sh
+
+## The JS pacer (client-side pacing) against the packed package, in simulated time.
+test-pacer:
+	scripts/test-pacer.sh
 
 ## Benchmarks (not part of `make test`).
 bench: bench-core bench-worker bench-js

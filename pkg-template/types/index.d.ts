@@ -133,3 +133,4 @@ export class Policy {
   readonly longestWindowMs: number;
   readonly mergeable: boolean;
 }
+export * from "./pacer.js";

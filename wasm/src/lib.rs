@@ -11,6 +11,7 @@ extern crate alloc;
 mod errors;
 mod limiter;
 mod out;
+mod pacer;
 mod policy;
 mod spec;
 mod time;

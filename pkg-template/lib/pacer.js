@@ -1,0 +1,301 @@
+// `Pacer`: the client side of rate limiting (notes, section 4). A job calling a throttled
+// service awaits `acquire(cost)` before each call instead of retrying rejections blindly.
+// When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
+// owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
+import { Pacer as WasmPacer } from "./wasm.js";
+
+/** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
+export class PacerQueueFullError extends Error {
+  constructor(maxQueue) {
+    super(`the pacer's queue is full: ${maxQueue} waiters already (maxQueue); retry later or raise maxQueue`);
+    this.name = "PacerQueueFullError";
+    this.code = "PACER_QUEUE_FULL";
+    this.maxQueue = maxQueue;
+  }
+}
+
+/** Why `acquire` rejected: the cost is above what one grain releases, so waiting never helps. */
+export class PacerCostError extends RangeError {
+  constructor(message, cost, maxCost) {
+    super(message);
+    this.name = "PacerCostError";
+    this.code = "PACER_COST_EXCEEDS_CAPACITY";
+    this.cost = cost;
+    this.maxCost = maxCost;
+  }
+}
+
+const DEFAULT_MAX_QUEUE = 1000;
+
+/** Sleeps `ms` on the real clock; an aborted signal ends the sleep at once (rejecting). */
+function realSleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** A duration as the core reads it: a string ("200ms", "1s") or whole milliseconds. */
+function durationString(field, value) {
+  if (typeof value === "string") return value;
+  if (typeof value === "number") {
+    if (!(Number.isInteger(value) && value >= 1)) {
+      throw new RangeError(`${field} must be a whole number of milliseconds of at least 1, got ${value}`);
+    }
+    return `${value}ms`;
+  }
+  throw new TypeError(`${field} must be a duration string such as "200ms" or milliseconds, got ${describe(value)}`);
+}
+
+/** `"100/s"` or `{ limit, window }` as the core's `"<limit>/<window>"`. */
+export function rateString(rate) {
+  if (typeof rate === "string") return rate;
+  if (rate !== null && typeof rate === "object" && !Array.isArray(rate)) {
+    const { limit, window } = rate;
+    if (typeof limit !== "number") throw new TypeError(`rate.limit must be a number, got ${describe(limit)}`);
+    if (!(Number.isInteger(limit) && limit >= 1)) {
+      throw new RangeError(`rate.limit must be a whole number of at least 1, got ${limit}`);
+    }
+    return `${limit}/${durationString("rate.window", window)}`;
+  }
+  throw new TypeError(`rate must be a string such as "100/s" or { limit, window }, got ${describe(rate)}`);
+}
+
+function describe(v) {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (v === null || Array.isArray(v)) return v === null ? "null" : "an array";
+  return typeof v === "object" ? "an object" : `${typeof v} ${String(v)}`;
+}
+
+/** `Headers`, a record or `[name, value]` pairs, flattened as the wasm binding takes them. */
+function flattenHeaders(headers) {
+  const flat = [];
+  if (headers === null || typeof headers !== "object") {
+    throw new TypeError(`headers must be a Headers, a record or [name, value] pairs, got ${describe(headers)}`);
+  }
+  if (typeof headers.forEach === "function" && !Array.isArray(headers)) {
+    // Headers (and Map): forEach(value, name).
+    headers.forEach((value, name) => flat.push(String(name), String(value)));
+  } else if (Array.isArray(headers) || typeof headers[Symbol.iterator] === "function") {
+    for (const pair of headers) {
+      if (!Array.isArray(pair) || pair.length !== 2) {
+        throw new TypeError("headers given as pairs must hold [name, value] arrays");
+      }
+      flat.push(String(pair[0]), String(pair[1]));
+    }
+  } else {
+    for (const [name, value] of Object.entries(headers)) {
+      if (value !== undefined && value !== null) flat.push(name, Array.isArray(value) ? value.join(", ") : String(value));
+    }
+  }
+  return flat;
+}
+
+function costOf(cost) {
+  if (typeof cost !== "number") throw new TypeError(`cost must be a number, got ${describe(cost)}`);
+  if (!(Number.isInteger(cost) && cost >= 1)) throw new RangeError(`cost must be a whole number of at least 1, got ${cost}`);
+  return cost;
+}
+
+export class Pacer {
+  #wasm;
+  #now;
+  #sleep;
+  #maxQueue;
+  /** Waiters not yet released, first in first out: { cost, resolve, reject, signal, onAbort }. */
+  #queue = [];
+  #pumping = false;
+  /** The head's sleep, aborted when the head's own signal fires. */
+  #headSleep = null;
+  #pausedUntil = 0;
+
+  /**
+   * @param {object} options
+   * @param {string | {limit: number, window: string | number}} options.rate  e.g. "100/s"
+   * @param {string | number} [options.grain]  release every grain (default 200 ms, at most the window)
+   * @param {number} [options.maxQueue]  most waiters; beyond it `acquire` rejects (default 1000)
+   * @param {() => number} [options.now]  epoch ms (default Date.now), for simulated time
+   * @param {(ms: number, signal: AbortSignal) => Promise<void>} [options.sleep]  for simulated time
+   */
+  constructor(options) {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(`options must be an object with a rate, got ${describe(options)}`);
+    }
+    const { rate, grain, maxQueue = DEFAULT_MAX_QUEUE, now = Date.now, sleep = realSleep } = options;
+    if (rate === undefined) throw new TypeError('rate is required, e.g. { rate: "100/s" }');
+    if (!(Number.isInteger(maxQueue) && maxQueue >= 0)) {
+      throw new RangeError(`maxQueue must be a whole number of at least 0, got ${describe(maxQueue)}`);
+    }
+    if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${describe(now)}`);
+    if (typeof sleep !== "function") throw new TypeError(`sleep must be a function (ms, signal) => Promise, got ${describe(sleep)}`);
+    this.#wasm = new WasmPacer(rateString(rate), grain === undefined ? "" : durationString("grain", grain));
+    this.#maxQueue = maxQueue;
+    this.#now = now;
+    this.#sleep = sleep;
+  }
+
+  /** The rate paced to, as "<limit>/<window in ns>ns". */
+  get rate() {
+    return this.#wasm.rate;
+  }
+
+  /** The largest cost one piece of work may have: the units released per grain. */
+  get maxCost() {
+    return this.#wasm.maxCost;
+  }
+
+  /** Waiters not yet released. */
+  get queued() {
+    return this.#queue.length;
+  }
+
+  /**
+   * Resolves when work of `cost` may start. Waiters are released first in, first out. Rejects
+   * with `PacerQueueFullError` when `maxQueue` waiters are queued, `PacerCostError` when the
+   * cost can never fit, or the signal's reason when aborted (its reservation is given back).
+   */
+  acquire(cost = 1, { signal } = {}) {
+    try {
+      costOf(cost);
+      if (cost > this.#wasm.maxCost) throw this.#costError(cost);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#queue.length >= this.#maxQueue) return Promise.reject(new PacerQueueFullError(this.#maxQueue));
+    return new Promise((resolve, reject) => {
+      const waiter = { cost, resolve, reject, signal, onAbort: null, reserved: false };
+      if (signal) {
+        waiter.onAbort = () => this.#abort(waiter);
+        signal.addEventListener("abort", waiter.onAbort, { once: true });
+      }
+      this.#queue.push(waiter);
+      this.#pump();
+    });
+  }
+
+  /**
+   * Wraps an async function: each call acquires `cost` (a number, or a function of the call's
+   * arguments), then calls `fn`; when the result has headers (a `Response`), they are observed
+   * so the service's Retry-After / RateLimit / X-RateLimit-* push the schedule back.
+   */
+  pace(fn, { cost = 1, signal } = {}) {
+    if (typeof fn !== "function") throw new TypeError(`fn must be a function, got ${describe(fn)}`);
+    if (typeof cost !== "function") costOf(cost);
+    return async (...args) => {
+      await this.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
+      const result = await fn(...args);
+      if (result !== null && typeof result === "object" && result.headers && typeof result.headers === "object") {
+        this.observe(result.headers);
+      }
+      return result;
+    };
+  }
+
+  /**
+   * Reads a service's response headers; returns the epoch ms before which nothing starts when
+   * they asked for a pause (Retry-After, RateLimit r=0, X-RateLimit-Remaining: 0), else null.
+   */
+  observe(headers) {
+    const until = this.#wasm.observeHeaders(this.#now(), flattenHeaders(headers));
+    if (until === 0) return null;
+    this.#pausedUntil = Math.max(this.#pausedUntil, until);
+    return until;
+  }
+
+  /** Nothing starts before `until` (epoch ms). */
+  pauseUntil(until) {
+    if (typeof until !== "number") throw new TypeError(`until must be epoch milliseconds, got ${describe(until)}`);
+    this.#wasm.pauseUntil(until);
+    this.#pausedUntil = Math.max(this.#pausedUntil, until);
+  }
+
+  /** Follows a new rate (e.g. the sum of leased partitions); work already started still counts. */
+  setRate(rate) {
+    this.#wasm.setRate(rateString(rate));
+  }
+
+  /** When work of `cost` could start if asked now (epoch ms), reserving nothing. */
+  peek(cost = 1) {
+    costOf(cost);
+    if (cost > this.#wasm.maxCost) throw this.#costError(cost);
+    return this.#wasm.peek(this.#now(), cost);
+  }
+
+  #costError(cost) {
+    const max = this.#wasm.maxCost;
+    return new PacerCostError(
+      `cost ${cost} can never be paced: at most ${max} units are released per grain (raise the rate or the grain, or split the work)`,
+      cost,
+      max,
+    );
+  }
+
+  #abort(waiter) {
+    const i = this.#queue.indexOf(waiter);
+    if (i < 0) return; // already released
+    this.#queue.splice(i, 1);
+    if (waiter.reserved) {
+      // The head, sleeping until its start: end the sleep and give the reservation back.
+      this.#wasm.cancel(this.#now(), waiter.cost);
+      this.#headSleep?.abort();
+    }
+    waiter.reject(waiter.signal.reason);
+  }
+
+  #release(waiter) {
+    waiter.signal?.removeEventListener("abort", waiter.onAbort);
+    waiter.resolve();
+  }
+
+  /**
+   * Releases waiters in order. Only the head holds a reservation, so an abort or a pause
+   * asked for by the service never lets a later waiter overtake an earlier one.
+   */
+  async #pump() {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#queue.length > 0) {
+        const head = this.#queue[0];
+        let start = this.#wasm.reserve(this.#now(), head.cost);
+        head.reserved = true;
+        // Sleep until the start; if the service asked for a pause meanwhile, re-reserve.
+        while (this.#queue[0] === head) {
+          const now = this.#now();
+          if (start <= now) {
+            if (this.#pausedUntil > start) {
+              this.#wasm.cancel(now, head.cost);
+              start = this.#wasm.reserve(now, head.cost);
+              continue;
+            }
+            break;
+          }
+          const ctl = new AbortController();
+          this.#headSleep = ctl;
+          try {
+            await this.#sleep(start - now, ctl.signal);
+          } catch {
+            // Aborted: the head left the queue (see #abort); the loop looks again.
+          } finally {
+            this.#headSleep = null;
+          }
+        }
+        if (this.#queue[0] === head) {
+          this.#queue.shift();
+          this.#release(head);
+        }
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+}

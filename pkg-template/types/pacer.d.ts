@@ -1,0 +1,58 @@
+// Types of `Pacer`, the client side of rate limiting (see pkg-template/lib/pacer.js).
+
+/** A rate: `"100/s"`, `"500/5s"`, or a limit per window (`window` a duration or whole ms). */
+export type PacerRate = string | { limit: number; window: string | number };
+
+export interface PacerOptions {
+  /** The service's rate, e.g. `"100/s"`. */
+  rate: PacerRate;
+  /** Release work every grain (`"200ms"` or whole ms; default 200 ms, at most the window). */
+  grain?: string | number;
+  /** Most waiters queued; beyond it `acquire` rejects with `PacerQueueFullError` (default 1000). */
+  maxQueue?: number;
+  /** The clock, epoch ms (default `Date.now`); inject with `sleep` for simulated time. */
+  now?: () => number;
+  /** Sleeps `ms`; rejects (or resolves early) when `signal` aborts. Default: `setTimeout`. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/** Response headers as `Headers`, a record, or `[name, value]` pairs. */
+export type HeadersLike = Headers | Record<string, string | string[] | undefined> | Iterable<readonly [string, string]>;
+
+export declare class Pacer {
+  constructor(options: PacerOptions);
+  /** Resolves when work of `cost` (default 1) may start; FIFO; aborting gives the reservation back. */
+  acquire(cost?: number, options?: { signal?: AbortSignal }): Promise<void>;
+  /** Wraps `fn`: acquire, call, and observe the headers of a `Response`-like result. */
+  pace<A extends unknown[], R>(
+    fn: (...args: A) => R | Promise<R>,
+    options?: { cost?: number | ((...args: A) => number); signal?: AbortSignal },
+  ): (...args: A) => Promise<R>;
+  /** Reads a service's answer; returns the epoch ms nothing starts before, or null. */
+  observe(headers: HeadersLike): number | null;
+  /** Nothing starts before `until` (epoch ms). */
+  pauseUntil(until: number): void;
+  /** Follows a new rate (e.g. the sum of leased partitions). */
+  setRate(rate: PacerRate): void;
+  /** When work of `cost` could start if asked now (epoch ms), reserving nothing. */
+  peek(cost?: number): number;
+  /** The rate paced to, as `"<limit>/<window>ns"`. */
+  readonly rate: string;
+  /** The largest cost one piece of work may have (units released per grain). */
+  readonly maxCost: number;
+  /** Waiters not yet released. */
+  readonly queued: number;
+}
+
+/** `acquire` rejected: `maxQueue` waiters are already queued. `code` is `"PACER_QUEUE_FULL"`. */
+export declare class PacerQueueFullError extends Error {
+  readonly code: "PACER_QUEUE_FULL";
+  readonly maxQueue: number;
+}
+
+/** The cost is above what one grain releases: waiting never helps. */
+export declare class PacerCostError extends RangeError {
+  readonly code: "PACER_COST_EXCEEDS_CAPACITY";
+  readonly cost: number;
+  readonly maxCost: number;
+}
