@@ -304,7 +304,9 @@ export class LeasedPacer {
     const url = `${this.#base}/v1/pools/${encodeURIComponent(this.#pool)}${path}`;
     let res;
     try {
-      res = await this.#fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      // Called as a plain function: a browser's or workerd's fetch refuses another `this`.
+      const fetchFn = this.#fetch;
+      res = await fetchFn(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (e) {
       throw new LeaseError(`could not reach the pool at ${url}: ${e?.message ?? e}`, { code: "network", cause: e });
     }

@@ -4,13 +4,15 @@
 // Pools are 500/s as 20 partitions of 25/s (window 1 s), one per test.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { LeasedPacer, LeaseError, PacerCostError, PacerQueueFullError } from "tollgate";
-import { startWorker, TOKEN, CAPACITY, WINDOW_MS, sleep } from "./worker.mjs";
+import { startWorker, Miniflare, TOKEN, CAPACITY, WINDOW_MS, sleep } from "./worker.mjs";
 import { maxInWindow } from "./service.mjs";
 
 let w;
 before(async () => {
-  w = await startWorker(["basic", "handoff", "abort", "errors", "pace"]);
+  w = await startWorker(["basic", "handoff", "abort", "errors", "pace", "edge"]);
 });
 after(async () => {
   await w?.stop();
@@ -177,5 +179,42 @@ test("errors: the Worker's refusals are LeaseErrors with its code; bad costs and
   ];
   for (const [o, type, message] of cases) {
     assert.throws(() => new LeasedPacer(o), (e) => e instanceof type && message.test(e.message), `${JSON.stringify(o)}: ${message}`);
+  }
+});
+
+test("in workerd (the package's workerd entry), a LeasedPacer grants, paces and releases", async () => {
+  // A Worker of the user's own, in a second workerd, holding a lease of the real Worker.
+  const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "node_modules/tollgate/dist");
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: dist,
+    scriptPath: path.resolve(dist, "edge.js"),
+    script: `
+      import { LeasedPacer } from "./workerd/index.js";
+      export default {
+        async fetch(request, env) {
+          const lp = new LeasedPacer({ url: env.URL, pool: "edge", holder: "edge-1", partitions: 2, ttlMs: 3000, token: env.TOKEN });
+          const st = await lp.start();
+          const start = await lp.acquire(5);
+          const { released } = await lp.close();
+          return Response.json({ heldRate: st.heldRate, waited: start - st.usableUntil + 3000 - 600, released });
+        },
+      };`,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    bindings: { URL: w.url, TOKEN },
+    compatibilityDate: "2026-04-01",
+  });
+  try {
+    const res = await mf.dispatchFetch("http://localhost/");
+    const body = await res.json();
+    assert.equal(res.status, 200, JSON.stringify(body));
+    assert.equal(body.heldRate, 50);
+    assert.equal(body.released, 2);
+    assert.ok(body.waited >= WINDOW_MS, `the first start came ${body.waited} ms after the grant was asked`);
+  } finally {
+    await mf.dispose();
   }
 });
