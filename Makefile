@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker test-pkg test-pacer
+test: test-core test-nostd test-worker test-pkg test-pacer test-lease
 	@echo "make test: all passed"
 
 setup:
@@ -53,6 +53,11 @@ test-pkg:
 ## The JS pacer (client-side pacing) against the packed package, in simulated time.
 test-pacer:
 	scripts/test-pacer.sh
+
+## LeasedPacer (JS client of capacity leases) against the real Worker in workerd: several
+## uncoordinated holders, in-process and in separate processes, one SIGKILLed.
+test-lease:
+	scripts/test-lease.sh
 
 ## Benchmarks (not part of `make test`).
 bench: bench-core bench-worker bench-js

@@ -15,6 +15,7 @@ pub mod error;
 pub mod headers;
 pub mod keyed;
 pub mod lease;
+pub mod lease_holder;
 pub mod limiter;
 pub mod merge;
 pub mod pacer;

@@ -3,3 +3,4 @@
 export { RateLimiter } from "./rate-limiter.js";
 export { Policy } from "./policy.js";
 export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
+export { LeasedPacer, LeaseError } from "./lease.js";

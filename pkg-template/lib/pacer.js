@@ -27,8 +27,11 @@ export class PacerCostError extends RangeError {
 
 const DEFAULT_MAX_QUEUE = 1000;
 
-/** Sleeps `ms` on the real clock; an aborted signal ends the sleep at once (rejecting). */
-function realSleep(ms, signal) {
+/**
+ * Sleeps `ms` on the real clock; an aborted signal ends the sleep at once (rejecting). With
+ * `unref`, the timer alone does not keep Node running (a lease's renewals, lib/lease.js).
+ */
+export function realSleep(ms, signal, unref = false) {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const onAbort = () => {
@@ -39,12 +42,13 @@ function realSleep(ms, signal) {
       signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
+    if (unref) timer.unref?.();
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 
 /** A duration as the core reads it: a string ("200ms", "1s") or whole milliseconds. */
-function durationString(field, value) {
+export function durationString(field, value) {
   if (typeof value === "string") return value;
   if (typeof value === "number") {
     if (!(Number.isInteger(value) && value >= 1)) {
@@ -69,7 +73,8 @@ export function rateString(rate) {
   throw new TypeError(`rate must be a string such as "100/s" or { limit, window }, got ${describe(rate)}`);
 }
 
-function describe(v) {
+export function describe(v) {
+  if (v === undefined) return "undefined";
   if (typeof v === "string") return JSON.stringify(v);
   if (v === null || Array.isArray(v)) return v === null ? "null" : "an array";
   return typeof v === "object" ? "an object" : `${typeof v} ${String(v)}`;
@@ -99,7 +104,7 @@ function flattenHeaders(headers) {
   return flat;
 }
 
-function costOf(cost) {
+export function costOf(cost) {
   if (typeof cost !== "number") throw new TypeError(`cost must be a number, got ${describe(cost)}`);
   if (!(Number.isInteger(cost) && cost >= 1)) throw new RangeError(`cost must be a whole number of at least 1, got ${cost}`);
   return cost;
@@ -158,7 +163,9 @@ export class Pacer {
   }
 
   /**
-   * Resolves when work of `cost` may start. Waiters are released first in, first out. Rejects
+   * Resolves when work of `cost` may start, with the start the pacer reserved for it (epoch
+   * ms, a whole millisecond at or just before the resolution; a `LeasedPacer` checks it
+   * against its lease). Waiters are released first in, first out. Rejects
    * with `PacerQueueFullError` when `maxQueue` waiters are queued, `PacerCostError` when the
    * cost can never fit, or the signal's reason when aborted (its reservation is given back).
    */
@@ -251,9 +258,9 @@ export class Pacer {
     waiter.reject(waiter.signal.reason);
   }
 
-  #release(waiter) {
+  #release(waiter, start) {
     waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    waiter.resolve();
+    waiter.resolve(start);
   }
 
   /**
@@ -291,7 +298,7 @@ export class Pacer {
         }
         if (this.#queue[0] === head) {
           this.#queue.shift();
-          this.#release(head);
+          this.#release(head, start);
         }
       }
     } finally {

@@ -134,3 +134,4 @@ export class Policy {
   readonly mergeable: boolean;
 }
 export * from "./pacer.js";
+export * from "./lease.js";

@@ -21,8 +21,11 @@ export type HeadersLike = Headers | Record<string, string | string[] | undefined
 
 export declare class Pacer {
   constructor(options: PacerOptions);
-  /** Resolves when work of `cost` (default 1) may start; FIFO; aborting gives the reservation back. */
-  acquire(cost?: number, options?: { signal?: AbortSignal }): Promise<void>;
+  /**
+   * Resolves when work of `cost` (default 1) may start, with the reserved start (epoch ms);
+   * FIFO; aborting gives the reservation back.
+   */
+  acquire(cost?: number, options?: { signal?: AbortSignal }): Promise<number>;
   /** Wraps `fn`: acquire, call, and observe the headers of a `Response`-like result. */
   pace<A extends unknown[], R>(
     fn: (...args: A) => R | Promise<R>,

@@ -9,6 +9,7 @@
 extern crate alloc;
 
 mod errors;
+mod lease_holder;
 mod limiter;
 mod out;
 mod pacer;

@@ -1,0 +1,518 @@
+// `LeasedPacer`: a Pacer whose rate follows capacity leases from the tollgate Worker
+// (`/v1/pools/{pool}/leases`), so uncoordinated holders share one capacity (notes, section 4).
+//
+// Which partitions count, from when and until when, is the Rust core's decision
+// (`tollgate::lease_holder`, through the wasm `LeaseHolder`): a lease is measured from when
+// its request was sent, nothing starts from `sent + ttl - renewMargin` on unless renewed, and
+// a newly granted partition counts one window after the answer (its previous holder's last
+// starts are still in the service's window until then). When each piece of work starts is
+// the core's `Pacer`. This module owns what is JavaScript's: the HTTP calls, the renewal
+// timer, the FIFO queue, AbortSignals.
+import { LeaseHolder } from "./wasm.js";
+import { Pacer, PacerCostError, PacerQueueFullError, costOf, describe, durationString, realSleep } from "./pacer.js";
+
+/**
+ * A lease request failed. `code` is the Worker's error code (`unknown_pool`, `unauthorized`,
+ * `invalid_partitions`, `invalid_ttl`, `unavailable`, ...) or the client's own: `network` (the
+ * Worker could not be reached), `bad_answer` (the answer was not a lease), `closed`.
+ * `status` is the HTTP status (0 when there was none).
+ */
+export class LeaseError extends Error {
+  constructor(message, { code, status = 0, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = "LeaseError";
+    this.code = code;
+    this.status = status;
+  }
+
+  /** Whether asking again may help: no answer, a 5xx, 408 or 429. */
+  get transient() {
+    return this.status === 0 ? this.code === "network" : this.status >= 500 || this.status === 408 || this.status === 429;
+  }
+}
+
+const DEFAULT_MAX_QUEUE = 1000;
+/** The longest a waiter idles before looking again when nothing is expected to change. */
+const IDLE_MS = 60_000;
+/** A marker reason for waking the queue's head to plan again. */
+const REPLAN = Symbol("replan");
+
+function wholeAtLeast(field, value, min) {
+  if (typeof value !== "number") throw new TypeError(`${field} must be a number, got ${describe(value)}`);
+  if (!(Number.isInteger(value) && value >= min)) {
+    throw new RangeError(`${field} must be a whole number of at least ${min}, got ${value}`);
+  }
+  return value;
+}
+
+function nonEmptyString(field, value) {
+  if (typeof value !== "string") throw new TypeError(`${field} must be a string, got ${describe(value)}`);
+  if (value.length === 0) throw new RangeError(`${field} must not be empty`);
+  return value;
+}
+
+function fn(field, value) {
+  if (typeof value !== "function") throw new TypeError(`${field} must be a function, got ${describe(value)}`);
+  return value;
+}
+
+/** The Worker's base URL, without a trailing slash. */
+function baseUrl(url) {
+  if (typeof url !== "string" && !(url instanceof URL)) {
+    throw new TypeError(`url must be the Worker's base URL as a string, got ${describe(url)}`);
+  }
+  let u;
+  try {
+    u = new URL(String(url));
+  } catch {
+    throw new TypeError(`url must be an absolute http(s) URL such as "https://limits.example.com", got ${describe(String(url))}`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError(`url must be http or https, got ${describe(String(url))}`);
+  return u.href.replace(/\/+$/, "");
+}
+
+/** A grant's answer, checked: what the holder needs of it. */
+function leaseAnswer(json) {
+  const ok =
+    json !== null &&
+    typeof json === "object" &&
+    Array.isArray(json.partitions) &&
+    json.partitions.every((p) => Number.isInteger(p) && p >= 0) &&
+    [json.rate, json.window, json.ttlMs].every((n) => Number.isInteger(n) && n >= 0);
+  if (!ok) throw new LeaseError(`the pool's answer is not a lease: ${JSON.stringify(json)?.slice(0, 200)}`, { code: "bad_answer", status: 200 });
+  return json;
+}
+
+export class LeasedPacer {
+  #base;
+  #pool;
+  #holderName;
+  #partitions;
+  #ttlMs;
+  #token;
+  #grain;
+  #maxQueue;
+  #fetch;
+  #now;
+  #sleep;
+  #loopSleep;
+  #renewEvery;
+  #backoffMin;
+  /** The core's view of what is held (wasm LeaseHolder). */
+  #holder;
+  /** The inner Pacer, made at the first usable rate (the pool's window is known then). */
+  #inner = null;
+  #innerRate = 0;
+  #costLimits = new Map();
+  #pendingPause = 0;
+  /** Waiters not yet released, first in first out: { cost, resolve, reject, signal, onAbort }. */
+  #queue = [];
+  #pumping = false;
+  /** Aborted to wake the queue's head: the lease changed, the head left, or closing. */
+  #wake = null;
+  #stop = new AbortController();
+  #state = "idle"; // idle | running | failed | closed
+  #failure = null;
+  #loop = null;
+  #first;
+  #settleFirst;
+  /** Whether the pool may hold partitions for this holder (a grant's outcome not known counts). */
+  #mayHold = false;
+  #lastError = null;
+  #closing = null;
+
+  /**
+   * @param {object} options
+   * @param {string | URL} options.url  the Worker's base URL
+   * @param {string} options.pool  the pool's name (`[vars.POOLS.<name>]`)
+   * @param {string} options.holder  this holder's name, unique among the pool's holders
+   * @param {number} options.partitions  how many partitions to ask for
+   * @param {number} options.ttlMs  each lease's length; renewed every third of it
+   * @param {string} [options.token]  the Worker's API token (Authorization: Bearer)
+   * @param {string | number} [options.grain]  the inner pacer's grain (default 200 ms)
+   * @param {number} [options.renewMargin]  ms before a lease's end from which nothing starts
+   * @param {number} [options.maxQueue]  most waiters (default 1000)
+   * @param {typeof fetch} [options.fetch]  default globalThis.fetch
+   * @param {() => number} [options.now]  epoch ms (default Date.now)
+   * @param {(ms: number, signal: AbortSignal) => Promise<void>} [options.sleep]
+   */
+  constructor(options) {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(`options must be an object with url, pool, holder, partitions and ttlMs, got ${describe(options)}`);
+    }
+    const { url, pool, holder, partitions, ttlMs, token, grain, renewMargin, maxQueue = DEFAULT_MAX_QUEUE } = options;
+    this.#base = baseUrl(url);
+    this.#pool = nonEmptyString("pool", pool);
+    nonEmptyString("holder", holder);
+    const bytes = new TextEncoder().encode(holder).length;
+    if (bytes > 128) throw new RangeError(`holder must be at most 128 bytes of UTF-8, got ${bytes} bytes`);
+    this.#holderName = holder;
+    this.#partitions = wholeAtLeast("partitions", partitions, 1);
+    this.#ttlMs = wholeAtLeast("ttlMs", ttlMs, 3);
+    const margin = renewMargin === undefined ? Math.min(1000, Math.floor(ttlMs / 5)) : wholeAtLeast("renewMargin", renewMargin, 0);
+    if (margin > ttlMs / 2) throw new RangeError(`renewMargin must be at most half of ttlMs (${ttlMs / 2}), got ${margin}`);
+    if (token !== undefined) nonEmptyString("token", token);
+    this.#token = token;
+    this.#grain = grain === undefined ? undefined : durationString("grain", grain);
+    // The grain is checked against the pool's window at the first grant; its form now.
+    if (this.#grain !== undefined) new Pacer({ rate: "1/d", grain: this.#grain });
+    if (!(Number.isInteger(maxQueue) && maxQueue >= 0)) {
+      throw new RangeError(`maxQueue must be a whole number of at least 0, got ${describe(maxQueue)}`);
+    }
+    this.#maxQueue = maxQueue;
+    this.#fetch = options.fetch === undefined ? globalThis.fetch : fn("fetch", options.fetch);
+    if (typeof this.#fetch !== "function") throw new TypeError("fetch is not available here: pass options.fetch");
+    this.#now = options.now === undefined ? Date.now : fn("now", options.now);
+    this.#sleep = options.sleep === undefined ? realSleep : fn("sleep", options.sleep);
+    // The renewal timer alone does not keep Node running: a process that ends without close()
+    // lets its leases lapse after the TTL, as a crashed one does.
+    this.#loopSleep = options.sleep === undefined ? (ms, signal) => realSleep(ms, signal, true) : this.#sleep;
+    this.#renewEvery = Math.max(1, Math.floor(ttlMs / 3));
+    this.#backoffMin = Math.min(this.#renewEvery, Math.max(50, Math.min(1000, Math.floor(ttlMs / 10))));
+    this.#holder = new LeaseHolder(margin);
+    this.#first = new Promise((resolve, reject) => (this.#settleFirst = { resolve, reject }));
+    this.#first.catch(() => {}); // start() hands it out; an unobserved failure is not unhandled
+  }
+
+  /**
+   * Starts following the pool (acquire does it on first use): resolves with `status` after
+   * the first answer, or rejects with a `LeaseError` the Worker answered that asking again
+   * cannot fix (e.g. `unknown_pool`, `unauthorized`). Unreachable: it keeps asking.
+   */
+  start() {
+    if (this.#state === "idle") {
+      this.#state = "running";
+      this.#loop = this.#leaseLoop();
+    }
+    return this.#first;
+  }
+
+  /** What is held now: partitions, the usable and the held rate, until when, the last error. */
+  get status() {
+    const now = this.#now();
+    return {
+      state: this.#state,
+      partitions: Array.from(this.#holder.partitions),
+      rate: this.#holder.rateAt(now),
+      heldRate: this.#holder.heldRate,
+      window: this.#holder.windowMs,
+      usableUntil: this.#holder.usableUntil,
+      queued: this.#queue.length,
+      lastError: this.#lastError,
+    };
+  }
+
+  /** The rate work starts at now: the counted partitions' sum (0 while none is usable). */
+  get rate() {
+    return this.#holder.rateAt(this.#now());
+  }
+
+  /** Waiters not yet released. */
+  get queued() {
+    return this.#queue.length;
+  }
+
+  /**
+   * Resolves with the reserved start (epoch ms) when work of `cost` may start under the held
+   * leases; FIFO. Rejects with `PacerCostError` when the cost can never fit the held rate,
+   * `PacerQueueFullError`, a `LeaseError` (the pool refused for good, or closed), or the
+   * signal's reason when aborted (its reservation is given back).
+   */
+  acquire(cost = 1, { signal } = {}) {
+    try {
+      costOf(cost);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (this.#state === "failed") return Promise.reject(this.#failure);
+    if (this.#state === "closed") return Promise.reject(this.#closedError());
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    if (this.#queue.length >= this.#maxQueue) return Promise.reject(new PacerQueueFullError(this.#maxQueue));
+    this.start();
+    return new Promise((resolve, reject) => {
+      const waiter = { cost, resolve, reject, signal, onAbort: null };
+      if (signal) {
+        waiter.onAbort = () => this.#remove(waiter, signal.reason);
+        signal.addEventListener("abort", waiter.onAbort, { once: true });
+      }
+      this.#queue.push(waiter);
+      this.#pump();
+    });
+  }
+
+  /** Wraps an async function as `Pacer.pace` does: acquire, call, observe a Response's headers. */
+  pace(fnToPace, { cost = 1, signal } = {}) {
+    fn("fn", fnToPace);
+    if (typeof cost !== "function") costOf(cost);
+    return async (...args) => {
+      await this.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
+      const result = await fnToPace(...args);
+      if (result !== null && typeof result === "object" && result.headers && typeof result.headers === "object") {
+        this.observe(result.headers);
+      }
+      return result;
+    };
+  }
+
+  /** Reads a service's answer (Retry-After, RateLimit, X-RateLimit-*): see `Pacer.observe`. */
+  observe(headers) {
+    if (this.#inner) return this.#inner.observe(headers);
+    // No rate yet: read the headers with a throwaway pacer and apply the pause later.
+    const until = new Pacer({ rate: "1/s", now: this.#now }).observe(headers);
+    if (until !== null) this.#pendingPause = Math.max(this.#pendingPause, until);
+    return until;
+  }
+
+  /**
+   * Stops: rejects waiters not yet released (LeaseError `closed`), waits for a lease request
+   * in flight, then releases what the pool may hold for this holder. Resolves with
+   * `{ released }` (partitions given back); rejects with a LeaseError when the release failed
+   * (the leases then lapse after their TTL). After a refusal the pool answered for good (the
+   * `failed` state) it does not call the pool again: leases lapse after their TTL. Calling it
+   * again returns the same promise.
+   */
+  close() {
+    if (this.#closing) return this.#closing;
+    const release = this.#state === "running";
+    this.#state = "closed";
+    this.#stop.abort();
+    this.#rejectAll(this.#closedError());
+    this.#settleFirst.reject(this.#closedError());
+    this.#closing = (async () => {
+      await this.#loop;
+      this.#holder.lost();
+      if (!release || !this.#mayHold) return { released: 0 };
+      try {
+        const r = await this.#request("DELETE", `/leases/${encodeURIComponent(this.#holderName)}`);
+        return { released: Number(r?.released ?? 0) };
+      } catch (e) {
+        if (e instanceof LeaseError && e.code === "lease_not_held") return { released: 0 };
+        throw e;
+      }
+    })();
+    return this.#closing;
+  }
+
+  #closedError() {
+    return new LeaseError("the LeasedPacer is closed", { code: "closed" });
+  }
+
+  async #request(method, path, body) {
+    const headers = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    const url = `${this.#base}/v1/pools/${encodeURIComponent(this.#pool)}${path}`;
+    let res;
+    try {
+      // Called as a plain function: a browser's or workerd's fetch refuses another `this`.
+      const fetchFn = this.#fetch;
+      res = await fetchFn(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    } catch (e) {
+      throw new LeaseError(`could not reach the pool at ${url}: ${e?.message ?? e}`, { code: "network", cause: e });
+    }
+    let json;
+    try {
+      json = await res.json();
+    } catch {
+      json = undefined;
+    }
+    if (!res.ok) {
+      const err = json?.error;
+      const code = typeof err?.code === "string" ? err.code : `http_${res.status}`;
+      const message = typeof err?.message === "string" ? err.message : `HTTP ${res.status}`;
+      throw new LeaseError(`pool "${this.#pool}", holder "${this.#holderName}": ${message} (${code})`, { code, status: res.status });
+    }
+    return json;
+  }
+
+  /** Asks for the partitions (a grant keeps and renews what is held), records the answer. */
+  async #ask() {
+    const before = this.#mayHold;
+    this.#mayHold = true; // until the answer says otherwise: the pool may apply a lost request
+    const sent = this.#now();
+    let json;
+    try {
+      json = await this.#request("POST", "/leases", { holder: this.#holderName, partitions: this.#partitions, ttlMs: this.#ttlMs });
+    } catch (e) {
+      if (e instanceof LeaseError && e.status >= 400 && e.status < 500) this.#mayHold = before; // refused: nothing changed
+      throw e;
+    }
+    const received = this.#now();
+    const a = leaseAnswer(json);
+    const ttl = a.partitions.length > 0 ? Math.min(this.#ttlMs, a.ttlMs) : this.#ttlMs;
+    try {
+      this.#holder.granted(sent, received, a.partitions, a.rate, a.window, ttl);
+    } catch (e) {
+      throw new LeaseError(`the pool's answer is not a lease: ${e.message}`, { code: "bad_answer", status: 200 });
+    }
+    this.#mayHold = a.partitions.length > 0;
+    return { sent, held: a.partitions.length };
+  }
+
+  /** Grants, then renews every third of the TTL; while nothing is held, asks again with backoff. */
+  async #leaseLoop() {
+    let backoff = this.#backoffMin;
+    while (this.#state === "running") {
+      let wait;
+      try {
+        const { sent, held } = await this.#ask();
+        this.#lastError = null;
+        this.#settleFirst.resolve(this.status);
+        this.#changed();
+        if (held > 0) {
+          backoff = this.#backoffMin;
+          wait = sent + this.#renewEvery - this.#now();
+        } else {
+          wait = backoff;
+          backoff = Math.min(backoff * 2, this.#renewEvery);
+        }
+      } catch (e) {
+        this.#lastError = e;
+        if (!(e instanceof LeaseError) || !e.transient) {
+          this.#fail(e);
+          return;
+        }
+        wait = backoff;
+        backoff = Math.min(backoff * 2, this.#renewEvery);
+      }
+      try {
+        await this.#loopSleep(Math.max(0, wait), this.#stop.signal);
+      } catch {
+        // closing
+      }
+    }
+  }
+
+  #fail(e) {
+    if (this.#state !== "running") return;
+    this.#state = "failed";
+    this.#failure = e;
+    this.#holder.lost();
+    this.#settleFirst.reject(e);
+    this.#rejectAll(e);
+  }
+
+  /** The lease changed: wake the head to plan again. */
+  #changed() {
+    this.#wake?.abort(REPLAN);
+  }
+
+  #rejectAll(error) {
+    const waiters = this.#queue.splice(0);
+    for (const w of waiters) {
+      w.signal?.removeEventListener("abort", w.onAbort);
+      w.reject(error);
+    }
+    this.#wake?.abort(REPLAN);
+  }
+
+  #remove(waiter, reason) {
+    const i = this.#queue.indexOf(waiter);
+    if (i < 0) return;
+    this.#queue.splice(i, 1);
+    waiter.reject(reason);
+    if (i === 0) this.#wake?.abort(REPLAN); // the head: end its wait or its reservation
+  }
+
+  /** Points the inner pacer at `rate` per the pool's window (made at the first rate). */
+  #follow(rate) {
+    const limit = { limit: rate, window: this.#holder.windowMs };
+    if (this.#inner === null) {
+      this.#inner = new Pacer({ rate: limit, grain: this.#grain, maxQueue: 1, now: this.#now, sleep: this.#sleep });
+      if (this.#pendingPause > 0) this.#inner.pauseUntil(this.#pendingPause);
+    } else if (rate !== this.#innerRate) {
+      this.#inner.setRate(limit);
+    }
+    this.#innerRate = rate;
+  }
+
+  /** The largest cost that fits one grain at `rate` (the core's rule, asked of a pacer). */
+  #maxCostAt(rate) {
+    const key = `${rate}/${this.#holder.windowMs}`;
+    let max = this.#costLimits.get(key);
+    if (max === undefined) {
+      max = new Pacer({ rate: { limit: rate, window: this.#holder.windowMs }, grain: this.#grain }).maxCost;
+      this.#costLimits.set(key, max);
+    }
+    return max;
+  }
+
+  /** Sleeps until `at` (epoch ms; 0: nothing expected) or until woken. */
+  async #idle(wake, at) {
+    const ms = at > 0 ? Math.max(0, Math.ceil(at - this.#now())) : IDLE_MS;
+    try {
+      await this.#sleep(ms, wake.signal);
+    } catch {
+      // woken
+    }
+  }
+
+  /**
+   * Releases waiters in order. The head waits while nothing usable is held, takes a
+   * reservation from the inner pacer only if it starts before the lease's usable end, and
+   * plans again whenever the lease changes (a renewal, a warm-up ending, a lapse).
+   */
+  async #pump() {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#queue.length > 0 && (this.#state === "running" || this.#state === "idle")) {
+        const head = this.#queue[0];
+        const wake = new AbortController();
+        this.#wake = wake;
+        const now = this.#now();
+        const rate = this.#holder.rateAt(now);
+        const next = this.#holder.nextChange(now);
+        const held = this.#holder.heldRate;
+        if (held > 0 && head.cost > this.#maxCostAt(held)) {
+          const max = this.#maxCostAt(held);
+          this.#queue.shift();
+          head.signal?.removeEventListener("abort", head.onAbort);
+          head.reject(
+            new PacerCostError(
+              `cost ${head.cost} can never be paced at the held rate (${held} per ${this.#holder.windowMs} ms): ` +
+                `at most ${max} units are released per grain (ask for more partitions, raise the grain, or split the work)`,
+              head.cost,
+              max,
+            ),
+          );
+          continue;
+        }
+        if (rate === 0) {
+          await this.#idle(wake, next); // nothing usable: warming up, lapsed, or nothing held
+          continue;
+        }
+        this.#follow(rate);
+        const until = this.#holder.usableUntil;
+        if (head.cost > this.#inner.maxCost || this.#inner.peek(head.cost) >= until) {
+          await this.#idle(wake, next); // partitions still warming up, or wait for the renewal
+          continue;
+        }
+        // Reserve and sleep in the inner pacer; a lease change or the next warm-up wakes it.
+        if (next > 0) this.#sleep(Math.max(0, Math.ceil(next - now)), wake.signal).then(() => wake.abort(REPLAN), () => {});
+        let start;
+        try {
+          start = await this.#inner.acquire(head.cost, { signal: wake.signal });
+        } catch (e) {
+          if (!wake.signal.aborted && this.#queue[0] === head) {
+            this.#queue.shift(); // not woken: the inner pacer refused this waiter
+            head.signal?.removeEventListener("abort", head.onAbort);
+            head.reject(e);
+          }
+          continue; // woken: the inner pacer gave the reservation back; plan again
+        } finally {
+          wake.abort(REPLAN); // ends the warm-up timer
+        }
+        if (this.#queue[0] !== head || start >= until) continue; // (a ms late: stays unused)
+        this.#queue.shift();
+        head.signal?.removeEventListener("abort", head.onAbort);
+        head.resolve(start);
+      }
+    } catch (e) {
+      this.#fail(e); // e.g. a grain longer than the pool's window: a configuration error
+    } finally {
+      this.#pumping = false;
+      this.#wake = null;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+// Types of `LeasedPacer`, a pacer that follows capacity leases (see pkg-template/lib/lease.js).
+import type { HeadersLike } from "./pacer.js";
+
+export interface LeasedPacerOptions {
+  /** The tollgate Worker's base URL, e.g. `"https://limits.example.com"`. */
+  url: string | URL;
+  /** The pool's name (`[vars.POOLS.<name>]` in the Worker's configuration). */
+  pool: string;
+  /** This holder's name (1 to 128 bytes of UTF-8), unique among the pool's holders. */
+  holder: string;
+  /** How many partitions to ask for; the pool may grant fewer (even none, for a while). */
+  partitions: number;
+  /** Each lease's length (ms, at least 3, at most the pool's `maxTtl`); renewed every third. */
+  ttlMs: number;
+  /** The Worker's API token, sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** The inner pacer's grain (`"200ms"` or whole ms; default 200 ms, at most the pool's window). */
+  grain?: string | number;
+  /** Nothing starts from this many ms before a lease's end on (default min(1000, ttlMs / 5)). */
+  renewMargin?: number;
+  /** Most waiters queued; beyond it `acquire` rejects with `PacerQueueFullError` (default 1000). */
+  maxQueue?: number;
+  /** The fetch to call the Worker with (default `globalThis.fetch`). */
+  fetch?: (input: string, init: RequestInit) => Promise<Response>;
+  /** The clock, epoch ms (default `Date.now`). */
+  now?: () => number;
+  /** Sleeps `ms`; rejects (or resolves early) when `signal` aborts. Default: `setTimeout`. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface LeasedPacerStatus {
+  state: "idle" | "running" | "failed" | "closed";
+  /** The partitions held (indices). */
+  partitions: number[];
+  /** The rate work starts at now: the counted partitions (0 while none is usable). */
+  rate: number;
+  /** Every held partition's rate, counted yet or not (new ones count one window after the grant). */
+  heldRate: number;
+  /** The pool's window (ms) the rates are per. */
+  window: number;
+  /** Epoch ms from which nothing starts unless renewed (0 when nothing is held). */
+  usableUntil: number;
+  queued: number;
+  /** The last failed lease request, while it is the latest news. */
+  lastError: LeaseError | null;
+}
+
+export declare class LeasedPacer {
+  constructor(options: LeasedPacerOptions);
+  /** Starts following the pool (acquire does it); resolves after the first answer. */
+  start(): Promise<LeasedPacerStatus>;
+  /** Resolves with the reserved start (epoch ms) when work of `cost` may start; FIFO. */
+  acquire(cost?: number, options?: { signal?: AbortSignal }): Promise<number>;
+  /** Wraps `fn`: acquire, call, and observe the headers of a `Response`-like result. */
+  pace<A extends unknown[], R>(
+    fn: (...args: A) => R | Promise<R>,
+    options?: { cost?: number | ((...args: A) => number); signal?: AbortSignal },
+  ): (...args: A) => Promise<R>;
+  /** Reads a service's answer; returns the epoch ms nothing starts before, or null. */
+  observe(headers: HeadersLike): number | null;
+  /** Rejects waiters, then releases the leases; resolves with how many partitions came back. */
+  close(): Promise<{ released: number }>;
+  readonly status: LeasedPacerStatus;
+  /** The rate work starts at now (units per `status.window` ms). */
+  readonly rate: number;
+  readonly queued: number;
+}
+
+/** A lease request failed; `code` is the Worker's error code or `network`, `bad_answer`, `closed`. */
+export declare class LeaseError extends Error {
+  readonly code: string;
+  /** The HTTP status, 0 when there was none. */
+  readonly status: number;
+  /** Whether asking again may help (no answer, 5xx, 408, 429). */
+  readonly transient: boolean;
+}
