@@ -3,3 +3,5 @@
 export { RateLimiter } from "./rate-limiter.js";
 export { Policy } from "./policy.js";
 export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
+export { RedisStore } from "./redis-store.js";
+export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
