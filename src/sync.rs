@@ -121,7 +121,14 @@ impl Counts {
         for (start, c) in self.inflight.0.iter().chain(&self.pending.0) {
             sum.add(*start, *c);
         }
-        sum.0.sort_unstable_by_key(|(start, _)| *start);
+        // Insertion sort: a handful of windows, and no generic sort code in the wasm module.
+        for i in 1..sum.0.len() {
+            let mut j = i;
+            while j > 0 && sum.0[j - 1].0 > sum.0[j].0 {
+                sum.0.swap(j - 1, j);
+                j -= 1;
+            }
+        }
         sum.0.into_iter().map(|(start, count)| WindowCount { start, count }).collect()
     }
 

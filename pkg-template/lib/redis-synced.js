@@ -45,8 +45,7 @@ export class SyncedRedisLimiter {
     const { cost } = callOptions(options);
     const now = options?.now ?? (await this.#time());
     await this.#firstSight(keys, now);
-    if (keys.length === 1) this.#wasm.limit(keys[0], now, cost);
-    else this.#wasm.limitKeys(keys, now, cost);
+    this.#wasm.decide(keys, now, cost, false);
     this.#schedule();
     return readDecision(this.#wasm.outPtr, this.#names, keys);
   }
@@ -56,7 +55,7 @@ export class SyncedRedisLimiter {
     const { cost } = callOptions(options);
     const now = options?.now ?? (await this.#time());
     await this.#firstSight(keys, now);
-    this.#wasm.peekKeys(keys, now, cost);
+    this.#wasm.decide(keys, now, cost, true);
     return readDecision(this.#wasm.outPtr, this.#names, keys);
   }
 
@@ -140,19 +139,16 @@ export class SyncedRedisLimiter {
     const now = at ?? (await this.#time());
     const w = this.#wasm;
     const client = this.#store._client;
-    const n = w.takeDiffs(now);
+    const diffs = w.takeDiffs(now); // 6 numbers per diff, see wasm/src/synced.rs
     const batch = [];
-    if (n > 0) {
+    if (diffs.length > 0) {
       const keys = w.diffKeys();
-      const limits = w.diffLimits();
-      const starts = w.diffStarts();
-      const deltas = w.diffDeltas();
-      const expires = w.diffExpiresAt();
       const ttl = new Map();
-      for (let i = 0; i < n; i++) {
-        const rkey = this.#rkey(keys[i]);
-        batch.push(["HINCRBY", rkey, `${limits[i]}:${starts[i]}`, String(deltas[i])]);
-        ttl.set(rkey, Math.max(ttl.get(rkey) ?? 0, expires[i]));
+      for (let i = 0; i < diffs.length; i += 6) {
+        const rkey = this.#rkey(keys[diffs[i]]);
+        const start = (BigInt(diffs[i + 2]) << 32n) | BigInt(diffs[i + 3]);
+        batch.push(["HINCRBY", rkey, `${diffs[i + 1]}:${start}`, String(diffs[i + 4])]);
+        ttl.set(rkey, Math.max(ttl.get(rkey) ?? 0, diffs[i + 5]));
       }
       for (const [rkey, exp] of ttl) batch.push(["PEXPIRE", rkey, String(Math.max(1, Math.ceil(exp - now)))]);
     }
@@ -177,36 +173,26 @@ export class SyncedRedisLimiter {
    * `held[i]`), and deletes the fields of windows no decision reads any more.
    */
   #apply(held, replies, offset, now) {
-    const keyIndex = [];
-    const limitOf = [];
-    const startOf = [];
-    const countOf = [];
+    const packed = []; // 5 numbers per entry, see wasm/src/synced.rs
     const fields = [];
     for (let k = 0; k < held.length; k++) {
       for (const [field, value] of entries(replies[offset + k])) {
         const colon = field.indexOf(":");
         const limit = Number(field.slice(0, colon));
         const count = Number(value);
-        if (colon < 1 || !Number.isInteger(limit) || !Number.isSafeInteger(count) || !/^[0-9]+$/.test(field.slice(colon + 1))) continue;
-        keyIndex.push(k);
-        limitOf.push(limit);
-        startOf.push(BigInt(field.slice(colon + 1)));
-        countOf.push(count);
+        const digits = field.slice(colon + 1);
+        if (colon < 1 || !Number.isInteger(limit) || !Number.isSafeInteger(count) || count < 0 || !/^[0-9]{1,20}$/.test(digits)) continue;
+        const start = BigInt(digits);
+        packed.push(k, limit, Number(start >> 32n), Number(start & 0xffffffffn), count);
         fields.push(field);
       }
     }
-    const stale = this.#wasm.applyMerged(
-      held,
-      Uint32Array.from(keyIndex),
-      Uint32Array.from(limitOf),
-      BigUint64Array.from(startOf),
-      Float64Array.from(countOf),
-      now,
-    );
+    const stale = this.#wasm.applyMerged(held, Float64Array.from(packed), now);
+    const keyIndex = (i) => packed[5 * i];
     const drop = new Map();
     for (let i = 0; i < stale.length; i++) {
       if (stale[i] !== 1) continue;
-      const rkey = this.#rkey(held[keyIndex[i]]);
+      const rkey = this.#rkey(held[keyIndex(i)]);
       if (!drop.has(rkey)) drop.set(rkey, ["HDEL", rkey]);
       drop.get(rkey).push(fields[i]);
     }

@@ -1,15 +1,16 @@
 //! `Synced`: the core's `SyncedLimiter` (gateway-style sync, notes section 3) for the Redis
 //! store's `syncRate` modes. The node decides locally from merged plus unsynced counts; the
 //! JavaScript layer (`lib/redis-synced.js`) moves diffs and merged counts to and from Redis.
-//! Diffs and merged counts cross the boundary as parallel typed arrays (no per-diff object,
-//! no string formatting in wasm): window starts are nanoseconds as `BigUint64Array`, which
-//! JavaScript turns into exact decimal field names.
+//! Diffs and merged counts cross the boundary as one flat `Float64Array` each (no object per
+//! diff, no string formatting in wasm, few exports: each costs module size). A window start
+//! in nanoseconds does not fit a double exactly, so it travels as two 32-bit halves, which
+//! JavaScript joins into a `BigInt` for the exact decimal field name.
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use js_sys::{BigUint64Array, Float64Array, Uint32Array, Uint8Array};
+use js_sys::Float64Array;
 use tollgate::limiter::{validate_keys, LimitError};
-use tollgate::sync::{Diff, MergedCount, SyncRate, SyncedLimiter};
+use tollgate::sync::{MergedCount, SyncRate, SyncedLimiter};
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
@@ -23,8 +24,8 @@ use crate::time::{cost_from, now_from_ms};
 pub struct Synced {
     inner: SyncedLimiter,
     out: Out,
-    /// The diffs of the last `takeDiffs`, until JavaScript has read them.
-    diffs: Vec<Diff>,
+    /// The keys the diffs of the last `takeDiffs` name (`diffKeys`).
+    diff_keys: Vec<String>,
 }
 
 fn refs(keys: &[String]) -> Vec<&str> {
@@ -65,7 +66,9 @@ impl Synced {
     #[wasm_bindgen(constructor)]
     pub fn new(policy: &Policy, namespace: &str, sync_rate_ms: f64) -> Result<Synced, JsValue> {
         if !sync_rate_ms.is_finite() || sync_rate_ms.fract() != 0.0 {
-            return Err(range_error("syncRate must be a whole number of milliseconds"));
+            return Err(range_error(
+                "syncRate must be a whole number of milliseconds",
+            ));
         }
         let rate = SyncRate::from_millis(sync_rate_ms as i64);
         let inner = SyncedLimiter::new(namespace, policy.inner.clone(), rate)
@@ -73,7 +76,7 @@ impl Synced {
         Ok(Synced {
             inner,
             out: Out::new(),
-            diffs: Vec::new(),
+            diff_keys: Vec::new(),
         })
     }
 
@@ -82,67 +85,56 @@ impl Synced {
         self.out.ptr()
     }
 
-    /// Decides and counts a hit for one key from what this node knows.
-    pub fn limit(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&[key], now, cost, false)
+    /// Decides a hit for the keys (all or nothing) from what this node knows, and counts it
+    /// if allowed; with `peek`, counts nothing.
+    pub fn decide(
+        &mut self,
+        keys: Vec<String>,
+        now: f64,
+        cost: f64,
+        peek: bool,
+    ) -> Result<bool, JsValue> {
+        self.run(&refs(&keys), now, cost, peek)
     }
 
-    #[wasm_bindgen(js_name = limitKeys)]
-    pub fn limit_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, false)
-    }
-
-    #[wasm_bindgen(js_name = peekKeys)]
-    pub fn peek_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, true)
-    }
-
-    /// Moves the pending counts to in flight; returns how many diffs there are to push
-    /// (read them with `diffKeys`, `diffLimits`, `diffStarts`, `diffDeltas`, `diffExpiresAt`).
+    /// Moves the pending counts to in flight and returns them to push, six numbers per diff:
+    /// `[key index into diffKeys(), limit, start high 32 bits, start low 32 bits, delta,
+    /// epoch ms after which the window no longer matters]`.
     #[wasm_bindgen(js_name = takeDiffs)]
-    pub fn take_diffs(&mut self, now: f64) -> Result<u32, JsValue> {
+    pub fn take_diffs(&mut self, now: f64) -> Result<Float64Array, JsValue> {
         let now = now_from_ms(now)?;
-        self.diffs = self.inner.take_diffs(now);
-        Ok(self.diffs.len() as u32)
+        let diffs = self.inner.take_diffs(now);
+        self.diff_keys.clear();
+        let mut out = Vec::with_capacity(diffs.len() * 6);
+        for d in &diffs {
+            let k = match self.diff_keys.iter().position(|k| **k == *d.key) {
+                Some(k) => k,
+                None => {
+                    self.diff_keys.push(String::from(&*d.key));
+                    self.diff_keys.len() - 1
+                }
+            };
+            let start = d.window_start.as_nanos();
+            out.extend_from_slice(&[
+                k as f64,
+                d.limit as f64,
+                (start >> 32) as f64,
+                (start & 0xffff_ffff) as f64,
+                d.delta as f64,
+                d.expires_at.as_millis_ceil() as f64,
+            ]);
+        }
+        Ok(Float64Array::from(out.as_slice()))
     }
 
+    /// The keys the last `takeDiffs` named.
     #[wasm_bindgen(js_name = diffKeys)]
     pub fn diff_keys(&self) -> Vec<String> {
-        self.diffs.iter().map(|d| String::from(&*d.key)).collect()
-    }
-
-    #[wasm_bindgen(js_name = diffLimits)]
-    pub fn diff_limits(&self) -> Uint32Array {
-        let v: Vec<u32> = self.diffs.iter().map(|d| d.limit as u32).collect();
-        Uint32Array::from(v.as_slice())
-    }
-
-    #[wasm_bindgen(js_name = diffStarts)]
-    pub fn diff_starts(&self) -> BigUint64Array {
-        let v: Vec<u64> = self.diffs.iter().map(|d| d.window_start.as_nanos()).collect();
-        BigUint64Array::from(v.as_slice())
-    }
-
-    #[wasm_bindgen(js_name = diffDeltas)]
-    pub fn diff_deltas(&self) -> Float64Array {
-        let v: Vec<f64> = self.diffs.iter().map(|d| d.delta as f64).collect();
-        Float64Array::from(v.as_slice())
-    }
-
-    /// Epoch ms after which each diff's window no longer matters (the Redis expiry).
-    #[wasm_bindgen(js_name = diffExpiresAt)]
-    pub fn diff_expires_at(&self) -> Float64Array {
-        let v: Vec<f64> = self
-            .diffs
-            .iter()
-            .map(|d| d.expires_at.as_millis_ceil() as f64)
-            .collect();
-        Float64Array::from(v.as_slice())
+        self.diff_keys.clone()
     }
 
     /// The push failed: the in-flight counts count as pending again.
     pub fn restore(&mut self) {
-        self.diffs.clear();
         self.inner.restore();
     }
 
@@ -151,49 +143,41 @@ impl Synced {
         self.inner.keys().map(String::from).collect()
     }
 
-    /// Replaces the merged counts of `keys` with the entries (`keyIndex` into `keys`, limit,
-    /// window start in ns, count) read back from the store. Returns, per entry, 1 when its
-    /// window no longer matters at `now` (so the store can drop it), else 0.
+    /// Replaces the merged counts of `keys` with what the store holds: five numbers per entry,
+    /// `[key index into keys, limit, start high 32 bits, start low 32 bits, count]`. Returns,
+    /// per entry, 1 when its window no longer matters at `now` (the store may drop it), else 0.
     #[wasm_bindgen(js_name = applyMerged)]
     pub fn apply_merged(
         &mut self,
         keys: Vec<String>,
-        key_index: &[u32],
-        limits: &[u32],
-        starts: &[u64],
-        counts: &[f64],
+        entries: &[f64],
         now: f64,
-    ) -> Result<Uint8Array, JsValue> {
+    ) -> Result<Vec<u8>, JsValue> {
         let now = now_from_ms(now)?;
-        let n = key_index.len().min(limits.len()).min(starts.len()).min(counts.len());
         let policy = self.inner.policy();
-        let mut merged = Vec::with_capacity(n);
-        let mut stale = Vec::with_capacity(n);
-        for i in 0..n {
-            let limit = limits[i] as usize;
-            let start = Nanos::new(starts[i]);
-            let alg = policy.limits().get(limit).map(|l| l.algorithm());
-            let live = alg.is_some_and(|a| {
+        let mut merged = Vec::with_capacity(entries.len() / 5);
+        let mut stale = Vec::with_capacity(entries.len() / 5);
+        for e in entries.chunks_exact(5) {
+            let limit = e[1] as usize;
+            let start = Nanos::new(((e[2] as u64) << 32) | (e[3] as u64 & 0xffff_ffff));
+            let live = policy.limits().get(limit).is_some_and(|l| {
+                let a = l.algorithm();
                 let g = a.granularity().unwrap_or(Nanos::ZERO);
                 start + g.saturating_mul(a.span().unwrap_or(1) + 1) > now
             });
-            let Some(key) = keys.get(key_index[i] as usize) else {
-                stale.push(1);
-                continue;
-            };
-            stale.push(u8::from(!live));
-            if live && counts[i] >= 0.0 {
+            let key = keys.get(e[0] as usize);
+            stale.push(u8::from(!live || key.is_none()));
+            if let (true, Some(key)) = (live, key) {
                 merged.push(MergedCount {
                     key: key.as_str().into(),
                     limit,
                     window_start: start,
-                    count: counts[i] as u64,
+                    count: e[4] as u64,
                 });
             }
         }
-        self.diffs.clear();
         self.inner.apply_merged_for(&refs(&keys), &merged, now);
-        Ok(Uint8Array::from(stale.as_slice()))
+        Ok(stale)
     }
 }
 
