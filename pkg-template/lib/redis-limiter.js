@@ -62,8 +62,8 @@ export class RedisLimiter {
     const { cost } = callOptions(options);
     validateKeys(keys);
     const rkeys = keys.map((k) => this.#store._key(k));
-    const now = options?.now ?? (await this.#store._now());
     await this.#guard(rkeys, async () => {
+      const now = options?.now ?? (await this.#store._now());
       let states = rkeys.map((k) => this.#cached(k));
       for (let attempt = 0; attempt < this.#store._maxAttempts; attempt++) {
         const next = this.#decodeOr(() => this.#wasm.refund(states, now, cost), rkeys, states);
@@ -106,7 +106,9 @@ export class RedisLimiter {
     const timeout = this.#store._timeoutMs;
     let now;
     try {
-      now = options?.now ?? (await withTimeout(this.#store._now(), timeout));
+      // The local clock answers at once; Redis's (clock: "redis") may ask TIME first.
+      const t = options?.now ?? this.#store._now();
+      now = typeof t === "number" ? t : await withTimeout(t, timeout);
     } catch (e) {
       return this.#degrade(keys, rkeys, this.#store._local(), cost, e);
     }

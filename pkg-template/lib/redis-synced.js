@@ -30,7 +30,14 @@ export class SyncedRedisLimiter {
   constructor(store, policy) {
     this.#store = store;
     this.#policy = policy;
-    this.#wasm = new Synced(policy._wasm, store._namespace, store._syncRate);
+    try {
+      this.#wasm = new Synced(policy._wasm, store._namespace, store._syncRate);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      throw new TypeError(
+        `syncRate ${store._syncRate} syncs window counters only ("fixed-window" on the clock, "sliding-window", "sliding-buckets"); use syncRate 0 for this policy: ${e.message}`,
+      );
+    }
     this.#names = policy.names;
     this.#advertised = policy.advertised();
   }

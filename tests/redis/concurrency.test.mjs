@@ -18,7 +18,7 @@ before(async () => {
 after(() => server.stop());
 
 const CASES = {
-  "fixed-window": { algorithm: "fixed-window", limit: 150, window: "1h" },
+  "fixed-window (first-hit)": { algorithm: "fixed-window", align: "first-hit", limit: 150, window: "1h" },
   "sliding-log": { algorithm: "sliding-log", limit: 150, window: "1h" },
   gcra: { algorithm: "gcra", limit: 150, window: "1h" },
   "multi-limit": {
