@@ -44,7 +44,7 @@ export class RedisStore {
       failure = "open",
       clock = "local",
       syncRate = 0,
-      maxAttempts = 32,
+      maxAttempts = 64,
       blockedCache = true,
       maxCachedKeys = 10_000,
       closedRetryMs = 1000,

@@ -27,7 +27,7 @@ export interface RedisStoreOptions {
    * only, decided locally and synced every N ms (may over-admit between syncs). `< 0`: local only.
    */
   syncRate?: number;
-  /** Compare-and-swap attempts per decision before the failure mode applies (default 32). */
+  /** Compare-and-swap attempts per decision before the failure mode applies (default 64). */
   maxAttempts?: number;
   /** Answer hits on a key this process knows is blocked without a round trip (default true). */
   blockedCache?: boolean;
