@@ -20,11 +20,19 @@ export class RedisUnavailableError extends Error {
   }
 }
 
-/** Resolves like `promise`, or rejects with `RedisUnavailableError` after `ms`. */
+/** Resolves like `promise`, or rejects with `RedisUnavailableError` after `ms` (one timer, no race). */
 export function withTimeout(promise, ms) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new RedisUnavailableError(`Redis did not answer within ${ms} ms`)), ms);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisUnavailableError(`Redis did not answer within ${ms} ms`)), ms);
+    Promise.resolve(promise).then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
   });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

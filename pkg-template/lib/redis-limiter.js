@@ -25,7 +25,7 @@ export class RedisLimiter {
   #advertised;
   /** Redis key -> the bytes last seen there (`null`: absent); bounded, oldest out first. */
   #cache = new Map();
-  /** Redis key -> the tail of the queue of this process's hits on it (see #serialised). */
+  /** Redis key -> this process's hits on it waiting for the next batch (see #enqueue). */
   #queues = new Map();
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
@@ -44,7 +44,9 @@ export class RedisLimiter {
 
   /** Decides a hit and counts it if allowed; resolves to the decision. */
   limit(key, options) {
-    return this.#run(key, options, (keys, rkeys, now, cost) => this.#limit(keys, rkeys, now, cost));
+    return this.#run(key, options, (keys, rkeys, now, cost, hit) =>
+      rkeys.length === 1 ? this.#enqueue(keys[0], rkeys[0], now, cost, hit) : this.#limit(keys, rkeys, now, cost),
+    );
   }
 
   /** The decision `limit` would make, counting nothing (reads the keys: one round trip). */
@@ -101,7 +103,7 @@ export class RedisLimiter {
   async #run(key, options, decide) {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
-    validateKeys(keys);
+    checkKeys(keys);
     const rkeys = keys.map((k) => this.#store._key(k));
     const timeout = this.#store._timeoutMs;
     let now;
@@ -112,18 +114,104 @@ export class RedisLimiter {
     } catch (e) {
       return this.#degrade(keys, rkeys, this.#store._local(), cost, e);
     }
-    // One process's hits on one key go one after another, each over the bytes the previous one
-    // wrote: concurrent calls would otherwise conflict with each other in Redis. A caller that
-    // has given up (timeout) takes its hit out of the queue rather than send it late.
-    let abandoned = false;
-    const run = () =>
-      abandoned ? Promise.reject(new RedisUnavailableError("abandoned")) : withTimeout(decide(keys, rkeys, now, cost), timeout);
+    // `hit.abandoned`: the caller has given up (timeout); a queued hit is then not sent late.
+    const hit = { abandoned: false };
     try {
-      return await withTimeout(rkeys.length === 1 ? this.#serialised(rkeys[0], run) : run(), timeout);
+      return await withTimeout(decide(keys, rkeys, now, cost, hit), timeout);
     } catch (e) {
-      abandoned = true;
+      hit.abandoned = true;
       return this.#degrade(keys, rkeys, now, cost, e);
     }
+  }
+
+  /**
+   * One key's hits from this process are decided in arrival order, in batches: while one
+   * compare-and-swap is in flight, the hits that arrive queue up; then the core decides all of
+   * them one after another over the running state (exactly as in memory), and one
+   * compare-and-swap writes the result. On a conflict the whole batch is decided again over the
+   * bytes Redis answered with. So a hot key costs one round trip per batch, not per hit, and
+   * this process's hits never conflict with each other.
+   */
+  #enqueue(key, rkey, now, cost, hit) {
+    let queue = this.#queues.get(rkey);
+    if (queue === undefined) {
+      queue = [];
+      this.#queues.set(rkey, queue);
+      queueMicrotask(() => this.#drain(rkey, queue));
+    }
+    return new Promise((resolve, reject) => {
+      hit.key = key;
+      hit.now = now;
+      hit.cost = cost;
+      hit.resolve = resolve;
+      hit.reject = reject;
+      queue.push(hit);
+    });
+  }
+
+  async #drain(rkey, queue) {
+    while (queue.length > 0) {
+      const batch = queue.splice(0).filter((h) => !h.abandoned);
+      if (batch.length === 0) continue;
+      try {
+        await this.#decideBatch(rkey, batch);
+      } catch (e) {
+        for (const h of batch) h.reject(e);
+      }
+    }
+    this.#queues.delete(rkey);
+  }
+
+  async #decideBatch(rkey, batch) {
+    const w = this.#wasm;
+    const rkeys = [rkey];
+    let start = [this.#cached(rkey)];
+    let fromCache = true;
+    for (let attempt = 0; attempt < this.#store._maxAttempts; attempt++) {
+      let states = start;
+      let changed = false;
+      let ttl = 0;
+      const results = new Array(batch.length);
+      for (let i = 0; i < batch.length; i++) {
+        const h = batch[i];
+        let next;
+        try {
+          next = w.check(states, h.now, h.cost);
+        } catch (e) {
+          // This hit's own error (a cost that never fits, a bad `now`) is this hit's alone;
+          // bytes that are not state fail the whole batch.
+          const err = this.#stateError(e, rkeys, states);
+          if (err !== null) throw new Passthrough(err);
+          results[i] = new Passthrough(e);
+          continue;
+        }
+        const d = readDecision(w.outPtr, this.#names, [h.key]);
+        results[i] = d;
+        if (d.allowed) {
+          states = next;
+          changed = true;
+          ttl = states[0] === null ? 0 : Math.max(1, Math.ceil(w.lastExpiresAt()[0] - h.now));
+        }
+      }
+      let current = null;
+      if (changed) current = await this.#store._script.swap(rkeys, start, states, [ttl]);
+      else if (fromCache && !this.#store._blockedCache) current = await this.#store._script.swap(rkeys, start, start, [1]);
+      // Denied over bytes read from Redis just now, or over cached bytes (the blocked-key
+      // cache: others only add hits, so the key is at least as blocked as last seen): final.
+      if (current === null) {
+        if (changed) this.#remember(rkeys, states);
+        for (let i = 0; i < batch.length; i++) {
+          const r = results[i];
+          if (r instanceof Passthrough) batch[i].reject(r);
+          else batch[i].resolve(r);
+        }
+        return;
+      }
+      this.#remember(rkeys, current);
+      start = current;
+      fromCache = false;
+    }
+    throw this.#contention();
   }
 
   async #limit(keys, rkeys, now, cost) {
@@ -163,19 +251,23 @@ export class RedisLimiter {
     try {
       return call();
     } catch (e) {
-      if (e instanceof TypeError && e.message.startsWith("state:")) {
-        for (let i = 0; i < states.length; i++) {
-          if (states[i] === null) continue;
-          try {
-            this.#policy.validateState(states[i]);
-          } catch (bad) {
-            this.#cache.delete(rkeys[i]);
-            throw new Passthrough(new RedisStateError(rkeys[i], bad.message.replace(/^state: /, "")));
-          }
-        }
-      }
-      throw new Passthrough(e);
+      throw new Passthrough(this.#stateError(e, rkeys, states) ?? e);
     }
+  }
+
+  /** The `RedisStateError` a wasm error means, if it is about the state bytes; else `null`. */
+  #stateError(e, rkeys, states) {
+    if (!(e instanceof TypeError && e.message.startsWith("state:"))) return null;
+    for (let i = 0; i < states.length; i++) {
+      if (states[i] === null) continue;
+      try {
+        this.#policy.validateState(states[i]);
+      } catch (bad) {
+        this.#cache.delete(rkeys[i]);
+        return new RedisStateError(rkeys[i], bad.message.replace(/^state: /, ""));
+      }
+    }
+    return null;
   }
 
   /** What the failure mode makes of an error; input and state errors always reach the caller. */
@@ -237,19 +329,15 @@ export class RedisLimiter {
     }
   }
 
-  #serialised(rkey, run) {
-    const before = this.#queues.get(rkey);
-    const mine = before === undefined ? run() : before.then(run, run);
-    const tail = mine.then(
-      () => {},
-      () => {},
-    );
-    this.#queues.set(rkey, tail);
-    tail.then(() => {
-      if (this.#queues.get(rkey) === tail) this.#queues.delete(rkey);
-    });
-    return mine;
-  }
+}
+
+/**
+ * The keys as the in-memory limiter takes them. The common case (one short non-empty key) is
+ * plainly fine and skips a call into wasm; anything else gets wasm's exact error.
+ */
+function checkKeys(keys) {
+  if (keys.length === 1 && keys[0].length > 0 && keys[0].length <= 85) return; // <= 255 UTF-8 bytes
+  validateKeys(keys);
 }
 
 /** A verify-only swap (new = expected) writes nothing, so its TTLs are never used. */

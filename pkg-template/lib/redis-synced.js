@@ -108,7 +108,8 @@ export class SyncedRedisLimiter {
 
   async #time() {
     try {
-      return await withTimeout(this.#store._now(), this.#store._timeoutMs);
+      const t = this.#store._now(); // a number from the local clock; a promise for Redis's
+      return typeof t === "number" ? t : await withTimeout(t, this.#store._timeoutMs);
     } catch (e) {
       this.#store._onError?.(e);
       return this.#store._local();
