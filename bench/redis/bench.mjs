@@ -13,7 +13,7 @@ import { createClient } from "redis";
 import { Redis } from "ioredis";
 import { RedisServer } from "../../tests/redis/redis-server.mjs";
 
-const SECONDS = Number(process.env.SECONDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const INFLIGHT = 64;
 
 const server = await RedisServer.start();
@@ -85,6 +85,7 @@ const contenders = {
 const rows = [];
 for (const kind of ["R1", "R2", "R3"]) {
   for (const [name, make] of Object.entries(contenders)) {
+    if (process.env.BENCH_ONLY && !name.includes(process.env.BENCH_ONLY)) continue;
     const prefix = `bench:${kind}:${name.length}:${name.includes("ioredis") ? "i" : "n"}:${name[0]}:`;
     const hit = make(kind === "R3" ? small : big, prefix);
     if (kind === "R3") for (let i = 0; i < 20; i++) await hit("hot"); // over the limit first

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 const PROCESSES = 4;
 const LIMIT = 1000;
 const RATE = Number(process.env.RATE ?? 1000);
-const SECONDS = Number(process.env.SECONDS ?? 2);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
 const config = { algorithm: "sliding-window", limit: LIMIT, window: "1h" };
 
 if (process.argv.length > 2) {
