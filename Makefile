@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker test-pkg test-pacer test-lease
+test: test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis
 	@echo "make test: all passed"
 
 setup:
@@ -59,6 +59,10 @@ test-pacer:
 test-lease:
 	scripts/test-lease.sh
 
+## The Redis store against a real redis-server on a throwaway port, with node-redis and ioredis.
+test-redis:
+	scripts/test-redis.sh
+
 ## Benchmarks (not part of `make test`).
 bench: bench-core bench-worker bench-js
 
@@ -73,6 +77,10 @@ bench-worker:
 bench-js: pkg
 	scripts/setup.sh npm
 	node bench/js/bench.mjs
+
+## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
+bench-redis:
+	scripts/bench-redis.sh
 
 clean:
 	cargo clean

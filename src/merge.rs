@@ -128,14 +128,16 @@ impl WindowCounter for SlidingBuckets {
         let a = self.alignment();
         let newest = a.index(newest_start(counts, a.start_of(now)));
         let oldest = (newest + 1).saturating_sub(self.bucket_count());
-        let mut by_index: Vec<(u64, u64)> = counts
+        let by_index: Vec<(u64, u64)> = counts
             .iter()
             .filter(|c| c.count > 0)
             .map(|c| (a.index(c.start), c.count))
             .filter(|&(i, _)| i >= oldest && i <= newest)
             .collect();
-        by_index.sort_unstable();
-        let (first, last) = (by_index.first()?.0, by_index.last()?.0);
+        // The bucket range is all that is needed, not an order: no sort (and no generic sort
+        // code in the wasm module).
+        let first = by_index.iter().map(|&(i, _)| i).min()?;
+        let last = by_index.iter().map(|&(i, _)| i).max()?;
         let mut buckets = alloc::collections::VecDeque::from(alloc::vec![0u64; (last - first + 1) as usize]);
         for (i, c) in by_index {
             buckets[(i - first) as usize] = buckets[(i - first) as usize].saturating_add(c);

@@ -18,7 +18,6 @@
 //! store do the I/O, and [`CentralCounters`] is the reference central store used by tests.
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use hashbrown::HashMap;
@@ -84,39 +83,68 @@ pub struct MergedCount {
     pub count: u64,
 }
 
+/// Counts by window start. A decision reads only a few windows (two for a sliding window, the
+/// buckets of one window for sliding buckets), so a small vector in no particular order does
+/// the job of a map, and keeps the wasm module small (no B-tree code).
+#[derive(Clone, Debug, Default)]
+struct Windows(Vec<(Nanos, u64)>);
+
+impl Windows {
+    fn add(&mut self, start: Nanos, delta: u64) {
+        match self.0.iter_mut().find(|(s, _)| *s == start) {
+            Some(e) => e.1 = e.1.saturating_add(delta),
+            None => self.0.push((start, delta)),
+        }
+    }
+
+    fn set(&mut self, start: Nanos, count: u64) {
+        match self.0.iter_mut().find(|(s, _)| *s == start) {
+            Some(e) => e.1 = count,
+            None => self.0.push((start, count)),
+        }
+    }
+}
+
 /// Counts of one limit of one key, by window start: merged (from the central store), in
 /// flight (pushed, not yet read back) and pending (not yet pushed).
 #[derive(Clone, Debug, Default)]
 struct Counts {
-    merged: BTreeMap<Nanos, u64>,
-    inflight: BTreeMap<Nanos, u64>,
-    pending: BTreeMap<Nanos, u64>,
+    merged: Windows,
+    inflight: Windows,
+    pending: Windows,
 }
 
 impl Counts {
+    /// Every window's total, oldest first.
     fn total(&self) -> Vec<WindowCount> {
-        let mut sum: BTreeMap<Nanos, u64> = self.merged.clone();
-        for (start, c) in self.inflight.iter().chain(&self.pending) {
-            let e = sum.entry(*start).or_default();
-            *e = e.saturating_add(*c);
+        let mut sum = self.merged.clone();
+        for (start, c) in self.inflight.0.iter().chain(&self.pending.0) {
+            sum.add(*start, *c);
         }
-        sum.into_iter().map(|(start, count)| WindowCount { start, count }).collect()
+        // Insertion sort: a handful of windows, and no generic sort code in the wasm module.
+        for i in 1..sum.0.len() {
+            let mut j = i;
+            while j > 0 && sum.0[j - 1].0 > sum.0[j].0 {
+                sum.0.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        sum.0.into_iter().map(|(start, count)| WindowCount { start, count }).collect()
     }
 
     fn drop_before(&mut self, oldest: Nanos) {
         for m in [&mut self.merged, &mut self.inflight, &mut self.pending] {
-            m.retain(|start, _| *start >= oldest);
+            m.0.retain(|(start, _)| *start >= oldest);
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.merged.is_empty() && self.inflight.is_empty() && self.pending.is_empty()
+        self.merged.0.is_empty() && self.inflight.0.is_empty() && self.pending.0.is_empty()
     }
 }
 
-fn add(map: &mut BTreeMap<Nanos, u64>, start: Nanos, delta: u64) {
-    let e = map.entry(start).or_default();
-    *e = e.saturating_add(delta);
+fn add(map: &mut Windows, start: Nanos, delta: u64) {
+    map.add(start, delta);
 }
 
 /// A node's view of a policy counted across a cluster.
@@ -317,7 +345,7 @@ impl SyncedLimiter {
     pub fn restore(&mut self) {
         for counts in self.keys.values_mut() {
             for c in counts.iter_mut() {
-                for (start, delta) in core::mem::take(&mut c.inflight) {
+                for (start, delta) in core::mem::take(&mut c.inflight).0 {
                     add(&mut c.pending, start, delta);
                 }
             }
@@ -329,7 +357,7 @@ impl SyncedLimiter {
         for key in keys {
             if let Some(counts) = self.keys.get_mut(*key) {
                 for c in counts.iter_mut() {
-                    for (start, delta) in core::mem::take(&mut c.inflight) {
+                    for (start, delta) in core::mem::take(&mut c.inflight).0 {
                         add(&mut c.pending, start, delta);
                     }
                 }
@@ -346,14 +374,14 @@ impl SyncedLimiter {
         for key in keys {
             if let Some(counts) = self.keys.get_mut(*key) {
                 for c in counts.iter_mut() {
-                    c.merged.clear();
-                    c.inflight.clear();
+                    c.merged.0.clear();
+                    c.inflight.0.clear();
                 }
             }
         }
         for m in merged.iter().filter(|m| m.limit < n && keys.contains(&&*m.key)) {
             let entry = self.keys.entry_ref(&*m.key).or_insert_with(|| alloc::vec![Counts::default(); n]);
-            entry[m.limit].merged.insert(m.window_start, m.count);
+            entry[m.limit].merged.set(m.window_start, m.count);
         }
         for key in keys {
             self.forget_old(key, now);
@@ -366,13 +394,13 @@ impl SyncedLimiter {
         let n = self.policy.limits().len();
         for counts in self.keys.values_mut() {
             for c in counts.iter_mut() {
-                c.merged.clear();
-                c.inflight.clear();
+                c.merged.0.clear();
+                c.inflight.0.clear();
             }
         }
         for m in merged.iter().filter(|m| m.limit < n) {
             let entry = self.keys.entry_ref(&*m.key).or_insert_with(|| alloc::vec![Counts::default(); n]);
-            entry[m.limit].merged.insert(m.window_start, m.count);
+            entry[m.limit].merged.set(m.window_start, m.count);
         }
         let keys: Vec<Box<str>> = self.keys.keys().cloned().collect();
         for k in keys {
@@ -392,7 +420,7 @@ fn take_pending(namespace: &str, policy: &Policy, key: &str, counts: &mut [Count
         let algorithm = policy.limits()[j].algorithm();
         let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
         let span = algorithm.span().unwrap_or(1);
-        for (start, delta) in core::mem::take(&mut c.pending) {
+        for (start, delta) in core::mem::take(&mut c.pending).0 {
             add(&mut c.inflight, start, delta);
             out.push(Diff {
                 namespace: namespace.into(),

@@ -4,3 +4,5 @@ export { RateLimiter } from "./rate-limiter.js";
 export { Policy } from "./policy.js";
 export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
 export { LeasedPacer, LeaseError } from "./lease.js";
+export { RedisStore } from "./redis-store.js";
+export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";

@@ -3,4 +3,4 @@
 import wasmModule from "../tollgate_wasm_bg.wasm";
 import { initSync } from "../tollgate_wasm.js";
 initSync({ module: wasmModule });
-export { Policy, Limiter, Pacer, LeaseHolder, wasmMemory } from "../tollgate_wasm.js";
+export { Policy, Limiter, Pacer, LeaseHolder, Synced, validateKeys, wasmMemory } from "../tollgate_wasm.js";

@@ -57,7 +57,7 @@ export interface Decision {
   blockedBy: string | null;
   /** Every (key, limit) pair, keys outer. */
   limits: LimitResult[];
-  /** Set by stores that could not reach their backend. */
+  /** Set by stores that could not reach their backend: which failure mode decided. */
   degraded?: "open" | "closed";
 }
 
@@ -94,11 +94,21 @@ export interface Store {
   limiter(options: LimiterOptions): AsyncRateLimiter;
 }
 
-export class RateLimiter {
+/**
+ * `new RateLimiter(options)` decides in memory, synchronously; with a `store` it returns the
+ * store's limiter instead, whose methods return promises.
+ */
+export interface RateLimiterConstructor {
+  /** With a store: returns `store.limiter(options)` (e.g. a `RedisRateLimiter`). */
+  new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
   /** In memory: decisions are synchronous. */
-  constructor(options: LimiterOptions);
-  /** With a store: returns `store.limiter(options)`. */
-  constructor(options: LimiterOptions & { store: Store });
+  new (options: LimiterOptions & { store?: undefined }): RateLimiter;
+  readonly prototype: RateLimiter;
+}
+
+export declare const RateLimiter: RateLimiterConstructor;
+
+export interface RateLimiter {
   readonly policy: Policy;
   limit(key: Keys, options?: CallOptions): Decision;
   peek(key: Keys, options?: CallOptions): Decision;
@@ -135,3 +145,4 @@ export class Policy {
 }
 export * from "./pacer.js";
 export * from "./lease.js";
+export * from "./redis.js";

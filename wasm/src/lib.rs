@@ -15,10 +15,12 @@ mod out;
 mod pacer;
 mod policy;
 mod spec;
+mod synced;
 mod time;
 
 pub use limiter::Limiter;
 pub use policy::Policy;
+pub use synced::Synced;
 
 use wasm_bindgen::prelude::*;
 

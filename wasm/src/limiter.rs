@@ -30,7 +30,7 @@ pub struct Limiter {
 }
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
-fn key_error(e: &KeyError, single: bool) -> JsValue {
+pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
     let name = |i: &usize| {
         if single {
             String::from("key")

@@ -1,0 +1,106 @@
+// `make bench-redis`, part 1: decisions per second and round trips per decision against a
+// local redis-server, tollgate's RedisStore (node-redis and ioredis) and rate-limiter-flexible's
+// RateLimiterRedis (ioredis) in the same run. Round trips: commands the clients send (each
+// command of these contenders is its own round trip; none pipelines within a decision).
+//   R1: 10,000 keys drawn by a fixed-seed PRNG, 64 hits in flight, limits that admit
+//       (the common case: each key's state is this process's last write).
+//   R2: one hot key, 64 hits in flight, admitting.
+//   R3: one key over its limit, 64 hits in flight (tollgate's blocked-key cache).
+// Each contender runs SECONDS (default 3) per workload, one process, real clock.
+import { RateLimiter, RedisStore } from "../../pkg/dist/node/index.js";
+import { RateLimiterRedis } from "rate-limiter-flexible";
+import { createClient } from "redis";
+import { Redis } from "ioredis";
+import { RedisServer } from "../../tests/redis/redis-server.mjs";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const INFLIGHT = 64;
+
+const server = await RedisServer.start();
+const nodeRedis = createClient({ socket: { host: "127.0.0.1", port: server.port } });
+await nodeRedis.connect();
+const ioredis = new Redis({ host: "127.0.0.1", port: server.port });
+
+// Round trips, counted where commands leave the clients (Redis's own INFO commandstats also
+// counts the commands scripts run, which are no round trips).
+let sent = 0;
+for (const c of [nodeRedis, ioredis]) {
+  const send = c.sendCommand.bind(c);
+  c.sendCommand = (...args) => {
+    sent++;
+    return send(...args);
+  };
+}
+async function commands() {
+  return sent;
+}
+
+function keyStream(kind) {
+  let s = 0x2545f491;
+  return () => {
+    if (kind !== "R1") return "hot";
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    return `user:${(s >>> 0) % 10_000}`;
+  };
+}
+
+/** Runs `hit(key)` with INFLIGHT in flight for SECONDS; returns decisions/s and commands/decision. */
+async function run(hit, kind, seconds = SECONDS) {
+  const next = keyStream(kind);
+  const c0 = await commands();
+  const end = performance.now() + seconds * 1000;
+  let done = 0;
+  let allowed = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: INFLIGHT }, async () => {
+      while (performance.now() < end) {
+        if (await hit(next())) allowed++;
+        done++;
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  const c1 = await commands();
+  return { perSec: done / secs, trips: (c1 - c0) / done, allowed: allowed / done };
+}
+
+const big = { algorithm: "sliding-window", limit: 1_000_000_000, window: "1m" };
+const small = { algorithm: "sliding-window", limit: 10, window: "1h" };
+const contenders = {
+  "tollgate RedisStore (node-redis)": (config, prefix) => {
+    const l = new RateLimiter({ ...config, store: new RedisStore(nodeRedis, { prefix, timeoutMs: 5000 }) });
+    return async (key) => (await l.limit(key)).allowed;
+  },
+  "tollgate RedisStore (ioredis)": (config, prefix) => {
+    const l = new RateLimiter({ ...config, store: new RedisStore(ioredis, { prefix, timeoutMs: 5000 }) });
+    return async (key) => (await l.limit(key)).allowed;
+  },
+  "rate-limiter-flexible RateLimiterRedis (ioredis)": (config, prefix) => {
+    const l = new RateLimiterRedis({ storeClient: ioredis, points: config.limit, duration: config.window === "1h" ? 3600 : 60, keyPrefix: prefix });
+    return (key) => l.consume(key).then(() => true, () => false);
+  },
+};
+
+const rows = [];
+for (const kind of ["R1", "R2", "R3"]) {
+  for (const [name, make] of Object.entries(contenders)) {
+    if (process.env.BENCH_ONLY && !name.includes(process.env.BENCH_ONLY)) continue;
+    const prefix = `bench:${kind}:${name.length}:${name.includes("ioredis") ? "i" : "n"}:${name[0]}:`;
+    const hit = make(kind === "R3" ? small : big, prefix);
+    if (kind === "R3") for (let i = 0; i < 20; i++) await hit("hot"); // over the limit first
+    await run(hit, kind === "R1" ? "R1" : "R2", 1); // warm-up (JIT, script load), not recorded
+    const r = await run(hit, kind === "R1" ? "R1" : "R2");
+    rows.push({ kind, name, ...r });
+    console.error(`${kind} ${name}: ${Math.round(r.perSec)}/s, ${r.trips.toFixed(2)} round trips/decision`);
+  }
+}
+
+console.log(`| workload | contender | decisions/s | round trips per decision | admitted |`);
+console.log(`|---|---|---:|---:|---:|`);
+for (const r of rows) {
+  console.log(`| ${r.kind} | ${r.name} | ${Math.round(r.perSec).toLocaleString("en-US")} | ${r.trips.toFixed(2)} | ${(100 * r.allowed).toFixed(0)}% |`);
+}
+await nodeRedis.quit();
+ioredis.disconnect();
+await server.stop();

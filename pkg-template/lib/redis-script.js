@@ -1,0 +1,85 @@
+// The one script the Redis store runs: an atomic compare-and-swap of opaque bytes over a few
+// keys. It knows nothing of any algorithm (the decision is the wasm core's, re-run on a
+// conflict); it only checks that every key still holds what the decision was made over.
+
+/**
+ * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
+ * delete). If every key holds its expected value, writes each changed new value (SET PX) or
+ * deletes it, and returns {1}; otherwise writes nothing and returns {0, current values...},
+ * so that a conflict costs one more round trip, not two.
+ */
+export const CAS_SCRIPT = `
+local n = #KEYS
+for i = 1, n do
+  if (redis.call('GET', KEYS[i]) or '') ~= ARGV[i] then
+    local out = {0}
+    for j = 1, n do out[j + 1] = redis.call('GET', KEYS[j]) or '' end
+    return out
+  end
+end
+for i = 1, n do
+  local v = ARGV[n + i]
+  if v ~= ARGV[i] then
+    if v == '' then redis.call('DEL', KEYS[i])
+    else redis.call('SET', KEYS[i], v, 'PX', ARGV[2 * n + i]) end
+  end
+end
+return {1}
+`;
+
+/** Runs the CAS script through `client` (see redis-client.js): EVALSHA, loading it once. */
+export class CasScript {
+  #client;
+  #sha = null;
+  #loading = null;
+
+  constructor(client) {
+    this.#client = client;
+  }
+
+  async #load() {
+    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", CAS_SCRIPT]).then(
+      (sha) => {
+        this.#sha = String(sha);
+        this.#loading = null;
+      },
+      (e) => {
+        this.#loading = null;
+        throw e;
+      },
+    );
+    return this.#loading;
+  }
+
+  /**
+   * Swaps `keys` from `expected` to `next` (arrays of `Uint8Array | null`), each written
+   * with its TTL in `ttls` (ms). Resolves to `null` when it swapped, else to the current
+   * values (`Uint8Array | null` per key).
+   */
+  async swap(keys, expected, next, ttls) {
+    if (this.#sha === null) await this.#load();
+    const n = keys.length;
+    const args = ["EVALSHA", this.#sha, String(n), ...keys];
+    for (const e of expected) args.push(e ?? "");
+    for (const v of next) args.push(v ?? "");
+    for (const t of ttls) args.push(String(t));
+    let reply;
+    try {
+      reply = await this.#client.sendBuffers(args);
+    } catch (e) {
+      // A restarted or flushed Redis forgets scripts: load it again and retry once.
+      if (!/NOSCRIPT/.test(String(e?.message))) throw e;
+      this.#sha = null;
+      await this.#load();
+      args[1] = this.#sha;
+      reply = await this.#client.sendBuffers(args);
+    }
+    if (Number(reply[0]) === 1) return null;
+    const current = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const b = reply[i + 1];
+      current[i] = b === undefined || b === null || b.length === 0 ? null : new Uint8Array(b);
+    }
+    return current;
+  }
+}

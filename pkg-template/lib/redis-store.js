@@ -1,0 +1,99 @@
+// `RedisStore`: one limit shared by every process of a Node service, its state in Redis.
+//
+//   const limiter = new RateLimiter({ algorithm: "sliding-window", limit: 100, window: "1m",
+//                                     store: new RedisStore(client, { prefix: "rl:" }) });
+//   const d = await limiter.limit("user:42");
+//
+// Redis holds each key's state as the core's opaque bytes; the only script is a
+// compare-and-swap (redis-script.js), and every decision is the wasm core's (redis-limiter.js).
+// With `syncRate` > 0 or < 0, mergeable window counters are kept locally and synced
+// gateway-style instead (redis-synced.js). See docs/redis.md.
+import { Policy } from "./policy.js";
+import { adaptClient } from "./redis-client.js";
+import { CasScript } from "./redis-script.js";
+import { RedisClock } from "./redis-clock.js";
+import { RedisLimiter } from "./redis-limiter.js";
+import { SyncedRedisLimiter } from "./redis-synced.js";
+
+const FAILURES = ["open", "closed", "throw"];
+const CLOCKS = ["local", "redis"];
+
+const show = (v) => (typeof v === "string" ? JSON.stringify(v) : String(v));
+
+function wholeNumber(field, v, min) {
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min) {
+    const err = typeof v === "number" ? RangeError : TypeError;
+    throw new err(`${field} must be a whole number of at least ${min}, got ${show(v)}`);
+  }
+  return v;
+}
+
+export class RedisStore {
+  /**
+   * @param client a connected node-redis (v4+) or ioredis client; the store never closes it
+   * @param options see types/redis.d.ts
+   */
+  constructor(client, options = {}) {
+    if (options === null || typeof options !== "object") {
+      throw new TypeError(`options must be an object, got ${show(options)}`);
+    }
+    const {
+      prefix = "tollgate:",
+      namespace = "",
+      timeoutMs = 500,
+      failure = "open",
+      clock = "local",
+      syncRate = 0,
+      maxAttempts = 64,
+      blockedCache = true,
+      maxCachedKeys = 10_000,
+      closedRetryMs = 1000,
+      clockRefreshMs = 1000,
+      now = Date.now,
+      onError,
+    } = options;
+    if (typeof prefix !== "string") throw new TypeError(`prefix must be a string, got ${show(prefix)}`);
+    if (typeof namespace !== "string" || namespace.includes("\n")) {
+      throw new TypeError(`namespace must be a string, got ${show(namespace)}`);
+    }
+    if (!FAILURES.includes(failure)) throw new TypeError(`failure must be "open", "closed" or "throw", got ${show(failure)}`);
+    if (!CLOCKS.includes(clock)) throw new TypeError(`clock must be "local" or "redis", got ${show(clock)}`);
+    if (typeof syncRate !== "number" || !Number.isInteger(syncRate)) {
+      throw new TypeError(`syncRate must be a whole number of milliseconds (0: every hit, < 0: local only), got ${show(syncRate)}`);
+    }
+    if (typeof blockedCache !== "boolean") throw new TypeError(`blockedCache must be a boolean, got ${show(blockedCache)}`);
+    if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${show(now)}`);
+    if (onError !== undefined && typeof onError !== "function") throw new TypeError(`onError must be a function, got ${show(onError)}`);
+    this._client = adaptClient(client);
+    this._prefix = prefix + (namespace === "" ? "" : `${namespace}:`);
+    this._namespace = namespace;
+    this._timeoutMs = wholeNumber("timeoutMs", timeoutMs, 1);
+    this._failure = failure;
+    this._syncRate = syncRate;
+    this._maxAttempts = wholeNumber("maxAttempts", maxAttempts, 1);
+    this._blockedCache = blockedCache;
+    this._maxCachedKeys = wholeNumber("maxCachedKeys", maxCachedKeys, 0);
+    this._closedRetryMs = wholeNumber("closedRetryMs", closedRetryMs, 1);
+    this._local = now;
+    this._onError = onError;
+    this._script = new CasScript(this._client);
+    const redisClock = clock === "redis" ? new RedisClock(this._client, now, wholeNumber("clockRefreshMs", clockRefreshMs, 1)) : null;
+    this._now = redisClock ? () => redisClock.now() : () => now();
+    this.clock = clock;
+  }
+
+  /** The Redis key of a limiter key. @internal */
+  _key(key) {
+    return this._prefix + key;
+  }
+
+  /**
+   * A limiter over this store (what `new RateLimiter({ ..., store })` returns): exact over
+   * Redis, or synced (`syncRate` != 0, window counters only).
+   */
+  limiter(options) {
+    const policy = new Policy(options);
+    if (this._syncRate !== 0) return new SyncedRedisLimiter(this, policy);
+    return new RedisLimiter(this, policy);
+  }
+}

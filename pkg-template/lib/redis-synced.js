@@ -1,0 +1,222 @@
+// The limiter a `RedisStore` returns with `syncRate` != 0: gateway-style sync (notes,
+// section 3) of mergeable window counters. Each process decides locally, in the wasm core's
+// `SyncedLimiter`, from the merged counts plus its own hits not yet merged; every `syncRate`
+// ms it pushes its per-window diffs to Redis (HINCRBY, atomic) and reads back the merged
+// counts of the keys it holds (HGETALL), in one pipelined round trip. `syncRate` < 0 never
+// touches Redis. Between syncs every process may admit the whole remaining quota, so the
+// cluster can over-admit; docs/redis.md measures by how much.
+//
+// In Redis, one hash per key: field `<limit index>:<window start, ns>` -> count, expiring
+// with its newest window; fields of windows no decision reads any more are deleted.
+import { Synced } from "./wasm.js";
+import { keysOf, callOptions } from "./options.js";
+import { readDecision } from "./decision.js";
+import { headersFor } from "./headers.js";
+import { withTimeout } from "./redis-errors.js";
+
+export class SyncedRedisLimiter {
+  #store;
+  #policy;
+  #wasm;
+  #names;
+  #advertised;
+  #timer = null;
+  #syncing = null;
+  #closed = false;
+  /** Keys whose merged counts this process has read at least once (bounded, oldest out). */
+  #seen = new Map();
+
+  /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
+  constructor(store, policy) {
+    this.#store = store;
+    this.#policy = policy;
+    try {
+      this.#wasm = new Synced(policy._wasm, store._namespace, store._syncRate);
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+      throw new TypeError(
+        `syncRate ${store._syncRate} syncs window counters only ("fixed-window" on the clock, "sliding-window", "sliding-buckets"); use syncRate 0 for this policy: ${e.message}`,
+      );
+    }
+    this.#names = policy.names;
+    this.#advertised = policy.advertised();
+  }
+
+  get policy() {
+    return this.#policy;
+  }
+
+  /** Decides a hit from what this process knows (no round trip) and counts it if allowed. */
+  async limit(key, options) {
+    const keys = keysOf(key);
+    const { cost } = callOptions(options);
+    const now = options?.now ?? (await this.#time());
+    await this.#firstSight(keys, now);
+    this.#wasm.decide(keys, now, cost, false);
+    this.#schedule();
+    return readDecision(this.#wasm.outPtr, this.#names, keys);
+  }
+
+  async peek(key, options) {
+    const keys = keysOf(key);
+    const { cost } = callOptions(options);
+    const now = options?.now ?? (await this.#time());
+    await this.#firstSight(keys, now);
+    this.#wasm.decide(keys, now, cost, true);
+    return readDecision(this.#wasm.outPtr, this.#names, keys);
+  }
+
+  /** Counters synced across processes only ever grow: a refund cannot be merged. */
+  async refund() {
+    throw new TypeError("refund is not supported with syncRate != 0 (merged counters only grow); use syncRate 0");
+  }
+
+  async reset() {
+    throw new TypeError("reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0");
+  }
+
+  headers(decision, now = Date.now()) {
+    return headersFor(decision, this.#advertised, now);
+  }
+
+  /**
+   * Pushes this process's diffs and reads back the merged counts now (the timer does it every
+   * `syncRate` ms). Resolves once done; a failure keeps the diffs for the next sync and is
+   * reported to the store's `onError`, never thrown.
+   */
+  sync(now) {
+    if (this.#store._syncRate < 0) return Promise.resolve();
+    this.#syncing ??= this.#sync(now).finally(() => {
+      this.#syncing = null;
+    });
+    return this.#syncing;
+  }
+
+  /** Stops the timer and pushes what is left. */
+  async close() {
+    this.#closed = true;
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.sync();
+  }
+
+  #schedule() {
+    if (this.#timer !== null || this.#closed || this.#store._syncRate < 0) return;
+    this.#timer = setInterval(() => this.sync(), this.#store._syncRate);
+    this.#timer.unref?.();
+  }
+
+  async #time() {
+    try {
+      const t = this.#store._now(); // a number from the local clock; a promise for Redis's
+      return typeof t === "number" ? t : await withTimeout(t, this.#store._timeoutMs);
+    } catch (e) {
+      this.#store._onError?.(e);
+      return this.#store._local();
+    }
+  }
+
+  /**
+   * A key this process has not seen yet starts from its merged counts in Redis (one round
+   * trip, once), not from zero: otherwise every process could admit a whole limit of every
+   * new key before its first sync.
+   */
+  async #firstSight(keys, now) {
+    if (this.#store._syncRate < 0) return;
+    const fresh = keys.filter((k) => !this.#seen.has(k));
+    if (fresh.length === 0) return;
+    try {
+      const client = this.#store._client;
+      const replies = await withTimeout(Promise.all(fresh.map((k) => client.send(["HGETALL", this.#rkey(k)]))), this.#store._timeoutMs);
+      this.#apply(fresh, replies, 0, now);
+    } catch (e) {
+      this.#store._onError?.(e); // decide from what this process knows; the next sync catches up
+      return;
+    }
+    for (const k of fresh) {
+      this.#seen.set(k, true);
+      if (this.#seen.size > this.#store._maxCachedKeys) this.#seen.delete(this.#seen.keys().next().value);
+    }
+  }
+
+  #rkey(key) {
+    return this.#store._key(key) + ":counts";
+  }
+
+  async #sync(at) {
+    const now = at ?? (await this.#time());
+    const w = this.#wasm;
+    const client = this.#store._client;
+    const diffs = w.takeDiffs(now); // 6 numbers per diff, see wasm/src/synced.rs
+    const batch = [];
+    if (diffs.length > 0) {
+      const keys = w.diffKeys();
+      const ttl = new Map();
+      for (let i = 0; i < diffs.length; i += 6) {
+        const rkey = this.#rkey(keys[diffs[i]]);
+        const start = (BigInt(diffs[i + 2]) << 32n) | BigInt(diffs[i + 3]);
+        batch.push(["HINCRBY", rkey, `${diffs[i + 1]}:${start}`, String(diffs[i + 4])]);
+        ttl.set(rkey, Math.max(ttl.get(rkey) ?? 0, diffs[i + 5]));
+      }
+      for (const [rkey, exp] of ttl) batch.push(["PEXPIRE", rkey, String(Math.max(1, Math.ceil(exp - now)))]);
+    }
+    const held = w.keys();
+    const pushed = batch.length;
+    for (const k of held) batch.push(["HGETALL", this.#rkey(k)]);
+    if (batch.length === 0) return;
+    let replies;
+    try {
+      // One pipelined round trip: both clients write commands issued together back to back.
+      replies = await withTimeout(Promise.all(batch.map((c) => client.send(c))), this.#store._timeoutMs);
+    } catch (e) {
+      w.restore(); // counted again at the next sync (at worst twice: the safe side)
+      this.#store._onError?.(e);
+      return;
+    }
+    this.#apply(held, replies, pushed, now);
+  }
+
+  /**
+   * Replaces the merged counts of `held` with HGETALL replies (`replies[offset + i]` for
+   * `held[i]`), and deletes the fields of windows no decision reads any more.
+   */
+  #apply(held, replies, offset, now) {
+    const packed = []; // 5 numbers per entry, see wasm/src/synced.rs
+    const fields = [];
+    for (let k = 0; k < held.length; k++) {
+      for (const [field, value] of entries(replies[offset + k])) {
+        const colon = field.indexOf(":");
+        const limit = Number(field.slice(0, colon));
+        const count = Number(value);
+        const digits = field.slice(colon + 1);
+        if (colon < 1 || !Number.isInteger(limit) || !Number.isSafeInteger(count) || count < 0 || !/^[0-9]{1,20}$/.test(digits)) continue;
+        const start = BigInt(digits);
+        packed.push(k, limit, Number(start >> 32n), Number(start & 0xffffffffn), count);
+        fields.push(field);
+      }
+    }
+    const stale = this.#wasm.applyMerged(held, Float64Array.from(packed), now);
+    const keyIndex = (i) => packed[5 * i];
+    const drop = new Map();
+    for (let i = 0; i < stale.length; i++) {
+      if (stale[i] !== 1) continue;
+      const rkey = this.#rkey(held[keyIndex(i)]);
+      if (!drop.has(rkey)) drop.set(rkey, ["HDEL", rkey]);
+      drop.get(rkey).push(fields[i]);
+    }
+    const client = this.#store._client;
+    for (const cmd of drop.values()) client.send(cmd).catch((e) => this.#store._onError?.(e));
+  }
+}
+
+/** HGETALL's reply as [field, value] pairs: a flat array (RESP2) or an object/Map (RESP3). */
+function entries(reply) {
+  if (reply === null || reply === undefined) return [];
+  if (Array.isArray(reply)) {
+    const out = [];
+    for (let i = 0; i + 1 < reply.length; i += 2) out.push([String(reply[i]), reply[i + 1]]);
+    return out;
+  }
+  if (reply instanceof Map) return [...reply].map(([f, v]) => [String(f), v]);
+  return Object.entries(reply);
+}

@@ -1,0 +1,74 @@
+// Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
+import type { AsyncRateLimiter, Decision, LimiterOptions, Policy } from "./index.js";
+
+/** What to answer when Redis fails or does not answer within `timeoutMs`. */
+export type RedisFailureMode = "open" | "closed" | "throw";
+
+export interface RedisStoreOptions {
+  /** Put before every key (default `"tollgate:"`). */
+  prefix?: string;
+  /** Keeps separate configurations apart: keys become `<prefix><namespace>:<key>` (default none). */
+  namespace?: string;
+  /** Longest wait for Redis per decision, ms (default 500). */
+  timeoutMs?: number;
+  /**
+   * `"open"` (default): admit, with `degraded: "open"`; `"closed"`: deny for `closedRetryMs`,
+   * with `degraded: "closed"`; `"throw"`: reject with `RedisUnavailableError`.
+   */
+  failure?: RedisFailureMode;
+  /** `retryAfter` of a fail-closed decision, ms (default 1000). */
+  closedRetryMs?: number;
+  /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
+  clock?: "local" | "redis";
+  /** With `clock: "redis"`: measure the offset to Redis's clock again after this many ms (default 1000). */
+  clockRefreshMs?: number;
+  /**
+   * `0` (default): every hit decided in Redis, exact, any algorithm. `N > 0`: window counters
+   * only, decided locally and synced every N ms (may over-admit between syncs). `< 0`: local only.
+   */
+  syncRate?: number;
+  /** Compare-and-swap attempts per decision before the failure mode applies (default 64). */
+  maxAttempts?: number;
+  /** Answer hits on a key this process knows is blocked without a round trip (default true). */
+  blockedCache?: boolean;
+  /** Most keys whose state bytes this process remembers (default 10,000). */
+  maxCachedKeys?: number;
+  /** This process's clock, epoch ms (default `Date.now`). */
+  now?: () => number;
+  /** Told about errors the failure mode absorbed (degraded decisions, failed syncs). */
+  onError?: (error: unknown) => void;
+}
+
+/** A Redis-backed limiter: the in-memory limiter's methods, asynchronous. */
+export interface RedisRateLimiter extends AsyncRateLimiter {
+  readonly policy: Policy;
+  /** Pushes diffs and reads back merged counts now (`syncRate` > 0; a no-op otherwise). */
+  sync?(now?: number): Promise<void>;
+  /** Stops the sync timer and pushes what is left. */
+  close(): Promise<void>;
+}
+
+/**
+ * One limit shared by every process, its state in Redis. `client`: a connected node-redis
+ * (v4 or later) or ioredis client (neither is a dependency of this package); the store never
+ * closes it.
+ */
+export class RedisStore {
+  constructor(client: unknown, options?: RedisStoreOptions);
+  readonly clock: "local" | "redis";
+  limiter(options: LimiterOptions): RedisRateLimiter;
+}
+
+/** A Redis value that is not a state of this limiter's policy (`code: "REDIS_STATE_INVALID"`). */
+export class RedisStateError extends Error {
+  readonly code: "REDIS_STATE_INVALID";
+  /** The Redis key. */
+  readonly key: string;
+}
+
+/** Redis failed or timed out and `failure` is `"throw"` (`code: "REDIS_UNAVAILABLE"`). */
+export class RedisUnavailableError extends Error {
+  readonly code: "REDIS_UNAVAILABLE";
+}
+
+export type { Decision };

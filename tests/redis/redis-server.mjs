@@ -1,0 +1,79 @@
+// Starts Debian's redis-server for one test file on 127.0.0.1 and a throwaway port, without
+// persistence; `stop()` ends it, `kill()` + `start()` simulate a crash and a restart (same
+// port, empty: nothing is saved).
+import { spawn } from "node:child_process";
+import net from "node:net";
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.unref();
+    s.on("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export class RedisServer {
+  port = 0;
+  #proc = null;
+
+  static async start() {
+    const server = new RedisServer();
+    server.port = await freePort();
+    await server.start();
+    return server;
+  }
+
+  get url() {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** Starts (again) on the same port; resolves once it accepts connections (10 s at most). */
+  start() {
+    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
+    const proc = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+    this.#proc = proc;
+    return new Promise((resolve, reject) => {
+      let out = "";
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
+      const ready = (chunk) => {
+        out += chunk;
+        if (out.includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          proc.stdout.off("data", ready);
+          proc.stdout.resume();
+          resolve();
+        }
+      };
+      proc.stdout.setEncoding("utf8").on("data", ready);
+      proc.stderr.setEncoding("utf8").on("data", (c) => (out += c));
+      proc.on("exit", (code) => {
+        clearTimeout(timer);
+        if (this.#proc === proc) this.#proc = null;
+        reject(new Error(`redis-server exited (${code}):\n${out}`));
+      });
+    });
+  }
+
+  /** Ends the server abruptly (SIGKILL), as a crash would. */
+  kill() {
+    return this.#end("SIGKILL");
+  }
+
+  stop() {
+    return this.#end("SIGTERM");
+  }
+
+  #end(signal) {
+    const proc = this.#proc;
+    if (proc === null) return Promise.resolve();
+    this.#proc = null;
+    return new Promise((resolve) => {
+      proc.once("exit", () => resolve());
+      proc.kill(signal);
+    });
+  }
+}

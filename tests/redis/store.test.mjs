@@ -1,0 +1,148 @@
+// The store's contract besides the decisions: expiry, the clock, bad state, bad input, the
+// blocked-key cache and the round trips it costs.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { RateLimiter, RedisStore, RedisStateError } from "tollgate";
+import { RedisServer } from "./redis-server.mjs";
+import { CLIENTS, connect } from "./clients.mjs";
+
+let server;
+before(async () => {
+  server = await RedisServer.start();
+});
+after(() => server.stop());
+
+/** Commands Redis ran, by name, from INFO commandstats (evalsha, get, ...). */
+async function commandCounts(client) {
+  const info = String(await client.send(["INFO", "commandstats"]));
+  const counts = {};
+  for (const m of info.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) counts[m[1]] = Number(m[2]);
+  return counts;
+}
+
+const raw = (client) => ({ send: (args) => ("call" in client ? client.call(...args) : client.sendCommand(args)) });
+
+for (const kind of CLIENTS) {
+  test(`keys expire once their state is fresh again, at most the longest window (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const r = raw(client);
+    const limiter = new RateLimiter({
+      limits: [
+        { algorithm: "sliding-window", limit: 5, window: "10s" },
+        { algorithm: "fixed-window", limit: 50, window: "1m" },
+      ],
+      store: new RedisStore(client, { prefix: `ttl:${kind}:` }),
+    });
+    const now = Date.now();
+    await limiter.limit("k", { now });
+    const pttl = Number(await r.send(["PTTL", `ttl:${kind}:k`]));
+    assert.ok(pttl > 0, `PTTL ${pttl}: no expiry set`);
+    // Fresh again at the end of the current minute window at the latest (fixed window, clock).
+    assert.ok(pttl <= 60_000 - (now % 60_000) + 20_000, `PTTL ${pttl}`);
+    const g = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix: `ttl:${kind}:` }) });
+    await g.limit("g");
+    const gttl = Number(await r.send(["PTTL", `ttl:${kind}:g`]));
+    assert.ok(gttl > 0 && gttl <= 100, `gcra PTTL ${gttl}: one emission interval`);
+  });
+
+  test(`a value that is not state is a RedisStateError, and changes nothing (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const r = raw(client);
+    const prefix = `bad:${kind}:`;
+    await r.send(["SET", `${prefix}k`, "not a tollgate state"]);
+    const limiter = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix }) });
+    for (let i = 0; i < 2; i++) {
+      await assert.rejects(limiter.limit("k"), (e) => {
+        assert.ok(e instanceof RedisStateError);
+        assert.equal(e.code, "REDIS_STATE_INVALID");
+        assert.equal(e.key, `${prefix}k`);
+        assert.match(e.message, /does not hold a tollgate state/);
+        return true;
+      });
+    }
+    await assert.rejects(limiter.peek("k"), RedisStateError);
+    assert.equal(String(await r.send(["GET", `${prefix}k`])), "not a tollgate state");
+    // A state of another policy is refused as well.
+    const other = new RateLimiter({ algorithm: "sliding-log", limit: 3, window: "1s", store: new RedisStore(client, { prefix: `${prefix}o:` }) });
+    await other.limit("k");
+    const theirs = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix: `${prefix}o:` }) });
+    await assert.rejects(theirs.limit("k"), RedisStateError);
+    // A key of another type: the script's GET fails, failure mode "throw" reports it.
+    await r.send(["HSET", `${prefix}h`, "f", "v"]);
+    const strict = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix, failure: "throw" }) });
+    await assert.rejects(strict.limit("h"), /WRONGTYPE/);
+    // After a reset the key works again.
+    await limiter.reset("k");
+    assert.equal((await limiter.limit("k")).allowed, true);
+  });
+
+  test(`bad input is a TypeError/RangeError naming the field, and nothing reaches Redis (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const r = raw(client);
+    const prefix = `input:${kind}:`;
+    const limiter = new RateLimiter({ algorithm: "sliding-window", limit: 5, window: "1s", store: new RedisStore(client, { prefix }) });
+    await assert.rejects(limiter.limit(""), { name: "RangeError", message: /key must not be empty/ });
+    await assert.rejects(limiter.limit(42), { name: "TypeError", message: /key must be a string/ });
+    await assert.rejects(limiter.limit("a".repeat(300)), { name: "RangeError", message: /at most 256/ });
+    await assert.rejects(limiter.limit(["a", "a"]), { name: "RangeError", message: /repeats/ });
+    await assert.rejects(limiter.limit("k", { cost: 0 }), { name: "RangeError", message: /cost/ });
+    await assert.rejects(limiter.limit("k", { cost: 6 }), { name: "RangeError", message: /can never fit/ });
+    await assert.rejects(limiter.limit("k", { cost: "2" }), { name: "TypeError", message: /cost/ });
+    await assert.rejects(limiter.limit("k", { now: -1 }), { name: "RangeError", message: /now/ });
+    const keys = await r.send(["KEYS", `${prefix}*`]);
+    assert.deepEqual(keys, []);
+    assert.throws(() => new RedisStore(client, { failure: "maybe" }), { name: "TypeError", message: /failure must be/ });
+    assert.throws(() => new RedisStore(client, { clock: "ntp" }), { name: "TypeError", message: /clock must be/ });
+    assert.throws(() => new RedisStore(client, { timeoutMs: 0 }), { name: "RangeError", message: /timeoutMs/ });
+    assert.throws(() => new RedisStore(client, { syncRate: 1.5 }), { name: "TypeError", message: /syncRate/ });
+    assert.throws(() => new RedisStore({}, {}), { name: "TypeError", message: /client must be/ });
+    assert.throws(() => new RateLimiter({ algorithm: "nope", store: new RedisStore(client) }), { name: "TypeError", message: /algorithm/ });
+  });
+
+  test(`clock "redis" takes Redis's TIME, not the caller's clock (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const skewed = () => Date.now() + 3_600_000; // this node's clock is an hour ahead
+    const config = { algorithm: "fixed-window", limit: 5, window: "1m" };
+    const local = new RateLimiter({ ...config, store: new RedisStore(client, { prefix: `clk:l:${kind}:`, now: skewed }) });
+    const redis = new RateLimiter({ ...config, store: new RedisStore(client, { prefix: `clk:r:${kind}:`, now: skewed, clock: "redis" }) });
+    const before = Date.now();
+    const dl = await local.limit("k");
+    const dr = await redis.limit("k");
+    assert.ok(dl.resetAt > before + 3_500_000, `local clock: resetAt ${dl.resetAt - before} ms ahead`);
+    assert.ok(dr.resetAt > before && dr.resetAt <= before + 61_000, `redis clock: resetAt ${dr.resetAt - before} ms ahead`);
+    const before2 = await commandCounts(raw(client));
+    for (let i = 0; i < 3; i++) await redis.limit("k");
+    const after2 = await commandCounts(raw(client));
+    assert.equal((after2.time ?? 0) - (before2.time ?? 0), 0, "TIME is measured once a second, not per decision");
+  });
+
+  test(`one round trip per decision, and a blocked key answers from the cache (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const r = raw(client);
+    const limiter = new RateLimiter({ algorithm: "sliding-log", limit: 10, window: "1m", store: new RedisStore(client, { prefix: `rt:${kind}:` }) });
+    const before = await commandCounts(r);
+    for (let i = 0; i < 10; i++) assert.equal((await limiter.limit("k")).allowed, true);
+    const mid = await commandCounts(r);
+    // The script is loaded once; then every admitted hit is one EVALSHA and no read (commands
+    // the script runs are counted too, so GET/SET are not checked here).
+    assert.equal(mid.evalsha - (before.evalsha ?? 0), 10);
+    assert.equal((mid.mget ?? 0) - (before.mget ?? 0), 0);
+    for (let i = 0; i < 20; i++) {
+      const d = await limiter.limit("k");
+      assert.equal(d.allowed, false);
+      assert.ok(d.retryAfter > 0);
+    }
+    const end = await commandCounts(r);
+    assert.equal(end.evalsha - mid.evalsha, 0, "denied hits on a key known blocked ask Redis nothing");
+    // Without the cache, a denial is confirmed in Redis (one EVALSHA that writes nothing).
+    const strict = new RateLimiter({ algorithm: "sliding-log", limit: 10, window: "1m", store: new RedisStore(client, { prefix: `rt:${kind}:`, blockedCache: false }) });
+    assert.equal((await strict.limit("k")).allowed, false);
+    assert.equal((await strict.limit("k")).allowed, false);
+    assert.equal((await commandCounts(r)).evalsha - end.evalsha, 2); // cold cache: one conflict answered with the bytes; then one check
+  });
+}

@@ -1,0 +1,189 @@
+//! `Synced`: the core's `SyncedLimiter` (gateway-style sync, notes section 3) for the Redis
+//! store's `syncRate` modes. The node decides locally from merged plus unsynced counts; the
+//! JavaScript layer (`lib/redis-synced.js`) moves diffs and merged counts to and from Redis.
+//! Diffs and merged counts cross the boundary as one flat `Float64Array` each (no object per
+//! diff, no string formatting in wasm, few exports: each costs module size). A window start
+//! in nanoseconds does not fit a double exactly, so it travels as two 32-bit halves, which
+//! JavaScript joins into a `BigInt` for the exact decimal field name.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use js_sys::Float64Array;
+use tollgate::limiter::{validate_keys, LimitError};
+use tollgate::sync::{MergedCount, SyncRate, SyncedLimiter};
+use tollgate::Nanos;
+use wasm_bindgen::prelude::*;
+
+use crate::errors::{check_error, config_error, range_error};
+use crate::limiter::key_error;
+use crate::out::Out;
+use crate::policy::Policy;
+use crate::time::{cost_from, now_from_ms};
+
+#[wasm_bindgen]
+pub struct Synced {
+    inner: SyncedLimiter,
+    out: Out,
+    /// The keys the diffs of the last `takeDiffs` name (`diffKeys`).
+    diff_keys: Vec<String>,
+}
+
+fn refs(keys: &[String]) -> Vec<&str> {
+    keys.iter().map(String::as_str).collect()
+}
+
+impl Synced {
+    fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let r = if peek {
+            self.inner.peek(keys, now, cost)
+        } else {
+            self.inner.check(keys, now, cost)
+        };
+        match r {
+            Ok(d) => {
+                self.out.write(&d);
+                Ok(d.allowed)
+            }
+            Err(LimitError::Key(k)) => Err(key_error(&k, keys.len() == 1)),
+            Err(LimitError::Check(c)) => {
+                let policy = self.inner.policy();
+                Err(check_error(&c, |i| {
+                    policy.limits().get(i).map_or("", |l| l.name()).into()
+                }))
+            }
+            Err(LimitError::Store(never)) => match never {},
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl Synced {
+    /// A node of `namespace` deciding by `policy` (copied; every limit must be a window
+    /// counter). `syncRateMs`: > 0 periodic, < 0 local only (0 is deciding in the store, which
+    /// the Redis store does without this class).
+    #[wasm_bindgen(constructor)]
+    pub fn new(policy: &Policy, namespace: &str, sync_rate_ms: f64) -> Result<Synced, JsValue> {
+        if !sync_rate_ms.is_finite() || sync_rate_ms.fract() != 0.0 {
+            return Err(range_error(
+                "syncRate must be a whole number of milliseconds",
+            ));
+        }
+        let rate = SyncRate::from_millis(sync_rate_ms as i64);
+        let inner = SyncedLimiter::new(namespace, policy.inner.clone(), rate)
+            .map_err(|e| config_error("", &e))?;
+        Ok(Synced {
+            inner,
+            out: Out::new(),
+            diff_keys: Vec::new(),
+        })
+    }
+
+    #[wasm_bindgen(getter, js_name = outPtr)]
+    pub fn out_ptr(&self) -> u32 {
+        self.out.ptr()
+    }
+
+    /// Decides a hit for the keys (all or nothing) from what this node knows, and counts it
+    /// if allowed; with `peek`, counts nothing.
+    pub fn decide(
+        &mut self,
+        keys: Vec<String>,
+        now: f64,
+        cost: f64,
+        peek: bool,
+    ) -> Result<bool, JsValue> {
+        self.run(&refs(&keys), now, cost, peek)
+    }
+
+    /// Moves the pending counts to in flight and returns them to push, six numbers per diff:
+    /// `[key index into diffKeys(), limit, start high 32 bits, start low 32 bits, delta,
+    /// epoch ms after which the window no longer matters]`.
+    #[wasm_bindgen(js_name = takeDiffs)]
+    pub fn take_diffs(&mut self, now: f64) -> Result<Float64Array, JsValue> {
+        let now = now_from_ms(now)?;
+        let diffs = self.inner.take_diffs(now);
+        self.diff_keys.clear();
+        let mut out = Vec::with_capacity(diffs.len() * 6);
+        for d in &diffs {
+            let k = match self.diff_keys.iter().position(|k| **k == *d.key) {
+                Some(k) => k,
+                None => {
+                    self.diff_keys.push(String::from(&*d.key));
+                    self.diff_keys.len() - 1
+                }
+            };
+            let start = d.window_start.as_nanos();
+            out.extend_from_slice(&[
+                k as f64,
+                d.limit as f64,
+                (start >> 32) as f64,
+                (start & 0xffff_ffff) as f64,
+                d.delta as f64,
+                d.expires_at.as_millis_ceil() as f64,
+            ]);
+        }
+        Ok(Float64Array::from(out.as_slice()))
+    }
+
+    /// The keys the last `takeDiffs` named.
+    #[wasm_bindgen(js_name = diffKeys)]
+    pub fn diff_keys(&self) -> Vec<String> {
+        self.diff_keys.clone()
+    }
+
+    /// The push failed: the in-flight counts count as pending again.
+    pub fn restore(&mut self) {
+        self.inner.restore();
+    }
+
+    /// The keys this node holds counts for (the keys to read back).
+    pub fn keys(&self) -> Vec<String> {
+        self.inner.keys().map(String::from).collect()
+    }
+
+    /// Replaces the merged counts of `keys` with what the store holds: five numbers per entry,
+    /// `[key index into keys, limit, start high 32 bits, start low 32 bits, count]`. Returns,
+    /// per entry, 1 when its window no longer matters at `now` (the store may drop it), else 0.
+    #[wasm_bindgen(js_name = applyMerged)]
+    pub fn apply_merged(
+        &mut self,
+        keys: Vec<String>,
+        entries: &[f64],
+        now: f64,
+    ) -> Result<Vec<u8>, JsValue> {
+        let now = now_from_ms(now)?;
+        let policy = self.inner.policy();
+        let mut merged = Vec::with_capacity(entries.len() / 5);
+        let mut stale = Vec::with_capacity(entries.len() / 5);
+        for e in entries.chunks_exact(5) {
+            let limit = e[1] as usize;
+            let start = Nanos::new(((e[2] as u64) << 32) | (e[3] as u64 & 0xffff_ffff));
+            let live = policy.limits().get(limit).is_some_and(|l| {
+                let a = l.algorithm();
+                let g = a.granularity().unwrap_or(Nanos::ZERO);
+                start + g.saturating_mul(a.span().unwrap_or(1) + 1) > now
+            });
+            let key = keys.get(e[0] as usize);
+            stale.push(u8::from(!live || key.is_none()));
+            if let (true, Some(key)) = (live, key) {
+                merged.push(MergedCount {
+                    key: key.as_str().into(),
+                    limit,
+                    window_start: start,
+                    count: e[4] as u64,
+                });
+            }
+        }
+        self.inner.apply_merged_for(&refs(&keys), &merged, now);
+        Ok(stale)
+    }
+}
+
+/// Throws the same `RangeError` the in-memory limiter gives for keys that cannot be decided
+/// (empty, longer than 256 bytes, more than 8, repeated), for stores that decide elsewhere.
+#[wasm_bindgen(js_name = validateKeys)]
+pub fn validate_keys_js(keys: Vec<String>) -> Result<(), JsValue> {
+    validate_keys(&refs(&keys)).map_err(|e| key_error(&e, keys.len() == 1))
+}
