@@ -63,6 +63,6 @@ npm_ci() {
 }
 
 if need npm; then
-  for d in tests/js worker www bench/js; do npm_ci "$d"; done
+  for d in tests/js tests/www worker bench/js; do npm_ci "$d"; done
 fi
 log "done ($want)"
