@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker test-pkg test-pacer
+test: test-core test-nostd test-worker test-pkg test-pacer test-www
 	@echo "make test: all passed"
 
 setup:

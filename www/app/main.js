@@ -97,7 +97,8 @@ function range() {
     const x1 = Math.max(d.clock, width);
     return [x1 - width, x1];
   }
-  return [0, Math.max(d.traceEnd, d.clock)];
+  // Live: up to now (real time grows); simulation: the whole trace, or further after Hit.
+  return live ? [0, Math.max(live.clock, live.windowMs)] : [0, Math.max(d.traceEnd, d.clock)];
 }
 
 function renderSingle() {
@@ -114,6 +115,16 @@ function renderSingle() {
     levelMax: Math.max(t.levelMax, t.limit, live ? live.limit : state.limit),
     selected: selected < 0 ? t.n - 1 : selected,
   });
+  $("timeline").dataset.hits = String(t.n);
+  $("single-title").textContent = live
+    ? `Live: the Worker's answers (policy "${live.policy}")`
+    : `Timeline: ${ALGORITHMS.find((a) => a.id === state.algorithm).label}`;
+}
+
+/** The counts line, for the chosen algorithm (or the live Worker) in either view. */
+function renderCounts() {
+  const src = source();
+  const t = src.track;
   const windowMs = live ? live.windowMs : player.windowMs;
   $("allowed-count").value = t.allowedCount;
   $("blocked-count").value = t.blockedCount;
@@ -121,11 +132,7 @@ function renderSingle() {
   $("max-in-window").value = maxInWindow(t, windowMs, src.keys.length);
   $("window-label").value = fmtTime(windowMs);
   $("limit-label").value = live ? live.limit : state.limit;
-  $("sim-time").value = live ? `${fmtTime(live.clock)} (real time, policy ${live.policy})` : fmtTime(player.clock);
-  $("timeline").dataset.hits = String(t.n);
-  $("single-title").textContent = live
-    ? `Live: the Worker's answers (policy "${live.policy}")`
-    : `Timeline: ${ALGORITHMS.find((a) => a.id === state.algorithm).label}`;
+  $("sim-time").value = live ? `${fmtTime(live.clock)} of real time, policy "${live.policy}"` : `${fmtTime(player.clock)} simulated`;
   if (live && live.lastError) showError(`Live: ${live.failures} failed (${live.lastError})`);
 }
 
@@ -217,6 +224,7 @@ function render(force = false) {
   } else {
     renderSingle();
   }
+  renderCounts();
   renderHeaders();
   announce(false);
   $("timeline").dataset.version = String(live ? live.version : player.version);
@@ -261,6 +269,8 @@ function syncButtons() {
   $("view-compare").disabled = !!live;
   $("speed").disabled = !!live;
   $("policy").disabled = !live;
+  // The Worker's policy decides in live mode; the page's own limit does not apply.
+  $("limit-fields").disabled = !!live;
 }
 
 async function startLive() {

@@ -14,7 +14,8 @@ export const COLORS = {
   grid: "#e4e6ea",
 };
 
-const LEFT = 64;
+const LABELS = 64; // room for lane labels, unless lanes are collapsed
+let LEFT = LABELS; // the plot's left edge in this drawing
 const RIGHT = 8;
 const LANE = 24;
 const AXIS = 18;
@@ -64,6 +65,7 @@ function ticks(ctx, x0, x1, toX, y, h) {
  */
 export function drawTimeline(canvas, o) {
   const { ctx, w, h } = fit(canvas);
+  LEFT = o.collapse ? 8 : LABELS;
   const { track } = o;
   const lanes = o.collapse ? 1 : o.keys.length;
   const plotW = w - LEFT - RIGHT;
