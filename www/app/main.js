@@ -189,7 +189,8 @@ function renderHeaders() {
     return;
   }
   const h = src.headers(i);
-  $("hit-label").value = `hit ${i + 1} of ${t.n}: key "${src.keys[t.key[i]]}" at ${fmtTime(t.t[i])}, ${t.allowed[i] ? "allowed" : "blocked"}${selected < 0 ? " (following the latest)" : ""}`;
+  const who = live ? `the Worker, policy "${live.policy}"` : ALGORITHMS.find((a) => a.id === state.algorithm).label;
+  $("hit-label").value = `${who}, hit ${i + 1} of ${t.n}: key "${src.keys[t.key[i]]}" at ${fmtTime(t.t[i])}, ${t.allowed[i] ? "allowed" : "blocked"}${selected < 0 ? " (following the latest)" : ""}`;
   $("headers").textContent = Object.entries(h)
     .map(([k, v]) => `${k}: ${v}`)
     .join("\n");

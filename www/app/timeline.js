@@ -14,8 +14,7 @@ export const COLORS = {
   grid: "#e4e6ea",
 };
 
-const LABELS = 64; // room for lane labels, unless lanes are collapsed
-let LEFT = LABELS; // the plot's left edge in this drawing
+const LABELS = 64; // room for lane labels and the level axis, unless lanes are collapsed
 const RIGHT = 8;
 const LANE = 24;
 const AXIS = 18;
@@ -65,7 +64,7 @@ function ticks(ctx, x0, x1, toX, y, h) {
  */
 export function drawTimeline(canvas, o) {
   const { ctx, w, h } = fit(canvas);
-  LEFT = o.collapse ? 8 : LABELS;
+  const LEFT = o.collapse ? 8 : LABELS; // the plot's left edge
   const { track } = o;
   const lanes = o.collapse ? 1 : o.keys.length;
   const plotW = w - LEFT - RIGHT;
@@ -146,7 +145,7 @@ export function drawTimeline(canvas, o) {
     }
   }
 
-  if (o.level) drawLevel(ctx, track, o, toX, levelTop, levelH, plotW, span);
+  if (o.level) drawLevel(ctx, track, o, toX, LEFT, levelTop, levelH, plotW);
 
   if (o.selected >= 0 && o.selected < track.n) {
     const x = toX(track.t[o.selected]);
@@ -161,7 +160,7 @@ export function drawTimeline(canvas, o) {
 }
 
 /** The focus key's available units: a step line, min/max per pixel column when dense. */
-function drawLevel(ctx, track, o, toX, top, height, plotW, span) {
+function drawLevel(ctx, track, o, toX, LEFT, top, height, plotW) {
   const max = Math.max(1, o.levelMax);
   const toY = (v) => top + height - (v / max) * height;
   ctx.fillStyle = COLORS.text;
