@@ -73,6 +73,7 @@ let selected = -1; // the hit whose headers are shown; -1: the latest
 let geometry = null;
 let drawn = "";
 let lastCompare = 0;
+let lastMax = 0;
 let lastAnnounce = 0;
 let lastTs = performance.now();
 
@@ -122,14 +123,19 @@ function renderSingle() {
 }
 
 /** The counts line, for the chosen algorithm (or the live Worker) in either view. */
-function renderCounts() {
+function renderCounts(force) {
   const src = source();
   const t = src.track;
   const windowMs = live ? live.windowMs : player.windowMs;
   $("allowed-count").value = t.allowedCount;
   $("blocked-count").value = t.blockedCount;
   $("total-count").value = t.n;
-  $("max-in-window").value = maxInWindow(t, windowMs, src.keys.length);
+  // A pass over every hit: while hits stream in, at most four times a second.
+  const now = performance.now();
+  if (force || now - lastMax > 250 || !(live ?? player).auto || (live ?? player).paused || player.ended) {
+    lastMax = now;
+    $("max-in-window").value = maxInWindow(t, windowMs, src.keys.length);
+  }
   $("window-label").value = fmtTime(windowMs);
   $("limit-label").value = live ? live.limit : state.limit;
   $("sim-time").value = live ? `${fmtTime(live.clock)} of real time, policy "${live.policy}"` : `${fmtTime(player.clock)} simulated`;
@@ -225,7 +231,7 @@ function render(force = false) {
   } else {
     renderSingle();
   }
-  renderCounts();
+  renderCounts(force);
   renderHeaders();
   announce(false);
   $("timeline").dataset.version = String(live ? live.version : player.version);

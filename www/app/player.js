@@ -68,22 +68,17 @@ export class Player {
     const runs = [];
     try {
       for (const a of ALGORITHMS) {
-        try {
-          runs.push(
-            new Run(this.RateLimiter, {
-              id: a.id,
-              options: limiterOptions(a.id, s),
-              start: START,
-              keys: trace.keys,
-              focus: trace.focus,
-              sampleEvery,
-              windowMs: s.window,
-            }),
-          );
-        } catch (e) {
-          e.message = `${a.label}: ${e.message}`;
-          throw e;
-        }
+        runs.push(
+          new Run(this.RateLimiter, {
+            id: a.id,
+            options: limiterOptions(a.id, s),
+            start: START,
+            keys: trace.keys,
+            focus: trace.focus,
+            sampleEvery,
+            windowMs: s.window,
+          }),
+        );
       }
     } catch (e) {
       for (const r of runs) r.free();
