@@ -128,6 +128,17 @@ test("compare view: the fixed window admits 2 x the limit across a boundary, the
   const differ = log.decisions.filter((d, i) => d.allowed !== counter.decisions[i].allowed).length;
   assert.equal(await shown(page, "disagreements"), differ);
   assert.equal(Number(await page.locator("tr[data-algorithm='gcra']").getAttribute("data-allowed")), replay({ algorithm: "gcra", limit: 10, window: 1000 }, tape, START).allowed);
+  // A click on a strip picks that algorithm and shows the package's headers for the hit.
+  const strip = page.locator("tr[data-algorithm='sliding-log'] canvas");
+  const box = await strip.boundingBox();
+  await strip.click({ position: { x: box.width / 2, y: 10 } });
+  assert.equal(await page.locator("#algorithm").inputValue(), "sliding-log");
+  const label = await page.locator("#hit-label").textContent();
+  const i = Number(/hit (\d+) of/.exec(label)[1]) - 1;
+  const expected = log.rl.headers(log.decisions[i], START + tape.times[i]);
+  const text = await page.locator("#headers").textContent();
+  for (const [k, v] of Object.entries(expected)) assert.ok(text.includes(`${k}: ${v}`), `${k}: ${v} in\n${text}`);
+  assert.match(label, /^Sliding log, hit/);
   await screenshot(page, "compare");
   assert.deepEqual(page.problems, []);
   await page.close();

@@ -151,7 +151,17 @@ function buildCompareRows() {
     tr.innerHTML = `<th scope="row"></th><td><canvas class="strip" height="48" role="img"></canvas></td>
       <td class="allowed"></td><td class="blocked"></td><td class="max"></td>`;
     tr.querySelector("th").textContent = a.label;
-    tr.querySelector("canvas").setAttribute("aria-label", `${a.label}: allowed and blocked hits over time`);
+    const strip = tr.querySelector("canvas");
+    strip.setAttribute("aria-label", `${a.label}: allowed and blocked hits over time; click a hit for its headers`);
+    // A click picks this algorithm and the nearest hit, whose headers the panel then shows.
+    strip.addEventListener("click", (e) => {
+      if (!tr.geometry) return;
+      const t = tr.geometry.toTime(e.offsetX);
+      $("algorithm").value = a.id;
+      onChange();
+      selected = player.run(a.id).track.nearest(t);
+      render(true);
+    });
     body.append(tr);
   }
 }
@@ -164,7 +174,7 @@ function renderCompare() {
   for (const tr of $("compare-table").tBodies[0].rows) {
     const run = player.run(tr.dataset.algorithm);
     const t = run.track;
-    drawTimeline(tr.querySelector("canvas"), {
+    tr.geometry = drawTimeline(tr.querySelector("canvas"), {
       track: t,
       keys: run.keys,
       collapse: true,
@@ -269,8 +279,8 @@ function updateUrl() {
 
 function syncButtons() {
   const d = live ?? player;
+  // The label says what the button does next (a stable label with aria-pressed would too).
   $("pause").textContent = d.paused ? "Play" : "Pause";
-  $("pause").setAttribute("aria-pressed", String(d.paused));
   $("resume-traffic").disabled = d.auto;
   $("to-end").disabled = !!live;
   $("view-compare").disabled = !!live;
@@ -319,7 +329,8 @@ function stopLive() {
 
 function onChange() {
   const next = readForm();
-  const simChanged = SIM_FIELDS.some((f) => next[f] !== state[f]) || next.algorithm !== state.algorithm;
+  // Every algorithm already decides every hit, so picking another one only redraws.
+  const simChanged = SIM_FIELDS.some((f) => next[f] !== state[f]);
   try {
     if (simChanged) player.configure(next);
   } catch (e) {
