@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis www test-www
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis
+test: test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis test-www
 	@echo "make test: all passed"
 
 setup:
@@ -63,6 +63,14 @@ test-lease:
 test-redis:
 	scripts/test-redis.sh
 
+## The playground's copy of the wasm package (www/vendor/tollgate; builds pkg/ when stale).
+www:
+	scripts/build-www.sh
+
+## The playground (www/) in headless Chromium: static pages and live mode against the Worker.
+test-www:
+	scripts/test-www.sh
+
 ## Benchmarks (not part of `make test`).
 bench: bench-core bench-worker bench-js
 
@@ -84,4 +92,4 @@ bench-redis:
 
 clean:
 	cargo clean
-	rm -rf pkg worker/build
+	rm -rf pkg worker/build www/vendor

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh worker,npm
 export PATH="$HOME/.cargo/bin:$PATH"
 export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
-[ -d www ] || { mkdir -p www; printf '<!doctype html><title>tollgate</title><h1>tollgate</h1>\n' > www/index.html; }
+scripts/build-www.sh   # the playground's copy of the wasm package (www/vendor/tollgate)
 sh worker/scripts/build.sh
 cd worker
 # The build above is fresh, so wrangler's own [build] step (the same script) only checks.

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make www`: puts the tollgate package's web build where the playground imports it,
+# www/vendor/tollgate/ (git-ignored: a build output, copied, never edited). Builds pkg/
+# (scripts/build-pkg.sh) only when it is missing or older than its sources, so `make run`
+# and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's layout
+# (web/*.js import ../tollgate_wasm.js), so the page imports vendor/tollgate/web/index.js.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+stamp=pkg/dist/web/index.js
+if [ ! -f "$stamp" ] || [ -n "$(find src wasm/src wasm/Cargo.toml pkg-template Cargo.toml Cargo.lock -newer "$stamp" -print -quit)" ]; then
+  scripts/build-pkg.sh
+fi
+out=www/vendor/tollgate
+rm -rf "$out" && mkdir -p "$out/web"
+cp pkg/dist/tollgate_wasm.js pkg/dist/tollgate_wasm_bg.wasm "$out/"
+cp pkg/dist/web/*.js "$out/web/"
+echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_bg.wasm") bytes of wasm)"

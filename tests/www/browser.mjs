@@ -1,0 +1,45 @@
+// Debian's headless Chromium driven by playwright-core (never a downloaded browser), a page
+// that records every console error, page error and failed request, and screenshots saved
+// under artifacts/www/ (git-ignored) as the test's artifacts.
+import { chromium } from "playwright-core";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const ARTIFACTS = path.join(ROOT, "artifacts/www");
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+/** A new page (1200 x 900) whose problems accumulate in `page.problems`. */
+export async function openPage(browser, url) {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  page.problems = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") page.problems.push(`console.${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => page.problems.push(`pageerror: ${e.message}`));
+  page.on("requestfailed", (r) => page.problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
+  page.setDefaultTimeout(20000);
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready='1']");
+  return page;
+}
+
+export async function screenshot(page, name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** The number shown in an <output> (or any element) by id. */
+export async function shown(page, id) {
+  return Number(await page.locator(`#${id}`).textContent());
+}

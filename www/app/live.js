@@ -1,0 +1,117 @@
+// Live mode: the same traffic, sent in real time to the Worker serving this page
+// (POST /v1/limit, same origin under `make run`), and its real answers charted. The Worker
+// decides on its own clock (its `now` is only accepted in TEST_MODE), so live mode always
+// runs at 1x on real time; keys get a random per-session prefix so every session starts fresh.
+
+import { makeTrace } from "./traffic.js";
+import { Track } from "./track.js";
+
+/** The Worker's policies (GET /v1/policies): { name: { limits: [{ limit, windowMs, ... }] } }. */
+export async function loadPolicies(fetchImpl = fetch) {
+  const res = await fetchImpl("/v1/policies", { headers: { accept: "application/json" } });
+  const body = await res.json().catch(() => null);
+  if (!res.ok || !body || typeof body.policies !== "object") {
+    const why = body?.error?.message ?? `HTTP ${res.status}`;
+    throw new Error(`GET /v1/policies failed: ${why}`);
+  }
+  return body.policies;
+}
+
+const HEADER_NAMES = ["ratelimit-policy", "ratelimit", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"];
+const MAX_IN_FLIGHT = 64;
+
+export class LiveSession {
+  /**
+   * @param policyName the Worker policy to send hits under
+   * @param policy its description from /v1/policies (the first limit scales the traffic)
+   * @param s the page state (traffic, hits, seed)
+   */
+  constructor(policyName, policy, s) {
+    const first = policy.limits[0];
+    this.policy = policyName;
+    this.windowMs = first.windowMs;
+    this.limit = first.limit;
+    this.prefix = `playground-${Math.random().toString(36).slice(2, 10)}-`;
+    this.trace = makeTrace({ pattern: s.traffic, n: s.hits, seed: s.seed, limit: first.limit, windowMs: first.windowMs });
+    this.keys = this.trace.keys;
+    this.focus = this.trace.focus;
+    this.track = new Track();
+    this.headerSets = [];
+    this.clock = 0; // real ms since the session started, not counting pauses
+    this.next = 0;
+    this.auto = true;
+    this.paused = false;
+    this.inFlight = 0;
+    this.sent = 0;
+    this.failures = 0;
+    this.lastError = "";
+    this.version = 0;
+  }
+
+  get traceEnd() {
+    const ts = this.trace.times;
+    return (ts.length ? ts[ts.length - 1] : 0) + this.windowMs;
+  }
+
+  advance(realMs) {
+    if (!this.paused) this.clock += realMs;
+  }
+
+  /** Sends the trace's hits that are due (at most MAX_IN_FLIGHT outstanding; the rest wait). */
+  process() {
+    const { times, keyIdx } = this.trace;
+    while (this.auto && this.next < times.length && times[this.next] <= this.clock && this.inFlight < MAX_IN_FLIGHT) {
+      this.send(keyIdx[this.next]);
+      this.next++;
+    }
+  }
+
+  /** The Hit button: stops the automatic traffic and sends one hit of the focus key. */
+  hit() {
+    this.auto = false;
+    return this.send(this.focus);
+  }
+
+  resumeTraffic() {
+    const { times } = this.trace;
+    while (this.next < times.length && times[this.next] <= this.clock) this.next++;
+    this.auto = true;
+  }
+
+  async send(k) {
+    this.inFlight++;
+    this.sent++;
+    try {
+      const res = await fetch("/v1/limit", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ key: this.prefix + this.keys[k], policy: this.policy }),
+      });
+      const body = await res.json();
+      if (res.status !== 200 && res.status !== 429) {
+        throw new Error(body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`);
+      }
+      // Charted when the answer arrives (the Worker decided between send and arrival), so
+      // the track's times stay ascending.
+      const i = this.track.push(this.clock, k, body);
+      if (k === this.focus) this.track.level(this.clock, body.remaining);
+      const h = {};
+      for (const name of HEADER_NAMES) {
+        const v = res.headers.get(name);
+        if (v !== null) h[name] = v;
+      }
+      this.headerSets[i] = h;
+    } catch (e) {
+      this.failures++;
+      this.lastError = e.message;
+    } finally {
+      this.inFlight--;
+      this.version++;
+    }
+  }
+
+  /** The headers the Worker sent with hit i. */
+  headers(i) {
+    return this.headerSets[i] ?? {};
+  }
+}

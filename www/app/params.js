@@ -1,0 +1,90 @@
+// The page's state: what the form shows and what the URL carries, so a view can be shared.
+// Only shapes are checked here (numbers, known names); whether a limit makes sense is the
+// core's call (the RateLimiter constructor throws a RangeError/TypeError naming the field).
+
+/** The algorithms the page offers, by the id used in the URL, as RateLimiter options. */
+export const ALGORITHMS = [
+  { id: "fixed-window", label: "Fixed window (clock)", options: { algorithm: "fixed-window", align: "clock" } },
+  { id: "fixed-window-first-hit", label: "Fixed window (first hit)", options: { algorithm: "fixed-window", align: "first-hit" } },
+  { id: "sliding-log", label: "Sliding log", options: { algorithm: "sliding-log" } },
+  { id: "sliding-window", label: "Sliding window counter", options: { algorithm: "sliding-window" } },
+  { id: "sliding-buckets", label: "Sliding window, sub-buckets", options: { algorithm: "sliding-buckets" }, precision: true },
+  { id: "token-bucket", label: "Token bucket", options: { algorithm: "token-bucket" }, burst: true },
+  { id: "gcra", label: "GCRA", options: { algorithm: "gcra" }, burst: true },
+];
+
+export const TRAFFIC = ["steady", "bursty", "boundary", "chat"];
+export const HIT_COUNTS = [200, 1000, 10000, 100000];
+export const SPEEDS = [0.25, 1, 4, 16, 100, 1000];
+export const SPANS = [0, 10, 50];
+
+export const DEFAULTS = Object.freeze({
+  algorithm: "fixed-window",
+  limit: 5,
+  window: 1000,
+  burst: null, // none: the limit
+  precision: null, // none: a tenth of the window
+  traffic: "steady",
+  hits: 200,
+  seed: 1,
+  speed: 1,
+  view: "single",
+  span: 0, // windows shown, ending at the clock; 0: the whole trace
+  live: false,
+  policy: "",
+});
+
+const wholeIn = (v, lo, hi) => {
+  if (v === null || v === "") return undefined;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= lo && n <= hi ? n : undefined;
+};
+
+/** Page state from URL search parameters; anything missing or malformed takes its default. */
+export function fromSearch(search) {
+  const q = new URLSearchParams(search);
+  const s = { ...DEFAULTS };
+  if (ALGORITHMS.some((a) => a.id === q.get("algorithm"))) s.algorithm = q.get("algorithm");
+  s.limit = wholeIn(q.get("limit"), 1, 100000) ?? s.limit;
+  s.window = wholeIn(q.get("window"), 10, 86400000) ?? s.window;
+  s.burst = wholeIn(q.get("burst"), 1, 100000) ?? null;
+  s.precision = wholeIn(q.get("precision"), 1, 86400000) ?? null;
+  if (TRAFFIC.includes(q.get("traffic"))) s.traffic = q.get("traffic");
+  const hits = wholeIn(q.get("hits"), 1, 100000);
+  if (HIT_COUNTS.includes(hits)) s.hits = hits;
+  s.seed = wholeIn(q.get("seed"), 0, 4294967295) ?? s.seed;
+  const speed = Number(q.get("speed"));
+  if (SPEEDS.includes(speed)) s.speed = speed;
+  if (q.get("view") === "compare") s.view = "compare";
+  if (SPANS.includes(Number(q.get("span")))) s.span = Number(q.get("span"));
+  s.live = q.get("live") === "1";
+  s.policy = q.get("policy") ?? "";
+  return s;
+}
+
+/** The URL search string for a state: only what differs from the defaults, so links stay short. */
+export function toSearch(s) {
+  const q = new URLSearchParams();
+  for (const [k, d] of Object.entries(DEFAULTS)) {
+    const v = s[k];
+    if (v === d || v === null || v === undefined) continue;
+    q.set(k, typeof v === "boolean" ? (v ? "1" : "0") : String(v));
+  }
+  const str = q.toString();
+  return str ? `?${str}` : "";
+}
+
+/** RateLimiter options for one algorithm under the state's limit, window, burst and precision. */
+export function limiterOptions(algorithmId, s) {
+  const a = ALGORITHMS.find((x) => x.id === algorithmId);
+  const o = { ...a.options, limit: s.limit, window: s.window };
+  if (a.burst && s.burst !== null) o.burst = s.burst;
+  if (a.precision) o.precision = s.precision ?? defaultPrecision(s.window);
+  return o;
+}
+
+/** A tenth of the window, or the next whole divisor above it (the core wants a divisor). */
+export function defaultPrecision(windowMs) {
+  for (let d = Math.max(1, Math.ceil(windowMs / 10)); d < windowMs; d++) if (windowMs % d === 0) return d;
+  return windowMs;
+}
