@@ -47,11 +47,51 @@ function time(fn) {
 
 const fmt = (checks, s) => `${(checks / s / 1e6).toFixed(2)} M checks/s`;
 
+const gcra = () => new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+const BATCH = 1024;
+
+/** `limit(key)` per check: the simple path. */
 function tollgateRun(keys) {
-  const l = new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+  const l = gcra();
   return time(() => {
     let ok = 0;
     for (let i = 0; i < N; i++) if (l.limit(keys[i % keys.length], { now: T0 + i * 0.001 }).allowed) ok++;
+    return ok;
+  });
+}
+
+/** `limit(handle)` per check: the keys interned beforehand with `limiter.key()` (not timed). */
+function handleRun(keys) {
+  const l = gcra();
+  const handles = new Map();
+  const hs = keys.map((k) => handles.get(k) ?? handles.set(k, l.key(k)).get(k));
+  return time(() => {
+    let ok = 0;
+    for (let i = 0; i < N; i++) if (l.limit(hs[i % hs.length], { now: T0 + i * 0.001 }).allowed) ok++;
+    return ok;
+  });
+}
+
+/** `limitBatch` of BATCH checks per call, one `now` per check; keys as handles or strings. */
+function batchRun(keys, asHandles) {
+  const l = gcra();
+  const handles = new Map();
+  const ks = asHandles ? keys.map((k) => handles.get(k) ?? handles.set(k, l.key(k)).get(k)) : keys;
+  const batch = new Array(BATCH);
+  const now = new Float64Array(BATCH);
+  return time(() => {
+    let ok = 0;
+    let out;
+    for (let i = 0; i < N; i += BATCH) {
+      const n = Math.min(BATCH, N - i);
+      if (batch.length !== n) batch.length = n;
+      for (let j = 0; j < n; j++) {
+        batch[j] = ks[(i + j) % ks.length];
+        now[j] = T0 + (i + j) * 0.001;
+      }
+      out = l.limitBatch(batch, { now: n === BATCH ? now : now.subarray(0, n) }, out);
+      ok += out.admitted;
+    }
     return ok;
   });
 }
@@ -76,11 +116,18 @@ async function flexibleRun(keys) {
 }
 
 async function workload(name, keys) {
-  const [tg, tgOk] = tollgateRun(keys);
+  const runs = [
+    ["limit(key)", tollgateRun(keys)],
+    ["limit(handle)", handleRun(keys)],
+    [`limitBatch(handles, ${BATCH})`, batchRun(keys, true)],
+    [`limitBatch(strings, ${BATCH})`, batchRun(keys, false)],
+  ];
   const [pj, pjOk] = plainRun(keys);
   const [fx] = await flexibleRun(keys);
-  console.log(`${name}: tollgate ${fmt(N, tg)} | plain-JS GCRA ${fmt(N, pj)} | rate-limiter-flexible ${fmt(N, fx)}`);
-  console.log(`${name}: tollgate/plain ${(pj / tg).toFixed(2)}x, tollgate/flexible ${(fx / tg).toFixed(2)}x; admitted tollgate ${tgOk}, plain ${pjOk}`);
+  console.log(`${name}: plain-JS GCRA ${fmt(N, pj)} | rate-limiter-flexible ${fmt(N, fx)} | admitted by plain ${pjOk}`);
+  for (const [api, [tg, tgOk]] of runs) {
+    console.log(`${name}: tollgate ${api} ${fmt(N, tg)} = ${(pj / tg).toFixed(2)}x plain, ${(fx / tg).toFixed(2)}x flexible; admitted ${tgOk}`);
+  }
 }
 
 function heapPerKey() {

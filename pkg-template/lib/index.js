@@ -2,4 +2,5 @@
 // modules next to its own `wasm.js` (see scripts/build-pkg.sh).
 export { RateLimiter } from "./rate-limiter.js";
 export { Policy } from "./policy.js";
+export { KeyHandle } from "./batch.js";
 export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";

@@ -8,6 +8,7 @@
 
 extern crate alloc;
 
+mod batch;
 mod errors;
 mod limiter;
 mod out;

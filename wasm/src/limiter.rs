@@ -16,6 +16,7 @@ use tollgate::policy::{Policy as CorePolicy, PolicyState};
 use tollgate::{AnyAlgorithm, KeyedLimiter, Limiter as CoreLimiter, MemoryStore};
 use wasm_bindgen::prelude::*;
 
+use crate::batch::{BatchOut, Handles};
 use crate::errors::{check_error, decode_error, range_error};
 use crate::out::Out;
 use crate::policy::Policy;
@@ -23,14 +24,18 @@ use crate::time::{cost_from, now_from_ms};
 
 #[wasm_bindgen]
 pub struct Limiter {
-    inner: CoreLimiter<MemoryStore>,
+    pub(crate) inner: CoreLimiter<MemoryStore>,
     /// `Some` when the policy has one limit: then every state lives here, not in `inner`.
-    single: Option<KeyedLimiter<AnyAlgorithm>>,
+    pub(crate) single: Option<KeyedLimiter<AnyAlgorithm>>,
     out: Out,
+    /// Interned keys for `limitHandle`/`limitBatch` (see `batch.rs`).
+    pub(crate) handles: Handles,
+    /// Where the last batch's summaries are.
+    pub(crate) batch: BatchOut,
 }
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
-fn key_error(e: &KeyError, single: bool) -> JsValue {
+pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
     let name = |i: &usize| {
         if single {
             String::from("key")
@@ -55,7 +60,7 @@ fn key_error(e: &KeyError, single: bool) -> JsValue {
 }
 
 impl Limiter {
-    fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
+    pub(crate) fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
         let policy = self.inner.policy();
         let name = |i: usize| policy.limits().get(i).map_or("", |l| l.name()).into();
         match e {
@@ -63,6 +68,14 @@ impl Limiter {
             LimitError::Check(c) => check_error(&c, name),
             LimitError::Store(never) => match never {},
         }
+    }
+
+    /// Throws when `cost` can never fit the policy's limits.
+    pub(crate) fn validate_cost(&self, cost: u64) -> Result<(), JsValue> {
+        self.inner
+            .policy()
+            .validate_cost(cost)
+            .map_err(|e| self.error(e.into(), false))
     }
 
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
@@ -176,6 +189,8 @@ impl Limiter {
             inner: CoreLimiter::new(policy.inner.clone(), store),
             single,
             out: Out::new(),
+            handles: Handles::default(),
+            batch: BatchOut::default(),
         }
     }
 
