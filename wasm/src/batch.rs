@@ -17,13 +17,20 @@ use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
 use crate::errors::{at_index, range_error};
+use crate::key_store::Single;
 use crate::limiter::{key_error, Limiter};
 use crate::time::{cost_from, ms_ceil, now_from_ms};
 
+/// No entry cached for a handle.
+const NO_ENTRY: u32 = u32::MAX;
+
 /// Interned keys, addressed by a small number. A released number is reused by the next key.
+/// Each handle caches its key's entry in the compact store and the store's generation then
+/// (see `key_store.rs`): while they match, a check by handle needs no hashing.
 #[derive(Default)]
 pub(crate) struct Handles {
     keys: Vec<Box<str>>,
+    entries: Vec<(u32, u32)>,
     free: Vec<u32>,
 }
 
@@ -32,10 +39,12 @@ impl Handles {
         match self.free.pop() {
             Some(id) => {
                 self.keys[id as usize] = key.into();
+                self.entries[id as usize] = (NO_ENTRY, 0);
                 id
             }
             None => {
                 self.keys.push(key.into());
+                self.entries.push((NO_ENTRY, 0));
                 (self.keys.len() - 1) as u32
             }
         }
@@ -104,9 +113,15 @@ impl Limiter {
         Ok((ns, cs))
     }
 
-    /// Decides the validated entries in order and writes their summaries.
-    fn run_batch(&mut self, keys: &[&str], nows: &[Nanos], costs: &[u64]) -> Result<u32, JsValue> {
-        let n = keys.len();
+    /// Decides the `n` validated entries in order (`decide(self, i, now, cost)`) and writes
+    /// their summaries.
+    fn run_batch(
+        &mut self,
+        n: usize,
+        nows: &[Nanos],
+        costs: &[u64],
+        mut decide: impl FnMut(&mut Self, usize, Nanos, u64) -> Result<Decision, JsValue>,
+    ) -> Result<u32, JsValue> {
         let mut out = core::mem::take(&mut self.batch);
         out.allowed.clear();
         out.allowed.resize(n, 0);
@@ -114,10 +129,10 @@ impl Limiter {
         out.numbers.resize(3 * n, 0.0);
         let mut admitted = 0;
         let mut result = Ok(());
-        for (i, key) in keys.iter().enumerate() {
+        for i in 0..n {
             let now = if nows.len() == 1 { nows[0] } else { nows[i] };
             let cost = if costs.len() == 1 { costs[0] } else { costs[i] };
-            match self.decide(key, now, cost) {
+            match decide(self, i, now, cost) {
                 Ok(d) => {
                     admitted += d.allowed as u32;
                     out.allowed[i] = d.allowed as u8;
@@ -133,6 +148,58 @@ impl Limiter {
         }
         self.batch = out;
         result.map(|()| admitted)
+    }
+
+    /// A handle's summary decision, inputs already validated; by its cached entry when the
+    /// compact store has not removed anything since.
+    fn decide_handle(
+        &mut self,
+        handles: &mut Handles,
+        id: u32,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, JsValue> {
+        let key = match handles.keys.get(id as usize) {
+            Some(k) if !k.is_empty() => &**k,
+            _ => return Err(unknown_handle(id)),
+        };
+        let r = match self.single.as_mut() {
+            Some(Single::Compact(c)) => {
+                let slot = &mut handles.entries[id as usize];
+                if slot.0 != NO_ENTRY && slot.1 == c.generation {
+                    c.check_entry(slot.0, now, cost)
+                } else {
+                    c.check_key(key, now, cost).map(|(d, e)| {
+                        *slot = (e.unwrap_or(NO_ENTRY), c.generation);
+                        d
+                    })
+                }
+            }
+            _ => return self.decide(key, now, cost),
+        };
+        r.map_err(|e| self.error(e.into(), true))
+    }
+
+    /// `limit` by handle; the compact store's fast path, else `limit` by the key.
+    fn limit_by_handle(
+        &mut self,
+        handles: &mut Handles,
+        id: u32,
+        now_ms: f64,
+        cost: f64,
+    ) -> Result<bool, JsValue> {
+        let Some(key) = handles.get(id) else {
+            return Err(unknown_handle(id));
+        };
+        if !matches!(self.single, Some(Single::Compact(_))) {
+            return self.limit(key, now_ms, cost);
+        }
+        let now = now_from_ms(now_ms)?;
+        let cost = cost_from(cost)?;
+        self.validate_cost(cost)?;
+        let d = self.decide_handle(handles, id, now, cost)?;
+        self.out.write_one(&d);
+        Ok(d.allowed)
     }
 
     /// One key's summary decision, inputs already validated.
@@ -168,11 +235,8 @@ impl Limiter {
     /// `limit` for an interned key: no string crosses the boundary.
     #[wasm_bindgen(js_name = limitHandle)]
     pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> Result<bool, JsValue> {
-        let handles = core::mem::take(&mut self.handles);
-        let r = match handles.get(id) {
-            Some(key) => self.limit(key, now, cost),
-            None => Err(unknown_handle(id)),
-        };
+        let mut handles = core::mem::take(&mut self.handles);
+        let r = self.limit_by_handle(&mut handles, id, now, cost);
         self.handles = handles;
         r
     }
@@ -200,23 +264,13 @@ impl Limiter {
         costs: &[f64],
     ) -> Result<u32, JsValue> {
         let (ns, cs) = self.batch_inputs(ids.len(), nows, costs)?;
-        let handles = core::mem::take(&mut self.handles);
-        let mut keys = Vec::with_capacity(ids.len());
-        let mut bad = None;
-        for &id in ids {
-            match handles.get(id) {
-                Some(k) => keys.push(k),
-                None => {
-                    bad = Some(id);
-                    break;
-                }
-            }
+        if let Some(&id) = ids.iter().find(|&&id| self.handles.get(id).is_none()) {
+            return Err(unknown_handle(id));
         }
-        let r = match bad {
-            Some(id) => Err(unknown_handle(id)),
-            None => self.run_batch(&keys, &ns, &cs),
-        };
-        drop(keys);
+        let mut handles = core::mem::take(&mut self.handles);
+        let r = self.run_batch(ids.len(), &ns, &cs, |me, i, now, cost| {
+            me.decide_handle(&mut handles, ids[i], now, cost)
+        });
         self.handles = handles;
         r
     }
@@ -242,7 +296,9 @@ impl Limiter {
             }
             refs.push(k.as_str());
         }
-        self.run_batch(&refs, &ns, &cs)
+        self.run_batch(refs.len(), &ns, &cs, |me, i, now, cost| {
+            me.decide(refs[i], now, cost)
+        })
     }
 
     #[wasm_bindgen(getter, js_name = batchAllowedPtr)]

@@ -10,6 +10,7 @@ extern crate alloc;
 
 mod batch;
 mod errors;
+mod key_store;
 mod limiter;
 mod out;
 mod pacer;

@@ -13,11 +13,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, KeyError, LimitError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
-use tollgate::{AnyAlgorithm, KeyedLimiter, Limiter as CoreLimiter, MemoryStore};
+use tollgate::{Limiter as CoreLimiter, MemoryStore};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::{BatchOut, Handles};
 use crate::errors::{check_error, decode_error, range_error};
+use crate::key_store::Single;
 use crate::out::Out;
 use crate::policy::Policy;
 use crate::time::{cost_from, now_from_ms};
@@ -26,8 +27,8 @@ use crate::time::{cost_from, now_from_ms};
 pub struct Limiter {
     pub(crate) inner: CoreLimiter<MemoryStore>,
     /// `Some` when the policy has one limit: then every state lives here, not in `inner`.
-    pub(crate) single: Option<KeyedLimiter<AnyAlgorithm>>,
-    out: Out,
+    pub(crate) single: Option<Single>,
+    pub(crate) out: Out,
     /// Interned keys for `limitHandle`/`limitBatch` (see `batch.rs`).
     pub(crate) handles: Handles,
     /// Where the last batch's summaries are.
@@ -89,9 +90,9 @@ impl Limiter {
                 .map_err(|e| self.error(e.into(), false))?;
             if let ([key], Some(keyed)) = (keys, self.single.as_mut()) {
                 let r = if peek {
-                    keyed.peek(*key, now, cost)
+                    keyed.peek(key, now, cost)
                 } else {
-                    keyed.check(*key, now, cost)
+                    keyed.check(key, now, cost)
                 };
                 let d = r.map_err(|e| self.error(e.into(), true))?;
                 self.out.write_one(&d);
@@ -130,7 +131,7 @@ impl Limiter {
         };
         let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
         for k in keys {
-            let slot = keyed.state(*k).cloned();
+            let slot = keyed.state(k);
             states.push(
                 policy
                     .state_from_slots(alloc::vec![slot])
@@ -153,7 +154,7 @@ impl Limiter {
         if !peek && d.allowed {
             for (k, st) in keys.iter().zip(states) {
                 let slot = st.and_then(|s| s.slots().first().cloned().flatten());
-                keyed.set_state((*k).into(), slot);
+                keyed.set_state(k, slot);
             }
         }
         self.out.write(&d);
@@ -175,14 +176,10 @@ impl Limiter {
             store = store.with_max_keys(max_keys as usize);
         }
         let single = match policy.inner.limits() {
-            [one] => {
-                let keyed = KeyedLimiter::new(*one.algorithm());
-                Some(if max_keys >= 1.0 {
-                    keyed.with_max_keys(max_keys as usize)
-                } else {
-                    keyed
-                })
-            }
+            [one] => Some(Single::new(
+                *one.algorithm(),
+                (max_keys >= 1.0).then_some(max_keys as usize),
+            )),
             _ => None,
         };
         Limiter {
@@ -258,7 +255,7 @@ impl Limiter {
     pub fn export_state(&self, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
         if let Some(keyed) = &self.single {
-            let slot = keyed.state(key).cloned();
+            let slot = keyed.state(key);
             let state = self
                 .inner
                 .policy()
@@ -290,7 +287,7 @@ impl Limiter {
         };
         if let Some(keyed) = self.single.as_mut() {
             keyed.set_state(
-                key.into(),
+                key,
                 state.and_then(|s| s.slots().first().cloned().flatten()),
             );
             return Ok(());
@@ -302,7 +299,7 @@ impl Limiter {
     /// Every key holding state.
     pub fn keys(&self) -> Vec<String> {
         if let Some(keyed) = &self.single {
-            return keyed.keys().map(|k| String::from(&**k)).collect();
+            return keyed.keys();
         }
         self.inner
             .store()
