@@ -13,7 +13,7 @@ use tollgate::quota::parse_duration;
 use tollgate::{CheckError, Nanos, Quota};
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{config_error, range_error};
+use crate::errors::{config_error, number_error, range_error};
 use crate::time::{cost_from, ms_ceil, now_from_ms};
 
 /// The grain used when none is given: the notes' 200 ms, or the whole window if shorter.
@@ -103,7 +103,7 @@ impl Pacer {
     #[wasm_bindgen(js_name = pauseUntil)]
     pub fn pause_until(&mut self, until: f64) -> Result<(), JsValue> {
         let until = now_from_ms(until)
-            .map_err(|_| range_error(&format!("until must be epoch milliseconds, got {until}")))?;
+            .map_err(|_| number_error("until must be epoch milliseconds, got ", until))?;
         self.inner.pause_until(until);
         Ok(())
     }
