@@ -146,3 +146,32 @@ test("limitBatch: one now for all, default cost, results reused through out", ()
   assert.equal(r.retryAfter[3], 1000);
   assert.equal(l.limitBatch([], { now }).admitted, 0);
 });
+
+test("the compact key store: maxKeys eviction, sweeping, keys, export/import, reset", () => {
+  const now = 1_700_000_000_000;
+  const l = new RateLimiter({ algorithm: "gcra", quota: "1/s", maxKeys: 8 });
+  const handles = Array.from({ length: 9 }, (_, i) => l.key(`k${i}`));
+  for (let i = 0; i < 9; i++) l.limit(handles[i], { now: now + i });
+  assert.equal(l.size, 8);
+  assert.equal(l.evictions, 1); // k0, fresh soonest, was evicted
+  assert.deepEqual(l.keys().sort(), ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8"]);
+  assert.equal(l.limit(handles[0], { now: now + 9 }).allowed, true); // a handle survives its key's eviction
+  assert.equal(l.limit(handles[8], { now: now + 9 }).allowed, false); // and others still find theirs
+  const bytes = l.export("k8");
+  const other = new RateLimiter({ algorithm: "gcra", quota: "1/s" });
+  other.import("k8", bytes);
+  assert.deepEqual(other.export("k8"), bytes);
+  assert.equal(other.limit("k8", { now: now + 9 }).allowed, false);
+  other.import("k8", null);
+  assert.equal(other.size, 0);
+  l.reset(handles[3]);
+  assert.equal(l.limit(handles[8], { now: now + 10 }).allowed, false); // entries moved; handles still right
+  assert.equal(l.size, 7); // k0 came back (evicting k1, at the cap again), k3 was reset
+  assert.equal(l.evictions, 2);
+  assert.equal(l.prune(now + 10_000), 7);
+  // Many keys: the automatic sweep of idle keys keeps the map near the live ones.
+  const many = new RateLimiter({ algorithm: "token-bucket", quota: "5/s" });
+  for (let i = 0; i < 5000; i++) many.limit(`u${i}`, { now: now + i * 10 });
+  assert.ok(many.size < 2048, `size ${many.size}`);
+  assert.equal(many.peek("u4999", { now: now + 49_990 }).remaining, 3); // one hit counted, then the peek's own
+});
