@@ -67,7 +67,7 @@ bench-worker:
 ## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA (docs/benchmarks.md).
 bench-js: pkg
 	scripts/setup.sh npm
-	node bench/js/bench.mjs
+	node --expose-gc bench/js/bench.mjs
 
 clean:
 	cargo clean

@@ -6,22 +6,22 @@
 //! table slack, plus a separate allocation per key string, plus the old table during each
 //! doubling, which wasm memory keeps as high-water mark. Here instead:
 //!
-//! - the key bytes live in one arena of 64 KiB chunks, `[len - 1][bytes]` per key (no per-key
-//!   allocation, no doubling of the arena);
-//! - each key is an *entry* number; the entries' arena offsets and fixed-size states are two
-//!   dense arrays, a state being the algorithm's own words (1 for GCRA, 2 for token bucket
-//!   and fixed windows, 3 for the sliding window) rather than the 32-byte enum;
-//! - the hash table (hashbrown's `HashTable`) holds only the 4-byte entry number; lookups
-//!   compare the whole key in the arena, so two keys never share a state (no fingerprints,
-//!   no silent collisions).
+//! - each key is one record `[len - 1][key bytes][state words]` in an arena of 64 KiB chunks
+//!   (no allocation per key, no doubling of the arena), the state being the algorithm's own
+//!   words (1 for GCRA, 2 for token bucket and fixed windows, 3 for the sliding window)
+//!   rather than the 32-byte enum;
+//! - the hash table (hashbrown's `HashTable`) holds only each record's 4-byte arena offset;
+//!   lookups compare the whole key, so two keys never share a state (no fingerprints, no
+//!   silent collisions). Removed records are reclaimed by rewriting the arena once their bytes
+//!   outweigh the live ones.
 //!
 //! The sliding log and sliding buckets have variable-size states: they keep the core's
 //! `KeyedLimiter` (see `Single`). Idle-key sweeping and the `maxKeys` eviction rule are the
 //! core's `KeyMap` rules (src/keyed.rs), restated here over entries.
 //!
-//! Entry numbers also make key handles cheap: a handle caches its entry and the store's
-//! `generation`, which changes only when an entry is removed (the last entry then moves into
-//! the hole); while it matches, a check by handle needs no hashing at all.
+//! Offsets also make key handles cheap: a handle caches its key's offset and the store's
+//! `generation`, which changes only when a record is removed or the arena rewritten; while it
+//! matches, a check by handle needs no hashing at all.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -47,7 +47,7 @@ fn width(kind: Kind) -> Option<usize> {
     }
 }
 
-fn to_words(s: &AnyState, w: &mut [u64]) {
+fn to_words(s: &AnyState, w: &mut [u64; 3]) {
     match s {
         AnyState::Gcra(g) => w[0] = g.tat.as_nanos(),
         AnyState::TokenBucket(t) => {
@@ -97,54 +97,30 @@ fn from_words(kind: Kind, w: &[u64]) -> AnyState {
     }
 }
 
-/// Key bytes in 64 KiB chunks; a key is found by its offset (chunk * CHUNK + position).
-#[derive(Default)]
-struct Arena {
-    chunks: Vec<Vec<u8>>,
-    /// Bytes of removed keys, reclaimed by `CompactKeyed::compact`.
-    dead: usize,
-    live: usize,
-}
-
-impl Arena {
-    fn push(&mut self, key: &[u8]) -> u32 {
-        let need = key.len() + 1;
-        let room = self.chunks.last().map_or(0, |c| CHUNK - c.len());
-        if room < need {
-            self.chunks.push(Vec::with_capacity(CHUNK));
-        }
-        let i = self.chunks.len() - 1;
-        let c = &mut self.chunks[i];
-        let at = c.len();
-        c.push((key.len() - 1) as u8);
-        c.extend_from_slice(key);
-        self.live += need;
-        (i * CHUNK + at) as u32
-    }
-
-    fn get(&self, offset: u32) -> &[u8] {
-        let (i, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
-        let c = &self.chunks[i];
-        let len = c[at] as usize + 1;
-        &c[at + 1..at + 1 + len]
-    }
-}
-
 /// A one-algorithm limiter over string keys, with fixed-size states (see the module docs).
 pub(crate) struct CompactKeyed {
     algorithm: AnyAlgorithm,
     kind: Kind,
     width: usize,
     hasher: DefaultHashBuilder,
+    /// The arena offsets of the live records.
     table: HashTable<u32>,
-    arena: Arena,
-    offsets: Vec<u32>,
-    words: Vec<u64>,
+    /// Records `[key length - 1][key bytes][state words, little-endian]`, never straddling
+    /// two chunks; an offset is `chunk * CHUNK + position`.
+    chunks: Vec<Vec<u8>>,
+    live: usize,
+    /// Bytes of removed records, reclaimed by `compact` once they outweigh the live ones.
+    dead: usize,
     max_keys: Option<usize>,
     evictions: u64,
     next_sweep: usize,
-    /// Changes whenever an entry number stops meaning the key it meant (a removal).
+    /// Changes whenever an offset stops meaning the key it meant (a removal, a compaction).
     pub(crate) generation: u32,
+}
+
+fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
+    let (c, at) = (&chunks[offset as usize / CHUNK], offset as usize % CHUNK);
+    &c[at + 1..at + 2 + c[at] as usize]
 }
 
 impl CompactKeyed {
@@ -152,108 +128,133 @@ impl CompactKeyed {
         self.hasher.hash_one(key)
     }
 
-    /// The entry holding `key`, if any.
+    fn record_len(&self, offset: u32) -> usize {
+        1 + key_at(&self.chunks, offset).len() + 8 * self.width
+    }
+
+    /// The record holding `key`, if any.
     pub(crate) fn find(&self, key: &str) -> Option<u32> {
         let k = key.as_bytes();
-        let (arena, offsets) = (&self.arena, &self.offsets);
+        let chunks = &self.chunks;
         self.table
-            .find(self.hash(k), |&e| arena.get(offsets[e as usize]) == k)
+            .find(self.hash(k), |&o| key_at(chunks, o) == k)
             .copied()
     }
 
-    fn state_at(&self, e: u32) -> AnyState {
-        let w = self.width;
-        from_words(self.kind, &self.words[e as usize * w..(e as usize + 1) * w])
+    /// Where the state words of the record at `offset` start: (chunk, position).
+    fn words_at(&self, offset: u32) -> (usize, usize) {
+        let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
+        (c, at + 2 + self.chunks[c][at] as usize)
     }
 
-    fn set_at(&mut self, e: u32, s: &AnyState) {
-        let w = self.width;
-        to_words(s, &mut self.words[e as usize * w..(e as usize + 1) * w]);
+    fn state_at(&self, offset: u32) -> AnyState {
+        let (c, at) = self.words_at(offset);
+        let bytes = &self.chunks[c][at..at + 8 * self.width];
+        let mut w = [0u64; 3];
+        for (i, word) in w.iter_mut().take(self.width).enumerate() {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+            *word = u64::from_le_bytes(b);
+        }
+        from_words(self.kind, &w)
     }
 
-    fn fresh_at(&self, e: u32) -> Nanos {
-        self.algorithm.fresh_at(&self.state_at(e))
+    fn set_at(&mut self, offset: u32, s: &AnyState) {
+        let mut w = [0u64; 3];
+        to_words(s, &mut w);
+        let (c, at) = self.words_at(offset);
+        let bytes = &mut self.chunks[c][at..at + 8 * self.width];
+        for (i, word) in w.iter().take(self.width).enumerate() {
+            bytes[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
+        }
     }
 
-    /// Appends a new entry (no sweeping; see `insert`).
+    fn fresh_at(&self, offset: u32) -> Nanos {
+        self.algorithm.fresh_at(&self.state_at(offset))
+    }
+
+    /// Appends a record to the arena; returns its offset (not yet in the table).
+    fn append(chunks: &mut Vec<Vec<u8>>, key: &[u8], words: usize) -> u32 {
+        let need = 1 + key.len() + 8 * words;
+        if chunks.last().map_or(0, |c| CHUNK - c.len()) < need {
+            chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let i = chunks.len() - 1;
+        let c = &mut chunks[i];
+        let at = c.len();
+        c.push((key.len() - 1) as u8);
+        c.extend_from_slice(key);
+        c.resize(at + need, 0);
+        (i * CHUNK + at) as u32
+    }
+
+    /// Adds a new record (no sweeping; see `insert`).
     fn push(&mut self, key: &str, s: &AnyState) -> u32 {
-        let e = self.offsets.len() as u32;
-        let offset = self.arena.push(key.as_bytes());
-        self.offsets.push(offset);
-        self.words.resize(self.words.len() + self.width, 0);
-        self.set_at(e, s);
+        let offset = CompactKeyed::append(&mut self.chunks, key.as_bytes(), self.width);
+        self.live += self.record_len(offset);
+        self.set_at(offset, s);
         let hash = self.hash(key.as_bytes());
-        let (arena, offsets, hasher) = (&self.arena, &self.offsets, &self.hasher);
-        self.table.insert_unique(hash, e, |&x| {
-            hasher.hash_one(arena.get(offsets[x as usize]))
-        });
-        e
+        let (chunks, hasher) = (&self.chunks, &self.hasher);
+        self.table
+            .insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
+        offset
     }
 
-    /// Removes entry `e`; the last entry takes its number.
-    fn remove(&mut self, e: u32) {
-        let key_hash = self.hash(self.arena.get(self.offsets[e as usize]));
-        if let Ok(slot) = self.table.find_entry(key_hash, |&x| x == e) {
+    /// Removes one record (its bytes stay until `compact`).
+    fn remove(&mut self, offset: u32) {
+        let hash = self.hash(key_at(&self.chunks, offset));
+        if let Ok(slot) = self.table.find_entry(hash, |&o| o == offset) {
             slot.remove();
+            let len = self.record_len(offset);
+            self.live -= len;
+            self.dead += len;
         }
-        let len = self.arena.get(self.offsets[e as usize]).len() + 1;
-        self.arena.dead += len;
-        self.arena.live -= len;
-        let last = (self.offsets.len() - 1) as u32;
-        if e != last {
-            let moved_hash = self.hash(self.arena.get(self.offsets[last as usize]));
-            if let Some(x) = self.table.find_mut(moved_hash, |&x| x == last) {
-                *x = e;
-            }
-            self.offsets[e as usize] = self.offsets[last as usize];
-            let w = self.width;
-            self.words
-                .copy_within(last as usize * w..(last as usize + 1) * w, e as usize * w);
-        }
-        self.offsets.pop();
-        self.words.truncate(self.offsets.len() * self.width);
         self.generation = self.generation.wrapping_add(1);
     }
 
-    /// Removes one entry.
-    fn remove_one(&mut self, e: u32) {
-        self.remove(e);
+    fn remove_one(&mut self, offset: u32) {
+        self.remove(offset);
         self.compact();
     }
 
-    /// Removes every entry for which `drop` says so; returns how many.
+    /// Removes every record for which `drop` says so; returns how many.
     fn remove_where(&mut self, mut drop: impl FnMut(&Self, u32) -> bool) -> usize {
-        let mut removed = 0;
-        let mut e = 0;
-        while (e as usize) < self.offsets.len() {
-            if drop(self, e) {
-                self.remove(e);
-                removed += 1;
-            } else {
-                e += 1;
-            }
+        let gone: Vec<u32> = self
+            .table
+            .iter()
+            .copied()
+            .filter(|&o| drop(self, o))
+            .collect();
+        for &o in &gone {
+            self.remove(o);
         }
-        if removed > 0 {
+        if !gone.is_empty() {
             self.compact();
         }
-        removed
+        gone.len()
     }
 
-    /// Rewrites the arena without the removed keys once they outweigh the live ones.
+    /// Rewrites the arena without the removed records once they outweigh the live ones.
     fn compact(&mut self) {
-        if self.arena.dead < CHUNK || self.arena.dead < self.arena.live {
+        if self.dead < CHUNK || self.dead < self.live {
             return;
         }
-        let mut fresh = Arena::default();
-        for o in self.offsets.iter_mut() {
-            *o = fresh.push(self.arena.get(*o));
+        let old = core::mem::take(&mut self.chunks);
+        let n = 1 + 8 * self.width;
+        for o in self.table.iter_mut() {
+            let key = key_at(&old, *o);
+            let fresh = CompactKeyed::append(&mut self.chunks, key, self.width);
+            let (c, at) = (*o as usize / CHUNK, *o as usize % CHUNK);
+            let (fc, fat) = (fresh as usize / CHUNK, fresh as usize % CHUNK);
+            let len = n + key.len();
+            self.chunks[fc][fat..fat + len].copy_from_slice(&old[c][at..at + len]);
+            *o = fresh;
         }
-        self.arena = fresh;
-        let (arena, offsets, hasher) = (&self.arena, &self.offsets, &self.hasher);
+        self.dead = 0;
+        self.generation = self.generation.wrapping_add(1);
+        let (chunks, hasher) = (&self.chunks, &self.hasher);
         self.table
-            .shrink_to_fit(|&x| hasher.hash_one(arena.get(offsets[x as usize])));
-        self.offsets.shrink_to_fit();
-        self.words.shrink_to_fit();
+            .shrink_to_fit(|&o| hasher.hash_one(key_at(chunks, o)));
     }
 
     /// Inserts a new key's state after the core's sweeping and eviction rules (src/keyed.rs).
@@ -272,7 +273,7 @@ impl CompactKeyed {
 
     /// Evicts the `count` keys that will be fresh soonest (strictly sooner first, then ties).
     fn evict_soonest_fresh(&mut self, count: usize) {
-        let mut times: Vec<Nanos> = (0..self.len() as u32).map(|e| self.fresh_at(e)).collect();
+        let mut times: Vec<Nanos> = self.table.iter().map(|&o| self.fresh_at(o)).collect();
         if times.is_empty() {
             return;
         }
@@ -281,8 +282,8 @@ impl CompactKeyed {
         drop(times);
         let mut left = count;
         for strictly in [true, false] {
-            self.remove_where(|me, e| {
-                let t = me.fresh_at(e);
+            self.remove_where(|me, o| {
+                let t = me.fresh_at(o);
                 let hit = left > 0
                     && if strictly {
                         t < threshold
@@ -299,39 +300,39 @@ impl CompactKeyed {
     }
 
     fn len(&self) -> usize {
-        self.offsets.len()
+        self.table.len()
     }
 
     fn prune(&mut self, now: Nanos) -> usize {
-        self.remove_where(|me, e| me.fresh_at(e) <= now)
+        self.remove_where(|me, o| me.fresh_at(o) <= now)
     }
 
-    /// Decides a hit for entry `e` in place.
+    /// Decides a hit for the record at `offset` in place.
     pub(crate) fn check_entry(
         &mut self,
-        e: u32,
+        offset: u32,
         now: Nanos,
         cost: u64,
     ) -> Result<Decision, CheckError> {
-        let mut s = self.state_at(e);
+        let mut s = self.state_at(offset);
         let d = self.algorithm.check_in_place(&mut s, now, cost)?;
-        self.set_at(e, &s);
+        self.set_at(offset, &s);
         Ok(d)
     }
 
-    /// Decides a hit for `key`; returns the decision and the key's entry (`None`: still fresh).
+    /// Decides a hit for `key`; returns the decision and the key's record (`None`: fresh).
     pub(crate) fn check_key(
         &mut self,
         key: &str,
         now: Nanos,
         cost: u64,
     ) -> Result<(Decision, Option<u32>), CheckError> {
-        if let Some(e) = self.find(key) {
-            return self.check_entry(e, now, cost).map(|d| (d, Some(e)));
+        if let Some(o) = self.find(key) {
+            return self.check_entry(o, now, cost).map(|d| (d, Some(o)));
         }
         let outcome = self.algorithm.check(None, now, cost)?;
-        let e = outcome.state.map(|s| self.insert(key, &s, now));
-        Ok((outcome.decision, e))
+        let o = outcome.state.map(|s| self.insert(key, &s, now));
+        Ok((outcome.decision, o))
     }
 }
 
@@ -351,9 +352,9 @@ impl Single {
                 width,
                 hasher: DefaultHashBuilder::default(),
                 table: HashTable::new(),
-                arena: Arena::default(),
-                offsets: Vec::new(),
-                words: Vec::new(),
+                chunks: Vec::new(),
+                live: 0,
+                dead: 0,
                 max_keys: max_keys.map(|m| m.max(1)),
                 evictions: 0,
                 next_sweep: FIRST_SWEEP,
@@ -467,9 +468,9 @@ impl Single {
     pub(crate) fn keys(&self) -> Vec<String> {
         match self {
             Single::Compact(c) => c
-                .offsets
+                .table
                 .iter()
-                .map(|&o| String::from_utf8_lossy(c.arena.get(o)).into_owned())
+                .map(|&o| String::from_utf8_lossy(key_at(&c.chunks, o)).into_owned())
                 .collect(),
             Single::Keyed(k) => k.keys().map(|k| String::from(&**k)).collect(),
         }
