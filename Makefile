@@ -84,7 +84,7 @@ bench-worker:
 ## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA (docs/benchmarks.md).
 bench-js: pkg
 	scripts/setup.sh npm
-	node bench/js/bench.mjs
+	node --expose-gc bench/js/bench.mjs
 
 ## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
 bench-redis:

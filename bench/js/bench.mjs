@@ -47,11 +47,51 @@ function time(fn) {
 
 const fmt = (checks, s) => `${(checks / s / 1e6).toFixed(2)} M checks/s`;
 
+const gcra = () => new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+const BATCH = 1024;
+
+/** `limit(key)` per check: the simple path. */
 function tollgateRun(keys) {
-  const l = new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+  const l = gcra();
   return time(() => {
     let ok = 0;
     for (let i = 0; i < N; i++) if (l.limit(keys[i % keys.length], { now: T0 + i * 0.001 }).allowed) ok++;
+    return ok;
+  });
+}
+
+/** `limit(handle)` per check: the keys interned beforehand with `limiter.key()` (not timed). */
+function handleRun(keys) {
+  const l = gcra();
+  const handles = new Map();
+  const hs = keys.map((k) => handles.get(k) ?? handles.set(k, l.key(k)).get(k));
+  return time(() => {
+    let ok = 0;
+    for (let i = 0; i < N; i++) if (l.limit(hs[i % hs.length], { now: T0 + i * 0.001 }).allowed) ok++;
+    return ok;
+  });
+}
+
+/** `limitBatch` of BATCH checks per call, one `now` per check; keys as handles or strings. */
+function batchRun(keys, asHandles) {
+  const l = gcra();
+  const handles = new Map();
+  const ks = asHandles ? keys.map((k) => handles.get(k) ?? handles.set(k, l.key(k)).get(k)) : keys;
+  const batch = new Array(BATCH);
+  const now = new Float64Array(BATCH);
+  return time(() => {
+    let ok = 0;
+    let out;
+    for (let i = 0; i < N; i += BATCH) {
+      const n = Math.min(BATCH, N - i);
+      if (batch.length !== n) batch.length = n;
+      for (let j = 0; j < n; j++) {
+        batch[j] = ks[(i + j) % ks.length];
+        now[j] = T0 + (i + j) * 0.001;
+      }
+      out = l.limitBatch(batch, { now: n === BATCH ? now : now.subarray(0, n) }, out);
+      ok += out.admitted;
+    }
     return ok;
   });
 }
@@ -76,33 +116,69 @@ async function flexibleRun(keys) {
 }
 
 async function workload(name, keys) {
-  const [tg, tgOk] = tollgateRun(keys);
+  const runs = [
+    ["limit(key)", tollgateRun(keys)],
+    ["limit(handle)", handleRun(keys)],
+    [`limitBatch(handles, ${BATCH})`, batchRun(keys, true)],
+    [`limitBatch(strings, ${BATCH})`, batchRun(keys, false)],
+  ];
   const [pj, pjOk] = plainRun(keys);
   const [fx] = await flexibleRun(keys);
-  console.log(`${name}: tollgate ${fmt(N, tg)} | plain-JS GCRA ${fmt(N, pj)} | rate-limiter-flexible ${fmt(N, fx)}`);
-  console.log(`${name}: tollgate/plain ${(pj / tg).toFixed(2)}x, tollgate/flexible ${(fx / tg).toFixed(2)}x; admitted tollgate ${tgOk}, plain ${pjOk}`);
+  console.log(`${name}: plain-JS GCRA ${fmt(N, pj)} | rate-limiter-flexible ${fmt(N, fx)} | admitted by plain ${pjOk}`);
+  for (const [api, [tg, tgOk]] of runs) {
+    console.log(`${name}: tollgate ${api} ${fmt(N, tg)} = ${(pj / tg).toFixed(2)}x plain, ${(fx / tg).toFixed(2)}x flexible; admitted ${tgOk}`);
+  }
 }
 
-function heapPerKey() {
+/**
+ * Bytes per key after 1,000,000 GCRA keys, each contender in a fresh process (`--bytes-per-key
+ * map|tollgate`) so that one's garbage or V8 string representation changes do not land in
+ * the other's figure. The key strings exist before the first snapshot and are not counted.
+ * tollgate's own figure is its wasm memory growth (it holds a copy of each key there); its JS
+ * heap delta is printed too and only counted when positive (V8 shows about -40 B/key here,
+ * from the caller's key strings, not from the limiter).
+ */
+async function bytesPerKey(which) {
   const keys = Array.from({ length: KEYS }, (_, i) => `user:${i}`);
-  global.gc?.();
-  const h0 = process.memoryUsage().heapUsed;
-  const w0 = wasmMemory().buffer.byteLength;
-  const l = new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
-  for (let i = 0; i < KEYS; i++) l.limit(keys[i], { now: T0 });
-  global.gc?.();
-  const tg = (process.memoryUsage().heapUsed - h0 + wasmMemory().buffer.byteLength - w0) / KEYS;
-  global.gc?.();
-  const h1 = process.memoryUsage().heapUsed;
-  const g = new PlainGcra(1000, 100);
-  for (let i = 0; i < KEYS; i++) g.limit(keys[i], T0);
-  global.gc?.();
-  const pj = (process.memoryUsage().heapUsed - h1) / KEYS;
-  console.log(`bytes per key (1,000,000 keys, GCRA): tollgate ${tg.toFixed(1)} (wasm memory + JS heap; key strings held by the caller not counted) | plain-JS Map ${pj.toFixed(1)}`);
-  return [l, g];
+  const snap = () => {
+    global.gc();
+    global.gc();
+    return [process.memoryUsage().heapUsed, wasmMemory().buffer.byteLength];
+  };
+  const [h0, w0] = snap();
+  let held;
+  if (which === "map") {
+    held = new PlainGcra(1000, 100);
+    for (let i = 0; i < KEYS; i++) held.limit(keys[i], T0);
+  } else {
+    held = gcra();
+    for (let i = 0; i < KEYS; i++) held.limit(keys[i], { now: T0 });
+  }
+  const [h1, w1] = snap();
+  const heap = (h1 - h0) / KEYS;
+  const wasm = (w1 - w0) / KEYS;
+  console.log(JSON.stringify({ which, heap, wasm, total: Math.max(0, heap) + wasm, held: !!held }));
+}
+
+async function heapPerKey() {
+  const { execFileSync } = await import("node:child_process");
+  const run = (which) =>
+    JSON.parse(execFileSync(process.execPath, ["--expose-gc", process.argv[1], "--bytes-per-key", which], { encoding: "utf8" }));
+  const tg = run("tollgate");
+  const pj = run("map");
+  console.log(
+    `bytes per key (1,000,000 GCRA keys, fresh process each): tollgate ${tg.total.toFixed(1)} ` +
+      `(wasm memory ${tg.wasm.toFixed(1)}, JS heap ${tg.heap.toFixed(1)}) | plain-JS Map ${pj.total.toFixed(1)} (JS heap) = ` +
+      `${(tg.total / pj.total).toFixed(2)}x`,
+  );
+}
+
+if (process.argv[2] === "--bytes-per-key") {
+  await bytesPerKey(process.argv[3]);
+  process.exit(0);
 }
 
 console.log(`node ${process.version}, N = ${N}`);
 await workload("W1 (1 key)", ["user:42"]);
 await workload("W2 (1,000,000 keys)", keysByPrng(Math.min(N, 10_000_000)));
-heapPerKey();
+await heapPerKey();

@@ -5,6 +5,10 @@ import { Policy } from "./policy.js";
 import { maxKeysOf, keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./headers.js";
+import { KeyHandle, limitBatch } from "./batch.js";
+
+/** Keys of a one-key decision (readDecision only looks at more than one). */
+const ONE = [""];
 
 export class RateLimiter {
   #wasm;
@@ -36,7 +40,11 @@ export class RateLimiter {
     const { cost, now } = callOptions(options);
     if (typeof key === "string") {
       this.#wasm.limit(key, now, cost);
-      return readDecision(this.#wasm.outPtr, this.#names, [key]);
+      return readDecision(this.#wasm.outPtr, this.#names, ONE);
+    }
+    if (key instanceof KeyHandle) {
+      this.#wasm.limitHandle(this.#handle(key), now, cost);
+      return readDecision(this.#wasm.outPtr, this.#names, ONE);
     }
     const keys = keysOf(key);
     this.#wasm.limitKeys(keys, now, cost);
@@ -46,21 +54,57 @@ export class RateLimiter {
   /** The decision `limit` would make, counting nothing. */
   peek(key, options) {
     const { cost, now } = callOptions(options);
+    if (key instanceof KeyHandle) {
+      this.#wasm.peekHandle(this.#handle(key), now, cost);
+      return readDecision(this.#wasm.outPtr, this.#names, ONE);
+    }
     const keys = keysOf(key);
     if (keys.length === 1) this.#wasm.peek(keys[0], now, cost);
     else this.#wasm.peekKeys(keys, now, cost);
     return readDecision(this.#wasm.outPtr, this.#names, keys);
   }
 
+  /**
+   * Interns `key` once and returns a handle: `limit(handle)` and `limitBatch([handle, ...])`
+   * then pass a number into wasm instead of the string. Keep handles for hot keys; `release`
+   * forgets one (the key's state stays).
+   */
+  key(key) {
+    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    return new KeyHandle(key, this.#wasm.intern(key), this);
+  }
+
+  /** Forgets a handle made by `key()`; using it afterwards throws. The key's state is kept. */
+  release(handle) {
+    this.#wasm.release(this.#handle(handle));
+  }
+
+  /**
+   * `limit()` for every entry of `keys` (all key handles, or all strings), in order, in one
+   * call into wasm; `now`/`cost` are one number for all or `costs`/`now` one per entry. Fills
+   * `out` (or new typed arrays) with each entry's allowed/remaining/resetAt/retryAfter.
+   * Everything is validated first: bad input throws and counts nothing.
+   */
+  limitBatch(keys, options, out) {
+    return limitBatch(this.#wasm, this, keys, options, out);
+  }
+
+  #handle(h) {
+    if (!(h instanceof KeyHandle) || h.owner !== this) {
+      throw new TypeError(`key handle must come from this limiter's key(), got ${h instanceof KeyHandle ? "another limiter's" : typeof h}`);
+    }
+    return h.id;
+  }
+
   /** Gives back `cost` units (a request that turned out not to count), never beyond fresh. */
   refund(key, options) {
     const { cost, now } = callOptions(options);
-    this.#wasm.refundKeys(keysOf(key), now, cost);
+    this.#wasm.refundKeys(keysOf(key instanceof KeyHandle ? key.key : key), now, cost);
   }
 
   /** Forgets the key(s): the next hit finds them fresh. */
   reset(key) {
-    this.#wasm.resetKeys(keysOf(key));
+    this.#wasm.resetKeys(keysOf(key instanceof KeyHandle ? key.key : key));
   }
 
   /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers. */

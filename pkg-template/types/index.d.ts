@@ -95,6 +95,39 @@ export interface Store {
 }
 
 /**
+ * A key interned by one limiter (`limiter.key("user:42")`): calls with it pass a number into
+ * wasm instead of the string. Valid only on the limiter that made it, until `release`.
+ */
+export class KeyHandle {
+  private constructor();
+  /** The key string. */
+  readonly key: string;
+}
+
+/** Inputs of `limitBatch`: one value for every entry, or one per entry. */
+export interface BatchOptions {
+  /** Epoch ms for all entries, or one per entry (a `Float64Array` is used without a copy); default `Date.now()`. */
+  now?: number | Float64Array | readonly number[];
+  /** Units every entry weighs (default 1). Give `cost` or `costs`, not both. */
+  cost?: number;
+  /** Units per entry. */
+  costs?: Float64Array | readonly number[];
+}
+
+/** Per entry of a batch, at the same index: the summary fields of its `Decision`. */
+export interface BatchResult {
+  /** How many entries were admitted. */
+  admitted: number;
+  /** 1 admitted, 0 denied. */
+  allowed: Uint8Array;
+  remaining: Float64Array;
+  /** Epoch ms. */
+  resetAt: Float64Array;
+  /** Ms; 0 when allowed. */
+  retryAfter: Float64Array;
+}
+
+/**
  * `new RateLimiter(options)` decides in memory, synchronously; with a `store` it returns the
  * store's limiter instead, whose methods return promises.
  */
@@ -110,10 +143,20 @@ export declare const RateLimiter: RateLimiterConstructor;
 
 export interface RateLimiter {
   readonly policy: Policy;
-  limit(key: Keys, options?: CallOptions): Decision;
-  peek(key: Keys, options?: CallOptions): Decision;
-  refund(key: Keys, options?: CallOptions): void;
-  reset(key: Keys): void;
+  limit(key: Keys | KeyHandle, options?: CallOptions): Decision;
+  peek(key: Keys | KeyHandle, options?: CallOptions): Decision;
+  refund(key: Keys | KeyHandle, options?: CallOptions): void;
+  reset(key: Keys | KeyHandle): void;
+  /** Interns `key` once; pass the handle wherever a key goes. */
+  key(key: string): KeyHandle;
+  /** Forgets a handle (the key's state stays); using it afterwards throws. */
+  release(handle: KeyHandle): void;
+  /**
+   * `limit()` for each entry, in order, in one call into wasm (all handles or all strings).
+   * Validates everything first: bad input throws and counts nothing. Fills `out` when given
+   * (arrays of at least `keys.length` entries, reused between batches), else new arrays.
+   */
+  limitBatch(keys: readonly KeyHandle[] | readonly string[], options?: BatchOptions, out?: BatchResult): BatchResult;
   headers(decision: Decision, now?: number): RateLimitHeaders;
   export(key: string): Uint8Array | null;
   import(key: string, state: Uint8Array | null): void;

@@ -45,17 +45,22 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
   const tsc = resolve(here, "node_modules/.bin/tsc");
   const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
   writeFileSync(join(project, "ok.mts"), `
-    import { RateLimiter, type Decision, type LimiterOptions } from "tollgate";
+    import { RateLimiter, KeyHandle, type BatchResult, type Decision, type LimiterOptions } from "tollgate";
     const options: LimiterOptions = { limits: [{ algorithm: "gcra", quota: "10/s", name: "second" }, { algorithm: "fixed-window", limit: 100, window: "1m", align: "first-hit" }] };
     const limiter = new RateLimiter(options);
     const d: Decision = limiter.limit(["ip:1", "user:2"], { now: Date.now() });
     const wait: number = d.retryAfter;
     const by: string | null = d.blockedBy;
     const headers: Record<string, string | undefined> = { ...limiter.headers(d) };
-    void wait; void by; void headers;`);
+    const user: KeyHandle = limiter.key("user:42");
+    const batch: BatchResult = limiter.limitBatch([user, user], { now: Float64Array.of(1, 2), costs: [1, 2] });
+    const first: number = batch.allowed[0] + batch.admitted;
+    limiter.release(user);
+    void wait; void by; void headers; void first;`);
   run(tsc, [...flags, "ok.mts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
-    new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });`);
-  assert.throws(() => run(tsc, [...flags, "bad.mts"]), (e) => /leaky-bucket/.test(e.stdout));
+    new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });
+    new RateLimiter({ algorithm: "gcra", quota: "1/s" }).limitBatch([42]);`);
+  assert.throws(() => run(tsc, [...flags, "bad.mts"]), (e) => /leaky-bucket/.test(e.stdout) && /limitBatch|number/.test(e.stdout));
 });

@@ -51,3 +51,44 @@ pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsVa
 pub fn decode_error(e: &DecodeError) -> JsValue {
     type_error(&format!("state: {e}"))
 }
+
+/// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float
+/// formatting, which alone was 14 KB of the module (docs/benchmarks.md, wasm size).
+pub fn number_error(message: &str, n: f64) -> JsValue {
+    at_index(message, n, "")
+}
+
+/// `RangeError` "<before><number><after>", without `format!`.
+pub fn at_index(before: &str, n: f64, after: &str) -> JsValue {
+    let mut msg = String::from(before);
+    push_number(&mut msg, n);
+    msg.push_str(after);
+    range_error(&msg)
+}
+
+/// Appends a whole number (or `NaN`/a fraction, as JavaScript would show it, via js-sys).
+pub fn push_number(msg: &mut String, n: f64) {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        let mut v = n.abs() as u64;
+        if n < 0.0 {
+            msg.push('-');
+        }
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        msg.push_str(core::str::from_utf8(&digits[i..]).unwrap_or(""));
+    } else {
+        let s: String = js_sys::Number::from(n)
+            .to_string_with_radix(10)
+            .map(String::from)
+            .unwrap_or_default();
+        msg.push_str(&s);
+    }
+}

@@ -8,7 +8,9 @@
 
 extern crate alloc;
 
+mod batch;
 mod errors;
+mod key_store;
 mod lease_holder;
 mod limiter;
 mod out;

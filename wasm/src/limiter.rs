@@ -13,20 +13,26 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, KeyError, LimitError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
-use tollgate::{AnyAlgorithm, KeyedLimiter, Limiter as CoreLimiter, MemoryStore};
+use tollgate::{Limiter as CoreLimiter, MemoryStore};
 use wasm_bindgen::prelude::*;
 
+use crate::batch::{BatchOut, Handles};
 use crate::errors::{check_error, decode_error, range_error};
+use crate::key_store::Single;
 use crate::out::Out;
 use crate::policy::Policy;
 use crate::time::{cost_from, now_from_ms};
 
 #[wasm_bindgen]
 pub struct Limiter {
-    inner: CoreLimiter<MemoryStore>,
+    pub(crate) inner: CoreLimiter<MemoryStore>,
     /// `Some` when the policy has one limit: then every state lives here, not in `inner`.
-    single: Option<KeyedLimiter<AnyAlgorithm>>,
-    out: Out,
+    pub(crate) single: Option<Single>,
+    pub(crate) out: Out,
+    /// Interned keys for `limitHandle`/`limitBatch` (see `batch.rs`).
+    pub(crate) handles: Handles,
+    /// Where the last batch's summaries are.
+    pub(crate) batch: BatchOut,
 }
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
@@ -55,7 +61,7 @@ pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
 }
 
 impl Limiter {
-    fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
+    pub(crate) fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
         let policy = self.inner.policy();
         let name = |i: usize| policy.limits().get(i).map_or("", |l| l.name()).into();
         match e {
@@ -63,6 +69,14 @@ impl Limiter {
             LimitError::Check(c) => check_error(&c, name),
             LimitError::Store(never) => match never {},
         }
+    }
+
+    /// Throws when `cost` can never fit the policy's limits.
+    pub(crate) fn validate_cost(&self, cost: u64) -> Result<(), JsValue> {
+        self.inner
+            .policy()
+            .validate_cost(cost)
+            .map_err(|e| self.error(e.into(), false))
     }
 
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
@@ -76,9 +90,9 @@ impl Limiter {
                 .map_err(|e| self.error(e.into(), false))?;
             if let ([key], Some(keyed)) = (keys, self.single.as_mut()) {
                 let r = if peek {
-                    keyed.peek(*key, now, cost)
+                    keyed.peek(key, now, cost)
                 } else {
-                    keyed.check(*key, now, cost)
+                    keyed.check(key, now, cost)
                 };
                 let d = r.map_err(|e| self.error(e.into(), true))?;
                 self.out.write_one(&d);
@@ -117,7 +131,7 @@ impl Limiter {
         };
         let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
         for k in keys {
-            let slot = keyed.state(*k).cloned();
+            let slot = keyed.state(k);
             states.push(
                 policy
                     .state_from_slots(alloc::vec![slot])
@@ -140,7 +154,7 @@ impl Limiter {
         if !peek && d.allowed {
             for (k, st) in keys.iter().zip(states) {
                 let slot = st.and_then(|s| s.slots().first().cloned().flatten());
-                keyed.set_state((*k).into(), slot);
+                keyed.set_state(k, slot);
             }
         }
         self.out.write(&d);
@@ -162,20 +176,18 @@ impl Limiter {
             store = store.with_max_keys(max_keys as usize);
         }
         let single = match policy.inner.limits() {
-            [one] => {
-                let keyed = KeyedLimiter::new(*one.algorithm());
-                Some(if max_keys >= 1.0 {
-                    keyed.with_max_keys(max_keys as usize)
-                } else {
-                    keyed
-                })
-            }
+            [one] => Some(Single::new(
+                *one.algorithm(),
+                (max_keys >= 1.0).then_some(max_keys as usize),
+            )),
             _ => None,
         };
         Limiter {
             inner: CoreLimiter::new(policy.inner.clone(), store),
             single,
             out: Out::new(),
+            handles: Handles::default(),
+            batch: BatchOut::default(),
         }
     }
 
@@ -243,7 +255,7 @@ impl Limiter {
     pub fn export_state(&self, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
         if let Some(keyed) = &self.single {
-            let slot = keyed.state(key).cloned();
+            let slot = keyed.state(key);
             let state = self
                 .inner
                 .policy()
@@ -275,7 +287,7 @@ impl Limiter {
         };
         if let Some(keyed) = self.single.as_mut() {
             keyed.set_state(
-                key.into(),
+                key,
                 state.and_then(|s| s.slots().first().cloned().flatten()),
             );
             return Ok(());
@@ -287,7 +299,7 @@ impl Limiter {
     /// Every key holding state.
     pub fn keys(&self) -> Vec<String> {
         if let Some(keyed) = &self.single {
-            return keyed.keys().map(|k| String::from(&**k)).collect();
+            return keyed.keys();
         }
         self.inner
             .store()

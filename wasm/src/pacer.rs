@@ -13,7 +13,7 @@ use tollgate::quota::parse_duration;
 use tollgate::{CheckError, Nanos, Quota};
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{config_error, range_error};
+use crate::errors::{config_error, number_error, range_error};
 use crate::time::{cost_from, ms_ceil, now_from_ms};
 
 /// The grain used when none is given: the notes' 200 ms, or the whole window if shorter.
@@ -70,17 +70,26 @@ impl Pacer {
     pub fn reserve(&mut self, now: f64, cost: f64) -> Result<f64, JsValue> {
         let (now, cost) = (now_from_ms(now)?, cost_from(cost)?);
         let per_grain = self.inner.per_grain();
-        let earliest = self.inner.peek(now, cost).map_err(|e| cost_error(&e, per_grain))?;
+        let earliest = self
+            .inner
+            .peek(now, cost)
+            .map_err(|e| cost_error(&e, per_grain))?;
         // Sliding logs only free up as time passes, so what is admitted at `earliest` is
         // admitted on the millisecond after it too.
         let on_ms = Nanos::from_millis(earliest.as_millis_ceil());
-        self.inner.reserve(on_ms, cost).map(ms_ceil).map_err(|e| cost_error(&e, per_grain))
+        self.inner
+            .reserve(on_ms, cost)
+            .map(ms_ceil)
+            .map_err(|e| cost_error(&e, per_grain))
     }
 
     /// When work of `cost` could start (epoch ms), reserving nothing.
     pub fn peek(&self, now: f64, cost: f64) -> Result<f64, JsValue> {
         let (now, cost) = (now_from_ms(now)?, cost_from(cost)?);
-        self.inner.peek(now, cost).map(ms_ceil).map_err(|e| cost_error(&e, self.inner.per_grain()))
+        self.inner
+            .peek(now, cost)
+            .map(ms_ceil)
+            .map_err(|e| cost_error(&e, self.inner.per_grain()))
     }
 
     /// Gives back a reservation of `cost` that was never used.
@@ -93,9 +102,8 @@ impl Pacer {
     /// Nothing starts before `until` (epoch ms).
     #[wasm_bindgen(js_name = pauseUntil)]
     pub fn pause_until(&mut self, until: f64) -> Result<(), JsValue> {
-        let until = now_from_ms(until).map_err(|_| {
-            range_error(&format!("until must be epoch milliseconds, got {until}"))
-        })?;
+        let until = now_from_ms(until)
+            .map_err(|_| number_error("until must be epoch milliseconds, got ", until))?;
         self.inner.pause_until(until);
         Ok(())
     }
@@ -117,7 +125,9 @@ impl Pacer {
     #[wasm_bindgen(js_name = setRate)]
     pub fn set_rate(&mut self, rate: &str) -> Result<(), JsValue> {
         let quota = parse_rate(rate)?;
-        self.inner.set_rate(quota).map_err(|e| config_error("rate", &e))
+        self.inner
+            .set_rate(quota)
+            .map_err(|e| config_error("rate", &e))
     }
 
     /// The rate being paced to, as `"<limit>/<window>"`.

@@ -1,0 +1,123 @@
+// Key handles and batch calls (see wasm/src/batch.rs): the hot paths of `RateLimiter` without a
+// key string crossing into wasm per call. The decisions are the core's, exactly as `limit()`.
+import { wasmMemory as memory } from "./wasm.js";
+
+/** An interned key of one limiter: `limiter.key("user:42")`. Pass it wherever a key goes. */
+export class KeyHandle {
+  /** The key string. */
+  key;
+  /** The number the wasm layer knows the key by (internal). */
+  id;
+  /** The limiter it belongs to (a handle is only valid there). */
+  owner;
+  constructor(key, id, owner) {
+    this.key = key;
+    this.id = id;
+    this.owner = owner;
+    Object.freeze(this);
+  }
+}
+
+let u8 = new Uint8Array(memory().buffer);
+let f64 = new Float64Array(memory().buffer);
+
+/** Views of wasm memory, renewed after memory growth (which detaches the old buffer). */
+function views() {
+  if (u8.length === 0 || f64.length === 0) {
+    u8 = new Uint8Array(memory().buffer);
+    f64 = new Float64Array(memory().buffer);
+  }
+}
+
+let ids = new Uint32Array(256);
+const one = new Float64Array(1);
+
+const isNumbers = (v) => ArrayBuffer.isView(v) || Array.isArray(v);
+
+/** `now`/`cost(s)` of a batch: one number for all entries, or one per entry. */
+function perEntry(field, value, n, fallback) {
+  if (value === undefined) {
+    one[0] = fallback;
+    return one;
+  }
+  if (typeof value === "number") {
+    one[0] = value;
+    return one;
+  }
+  if (!isNumbers(value) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
+    throw new TypeError(`${field} must be a number or an array of numbers, got ${typeof value}`);
+  }
+  if (value.length !== n) {
+    throw new RangeError(`${field} must hold one value per key (${n}), got ${value.length}`);
+  }
+  if (value instanceof Float64Array) return value;
+  const out = Float64Array.from(value);
+  for (let i = 0; i < out.length; i++) {
+    if (typeof value[i] !== "number") throw new TypeError(`${field}[${i}] must be a number, got ${typeof value[i]}`);
+  }
+  return out;
+}
+
+/** The result arrays: the caller's (`out`, reused between batches) or new ones. */
+function resultArrays(out, n) {
+  if (out === undefined) {
+    return { admitted: 0, allowed: new Uint8Array(n), remaining: new Float64Array(n), resetAt: new Float64Array(n), retryAfter: new Float64Array(n) };
+  }
+  if (out === null || typeof out !== "object") throw new TypeError(`out must be an object of typed arrays, got ${out}`);
+  const ok = (a, T) => a instanceof T && a.length >= n;
+  if (!ok(out.allowed, Uint8Array) || !ok(out.remaining, Float64Array) || !ok(out.resetAt, Float64Array) || !ok(out.retryAfter, Float64Array)) {
+    throw new TypeError(`out must hold allowed (Uint8Array), remaining, resetAt, retryAfter (Float64Array) of at least ${n} entries`);
+  }
+  return out;
+}
+
+/**
+ * One `limit()` per entry of `keys` (all key handles of `owner`, or all strings), in order, in
+ * one call into wasm. Validates everything first: on bad input it throws and counts nothing.
+ */
+export function limitBatch(wasm, owner, keys, options, out) {
+  if (!Array.isArray(keys)) throw new TypeError(`keys must be an array of key handles or strings, got ${typeof keys}`);
+  const n = keys.length;
+  const r = resultArrays(out, n);
+  if (n === 0) {
+    r.admitted = 0;
+    return r;
+  }
+  if (options !== undefined && (options === null || typeof options !== "object")) {
+    throw new TypeError(`options must be an object, got ${options}`);
+  }
+  const o = options ?? {};
+  if (o.cost !== undefined && o.costs !== undefined) throw new TypeError("give cost (one for all) or costs (one per key), not both");
+  // Copies first: `one` is shared by now and cost.
+  let nows = perEntry("now", o.now, n, Date.now());
+  if (nows === one) nows = Float64Array.of(one[0]);
+  const costs = perEntry(o.costs !== undefined ? "costs" : "cost", o.costs ?? o.cost, n, 1);
+  let admitted;
+  if (keys[0] instanceof KeyHandle) {
+    if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
+    for (let i = 0; i < n; i++) {
+      const h = keys[i];
+      if (!(h instanceof KeyHandle) || h.owner !== owner) {
+        throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+      }
+      ids[i] = h.id;
+    }
+    admitted = wasm.limitBatch(ids.subarray(0, n), nows, costs);
+  } else {
+    for (let i = 0; i < n; i++) {
+      if (typeof keys[i] !== "string") {
+        throw new TypeError(`keys[${i}] must be a string, got ${typeof keys[i]} (keys are all handles or all strings)`);
+      }
+    }
+    admitted = wasm.limitBatchKeys(keys, nows, costs);
+  }
+  views();
+  const a = wasm.batchAllowedPtr;
+  const p = wasm.batchNumbersPtr / 8;
+  r.allowed.set(u8.subarray(a, a + n));
+  r.remaining.set(f64.subarray(p, p + n));
+  r.resetAt.set(f64.subarray(p + n, p + 2 * n));
+  r.retryAfter.set(f64.subarray(p + 2 * n, p + 3 * n));
+  r.admitted = admitted;
+  return r;
+}

@@ -1,0 +1,92 @@
+// A bundler user: a file importing "tollgate" from the installed tarball, bundled by esbuild for
+// the browser platform (so the `browser` exports condition picks dist/web), run in headless
+// Chromium. esbuild leaves `new URL("../tollgate_wasm_bg.wasm", import.meta.url)` as it is
+// (webpack 5 and Vite emit that asset themselves), so, as the npm README says, the .wasm file
+// is copied to where the bundle's URL points.
+import test, { before, after } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const pkgDir = resolve(here, "../../pkg");
+let project;
+
+const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+before(() => {
+  project = mkdtempSync(join(tmpdir(), "tollgate-bundler-"));
+  const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true, type: "module" }));
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)], project);
+});
+
+after(() => rmSync(project, { recursive: true, force: true }));
+
+test("esbuild bundles an import of tollgate for the browser, and the bundle runs in Chromium", async () => {
+  writeFileSync(join(project, "app.js"), `
+    import { RateLimiter } from "tollgate";
+    const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
+    const now = 1_700_000_000_000;
+    const user = limiter.key("user:42");
+    const batch = limiter.limitBatch([user, user, user], { now });
+    const d = limiter.limit("user:7", { now });
+    globalThis.result = JSON.stringify([Array.from(batch.allowed), d.allowed, d.remaining]);`);
+  const www = join(project, "www");
+  mkdirSync(join(www, "app"), { recursive: true });
+  const r = await build({
+    absWorkingDir: project,
+    entryPoints: ["app.js"],
+    bundle: true,
+    platform: "browser",
+    format: "esm",
+    outfile: join(www, "app", "app.js"),
+    logLevel: "silent",
+  });
+  assert.deepEqual(r.errors, []);
+  const bundle = readFileSync(join(www, "app", "app.js"), "utf8");
+  assert.doesNotMatch(bundle, /node:fs|readFileSync/, "the browser condition must not pull in the Node entry");
+  copyFileSync(join(project, "node_modules/tollgate/dist/tollgate_wasm_bg.wasm"), join(www, "tollgate_wasm_bg.wasm"));
+
+  const types = { ".js": "text/javascript", ".wasm": "application/wasm" };
+  const server = createServer((req, res) => {
+    if (req.url === "/") {
+      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script type="module" src="/app/app.js"></script>');
+      return;
+    }
+    const file = resolve(www, "." + req.url);
+    let body;
+    try {
+      if (!file.startsWith(www)) throw new Error("outside");
+      body = readFileSync(file);
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(body);
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  const { chromium } = await import("playwright-core");
+  const browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
+    assert.deepEqual(errors, []);
+    assert.equal(result, "[[1,1,0],true,1]");
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});

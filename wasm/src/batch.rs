@@ -1,0 +1,313 @@
+//! Key handles and batch calls: the hot paths without a string crossing the boundary per call.
+//!
+//! Profiling `limit(key)` showed about half of each call spent marshalling the key string into
+//! wasm memory (allocate, copy, free) and building the decision object. A *handle* interns a key
+//! once (`intern`) and later calls pass only numbers (`limitHandle`). A *batch* decides many
+//! hits in one call (`limitBatch`, `limitBatchKeys`): the inputs arrive as typed arrays and the
+//! summaries are written to buffers inside wasm memory, read by the JS layer through views.
+//!
+//! A batch is validated entirely before any hit is counted, so bad input throws and changes
+//! nothing; its decisions are exactly those of `limit()` called once per entry, in order.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::vec::Vec;
+use tollgate::limiter::{validate_keys, KeyError};
+use tollgate::{Decision, Nanos};
+use wasm_bindgen::prelude::*;
+
+use crate::errors::{at_index, range_error};
+use crate::key_store::Single;
+use crate::limiter::{key_error, Limiter};
+use crate::time::{cost_from, ms_ceil, now_from_ms};
+
+/// No entry cached for a handle.
+const NO_ENTRY: u32 = u32::MAX;
+
+/// Interned keys, addressed by a small number. A released number is reused by the next key.
+/// Each handle caches its key's entry in the compact store and the store's generation then
+/// (see `key_store.rs`): while they match, a check by handle needs no hashing.
+#[derive(Default)]
+pub(crate) struct Handles {
+    keys: Vec<Box<str>>,
+    entries: Vec<(u32, u32)>,
+    free: Vec<u32>,
+}
+
+impl Handles {
+    fn intern(&mut self, key: &str) -> u32 {
+        match self.free.pop() {
+            Some(id) => {
+                self.keys[id as usize] = key.into();
+                self.entries[id as usize] = (NO_ENTRY, 0);
+                id
+            }
+            None => {
+                self.keys.push(key.into());
+                self.entries.push((NO_ENTRY, 0));
+                (self.keys.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The key of a live handle (a released one is the empty string, never a valid key).
+    fn get(&self, id: u32) -> Option<&str> {
+        self.keys
+            .get(id as usize)
+            .map(|k| &**k)
+            .filter(|k| !k.is_empty())
+    }
+
+    fn release(&mut self, id: u32) {
+        if self.get(id).is_some() {
+            self.keys[id as usize] = Box::default();
+            self.free.push(id);
+        }
+    }
+}
+
+/// Where a batch's summaries go: `allowed` as bytes, then `remaining`, `resetAt`, `retryAfter`
+/// as three runs of `n` numbers (epoch ms and ms, as in a decision).
+#[derive(Default)]
+pub(crate) struct BatchOut {
+    allowed: Vec<u8>,
+    numbers: Vec<f64>,
+}
+
+fn unknown_handle(id: u32) -> JsValue {
+    at_index(
+        "key handle ",
+        id as f64,
+        " is not a live key of this limiter",
+    )
+}
+
+impl Limiter {
+    /// Every entry's time and cost, validated before anything is decided.
+    fn batch_inputs(
+        &self,
+        n: usize,
+        nows: &[f64],
+        costs: &[f64],
+    ) -> Result<(Vec<Nanos>, Vec<u64>), JsValue> {
+        if nows.len() != 1 && nows.len() != n {
+            return Err(range_error(
+                "now must be one number or hold one time per key",
+            ));
+        }
+        if costs.len() != 1 && costs.len() != n {
+            return Err(range_error(
+                "costs must be one number or hold one cost per key",
+            ));
+        }
+        let mut ns = Vec::with_capacity(nows.len());
+        for &ms in nows {
+            ns.push(now_from_ms(ms)?);
+        }
+        let mut cs = Vec::with_capacity(costs.len());
+        for &c in costs {
+            let c = cost_from(c)?;
+            self.validate_cost(c)?;
+            cs.push(c);
+        }
+        Ok((ns, cs))
+    }
+
+    /// Decides the `n` validated entries in order (`decide(self, i, now, cost)`) and writes
+    /// their summaries.
+    fn run_batch(
+        &mut self,
+        n: usize,
+        nows: &[Nanos],
+        costs: &[u64],
+        mut decide: impl FnMut(&mut Self, usize, Nanos, u64) -> Result<Decision, JsValue>,
+    ) -> Result<u32, JsValue> {
+        let mut out = core::mem::take(&mut self.batch);
+        out.allowed.clear();
+        out.allowed.resize(n, 0);
+        out.numbers.clear();
+        out.numbers.resize(3 * n, 0.0);
+        let mut admitted = 0;
+        let mut result = Ok(());
+        for i in 0..n {
+            let now = if nows.len() == 1 { nows[0] } else { nows[i] };
+            let cost = if costs.len() == 1 { costs[0] } else { costs[i] };
+            match decide(self, i, now, cost) {
+                Ok(d) => {
+                    admitted += d.allowed as u32;
+                    out.allowed[i] = d.allowed as u8;
+                    out.numbers[i] = d.remaining as f64;
+                    out.numbers[n + i] = ms_ceil(d.reset_at);
+                    out.numbers[2 * n + i] = ms_ceil(d.retry_after);
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        self.batch = out;
+        result.map(|()| admitted)
+    }
+
+    /// A handle's summary decision, inputs already validated; by its cached entry when the
+    /// compact store has not removed anything since.
+    fn decide_handle(
+        &mut self,
+        handles: &mut Handles,
+        id: u32,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, JsValue> {
+        let key = match handles.keys.get(id as usize) {
+            Some(k) if !k.is_empty() => &**k,
+            _ => return Err(unknown_handle(id)),
+        };
+        let r = match self.single.as_mut() {
+            Some(Single::Compact(c)) => {
+                let slot = &mut handles.entries[id as usize];
+                if slot.0 != NO_ENTRY && slot.1 == c.generation {
+                    c.check_entry(slot.0, now, cost)
+                } else {
+                    c.check_key(key, now, cost).map(|(d, e)| {
+                        *slot = (e.unwrap_or(NO_ENTRY), c.generation);
+                        d
+                    })
+                }
+            }
+            _ => return self.decide(key, now, cost),
+        };
+        r.map_err(|e| self.error(e.into(), true))
+    }
+
+    /// `limit` by handle; the compact store's fast path, else `limit` by the key.
+    fn limit_by_handle(
+        &mut self,
+        handles: &mut Handles,
+        id: u32,
+        now_ms: f64,
+        cost: f64,
+    ) -> Result<bool, JsValue> {
+        let Some(key) = handles.get(id) else {
+            return Err(unknown_handle(id));
+        };
+        if !matches!(self.single, Some(Single::Compact(_))) {
+            return self.limit(key, now_ms, cost);
+        }
+        let now = now_from_ms(now_ms)?;
+        let cost = cost_from(cost)?;
+        self.validate_cost(cost)?;
+        let d = self.decide_handle(handles, id, now, cost)?;
+        self.out.write_one(&d);
+        Ok(d.allowed)
+    }
+
+    /// One key's summary decision, inputs already validated.
+    fn decide(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
+        if let Some(keyed) = self.single.as_mut() {
+            return keyed
+                .check(key, now, cost)
+                .map_err(|e| self.error(e.into(), true));
+        }
+        match self.inner.check(&[key], now, cost) {
+            Ok(pd) => Ok(Decision {
+                allowed: pd.allowed,
+                ..pd.decision
+            }),
+            Err(e) => Err(self.error(e, true)),
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl Limiter {
+    /// Interns `key` and returns its handle (a small number) for `limitHandle`/`limitBatch`.
+    pub fn intern(&mut self, key: &str) -> Result<u32, JsValue> {
+        validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
+        Ok(self.handles.intern(key))
+    }
+
+    /// Forgets a handle (not the key's state); its number may be given to a later key.
+    pub fn release(&mut self, id: u32) {
+        self.handles.release(id);
+    }
+
+    /// `limit` for an interned key: no string crosses the boundary.
+    #[wasm_bindgen(js_name = limitHandle)]
+    pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> Result<bool, JsValue> {
+        let mut handles = core::mem::take(&mut self.handles);
+        let r = self.limit_by_handle(&mut handles, id, now, cost);
+        self.handles = handles;
+        r
+    }
+
+    /// `peek` for an interned key.
+    #[wasm_bindgen(js_name = peekHandle)]
+    pub fn peek_handle(&mut self, id: u32, now: f64, cost: f64) -> Result<bool, JsValue> {
+        let handles = core::mem::take(&mut self.handles);
+        let r = match handles.get(id) {
+            Some(key) => self.peek(key, now, cost),
+            None => Err(unknown_handle(id)),
+        };
+        self.handles = handles;
+        r
+    }
+
+    /// One `limit` per handle, in order; `nows`/`costs` hold one value for all or one per
+    /// entry. Returns how many were admitted; the summaries are at `batchAllowedPtr` and
+    /// `batchNumbersPtr`. Throws before counting anything when any input is bad.
+    #[wasm_bindgen(js_name = limitBatch)]
+    pub fn limit_batch(
+        &mut self,
+        ids: &[u32],
+        nows: &[f64],
+        costs: &[f64],
+    ) -> Result<u32, JsValue> {
+        let (ns, cs) = self.batch_inputs(ids.len(), nows, costs)?;
+        if let Some(&id) = ids.iter().find(|&&id| self.handles.get(id).is_none()) {
+            return Err(unknown_handle(id));
+        }
+        let mut handles = core::mem::take(&mut self.handles);
+        let r = self.run_batch(ids.len(), &ns, &cs, |me, i, now, cost| {
+            me.decide_handle(&mut handles, ids[i], now, cost)
+        });
+        self.handles = handles;
+        r
+    }
+
+    /// `limitBatch` with the keys as strings (each one marshalled; handles are faster).
+    #[wasm_bindgen(js_name = limitBatchKeys)]
+    pub fn limit_batch_keys(
+        &mut self,
+        keys: Vec<String>,
+        nows: &[f64],
+        costs: &[f64],
+    ) -> Result<u32, JsValue> {
+        let (ns, cs) = self.batch_inputs(keys.len(), nows, costs)?;
+        let mut refs = Vec::with_capacity(keys.len());
+        for (i, k) in keys.iter().enumerate() {
+            if let Err(e) = validate_keys(&[k.as_str()]) {
+                let e = match e {
+                    KeyError::Empty { .. } => KeyError::Empty { index: i },
+                    KeyError::TooLong { len, .. } => KeyError::TooLong { index: i, len },
+                    other => other,
+                };
+                return Err(key_error(&e, false));
+            }
+            refs.push(k.as_str());
+        }
+        self.run_batch(refs.len(), &ns, &cs, |me, i, now, cost| {
+            me.decide(refs[i], now, cost)
+        })
+    }
+
+    #[wasm_bindgen(getter, js_name = batchAllowedPtr)]
+    pub fn batch_allowed_ptr(&self) -> u32 {
+        self.batch.allowed.as_ptr() as u32
+    }
+
+    #[wasm_bindgen(getter, js_name = batchNumbersPtr)]
+    pub fn batch_numbers_ptr(&self) -> u32 {
+        self.batch.numbers.as_ptr() as u32
+    }
+}

@@ -1,0 +1,478 @@
+//! The wasm limiter's key store: compact, because wasm memory only ever grows.
+//!
+//! Measured with 1,000,000 GCRA keys, the core's `KeyedLimiter<AnyAlgorithm>` (a hashbrown map
+//! of `Box<str>` to `AnyState`) cost 172 bytes per key in wasm memory: a 40-byte bucket (8 for
+//! the boxed key, 32 for the enum state, whose largest fixed variant is 24 bytes) at up to 2x
+//! table slack, plus a separate allocation per key string, plus the old table during each
+//! doubling, which wasm memory keeps as high-water mark. Here instead:
+//!
+//! - each key is one record `[len - 1][key bytes][state words]` in an arena of 64 KiB chunks
+//!   (no allocation per key, no doubling of the arena), the state being the algorithm's own
+//!   words (1 for GCRA, 2 for token bucket and fixed windows, 3 for the sliding window)
+//!   rather than the 32-byte enum;
+//! - the hash table (hashbrown's `HashTable`) holds only each record's 4-byte arena offset;
+//!   lookups compare the whole key, so two keys never share a state (no fingerprints, no
+//!   silent collisions). Removed records are reclaimed by rewriting the arena once their bytes
+//!   outweigh the live ones.
+//!
+//! The sliding log and sliding buckets have variable-size states: they keep the core's
+//! `KeyedLimiter` (see `Single`). Idle-key sweeping and the `maxKeys` eviction rule are the
+//! core's `KeyMap` rules (src/keyed.rs), restated here over entries.
+//!
+//! Offsets also make key handles cheap: a handle caches its key's offset and the store's
+//! `generation`, which changes only when a record is removed or the arena rewritten; while it
+//! matches, a check by handle needs no hashing at all.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::hash::BuildHasher;
+use hashbrown::{DefaultHashBuilder, HashTable};
+use tollgate::algorithms::{
+    AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
+};
+use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, KeyedLimiter, Kind, Nanos};
+
+/// The smallest number of keys at which an automatic sweep of idle keys runs (as the core's).
+const FIRST_SWEEP: usize = 1024;
+/// Arena chunk size: keys never straddle two chunks.
+const CHUNK: usize = 1 << 16;
+
+/// State words per key for the algorithms with a fixed-size state; `None` for the others.
+fn width(kind: Kind) -> Option<usize> {
+    match kind {
+        Kind::Gcra => Some(1),
+        Kind::TokenBucket | Kind::FixedWindow | Kind::FixedWindowFirstHit => Some(2),
+        Kind::SlidingWindow => Some(3),
+        _ => None,
+    }
+}
+
+fn to_words(s: &AnyState, w: &mut [u64; 3]) {
+    match s {
+        AnyState::Gcra(g) => w[0] = g.tat.as_nanos(),
+        AnyState::TokenBucket(t) => {
+            w[0] = t.tokens;
+            w[1] = t.anchor.as_nanos();
+        }
+        AnyState::FixedWindow(f) => {
+            w[0] = f.start.as_nanos();
+            w[1] = f.count;
+        }
+        AnyState::FixedWindowFirstHit(f) => {
+            w[0] = f.start.as_nanos();
+            w[1] = f.count;
+        }
+        AnyState::SlidingWindow(s) => {
+            w[0] = s.start.as_nanos();
+            w[1] = s.current;
+            w[2] = s.previous;
+        }
+        // Never stored here (`width` is `None` for them).
+        AnyState::SlidingLog(_) | AnyState::SlidingBuckets(_) => {}
+    }
+}
+
+fn from_words(kind: Kind, w: &[u64]) -> AnyState {
+    match kind {
+        Kind::TokenBucket => AnyState::TokenBucket(TokenBucketState {
+            tokens: w[0],
+            anchor: Nanos::new(w[1]),
+        }),
+        Kind::FixedWindow => AnyState::FixedWindow(FixedWindowState {
+            start: Nanos::new(w[0]),
+            count: w[1],
+        }),
+        Kind::FixedWindowFirstHit => AnyState::FixedWindowFirstHit(FirstHitState {
+            start: Nanos::new(w[0]),
+            count: w[1],
+        }),
+        Kind::SlidingWindow => AnyState::SlidingWindow(SlidingWindowState {
+            start: Nanos::new(w[0]),
+            current: w[1],
+            previous: w[2],
+        }),
+        _ => AnyState::Gcra(GcraState {
+            tat: Nanos::new(w[0]),
+        }),
+    }
+}
+
+/// A one-algorithm limiter over string keys, with fixed-size states (see the module docs).
+pub(crate) struct CompactKeyed {
+    algorithm: AnyAlgorithm,
+    kind: Kind,
+    width: usize,
+    hasher: DefaultHashBuilder,
+    /// The arena offsets of the live records.
+    table: HashTable<u32>,
+    /// Records `[key length - 1][key bytes][state words, little-endian]`, never straddling
+    /// two chunks; an offset is `chunk * CHUNK + position`.
+    chunks: Vec<Vec<u8>>,
+    live: usize,
+    /// Bytes of removed records, reclaimed by `compact` once they outweigh the live ones.
+    dead: usize,
+    max_keys: Option<usize>,
+    evictions: u64,
+    next_sweep: usize,
+    /// Changes whenever an offset stops meaning the key it meant (a removal, a compaction).
+    pub(crate) generation: u32,
+}
+
+fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
+    let (c, at) = (&chunks[offset as usize / CHUNK], offset as usize % CHUNK);
+    &c[at + 1..at + 2 + c[at] as usize]
+}
+
+impl CompactKeyed {
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    fn record_len(&self, offset: u32) -> usize {
+        1 + key_at(&self.chunks, offset).len() + 8 * self.width
+    }
+
+    /// The record holding `key`, if any.
+    pub(crate) fn find(&self, key: &str) -> Option<u32> {
+        let k = key.as_bytes();
+        let chunks = &self.chunks;
+        self.table
+            .find(self.hash(k), |&o| key_at(chunks, o) == k)
+            .copied()
+    }
+
+    /// Where the state words of the record at `offset` start: (chunk, position).
+    fn words_at(&self, offset: u32) -> (usize, usize) {
+        let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
+        (c, at + 2 + self.chunks[c][at] as usize)
+    }
+
+    fn state_at(&self, offset: u32) -> AnyState {
+        let (c, at) = self.words_at(offset);
+        let bytes = &self.chunks[c][at..at + 8 * self.width];
+        let mut w = [0u64; 3];
+        for (i, word) in w.iter_mut().take(self.width).enumerate() {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+            *word = u64::from_le_bytes(b);
+        }
+        from_words(self.kind, &w)
+    }
+
+    fn set_at(&mut self, offset: u32, s: &AnyState) {
+        let mut w = [0u64; 3];
+        to_words(s, &mut w);
+        let (c, at) = self.words_at(offset);
+        let bytes = &mut self.chunks[c][at..at + 8 * self.width];
+        for (i, word) in w.iter().take(self.width).enumerate() {
+            bytes[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
+        }
+    }
+
+    fn fresh_at(&self, offset: u32) -> Nanos {
+        self.algorithm.fresh_at(&self.state_at(offset))
+    }
+
+    /// Appends a record to the arena; returns its offset (not yet in the table).
+    fn append(chunks: &mut Vec<Vec<u8>>, key: &[u8], words: usize) -> u32 {
+        let need = 1 + key.len() + 8 * words;
+        if chunks.last().map_or(0, |c| CHUNK - c.len()) < need {
+            chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let i = chunks.len() - 1;
+        let c = &mut chunks[i];
+        let at = c.len();
+        c.push((key.len() - 1) as u8);
+        c.extend_from_slice(key);
+        c.resize(at + need, 0);
+        (i * CHUNK + at) as u32
+    }
+
+    /// Adds a new record (no sweeping; see `insert`).
+    fn push(&mut self, key: &str, s: &AnyState) -> u32 {
+        let offset = CompactKeyed::append(&mut self.chunks, key.as_bytes(), self.width);
+        self.live += self.record_len(offset);
+        self.set_at(offset, s);
+        let hash = self.hash(key.as_bytes());
+        let (chunks, hasher) = (&self.chunks, &self.hasher);
+        self.table
+            .insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
+        offset
+    }
+
+    /// Removes one record (its bytes stay until `compact`).
+    fn remove(&mut self, offset: u32) {
+        let hash = self.hash(key_at(&self.chunks, offset));
+        if let Ok(slot) = self.table.find_entry(hash, |&o| o == offset) {
+            slot.remove();
+            let len = self.record_len(offset);
+            self.live -= len;
+            self.dead += len;
+        }
+        self.generation = self.generation.wrapping_add(1);
+    }
+
+    fn remove_one(&mut self, offset: u32) {
+        self.remove(offset);
+        self.compact();
+    }
+
+    /// Removes every record for which `drop` says so; returns how many.
+    fn remove_where(&mut self, mut drop: impl FnMut(&Self, u32) -> bool) -> usize {
+        let gone: Vec<u32> = self
+            .table
+            .iter()
+            .copied()
+            .filter(|&o| drop(self, o))
+            .collect();
+        for &o in &gone {
+            self.remove(o);
+        }
+        if !gone.is_empty() {
+            self.compact();
+        }
+        gone.len()
+    }
+
+    /// Rewrites the arena without the removed records once they outweigh the live ones.
+    fn compact(&mut self) {
+        if self.dead < CHUNK || self.dead < self.live {
+            return;
+        }
+        let old = core::mem::take(&mut self.chunks);
+        let n = 1 + 8 * self.width;
+        for o in self.table.iter_mut() {
+            let key = key_at(&old, *o);
+            let fresh = CompactKeyed::append(&mut self.chunks, key, self.width);
+            let (c, at) = (*o as usize / CHUNK, *o as usize % CHUNK);
+            let (fc, fat) = (fresh as usize / CHUNK, fresh as usize % CHUNK);
+            let len = n + key.len();
+            self.chunks[fc][fat..fat + len].copy_from_slice(&old[c][at..at + len]);
+            *o = fresh;
+        }
+        self.dead = 0;
+        self.generation = self.generation.wrapping_add(1);
+        let (chunks, hasher) = (&self.chunks, &self.hasher);
+        self.table
+            .shrink_to_fit(|&o| hasher.hash_one(key_at(chunks, o)));
+    }
+
+    /// Inserts a new key's state after the core's sweeping and eviction rules (src/keyed.rs).
+    fn insert(&mut self, key: &str, s: &AnyState, now: Nanos) -> u32 {
+        if self.len() >= self.next_sweep {
+            self.prune(now);
+            self.next_sweep = (self.len() * 2).max(FIRST_SWEEP);
+        }
+        if let Some(max) = self.max_keys {
+            if self.len() >= max && self.prune(now) == 0 {
+                self.evict_soonest_fresh(max.div_ceil(8));
+            }
+        }
+        self.push(key, s)
+    }
+
+    /// Evicts the `count` keys that will be fresh soonest (strictly sooner first, then ties).
+    fn evict_soonest_fresh(&mut self, count: usize) {
+        let mut times: Vec<Nanos> = self.table.iter().map(|&o| self.fresh_at(o)).collect();
+        if times.is_empty() {
+            return;
+        }
+        let count = count.clamp(1, times.len());
+        let (_, &mut threshold, _) = times.select_nth_unstable(count - 1);
+        drop(times);
+        let mut left = count;
+        for strictly in [true, false] {
+            self.remove_where(|me, o| {
+                let t = me.fresh_at(o);
+                let hit = left > 0
+                    && if strictly {
+                        t < threshold
+                    } else {
+                        t == threshold
+                    };
+                if hit {
+                    left -= 1;
+                }
+                hit
+            });
+        }
+        self.evictions += (count - left) as u64;
+    }
+
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    fn prune(&mut self, now: Nanos) -> usize {
+        self.remove_where(|me, o| me.fresh_at(o) <= now)
+    }
+
+    /// Decides a hit for the record at `offset` in place.
+    pub(crate) fn check_entry(
+        &mut self,
+        offset: u32,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, CheckError> {
+        let mut s = self.state_at(offset);
+        let d = self.algorithm.check_in_place(&mut s, now, cost)?;
+        self.set_at(offset, &s);
+        Ok(d)
+    }
+
+    /// Decides a hit for `key`; returns the decision and the key's record (`None`: fresh).
+    pub(crate) fn check_key(
+        &mut self,
+        key: &str,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<(Decision, Option<u32>), CheckError> {
+        if let Some(o) = self.find(key) {
+            return self.check_entry(o, now, cost).map(|d| (d, Some(o)));
+        }
+        let outcome = self.algorithm.check(None, now, cost)?;
+        let o = outcome.state.map(|s| self.insert(key, &s, now));
+        Ok((outcome.decision, o))
+    }
+}
+
+/// The states of a one-limit policy: compact when the algorithm's state has a fixed size.
+pub(crate) enum Single {
+    Compact(CompactKeyed),
+    Keyed(KeyedLimiter<AnyAlgorithm>),
+}
+
+impl Single {
+    pub(crate) fn new(algorithm: AnyAlgorithm, max_keys: Option<usize>) -> Single {
+        let kind = algorithm.kind();
+        match width(kind) {
+            Some(width) => Single::Compact(CompactKeyed {
+                algorithm,
+                kind,
+                width,
+                hasher: DefaultHashBuilder::default(),
+                table: HashTable::new(),
+                chunks: Vec::new(),
+                live: 0,
+                dead: 0,
+                max_keys: max_keys.map(|m| m.max(1)),
+                evictions: 0,
+                next_sweep: FIRST_SWEEP,
+                generation: 0,
+            }),
+            None => {
+                let keyed = KeyedLimiter::new(algorithm);
+                Single::Keyed(match max_keys {
+                    Some(m) => keyed.with_max_keys(m),
+                    None => keyed,
+                })
+            }
+        }
+    }
+
+    pub(crate) fn check(
+        &mut self,
+        key: &str,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, CheckError> {
+        match self {
+            Single::Compact(c) => c.check_key(key, now, cost).map(|(d, _)| d),
+            Single::Keyed(k) => k.check(key, now, cost),
+        }
+    }
+
+    pub(crate) fn peek(&self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
+        match self {
+            Single::Compact(c) => {
+                let s = c.find(key).map(|e| c.state_at(e));
+                c.algorithm.peek(s.as_ref(), now, cost)
+            }
+            Single::Keyed(k) => k.peek(key, now, cost),
+        }
+    }
+
+    pub(crate) fn refund(&mut self, key: &str, now: Nanos, cost: u64) {
+        match self {
+            Single::Compact(c) => {
+                if let Some(e) = c.find(key) {
+                    match c.algorithm.refund(&c.state_at(e), now, cost) {
+                        Some(s) => c.set_at(e, &s),
+                        None => {
+                            c.remove_one(e);
+                        }
+                    }
+                }
+            }
+            Single::Keyed(k) => k.refund(key, now, cost),
+        }
+    }
+
+    pub(crate) fn reset(&mut self, key: &str) {
+        match self {
+            Single::Compact(c) => {
+                if let Some(e) = c.find(key) {
+                    c.remove_one(e);
+                }
+            }
+            Single::Keyed(k) => k.reset(key),
+        }
+    }
+
+    /// The key's state (`None`: fresh).
+    pub(crate) fn state(&self, key: &str) -> Option<AnyState> {
+        match self {
+            Single::Compact(c) => c.find(key).map(|e| c.state_at(e)),
+            Single::Keyed(k) => k.state(key).cloned(),
+        }
+    }
+
+    /// Replaces the key's state (state import; no sweeping or eviction, as in the core).
+    pub(crate) fn set_state(&mut self, key: &str, state: Option<AnyState>) {
+        match self {
+            Single::Compact(c) => match (c.find(key), state) {
+                (Some(e), Some(s)) => c.set_at(e, &s),
+                (Some(e), None) => {
+                    c.remove_one(e);
+                }
+                (None, Some(s)) => {
+                    c.push(key, &s);
+                }
+                (None, None) => {}
+            },
+            Single::Keyed(k) => k.set_state(key.into(), state),
+        }
+    }
+
+    pub(crate) fn prune(&mut self, now: Nanos) -> usize {
+        match self {
+            Single::Compact(c) => c.prune(now),
+            Single::Keyed(k) => k.prune(now),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Single::Compact(c) => c.len(),
+            Single::Keyed(k) => k.len(),
+        }
+    }
+
+    pub(crate) fn evictions(&self) -> u64 {
+        match self {
+            Single::Compact(c) => c.evictions,
+            Single::Keyed(k) => k.evictions(),
+        }
+    }
+
+    pub(crate) fn keys(&self) -> Vec<String> {
+        match self {
+            Single::Compact(c) => c
+                .table
+                .iter()
+                .map(|&o| String::from_utf8_lossy(key_at(&c.chunks, o)).into_owned())
+                .collect(),
+            Single::Keyed(k) => k.keys().map(|k| String::from(&**k)).collect(),
+        }
+    }
+}
