@@ -224,7 +224,8 @@ function announce(force) {
 
 function render(force = false) {
   const src = source();
-  const key = `${live ? `live${live.version}` : player.version}|${state.view}|${selected}|${state.algorithm}|${state.span}`;
+  // Live: also ten times a second, as real time moves the chart on between answers.
+  const key = `${live ? `live${live.version}:${Math.floor(live.clock / 100)}` : player.version}|${state.view}|${selected}|${state.algorithm}|${state.span}`;
   if (!force && key === drawn) return;
   drawn = key;
   const compare = state.view === "compare" && !live;
