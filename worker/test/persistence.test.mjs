@@ -7,12 +7,13 @@ import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
 import fs from "node:fs";
-import { start, post, get, freshKey, tempDir, root, sleep } from "./harness.mjs";
+import { start, post, get, freshKey, tempDir, root, sleep, clearOfMinuteTurn } from "./harness.mjs";
 
 test("Miniflare restart on the same folder keeps every key's state", async () => {
   const dir = tempDir();
   const key = freshKey();
   let s = await start({ persist: dir });
+  await clearOfMinuteTurn(20_000); // the restart must not cross a minute: login is 5/m
   for (let i = 0; i < 3; i++) await post(s.url, "/v1/limit", { key, policy: "login" });
   await s.stop();
   s = await start({ persist: dir });
@@ -84,6 +85,7 @@ test("wrangler dev (wrangler.toml) restarted on the same --persist-to folder kee
     const page = await get(w.base, "/");
     assert.equal(page.status, 200);
     assert.match(page.text, /<html/i);
+    await clearOfMinuteTurn(45_000); // login's 5/m must not see a minute turn across the restart
     for (let i = 0; i < 5; i++) assert.equal((await post(w.base, "/v1/limit", { key, policy: "login" })).status, 200);
     // wrangler.toml's pool (POOLS.ingest, 20 x 25/s, the v2 migration's CapacityPool).
     const g = await post(w.base, "/v1/pools/ingest/leases", { holder, partitions: 4, ttlMs: 60000 });
