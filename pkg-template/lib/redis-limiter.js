@@ -9,6 +9,7 @@ import { keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./headers.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
+import { fromValue } from "./redis-value.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -273,6 +274,10 @@ export class RedisLimiter {
   /** What the failure mode makes of an error; input and state errors always reach the caller. */
   #degrade(keys, rkeys, now, cost, e) {
     if (e instanceof Passthrough) throw e.error;
+    if (e instanceof RedisStateError) {
+      for (const k of rkeys) this.#cache.delete(k);
+      throw e;
+    }
     // The write may or may not have happened: forget what this process thought was there.
     for (const k of rkeys) this.#cache.delete(k);
     const mode = this.#store._failure;
@@ -298,6 +303,7 @@ export class RedisLimiter {
   #guard(rkeys, op) {
     return withTimeout(op(), this.#store._timeoutMs).catch((e) => {
       if (e instanceof Passthrough) throw e.error;
+      if (e instanceof RedisStateError) throw e;
       for (const k of rkeys) this.#cache.delete(k);
       throw e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
     });
@@ -310,8 +316,8 @@ export class RedisLimiter {
   // --- what this process knows ---------------------------------------------------------------
 
   async #read(rkeys) {
-    const reply = await this.#store._client.sendBuffers(["MGET", ...rkeys]);
-    const states = reply.map((b) => (b === null || b === undefined || b.length === 0 ? null : new Uint8Array(b)));
+    const reply = await this.#store._client.send(["MGET", ...rkeys]);
+    const states = rkeys.map((k, i) => fromValue(k, reply[i]));
     this.#remember(rkeys, states);
     return states;
   }

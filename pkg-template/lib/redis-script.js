@@ -1,6 +1,7 @@
 // The one script the Redis store runs: an atomic compare-and-swap of opaque bytes over a few
 // keys. It knows nothing of any algorithm (the decision is the wasm core's, re-run on a
 // conflict); it only checks that every key still holds what the decision was made over.
+import { toValue, fromValue } from "./redis-value.js";
 
 /**
  * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
@@ -54,32 +55,30 @@ export class CasScript {
   /**
    * Swaps `keys` from `expected` to `next` (arrays of `Uint8Array | null`), each written
    * with its TTL in `ttls` (ms). Resolves to `null` when it swapped, else to the current
-   * values (`Uint8Array | null` per key).
+   * values (`Uint8Array | null` per key). Values are hex text in Redis (redis-value.js); one
+   * that is not is a `RedisStateError`.
    */
   async swap(keys, expected, next, ttls) {
     if (this.#sha === null) await this.#load();
     const n = keys.length;
     const args = ["EVALSHA", this.#sha, String(n), ...keys];
-    for (const e of expected) args.push(e ?? "");
-    for (const v of next) args.push(v ?? "");
+    for (const e of expected) args.push(toValue(e));
+    for (const v of next) args.push(toValue(v));
     for (const t of ttls) args.push(String(t));
     let reply;
     try {
-      reply = await this.#client.sendBuffers(args);
+      reply = await this.#client.send(args);
     } catch (e) {
       // A restarted or flushed Redis forgets scripts: load it again and retry once.
       if (!/NOSCRIPT/.test(String(e?.message))) throw e;
       this.#sha = null;
       await this.#load();
       args[1] = this.#sha;
-      reply = await this.#client.sendBuffers(args);
+      reply = await this.#client.send(args);
     }
     if (Number(reply[0]) === 1) return null;
     const current = new Array(n);
-    for (let i = 0; i < n; i++) {
-      const b = reply[i + 1];
-      current[i] = b === undefined || b === null || b.length === 0 ? null : new Uint8Array(b);
-    }
+    for (let i = 0; i < n; i++) current[i] = fromValue(keys[i], reply[i + 1]);
     return current;
   }
 }

@@ -8,7 +8,7 @@
 //
 // In Redis, one hash per key: field `<limit index>:<window start, ns>` -> count, expiring
 // with its newest window; fields of windows no decision reads any more are deleted.
-import { Synced } from "./wasm.js";
+import { Synced, validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./headers.js";
@@ -50,6 +50,7 @@ export class SyncedRedisLimiter {
   async limit(key, options) {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
+    validateKeys(keys); // before any read for a key that could never be decided
     const now = options?.now ?? (await this.#time());
     await this.#firstSight(keys, now);
     this.#wasm.decide(keys, now, cost, false);
@@ -60,6 +61,7 @@ export class SyncedRedisLimiter {
   async peek(key, options) {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
+    validateKeys(keys); // before any read for a key that could never be decided
     const now = options?.now ?? (await this.#time());
     await this.#firstSight(keys, now);
     this.#wasm.decide(keys, now, cost, true);

@@ -43,3 +43,25 @@ for (const kind of CLIENTS) {
     }
   });
 }
+
+for (const kind of CLIENTS) {
+  test(`concurrent hits on one key are decided in arrival order, as in memory (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    for (const [name, config] of Object.entries(CONFIGS)) {
+      const memory = new RateLimiter(config);
+      const redis = new RateLimiter({ ...config, store: new RedisStore(client, { prefix: `batch:${kind}:${name}:` }) });
+      const now = ops[0].now;
+      // 40 hits issued together: batched by the store, decided one after another by the core.
+      const calls = Array.from({ length: 40 }, (_, i) => ({ now: now + i * 37, cost: i % 7 === 3 ? 2 : 1 }));
+      const got = await Promise.all(calls.map((o) => redis.limit("k", o)));
+      const want = calls.map((o) => memory.limit("k", o));
+      assert.deepEqual(got, want, name);
+      // A hit whose cost can never fit fails alone; the others of its batch are decided.
+      const mixed = await Promise.allSettled([redis.limit("k2", { now }), redis.limit("k2", { now, cost: 1000 }), redis.limit("k2", { now })]);
+      assert.deepEqual(mixed.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"], name);
+      assert.equal(mixed[1].reason.name, "RangeError");
+      assert.deepEqual(mixed[2].value, (memory.limit("k2", { now }), memory.limit("k2", { now })), name);
+    }
+  });
+}

@@ -49,6 +49,9 @@ for (const kind of CLIENTS) {
     await a.sync();
     assert.equal(await admitted(a, 5), 0);
     assert.deepEqual(events, []);
+    // Bad input: the in-memory errors, and nothing read or written for it.
+    await assert.rejects(a.limit(""), { name: "RangeError", message: /key must not be empty/ });
+    await assert.rejects(a.limit("k", { cost: 11 }), { name: "RangeError", message: /can never fit/ });
     // refund/reset cannot be merged: refused clearly.
     await assert.rejects(a.refund("k"), { name: "TypeError", message: /refund is not supported/ });
     // Only window counters merge.

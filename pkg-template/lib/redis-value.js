@@ -1,0 +1,28 @@
+// How a state's bytes are written in Redis: as lowercase hex text. Redis and the script see
+// an opaque string either way; text keeps both clients on their plain-string path (binary
+// arguments and replies cost node-redis and ioredis far more per command than the bytes do:
+// measured in docs/benchmarks.md), for values of a few dozen bytes.
+import { RedisStateError } from "./redis-errors.js";
+
+const HEX = /^(?:[0-9a-f]{2})*$/;
+
+/** The text of `bytes` (`""` for none: the script's "absent"). */
+export function toValue(bytes) {
+  if (bytes === null) return "";
+  if (typeof Buffer === "function") return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+  let s = "";
+  for (const b of bytes) s += (b < 16 ? "0" : "") + b.toString(16);
+  return s;
+}
+
+/** The bytes of a value read from `key` (`null`: absent); text that is not hex is a `RedisStateError`. */
+export function fromValue(key, value) {
+  if (value === null || value === undefined) return null;
+  const s = typeof value === "string" ? value : String(value);
+  if (s.length === 0) return null;
+  if (!HEX.test(s)) throw new RedisStateError(key, "the value is not the hex text of a state");
+  if (typeof Buffer === "function") return new Uint8Array(Buffer.from(s, "hex"));
+  const out = new Uint8Array(s.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(s.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
