@@ -6,30 +6,13 @@
 // its request was sent, nothing starts from `sent + ttl - renewMargin` on unless renewed, and
 // a newly granted partition counts one window after the answer (its previous holder's last
 // starts are still in the service's window until then). When each piece of work starts is
-// the core's `Pacer`. This module owns what is JavaScript's: the HTTP calls, the renewal
-// timer, the FIFO queue, AbortSignals.
+// the core's `Pacer`. This module owns what is JavaScript's: when to ask the pool (the
+// calls themselves are lib/pool-client.js), the renewal timer, the FIFO queue, AbortSignals.
 import { LeaseHolder } from "./wasm.js";
 import { Pacer, PacerCostError, PacerQueueFullError, costOf, describe, durationString, realSleep } from "./pacer.js";
+import { LeaseError, PoolClient, baseUrl } from "./pool-client.js";
 
-/**
- * A lease request failed. `code` is the Worker's error code (`unknown_pool`, `unauthorized`,
- * `invalid_partitions`, `invalid_ttl`, `unavailable`, ...) or the client's own: `network` (the
- * Worker could not be reached), `bad_answer` (the answer was not a lease), `closed`.
- * `status` is the HTTP status (0 when there was none).
- */
-export class LeaseError extends Error {
-  constructor(message, { code, status = 0, cause } = {}) {
-    super(message, cause === undefined ? undefined : { cause });
-    this.name = "LeaseError";
-    this.code = code;
-    this.status = status;
-  }
-
-  /** Whether asking again may help: no answer, a 5xx, 408 or 429. */
-  get transient() {
-    return this.status === 0 ? this.code === "network" : this.status >= 500 || this.status === 408 || this.status === 429;
-  }
-}
+export { LeaseError };
 
 const DEFAULT_MAX_QUEUE = 1000;
 /** The longest a waiter idles before looking again when nothing is expected to change. */
@@ -56,43 +39,13 @@ function fn(field, value) {
   return value;
 }
 
-/** The Worker's base URL, without a trailing slash. */
-function baseUrl(url) {
-  if (typeof url !== "string" && !(url instanceof URL)) {
-    throw new TypeError(`url must be the Worker's base URL as a string, got ${describe(url)}`);
-  }
-  let u;
-  try {
-    u = new URL(String(url));
-  } catch {
-    throw new TypeError(`url must be an absolute http(s) URL such as "https://limits.example.com", got ${describe(String(url))}`);
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError(`url must be http or https, got ${describe(String(url))}`);
-  return u.href.replace(/\/+$/, "");
-}
-
-/** A grant's answer, checked: what the holder needs of it. */
-function leaseAnswer(json) {
-  const ok =
-    json !== null &&
-    typeof json === "object" &&
-    Array.isArray(json.partitions) &&
-    json.partitions.every((p) => Number.isInteger(p) && p >= 0) &&
-    [json.rate, json.window, json.ttlMs].every((n) => Number.isInteger(n) && n >= 0);
-  if (!ok) throw new LeaseError(`the pool's answer is not a lease: ${JSON.stringify(json)?.slice(0, 200)}`, { code: "bad_answer", status: 200 });
-  return json;
-}
-
 export class LeasedPacer {
-  #base;
-  #pool;
-  #holderName;
+  /** The pool's endpoints for this holder. */
+  #client;
   #partitions;
   #ttlMs;
-  #token;
   #grain;
   #maxQueue;
-  #fetch;
   #now;
   #sleep;
   #loopSleep;
@@ -141,18 +94,16 @@ export class LeasedPacer {
       throw new TypeError(`options must be an object with url, pool, holder, partitions and ttlMs, got ${describe(options)}`);
     }
     const { url, pool, holder, partitions, ttlMs, token, grain, renewMargin, maxQueue = DEFAULT_MAX_QUEUE } = options;
-    this.#base = baseUrl(url);
-    this.#pool = nonEmptyString("pool", pool);
+    const base = baseUrl(url);
+    nonEmptyString("pool", pool);
     nonEmptyString("holder", holder);
     const bytes = new TextEncoder().encode(holder).length;
     if (bytes > 128) throw new RangeError(`holder must be at most 128 bytes of UTF-8, got ${bytes} bytes`);
-    this.#holderName = holder;
     this.#partitions = wholeAtLeast("partitions", partitions, 1);
     this.#ttlMs = wholeAtLeast("ttlMs", ttlMs, 3);
     const margin = renewMargin === undefined ? Math.min(1000, Math.floor(ttlMs / 5)) : wholeAtLeast("renewMargin", renewMargin, 0);
     if (margin > ttlMs / 2) throw new RangeError(`renewMargin must be at most half of ttlMs (${ttlMs / 2}), got ${margin}`);
     if (token !== undefined) nonEmptyString("token", token);
-    this.#token = token;
     this.#grain = grain === undefined ? undefined : durationString("grain", grain);
     // The grain is checked against the pool's window at the first grant; its form now.
     if (this.#grain !== undefined) new Pacer({ rate: "1/d", grain: this.#grain });
@@ -160,8 +111,9 @@ export class LeasedPacer {
       throw new RangeError(`maxQueue must be a whole number of at least 0, got ${describe(maxQueue)}`);
     }
     this.#maxQueue = maxQueue;
-    this.#fetch = options.fetch === undefined ? globalThis.fetch : fn("fetch", options.fetch);
-    if (typeof this.#fetch !== "function") throw new TypeError("fetch is not available here: pass options.fetch");
+    const fetchFn = options.fetch === undefined ? globalThis.fetch : fn("fetch", options.fetch);
+    if (typeof fetchFn !== "function") throw new TypeError("fetch is not available here: pass options.fetch");
+    this.#client = new PoolClient({ base, pool, holder, token, fetch: fetchFn });
     this.#now = options.now === undefined ? Date.now : fn("now", options.now);
     this.#sleep = options.sleep === undefined ? realSleep : fn("sleep", options.sleep);
     // The renewal timer alone does not keep Node running: a process that ends without close()
@@ -282,13 +234,7 @@ export class LeasedPacer {
       await this.#loop;
       this.#holder.lost();
       if (!release || !this.#mayHold) return { released: 0 };
-      try {
-        const r = await this.#request("DELETE", `/leases/${encodeURIComponent(this.#holderName)}`);
-        return { released: Number(r?.released ?? 0) };
-      } catch (e) {
-        if (e instanceof LeaseError && e.code === "lease_not_held") return { released: 0 };
-        throw e;
-      }
+      return { released: await this.#client.release() };
     })();
     return this.#closing;
   }
@@ -297,48 +243,19 @@ export class LeasedPacer {
     return new LeaseError("the LeasedPacer is closed", { code: "closed" });
   }
 
-  async #request(method, path, body) {
-    const headers = { accept: "application/json" };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    if (this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
-    const url = `${this.#base}/v1/pools/${encodeURIComponent(this.#pool)}${path}`;
-    let res;
-    try {
-      // Called as a plain function: a browser's or workerd's fetch refuses another `this`.
-      const fetchFn = this.#fetch;
-      res = await fetchFn(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    } catch (e) {
-      throw new LeaseError(`could not reach the pool at ${url}: ${e?.message ?? e}`, { code: "network", cause: e });
-    }
-    let json;
-    try {
-      json = await res.json();
-    } catch {
-      json = undefined;
-    }
-    if (!res.ok) {
-      const err = json?.error;
-      const code = typeof err?.code === "string" ? err.code : `http_${res.status}`;
-      const message = typeof err?.message === "string" ? err.message : `HTTP ${res.status}`;
-      throw new LeaseError(`pool "${this.#pool}", holder "${this.#holderName}": ${message} (${code})`, { code, status: res.status });
-    }
-    return json;
-  }
-
   /** Asks for the partitions (a grant keeps and renews what is held), records the answer. */
   async #ask() {
     const before = this.#mayHold;
     this.#mayHold = true; // until the answer says otherwise: the pool may apply a lost request
     const sent = this.#now();
-    let json;
+    let a;
     try {
-      json = await this.#request("POST", "/leases", { holder: this.#holderName, partitions: this.#partitions, ttlMs: this.#ttlMs });
+      a = await this.#client.grant(this.#partitions, this.#ttlMs);
     } catch (e) {
       if (e instanceof LeaseError && e.status >= 400 && e.status < 500) this.#mayHold = before; // refused: nothing changed
       throw e;
     }
     const received = this.#now();
-    const a = leaseAnswer(json);
     const ttl = a.partitions.length > 0 ? Math.min(this.#ttlMs, a.ttlMs) : this.#ttlMs;
     try {
       this.#holder.granted(sent, received, a.partitions, a.rate, a.window, ttl);

@@ -5,6 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { LeasedPacer, LeaseError, PacerCostError, PacerQueueFullError } from "tollgate";
 import { startWorker, Miniflare, TOKEN, CAPACITY, WINDOW_MS, sleep } from "./worker.mjs";
@@ -180,6 +181,10 @@ test("errors: the Worker's refusals are LeaseErrors with its code; bad costs and
   for (const [o, type, message] of cases) {
     assert.throws(() => new LeasedPacer(o), (e) => e instanceof type && message.test(e.message), `${JSON.stringify(o)}: ${message}`);
   }
+  // The CommonJS entry has it too.
+  const cjs = createRequire(import.meta.url)("tollgate");
+  assert.equal(new cjs.LeasedPacer(base).status.state, "idle");
+  assert.throws(() => new cjs.LeasedPacer({ ...base, partitions: 0 }), RangeError);
 });
 
 test("in workerd (the package's workerd entry), a LeasedPacer grants, paces and releases", async () => {
