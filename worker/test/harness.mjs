@@ -26,7 +26,9 @@ export const POLICIES = {
   },
   hundred: { limits: [{ name: "total", algorithm: "token-bucket", limit: 100, window: "1h" }] },
   gcra: { limits: [{ name: "per-second", algorithm: "gcra", quota: "10/s" }] },
-  short: { limits: [{ name: "per-300ms", algorithm: "fixed-window", limit: 2, window: "300ms" }] },
+  // From the first hit, so a key's state lasts exactly one window after it (a clock-aligned
+  // window may end a moment after the hit, before a test can read the state).
+  short: { limits: [{ name: "per-second", algorithm: "fixed-window-first-hit", limit: 2, window: "1s" }] },
   open: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "open", timeoutMs: 300 },
   closed: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "closed", timeoutMs: 300 },
 };
