@@ -101,6 +101,8 @@ test("a handle works everywhere a key does, and only on its own limiter", () => 
   assert.throws(() => l.key(7), { name: "TypeError", message: /key must be a string/ });
   l.release(h);
   assert.throws(() => l.limit(h, { now }), { name: "RangeError", message: /key handle 0 is not a live key/ });
+  l.key("user:7"); // a later key never takes a released handle's number
+  assert.throws(() => l.limitBatch([h], { now }), { name: "RangeError", message: /key handle 0 is not a live key/ });
   assert.equal(l.size, 0);
 });
 

@@ -24,30 +24,21 @@ use crate::time::{cost_from, ms_ceil, now_from_ms};
 /// No entry cached for a handle.
 const NO_ENTRY: u32 = u32::MAX;
 
-/// Interned keys, addressed by a small number. A released number is reused by the next key.
+/// Interned keys, addressed by a small number. A released number is never given out again, so
+/// a stale handle throws instead of reaching another key (a released slot keeps 16 bytes).
 /// Each handle caches its key's entry in the compact store and the store's generation then
 /// (see `key_store.rs`): while they match, a check by handle needs no hashing.
 #[derive(Default)]
 pub(crate) struct Handles {
     keys: Vec<Box<str>>,
     entries: Vec<(u32, u32)>,
-    free: Vec<u32>,
 }
 
 impl Handles {
     fn intern(&mut self, key: &str) -> u32 {
-        match self.free.pop() {
-            Some(id) => {
-                self.keys[id as usize] = key.into();
-                self.entries[id as usize] = (NO_ENTRY, 0);
-                id
-            }
-            None => {
-                self.keys.push(key.into());
-                self.entries.push((NO_ENTRY, 0));
-                (self.keys.len() - 1) as u32
-            }
-        }
+        self.keys.push(key.into());
+        self.entries.push((NO_ENTRY, 0));
+        (self.keys.len() - 1) as u32
     }
 
     /// The key of a live handle (a released one is the empty string, never a valid key).
@@ -61,7 +52,6 @@ impl Handles {
     fn release(&mut self, id: u32) {
         if self.get(id).is_some() {
             self.keys[id as usize] = Box::default();
-            self.free.push(id);
         }
     }
 }
@@ -227,7 +217,7 @@ impl Limiter {
         Ok(self.handles.intern(key))
     }
 
-    /// Forgets a handle (not the key's state); its number may be given to a later key.
+    /// Forgets a handle (not the key's state); using it afterwards throws.
     pub fn release(&mut self, id: u32) {
         self.handles.release(id);
     }
