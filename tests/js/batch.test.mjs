@@ -177,3 +177,16 @@ test("the compact key store: maxKeys eviction, sweeping, keys, export/import, re
   assert.ok(many.size < 2048, `size ${many.size}`);
   assert.equal(many.peek("u4999", { now: now + 49_990 }).remaining, 3); // one hit counted, then the peek's own
 });
+
+test("limitBatch over strings: non-ASCII keys are the same keys as in limit()", () => {
+  const now = 1_700_000_000_000;
+  const keys = ["ключ:1", "user:😀", "ascii", "ключ:1", "日本語".repeat(20)];
+  const a = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
+  const b = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
+  for (let round = 0; round < 2; round++) {
+    const r = a.limitBatch(keys, { now });
+    keys.forEach((k, i) => assert.equal(r.remaining[i], b.limit(k, { now }).remaining, `${k} round ${round}`));
+  }
+  assert.deepEqual(a.keys().sort(), b.keys().sort());
+  assert.throws(() => a.limitBatch(["ok", "x".repeat(100) + "ж".repeat(100)], { now }), { name: "RangeError", message: /keys\[1\] is 300 bytes/ });
+});
