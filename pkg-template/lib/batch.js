@@ -30,6 +30,38 @@ function views() {
 }
 
 let ids = new Uint32Array(256);
+let bytes = new Uint8Array(4096);
+const encoder = new TextEncoder();
+
+/**
+ * Every key's UTF-8 bytes into one buffer (`ids` gets each key's end): one copy into wasm for
+ * the batch instead of one marshalled string per key. ASCII is written by hand, anything
+ * else by `TextEncoder.encodeInto` (as wasm-bindgen does for single strings).
+ */
+function encodeKeys(keys, n) {
+  if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    if (typeof k !== "string") {
+      throw new TypeError(`keys[${i}] must be a string, got ${typeof k} (keys are all handles or all strings)`);
+    }
+    if (bytes.length < at + 3 * k.length) {
+      const grown = new Uint8Array(Math.max(2 * bytes.length, at + 3 * k.length));
+      grown.set(bytes.subarray(0, at));
+      bytes = grown;
+    }
+    let j = 0;
+    for (; j < k.length; j++) {
+      const c = k.charCodeAt(j);
+      if (c > 0x7f) break;
+      bytes[at++] = c;
+    }
+    if (j < k.length) at += encoder.encodeInto(k.slice(j), bytes.subarray(at)).written;
+    ids[i] = at;
+  }
+  return at;
+}
 const one = new Float64Array(1);
 
 const isNumbers = (v) => ArrayBuffer.isView(v) || Array.isArray(v);
@@ -104,12 +136,8 @@ export function limitBatch(wasm, owner, keys, options, out) {
     }
     admitted = wasm.limitBatch(ids.subarray(0, n), nows, costs);
   } else {
-    for (let i = 0; i < n; i++) {
-      if (typeof keys[i] !== "string") {
-        throw new TypeError(`keys[${i}] must be a string, got ${typeof keys[i]} (keys are all handles or all strings)`);
-      }
-    }
-    admitted = wasm.limitBatchKeys(keys, nows, costs);
+    const len = encodeKeys(keys, n);
+    admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, n), nows, costs);
   }
   views();
   const a = wasm.batchAllowedPtr;

@@ -101,6 +101,8 @@ test("a handle works everywhere a key does, and only on its own limiter", () => 
   assert.throws(() => l.key(7), { name: "TypeError", message: /key must be a string/ });
   l.release(h);
   assert.throws(() => l.limit(h, { now }), { name: "RangeError", message: /key handle 0 is not a live key/ });
+  l.key("user:7"); // a later key never takes a released handle's number
+  assert.throws(() => l.limitBatch([h], { now }), { name: "RangeError", message: /key handle 0 is not a live key/ });
   assert.equal(l.size, 0);
 });
 
@@ -174,4 +176,17 @@ test("the compact key store: maxKeys eviction, sweeping, keys, export/import, re
   for (let i = 0; i < 5000; i++) many.limit(`u${i}`, { now: now + i * 10 });
   assert.ok(many.size < 2048, `size ${many.size}`);
   assert.equal(many.peek("u4999", { now: now + 49_990 }).remaining, 3); // one hit counted, then the peek's own
+});
+
+test("limitBatch over strings: non-ASCII keys are the same keys as in limit()", () => {
+  const now = 1_700_000_000_000;
+  const keys = ["ключ:1", "user:😀", "ascii", "ключ:1", "日本語".repeat(20)];
+  const a = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
+  const b = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
+  for (let round = 0; round < 2; round++) {
+    const r = a.limitBatch(keys, { now });
+    keys.forEach((k, i) => assert.equal(r.remaining[i], b.limit(k, { now }).remaining, `${k} round ${round}`));
+  }
+  assert.deepEqual(a.keys().sort(), b.keys().sort());
+  assert.throws(() => a.limitBatch(["ok", "x".repeat(100) + "ж".repeat(100)], { now }), { name: "RangeError", message: /keys\[1\] is 300 bytes/ });
 });

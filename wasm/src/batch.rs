@@ -3,14 +3,14 @@
 //! Profiling `limit(key)` showed about half of each call spent marshalling the key string into
 //! wasm memory (allocate, copy, free) and building the decision object. A *handle* interns a key
 //! once (`intern`) and later calls pass only numbers (`limitHandle`). A *batch* decides many
-//! hits in one call (`limitBatch`, `limitBatchKeys`): the inputs arrive as typed arrays and the
+//! hits in one call (`limitBatch`; `limitBatchKeys` with every key string UTF-8 encoded by the
+//! JS layer into one buffer): the inputs arrive as typed arrays and the
 //! summaries are written to buffers inside wasm memory, read by the JS layer through views.
 //!
 //! A batch is validated entirely before any hit is counted, so bad input throws and changes
 //! nothing; its decisions are exactly those of `limit()` called once per entry, in order.
 
 use alloc::boxed::Box;
-use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, KeyError};
 use tollgate::{Decision, Nanos};
@@ -24,30 +24,21 @@ use crate::time::{cost_from, ms_ceil, now_from_ms};
 /// No entry cached for a handle.
 const NO_ENTRY: u32 = u32::MAX;
 
-/// Interned keys, addressed by a small number. A released number is reused by the next key.
+/// Interned keys, addressed by a small number. A released number is never given out again, so
+/// a stale handle throws instead of reaching another key (a released slot keeps 16 bytes).
 /// Each handle caches its key's entry in the compact store and the store's generation then
 /// (see `key_store.rs`): while they match, a check by handle needs no hashing.
 #[derive(Default)]
 pub(crate) struct Handles {
     keys: Vec<Box<str>>,
     entries: Vec<(u32, u32)>,
-    free: Vec<u32>,
 }
 
 impl Handles {
     fn intern(&mut self, key: &str) -> u32 {
-        match self.free.pop() {
-            Some(id) => {
-                self.keys[id as usize] = key.into();
-                self.entries[id as usize] = (NO_ENTRY, 0);
-                id
-            }
-            None => {
-                self.keys.push(key.into());
-                self.entries.push((NO_ENTRY, 0));
-                (self.keys.len() - 1) as u32
-            }
-        }
+        self.keys.push(key.into());
+        self.entries.push((NO_ENTRY, 0));
+        (self.keys.len() - 1) as u32
     }
 
     /// The key of a live handle (a released one is the empty string, never a valid key).
@@ -61,7 +52,6 @@ impl Handles {
     fn release(&mut self, id: u32) {
         if self.get(id).is_some() {
             self.keys[id as usize] = Box::default();
-            self.free.push(id);
         }
     }
 }
@@ -227,7 +217,7 @@ impl Limiter {
         Ok(self.handles.intern(key))
     }
 
-    /// Forgets a handle (not the key's state); its number may be given to a later key.
+    /// Forgets a handle (not the key's state); using it afterwards throws.
     pub fn release(&mut self, id: u32) {
         self.handles.release(id);
     }
@@ -275,18 +265,27 @@ impl Limiter {
         r
     }
 
-    /// `limitBatch` with the keys as strings (each one marshalled; handles are faster).
+    /// `limitBatch` with the keys as strings, all UTF-8 encoded by the JS layer into one
+    /// buffer: key `i` is `bytes[ends[i - 1]..ends[i]]` (one copy for the whole batch, rather
+    /// than one marshalled string per key).
     #[wasm_bindgen(js_name = limitBatchKeys)]
     pub fn limit_batch_keys(
         &mut self,
-        keys: Vec<String>,
+        bytes: &[u8],
+        ends: &[u32],
         nows: &[f64],
         costs: &[f64],
     ) -> Result<u32, JsValue> {
-        let (ns, cs) = self.batch_inputs(keys.len(), nows, costs)?;
-        let mut refs = Vec::with_capacity(keys.len());
-        for (i, k) in keys.iter().enumerate() {
-            if let Err(e) = validate_keys(&[k.as_str()]) {
+        let (ns, cs) = self.batch_inputs(ends.len(), nows, costs)?;
+        let mut refs = Vec::with_capacity(ends.len());
+        let mut start = 0usize;
+        for (i, &end) in ends.iter().enumerate() {
+            let end = end as usize;
+            let key = bytes
+                .get(start..end)
+                .and_then(|b| core::str::from_utf8(b).ok())
+                .ok_or_else(|| at_index("keys[", i as f64, "] is not a UTF-8 string"))?;
+            if let Err(e) = validate_keys(&[key]) {
                 let e = match e {
                     KeyError::Empty { .. } => KeyError::Empty { index: i },
                     KeyError::TooLong { len, .. } => KeyError::TooLong { index: i, len },
@@ -294,7 +293,8 @@ impl Limiter {
                 };
                 return Err(key_error(&e, false));
             }
-            refs.push(k.as_str());
+            refs.push(key);
+            start = end;
         }
         self.run_batch(refs.len(), &ns, &cs, |me, i, now, cost| {
             me.decide(refs[i], now, cost)
