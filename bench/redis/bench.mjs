@@ -7,6 +7,7 @@
 //   R2: one hot key, 64 hits in flight, admitting.
 //   R3: one key over its limit, 64 hits in flight (tollgate's blocked-key cache).
 // Each contender runs SECONDS (default 3) per workload, one process, real clock.
+// BENCH_WORKLOADS=R1 (comma-separated) and BENCH_ONLY=<part of a name> pick what runs.
 import { RateLimiter, RedisStore } from "../../pkg/dist/node/index.js";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { createClient } from "redis";
@@ -35,6 +36,15 @@ async function commands() {
   return sent;
 }
 
+/** CPU seconds the Redis server has used so far (INFO cpu), read over a client not counted above. */
+const probe = createClient({ socket: { host: "127.0.0.1", port: server.port } });
+await probe.connect();
+async function redisCpu() {
+  const info = String(await probe.sendCommand(["INFO", "cpu"]));
+  const field = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)[1]);
+  return field("used_cpu_user") + field("used_cpu_sys");
+}
+
 function keyStream(kind) {
   let s = 0x2545f491;
   return () => {
@@ -48,6 +58,8 @@ function keyStream(kind) {
 async function run(hit, kind, seconds = SECONDS) {
   const next = keyStream(kind);
   const c0 = await commands();
+  const r0 = await redisCpu();
+  const u0 = process.cpuUsage();
   const end = performance.now() + seconds * 1000;
   let done = 0;
   let allowed = 0;
@@ -61,8 +73,17 @@ async function run(hit, kind, seconds = SECONDS) {
     }),
   );
   const secs = (performance.now() - t0) / 1000;
+  const u1 = process.cpuUsage(u0);
+  const r1 = await redisCpu();
   const c1 = await commands();
-  return { perSec: done / secs, trips: (c1 - c0) / done, allowed: allowed / done };
+  return {
+    perSec: done / secs,
+    trips: (c1 - c0) / done,
+    allowed: allowed / done,
+    // CPU per decision moves less than decisions/s on a shared machine.
+    nodeUs: (u1.user + u1.system) / done,
+    redisUs: ((r1 - r0) * 1e6) / done,
+  };
 }
 
 const big = { algorithm: "sliding-window", limit: 1_000_000_000, window: "1m" };
@@ -83,7 +104,8 @@ const contenders = {
 };
 
 const rows = [];
-for (const kind of ["R1", "R2", "R3"]) {
+const WORKLOADS = (process.env.BENCH_WORKLOADS ?? "R1,R2,R3").split(",");
+for (const kind of WORKLOADS) {
   for (const [name, make] of Object.entries(contenders)) {
     if (process.env.BENCH_ONLY && !name.includes(process.env.BENCH_ONLY)) continue;
     const prefix = `bench:${kind}:${name.length}:${name.includes("ioredis") ? "i" : "n"}:${name[0]}:`;
@@ -92,15 +114,16 @@ for (const kind of ["R1", "R2", "R3"]) {
     await run(hit, kind === "R1" ? "R1" : "R2", 1); // warm-up (JIT, script load), not recorded
     const r = await run(hit, kind === "R1" ? "R1" : "R2");
     rows.push({ kind, name, ...r });
-    console.error(`${kind} ${name}: ${Math.round(r.perSec)}/s, ${r.trips.toFixed(2)} round trips/decision`);
+    console.error(`${kind} ${name}: ${Math.round(r.perSec)}/s, ${r.trips.toFixed(2)} round trips/decision, CPU us/decision: node ${r.nodeUs.toFixed(1)}, redis ${r.redisUs.toFixed(1)}`);
   }
 }
 
-console.log(`| workload | contender | decisions/s | round trips per decision | admitted |`);
-console.log(`|---|---|---:|---:|---:|`);
+console.log(`| workload | contender | decisions/s | round trips per decision | CPU us per decision: Node | Redis | admitted |`);
+console.log(`|---|---|---:|---:|---:|---:|---:|`);
 for (const r of rows) {
-  console.log(`| ${r.kind} | ${r.name} | ${Math.round(r.perSec).toLocaleString("en-US")} | ${r.trips.toFixed(2)} | ${(100 * r.allowed).toFixed(0)}% |`);
+  console.log(`| ${r.kind} | ${r.name} | ${Math.round(r.perSec).toLocaleString("en-US")} | ${r.trips.toFixed(2)} | ${r.nodeUs.toFixed(1)} | ${r.redisUs.toFixed(1)} | ${(100 * r.allowed).toFixed(0)}% |`);
 }
 await nodeRedis.quit();
+await probe.quit();
 ioredis.disconnect();
 await server.stop();
