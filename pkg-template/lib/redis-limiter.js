@@ -195,8 +195,8 @@ export class RedisLimiter {
         }
       }
       let current = null;
-      if (changed) current = await this.#store._script.swap(rkeys, start, states, [ttl]);
-      else if (fromCache && !this.#store._blockedCache) current = await this.#store._script.swap(rkeys, start, start, [1]);
+      if (changed) current = await this.#store._swapOne(rkey, start[0], states[0], ttl);
+      else if (fromCache && !this.#store._blockedCache) current = await this.#store._swapOne(rkey, start[0], start[0], 1);
       // Denied over bytes read from Redis just now, or over cached bytes (the blocked-key
       // cache: others only add hits, so the key is at least as blocked as last seen): final.
       if (current === null) {

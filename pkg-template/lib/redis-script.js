@@ -28,18 +28,23 @@ end
 return {1}
 `;
 
-/** Runs the CAS script through `client` (see redis-client.js): EVALSHA, loading it once. */
-export class CasScript {
+/**
+ * A script run by its SHA1 through `client` (see redis-client.js): SCRIPT LOAD once, EVALSHA,
+ * and loaded again (the call retried once) when a restarted or flushed Redis answers NOSCRIPT.
+ */
+export class LoadedScript {
   #client;
+  #source;
   #sha = null;
   #loading = null;
 
-  constructor(client) {
+  constructor(client, source) {
     this.#client = client;
+    this.#source = source;
   }
 
-  async #load() {
-    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", CAS_SCRIPT]).then(
+  #load() {
+    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", this.#source]).then(
       (sha) => {
         this.#sha = String(sha);
         this.#loading = null;
@@ -52,6 +57,29 @@ export class CasScript {
     return this.#loading;
   }
 
+  /** `EVALSHA <sha> <numkeys> ...rest`; `args` is `[numkeys, ...keys, ...argv]`, all strings. */
+  async run(args) {
+    if (this.#sha === null) await this.#load();
+    try {
+      return await this.#client.send(["EVALSHA", this.#sha, ...args]);
+    } catch (e) {
+      // Nothing ran: the script is unknown to this server (restarted or flushed).
+      if (!/NOSCRIPT/.test(String(e?.message))) throw e;
+      this.#sha = null;
+      await this.#load();
+      return this.#client.send(["EVALSHA", this.#sha, ...args]);
+    }
+  }
+}
+
+/** Runs the CAS script through `client`, all or nothing over its keys. */
+export class CasScript {
+  #script;
+
+  constructor(client) {
+    this.#script = new LoadedScript(client, CAS_SCRIPT);
+  }
+
   /**
    * Swaps `keys` from `expected` to `next` (arrays of `Uint8Array | null`), each written
    * with its TTL in `ttls` (ms). Resolves to `null` when it swapped, else to the current
@@ -59,23 +87,12 @@ export class CasScript {
    * that is not is a `RedisStateError`.
    */
   async swap(keys, expected, next, ttls) {
-    if (this.#sha === null) await this.#load();
     const n = keys.length;
-    const args = ["EVALSHA", this.#sha, String(n), ...keys];
+    const args = [String(n), ...keys];
     for (const e of expected) args.push(toValue(e));
     for (const v of next) args.push(toValue(v));
     for (const t of ttls) args.push(String(t));
-    let reply;
-    try {
-      reply = await this.#client.send(args);
-    } catch (e) {
-      // A restarted or flushed Redis forgets scripts: load it again and retry once.
-      if (!/NOSCRIPT/.test(String(e?.message))) throw e;
-      this.#sha = null;
-      await this.#load();
-      args[1] = this.#sha;
-      reply = await this.#client.send(args);
-    }
+    const reply = await this.#script.run(args);
     if (Number(reply[0]) === 1) return null;
     const current = new Array(n);
     for (let i = 0; i < n; i++) current[i] = fromValue(keys[i], reply[i + 1]);

@@ -11,6 +11,7 @@
 import { Policy } from "./policy.js";
 import { adaptClient } from "./redis-client.js";
 import { CasScript } from "./redis-script.js";
+import { SwapBatcher } from "./redis-batch.js";
 import { RedisClock } from "./redis-clock.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
@@ -46,6 +47,7 @@ export class RedisStore {
       syncRate = 0,
       maxAttempts = 64,
       blockedCache = true,
+      batchKeys = true,
       maxCachedKeys = 10_000,
       closedRetryMs = 1000,
       clockRefreshMs = 1000,
@@ -62,6 +64,7 @@ export class RedisStore {
       throw new TypeError(`syncRate must be a whole number of milliseconds (0: every hit, < 0: local only), got ${show(syncRate)}`);
     }
     if (typeof blockedCache !== "boolean") throw new TypeError(`blockedCache must be a boolean, got ${show(blockedCache)}`);
+    if (typeof batchKeys !== "boolean") throw new TypeError(`batchKeys must be a boolean, got ${show(batchKeys)}`);
     if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${show(now)}`);
     if (onError !== undefined && typeof onError !== "function") throw new TypeError(`onError must be a function, got ${show(onError)}`);
     this._client = adaptClient(client);
@@ -77,6 +80,11 @@ export class RedisStore {
     this._local = now;
     this._onError = onError;
     this._script = new CasScript(this._client);
+    // One-key swaps of one tick share a script call (redis-batch.js); without, each is its own.
+    const batcher = batchKeys ? new SwapBatcher(this._client) : null;
+    this._swapOne = batcher
+      ? (key, expected, next, ttl) => batcher.swap(key, expected, next, ttl)
+      : (key, expected, next, ttl) => this._script.swap([key], [expected], [next], [ttl]);
     const redisClock = clock === "redis" ? new RedisClock(this._client, now, wholeNumber("clockRefreshMs", clockRefreshMs, 1)) : null;
     this._now = redisClock ? () => redisClock.now() : () => now();
     this.clock = clock;

@@ -31,6 +31,12 @@ export interface RedisStoreOptions {
   maxAttempts?: number;
   /** Answer hits on a key this process knows is blocked without a round trip (default true). */
   blockedCache?: boolean;
+  /**
+   * Send the one-key compare-and-swaps of different keys that are ready in the same tick as
+   * one script call (default true: fewer commands with many keys). Each key is still swapped
+   * on its own. Set `false` on Redis Cluster, where the keys of one call must share a slot.
+   */
+  batchKeys?: boolean;
   /** Most keys whose state bytes this process remembers (default 10,000). */
   maxCachedKeys?: number;
   /** This process's clock, epoch ms (default `Date.now`). */

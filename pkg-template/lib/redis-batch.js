@@ -1,0 +1,123 @@
+// One-key compare-and-swaps of different keys, issued in the same tick, sent to Redis as one
+// script call. Each key is swapped or not on its own (this is not a transaction over the
+// keys: a multi-key hit still goes through the all-or-nothing CAS script, redis-script.js).
+//
+// Why: with many keys, every decision was one EVALSHA of its own, and what a command costs
+// around the script (the client's command object, promise and timer, one socket write, the
+// server's read, parse and Lua call set-up) outweighed the compare-and-swap itself: 64
+// decisions in flight made 64 commands. Now the decisions whose compare-and-swap is ready in
+// the same tick share one command. A decision still waits for exactly one reply; nothing is
+// delayed by more than the rest of the current tick.
+import { LoadedScript } from "./redis-script.js";
+import { toValue, fromValue } from "./redis-value.js";
+
+/**
+ * KEYS: n keys. ARGV: for key i, at 3i-2..3i: the expected value, the new value, the TTL in
+ * ms ('' = absent or delete). Per key, in order: if it holds the expected value, writes the
+ * new one when it differs (SET PX, or DEL for '') and answers 1; otherwise writes nothing and
+ * answers its current value ('' = absent). A key that cannot be read (WRONGTYPE) answers
+ * '!' and the error, and the other keys are unaffected. Entries for one key in one call (two
+ * limiters sharing keys) are compared in order, each against what the one before left.
+ */
+export const BATCH_SCRIPT = `
+local out = {}
+for i = 1, #KEYS do
+  local k = KEYS[i]
+  local cur = redis.pcall('GET', k)
+  if type(cur) == 'table' and cur.err then
+    out[i] = '!' .. cur.err
+  else
+    cur = cur or ''
+    local e, v = ARGV[3 * i - 2], ARGV[3 * i - 1]
+    if cur ~= e then
+      out[i] = cur
+    else
+      if v ~= e then
+        if v == '' then redis.call('DEL', k)
+        else redis.call('SET', k, v, 'PX', ARGV[3 * i]) end
+      end
+      out[i] = 1
+    end
+  end
+end
+return out
+`;
+
+/** Most keys in one script call; more in one tick make several calls. */
+export const MAX_BATCH = 128;
+
+/** Runs `flush` after everything the current tick queued (promise jobs included). */
+const later =
+  typeof process === "object" && typeof process?.nextTick === "function"
+    ? (flush) => process.nextTick(flush)
+    : (flush) => setTimeout(flush, 0);
+
+/**
+ * Collects one-key swaps and sends those of one tick together. `swap` has the contract of
+ * `CasScript.swap` for one key: resolves to `null` when it swapped, else to `[current]`.
+ */
+export class SwapBatcher {
+  #script;
+  #pending = [];
+  #scheduled = false;
+
+  constructor(client) {
+    this.#script = new LoadedScript(client, BATCH_SCRIPT);
+  }
+
+  /** Swaps `key` from `expected` to `next` (`Uint8Array | null`) with `ttl` ms. */
+  swap(key, expected, next, ttl) {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ key, expected: toValue(expected), next: toValue(next), ttl: String(ttl), resolve, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        later(() => this.#flush());
+      }
+    });
+  }
+
+  #flush() {
+    this.#scheduled = false;
+    const all = this.#pending;
+    this.#pending = [];
+    for (let at = 0; at < all.length; at += MAX_BATCH) this.#send(all.slice(at, at + MAX_BATCH));
+  }
+
+  async #send(batch) {
+    const n = batch.length;
+    const args = new Array(1 + 4 * n);
+    args[0] = String(n);
+    for (let i = 0; i < n; i++) {
+      const s = batch[i];
+      args[1 + i] = s.key;
+      args[1 + n + 3 * i] = s.expected;
+      args[2 + n + 3 * i] = s.next;
+      args[3 + n + 3 * i] = s.ttl;
+    }
+    let reply;
+    try {
+      reply = await this.#script.run(args);
+    } catch (e) {
+      for (const s of batch) s.reject(e);
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const s = batch[i];
+      const r = reply[i];
+      if (typeof r === "number" || typeof r === "bigint") {
+        s.resolve(null);
+        continue;
+      }
+      const text = typeof r === "string" ? r : String(r);
+      if (text.startsWith("!")) {
+        s.reject(new Error(text.slice(1)));
+        continue;
+      }
+      try {
+        s.resolve([fromValue(s.key, text)]);
+      } catch (e) {
+        s.reject(e);
+      }
+    }
+  }
+}
