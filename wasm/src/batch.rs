@@ -76,7 +76,7 @@ impl BatchOut {
 
     /// Entry `i`'s summary, of a batch of `n`.
     #[inline(always)]
-    fn write(&mut self, i: usize, n: usize, d: &Decision) {
+    pub(crate) fn write(&mut self, i: usize, n: usize, d: &Decision) {
         self.allowed[i] = d.allowed as u8;
         self.numbers[i] = d.remaining as f64;
         self.numbers[n + i] = ms_ceil(d.reset_at);
@@ -186,7 +186,7 @@ impl Limiter {
                     (offset != NO_ENTRY && g == generation).then_some(offset)
                 };
                 let run = Run { from: i, n, nows, costs };
-                match c.check_cached(run, cached, |j, d| out.write(j, n, d)) {
+                match c.check_cached(run, cached, &mut out) {
                     Ok(next) => i = next,
                     Err((_, e)) => {
                         result = Err(self.error(e.into(), true));

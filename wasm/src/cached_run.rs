@@ -11,8 +11,9 @@
 //! on admission, which is what this does.
 
 use tollgate::algorithms::{FirstHitState, FixedWindowState, GcraState, TokenBucketState};
-use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Nanos, SlidingWindowState};
+use tollgate::{Algorithm, AnyAlgorithm, CheckError, Nanos, SlidingWindowState};
 
+use crate::batch::BatchOut;
 use crate::key_store::CompactKeyed;
 
 /// A fixed-size state as the little-endian words of its record (the layout of `to_words`).
@@ -103,23 +104,24 @@ pub(crate) struct Run<'a> {
 }
 
 impl CompactKeyed {
-    /// Decides entries from `run.from` on while `record(i)` gives a cached record, handing each
-    /// decision to `write(i, d)`. Returns the first entry not decided (`run.n` when all were),
-    /// or the entry and error of a failed check.
+    /// Decides entries from `run.from` on while `record(i)` gives a cached record, writing
+    /// each summary to `out` (a `BatchOut`, not a callback, which opt-level 3 left
+    /// un-inlined). Returns the first entry not decided (`run.n` when all were), or the entry
+    /// and error of a failed check.
     pub(crate) fn check_cached(
         &mut self,
         run: Run<'_>,
         record: impl Fn(usize) -> Option<u32>,
-        write: impl FnMut(usize, &Decision),
+        out: &mut BatchOut,
     ) -> Result<usize, (usize, CheckError)> {
         let words = self.width;
         let chunks = &mut self.chunks;
         match &self.algorithm {
-            AnyAlgorithm::Gcra(a) => each::<_, GcraState>(a, chunks, words, run, record, write),
-            AnyAlgorithm::TokenBucket(a) => each::<_, TokenBucketState>(a, chunks, words, run, record, write),
-            AnyAlgorithm::FixedWindow(a) => each::<_, FixedWindowState>(a, chunks, words, run, record, write),
-            AnyAlgorithm::FixedWindowFirstHit(a) => each::<_, FirstHitState>(a, chunks, words, run, record, write),
-            AnyAlgorithm::SlidingWindow(a) => each::<_, SlidingWindowState>(a, chunks, words, run, record, write),
+            AnyAlgorithm::Gcra(a) => each::<_, GcraState>(a, chunks, words, run, record, out),
+            AnyAlgorithm::TokenBucket(a) => each::<_, TokenBucketState>(a, chunks, words, run, record, out),
+            AnyAlgorithm::FixedWindow(a) => each::<_, FixedWindowState>(a, chunks, words, run, record, out),
+            AnyAlgorithm::FixedWindowFirstHit(a) => each::<_, FirstHitState>(a, chunks, words, run, record, out),
+            AnyAlgorithm::SlidingWindow(a) => each::<_, SlidingWindowState>(a, chunks, words, run, record, out),
             // Not kept in the compact store.
             AnyAlgorithm::SlidingLog(_) | AnyAlgorithm::SlidingBuckets(_) => Ok(run.from),
         }
@@ -134,7 +136,7 @@ fn each<A: Algorithm<State = S>, S: Words>(
     words: usize,
     run: Run<'_>,
     record: impl Fn(usize) -> Option<u32>,
-    mut write: impl FnMut(usize, &Decision),
+    out: &mut BatchOut,
 ) -> Result<usize, (usize, CheckError)> {
     let one_now = run.nows.len() == 1;
     let one_cost = run.costs.len() == 1;
@@ -151,7 +153,7 @@ fn each<A: Algorithm<State = S>, S: Words>(
         if let Some(s) = outcome.state {
             s.write(bytes);
         }
-        write(i, &outcome.decision);
+        out.write(i, run.n, &outcome.decision);
     }
     Ok(run.n)
 }
