@@ -8,6 +8,9 @@ scripts/setup.sh wasm,browser >/dev/null
 (cd tests/js && [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error)
 scripts/build-pkg.sh
 
+echo "== wasm layer unit tests (native: the exact time conversions of the batch loop)"
+cargo test -q -p tollgate-wasm --lib
+
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 echo "== wasm-bindgen-test (Node)"
 cargo test -p tollgate-wasm --target wasm32-unknown-unknown --test web

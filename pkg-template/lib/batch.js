@@ -127,14 +127,16 @@ export function limitBatch(wasm, owner, keys, options, out) {
   let admitted;
   if (keys[0] instanceof KeyHandle) {
     if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
+    // A local for the module-level `ids`, which the loop would otherwise reload per entry.
+    const into = ids;
     for (let i = 0; i < n; i++) {
       const h = keys[i];
       if (!(h instanceof KeyHandle) || h.owner !== owner) {
         throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
       }
-      ids[i] = h.id;
+      into[i] = h.id;
     }
-    admitted = wasm.limitBatch(ids.subarray(0, n), nows, costs);
+    admitted = wasm.limitBatch(into.subarray(0, n), nows, costs);
   } else {
     const len = encodeKeys(keys, n);
     admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, n), nows, costs);

@@ -92,6 +92,7 @@ impl Gcra {
     }
 
     /// Units that would still be admitted at `now` if the meter stood at `tat`.
+    #[inline]
     fn room(&self, tat: Nanos, now: Nanos) -> u64 {
         let full = self.t.saturating_mul(self.burst);
         (full.saturating_sub(tat.saturating_sub(now))).as_nanos() / self.t.as_nanos()
@@ -118,6 +119,7 @@ impl Algorithm for Gcra {
         self.t.saturating_mul(self.burst)
     }
 
+    #[inline]
     fn check(&self, state: Option<&GcraState>, now: Nanos, cost: u64) -> Result<Outcome<GcraState>, CheckError> {
         validate_cost(cost, self.burst)?;
         let tat = state.map_or(now, |s| s.tat.max(now));

@@ -16,6 +16,7 @@ use tollgate::limiter::{validate_keys, KeyError};
 use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
+use crate::cached_run::Run;
 use crate::errors::{at_index, range_error};
 use crate::key_store::Single;
 use crate::limiter::{key_error, Limiter};
@@ -62,6 +63,30 @@ impl Handles {
 pub(crate) struct BatchOut {
     allowed: Vec<u8>,
     numbers: Vec<f64>,
+}
+
+impl BatchOut {
+    /// Room for `n` summaries.
+    fn reset(&mut self, n: usize) {
+        self.allowed.clear();
+        self.allowed.resize(n, 0);
+        self.numbers.clear();
+        self.numbers.resize(3 * n, 0.0);
+    }
+
+    /// Entry `i`'s summary, of a batch of `n`.
+    #[inline(always)]
+    pub(crate) fn write(&mut self, i: usize, n: usize, d: &Decision) {
+        self.allowed[i] = d.allowed as u8;
+        self.numbers[i] = d.remaining as f64;
+        self.numbers[n + i] = ms_ceil(d.reset_at);
+        self.numbers[2 * n + i] = ms_ceil(d.retry_after);
+    }
+
+    /// How many of the first `n` entries were admitted.
+    fn admitted(&self, n: usize) -> u32 {
+        self.allowed[..n].iter().map(|&a| a as u32).sum()
+    }
 }
 
 fn unknown_handle(id: u32) -> JsValue {
@@ -113,29 +138,77 @@ impl Limiter {
         mut decide: impl FnMut(&mut Self, usize, Nanos, u64) -> Result<Decision, JsValue>,
     ) -> Result<u32, JsValue> {
         let mut out = core::mem::take(&mut self.batch);
-        out.allowed.clear();
-        out.allowed.resize(n, 0);
-        out.numbers.clear();
-        out.numbers.resize(3 * n, 0.0);
-        let mut admitted = 0;
+        out.reset(n);
         let mut result = Ok(());
         for i in 0..n {
             let now = if nows.len() == 1 { nows[0] } else { nows[i] };
             let cost = if costs.len() == 1 { costs[0] } else { costs[i] };
             match decide(self, i, now, cost) {
-                Ok(d) => {
-                    admitted += d.allowed as u32;
-                    out.allowed[i] = d.allowed as u8;
-                    out.numbers[i] = d.remaining as f64;
-                    out.numbers[n + i] = ms_ceil(d.reset_at);
-                    out.numbers[2 * n + i] = ms_ceil(d.retry_after);
-                }
+                Ok(d) => out.write(i, n, &d),
                 Err(e) => {
                     result = Err(e);
                     break;
                 }
             }
         }
+        let admitted = out.admitted(n);
+        self.batch = out;
+        result.map(|()| admitted)
+    }
+
+    /// `run_batch` over handles. With the compact store, runs of entries whose handle has a
+    /// valid cached record go through `check_cached` (the concrete algorithm, no `AnyAlgorithm`
+    /// per check, see `cached_run.rs`); an entry without one goes through `decide_handle`,
+    /// which finds or inserts its record and caches it for the next entries.
+    fn run_handles(
+        &mut self,
+        handles: &mut Handles,
+        ids: &[u32],
+        nows: &[Nanos],
+        costs: &[u64],
+    ) -> Result<u32, JsValue> {
+        if !matches!(self.single, Some(Single::Compact(_))) {
+            return self.run_batch(ids.len(), nows, costs, |me, i, now, cost| {
+                me.decide_handle(handles, ids[i], now, cost)
+            });
+        }
+        let n = ids.len();
+        let mut out = core::mem::take(&mut self.batch);
+        out.reset(n);
+        let mut result = Ok(());
+        let mut i = 0;
+        while i < n {
+            if let Some(Single::Compact(c)) = self.single.as_mut() {
+                let generation = c.generation;
+                let entries = &handles.entries;
+                let cached = |j: usize| {
+                    let (offset, g) = entries[ids[j] as usize];
+                    (offset != NO_ENTRY && g == generation).then_some(offset)
+                };
+                let run = Run { from: i, n, nows, costs };
+                match c.check_cached(run, cached, &mut out) {
+                    Ok(next) => i = next,
+                    Err((_, e)) => {
+                        result = Err(self.error(e.into(), true));
+                        break;
+                    }
+                }
+            }
+            if i == n {
+                break;
+            }
+            let now = if nows.len() == 1 { nows[0] } else { nows[i] };
+            let cost = if costs.len() == 1 { costs[0] } else { costs[i] };
+            match self.decide_handle(handles, ids[i], now, cost) {
+                Ok(d) => out.write(i, n, &d),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+            i += 1;
+        }
+        let admitted = out.admitted(n);
         self.batch = out;
         result.map(|()| admitted)
     }
@@ -258,9 +331,7 @@ impl Limiter {
             return Err(unknown_handle(id));
         }
         let mut handles = core::mem::take(&mut self.handles);
-        let r = self.run_batch(ids.len(), &ns, &cs, |me, i, now, cost| {
-            me.decide_handle(&mut handles, ids[i], now, cost)
-        });
+        let r = self.run_handles(&mut handles, ids, &ns, &cs);
         self.handles = handles;
         r
     }

@@ -99,15 +99,15 @@ fn from_words(kind: Kind, w: &[u64]) -> AnyState {
 
 /// A one-algorithm limiter over string keys, with fixed-size states (see the module docs).
 pub(crate) struct CompactKeyed {
-    algorithm: AnyAlgorithm,
+    pub(crate) algorithm: AnyAlgorithm,
     kind: Kind,
-    width: usize,
+    pub(crate) width: usize,
     hasher: DefaultHashBuilder,
     /// The arena offsets of the live records.
     table: HashTable<u32>,
     /// Records `[key length - 1][key bytes][state words, little-endian]`, never straddling
     /// two chunks; an offset is `chunk * CHUNK + position`.
-    chunks: Vec<Vec<u8>>,
+    pub(crate) chunks: Vec<Vec<u8>>,
     live: usize,
     /// Bytes of removed records, reclaimed by `compact` once they outweigh the live ones.
     dead: usize,
@@ -121,6 +121,13 @@ pub(crate) struct CompactKeyed {
 fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
     let (c, at) = (&chunks[offset as usize / CHUNK], offset as usize % CHUNK);
     &c[at + 1..at + 2 + c[at] as usize]
+}
+
+/// Where the state words of the record at `offset` start: (chunk, position).
+#[inline(always)]
+pub(crate) fn words_at(chunks: &[Vec<u8>], offset: u32) -> (usize, usize) {
+    let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
+    (c, at + 2 + chunks[c][at] as usize)
 }
 
 impl CompactKeyed {
@@ -143,8 +150,7 @@ impl CompactKeyed {
 
     /// Where the state words of the record at `offset` start: (chunk, position).
     fn words_at(&self, offset: u32) -> (usize, usize) {
-        let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
-        (c, at + 2 + self.chunks[c][at] as usize)
+        words_at(&self.chunks, offset)
     }
 
     fn state_at(&self, offset: u32) -> AnyState {

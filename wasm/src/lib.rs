@@ -9,6 +9,7 @@
 extern crate alloc;
 
 mod batch;
+mod cached_run;
 mod errors;
 mod key_store;
 mod lease_holder;

@@ -21,8 +21,20 @@ pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
     // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
     // then the fraction to the nearest nanosecond.
     let whole = ms.trunc();
-    let frac = ((ms - whole) * 1e6).round() as u64;
+    let frac = round_half_up((ms - whole) * 1e6) as u64;
     Ok(Nanos::new(whole as u64 * 1_000_000 + frac))
+}
+
+/// `x.round()` for `0 <= x < 2^52`, without the libm call `f64::round` is in wasm (wasm's own
+/// `nearest` rounds halves to even): `x - x.floor()` is exact in that range.
+#[inline(always)]
+fn round_half_up(x: f64) -> f64 {
+    let f = x.floor();
+    if x - f >= 0.5 {
+        f + 1.0
+    } else {
+        f
+    }
 }
 
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
@@ -35,6 +47,55 @@ pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
     Ok(cost as u64)
 }
 
+/// `t.as_millis_ceil()` as a number. On wasm32 a u64 division by a constant becomes a call to
+/// the 128-bit `__multi3`, a fifth of a W1 check in `limitBatch` with the result writes; here
+/// the quotient is estimated in f64 (off by at most one: its relative error is below 2^-51
+/// and the quotient below 2^45) and corrected with native 64-bit multiplies. Same result.
+#[inline(always)]
 pub fn ms_ceil(t: Nanos) -> f64 {
-    t.as_millis_ceil() as f64
+    const MS: u64 = 1_000_000;
+    let t = t.as_nanos();
+    let mut q = (t as f64 * 1e-6) as u64;
+    // `q * MS` may exceed `t` by up to one MS: compare without wrapping.
+    if q.wrapping_mul(MS) > t || q.checked_mul(MS).is_none() {
+        q -= 1;
+    } else if t - q * MS >= MS {
+        q += 1;
+    }
+    let rem = t - q * MS;
+    (q + (rem > 0) as u64) as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every quotient/remainder edge, near zero, today's epoch and `u64::MAX`.
+    #[test]
+    fn ms_ceil_is_as_millis_ceil() {
+        let mut ts = alloc::vec::Vec::new();
+        for base in [0u64, 1_700_000_000_000_000_000, u64::MAX - 3_000_000, 1 << 53, 1 << 63] {
+            for q in 0..3u64 {
+                for r in [0u64, 1, 499_999, 500_000, 999_999] {
+                    ts.push(base / 1_000_000 * 1_000_000 + q * 1_000_000 + r);
+                }
+            }
+        }
+        ts.push(u64::MAX);
+        for t in ts {
+            assert_eq!(ms_ceil(Nanos::new(t)), Nanos::new(t).as_millis_ceil() as f64, "{t}");
+        }
+    }
+
+    #[test]
+    fn round_half_up_is_round() {
+        for x in [0.0, 0.49999999999999994, 0.5, 0.5000000000000001, 1.5, 2.5, 999_999.5, 999_999.4999999999, 123.456] {
+            assert_eq!(round_half_up(x), x.round(), "{x}");
+        }
+        let mut x = 0.0f64;
+        while x < 1_000_000.0 {
+            assert_eq!(round_half_up(x), x.round(), "{x}");
+            x += 0.123_456_7;
+        }
+    }
 }
