@@ -72,7 +72,7 @@ test-www:
 	scripts/test-www.sh
 
 ## Benchmarks (not part of `make test`).
-bench: bench-core bench-worker bench-js
+bench: bench-core bench-worker bench-js bench-redis
 
 bench-core:
 	cargo bench --bench throughput
