@@ -2,32 +2,13 @@
 // and bad input throws and counts nothing.
 import test, { before } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { RateLimiter, KeyHandle } from "../../pkg/dist/node/index.js";
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-const HITS = 120_000;
-/** Same order and settings as LIMITERS in examples/equivalence_fixture.rs (and equivalence.test.mjs). */
-const LIMITERS = [
-  { algorithm: "fixed-window", quota: "20/1s" },
-  { algorithm: "fixed-window", quota: "15/2s", align: "first-hit" },
-  { algorithm: "sliding-log", quota: "10/1s" },
-  { algorithm: "sliding-window", quota: "30/3s" },
-  { algorithm: "sliding-buckets", quota: "12/1s", precision: "250ms" },
-  { algorithm: "token-bucket", quota: "50/5s", burst: 8 },
-  { algorithm: "gcra", quota: "25/1s", burst: 6 },
-];
+import { HITS, LIMITERS, nativeFixture } from "./fixture.mjs";
 
 /** The fixture's hits per limiter, in order: each limiter's decisions depend on its own hits only. */
 let perLimiter;
 before(() => {
-  const csv = execFileSync("cargo", ["run", "--quiet", "--release", "--example", "equivalence_fixture", "--", String(HITS)], {
-    cwd: root,
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
+  const csv = nativeFixture();
   perLimiter = LIMITERS.map(() => []);
   for (const line of csv.split("\n")) {
     if (!line) continue;

@@ -3,26 +3,12 @@
 // package replays it in Node and in headless Chromium and must make identical decisions.
 import test, { before } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { dirname, resolve, extname } from "node:path";
-import { fileURLToPath } from "node:url";
+import { resolve, extname } from "node:path";
+import { HITS, LIMITERS, nativeFixture, root } from "./fixture.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const root = resolve(here, "../..");
-const HITS = 120_000;
 
-/** Same order and settings as LIMITERS in examples/equivalence_fixture.rs. */
-const LIMITERS = [
-  { algorithm: "fixed-window", quota: "20/1s" },
-  { algorithm: "fixed-window", quota: "15/2s", align: "first-hit" },
-  { algorithm: "sliding-log", quota: "10/1s" },
-  { algorithm: "sliding-window", quota: "30/3s" },
-  { algorithm: "sliding-buckets", quota: "12/1s", precision: "250ms" },
-  { algorithm: "token-bucket", quota: "50/5s", burst: 8 },
-  { algorithm: "gcra", quota: "25/1s", burst: 6 },
-];
 
 /** Replays the CSV fixture; returns the first mismatch, or the number of hits replayed. */
 function replay(RateLimiter, LIMITERS, csv) {
@@ -42,11 +28,7 @@ function replay(RateLimiter, LIMITERS, csv) {
 
 let csv;
 before(() => {
-  csv = execFileSync("cargo", ["run", "--quiet", "--release", "--example", "equivalence_fixture", "--", String(HITS)], {
-    cwd: root,
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
+  csv = nativeFixture();
 });
 
 test("the fixture has denials and admissions for every algorithm", () => {
