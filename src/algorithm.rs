@@ -40,12 +40,7 @@ pub trait Algorithm {
 
     /// Decides a hit of `cost` units at `now`. The pure core of the crate: the decision and,
     /// if the hit is admitted, the new state.
-    fn check(
-        &self,
-        state: Option<&Self::State>,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<Outcome<Self::State>, CheckError>;
+    fn check(&self, state: Option<&Self::State>, now: Nanos, cost: u64) -> Result<Outcome<Self::State>, CheckError>;
 
     /// The decision [`check`](Algorithm::check) would make, without producing a new state.
     fn peek(&self, state: Option<&Self::State>, now: Nanos, cost: u64) -> Result<Decision, CheckError> {

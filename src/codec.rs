@@ -184,7 +184,11 @@ fn decode_state_from(r: &mut Reader<'_>, tag_byte: u8) -> Result<AnyState, Decod
             }
             AnyState::SlidingLog(SlidingLogState::from_entries(entries))
         }
-        4 => AnyState::SlidingWindow(SlidingWindowState { start: r.time()?, current: r.varint()?, previous: r.varint()? }),
+        4 => AnyState::SlidingWindow(SlidingWindowState {
+            start: r.time()?,
+            current: r.varint()?,
+            previous: r.varint()?,
+        }),
         5 => {
             let newest = r.varint()?;
             let n = r.len(MAX_BUCKETS)?;
@@ -315,7 +319,10 @@ mod tests {
     #[test]
     fn overlong_varints_are_errors() {
         assert_eq!(Reader { bytes: &[0xff; 11] }.varint(), Err(DecodeError::Overflow));
-        assert_eq!(Reader { bytes: &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02] }.varint(), Err(DecodeError::Overflow));
+        assert_eq!(
+            Reader { bytes: &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02] }.varint(),
+            Err(DecodeError::Overflow)
+        );
         assert_eq!(Reader { bytes: &[0x80] }.varint(), Err(DecodeError::Truncated));
     }
 

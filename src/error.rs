@@ -63,28 +63,24 @@ impl fmt::Display for ConfigError {
             }
             ZeroBurst => write!(f, "burst must be at least 1"),
             BurstTooLarge { burst, max } => write!(f, "burst {burst} is above the maximum {max}"),
-            RateTooHigh { limit, window_ns } => write!(
-                f,
-                "rate too high: {limit} hits in {window_ns} ns is more than one per nanosecond"
-            ),
-            BadRefillAmount { amount, capacity } => write!(
-                f,
-                "refill amount {amount} must be between 1 and the capacity {capacity}"
-            ),
+            RateTooHigh { limit, window_ns } => {
+                write!(f, "rate too high: {limit} hits in {window_ns} ns is more than one per nanosecond")
+            }
+            BadRefillAmount { amount, capacity } => {
+                write!(f, "refill amount {amount} must be between 1 and the capacity {capacity}")
+            }
             BadRefillInterval { interval_ns } => {
                 write!(f, "refill interval of {interval_ns} ns is out of range")
             }
-            PrecisionNotDivisor { window_ns, precision_ns } => write!(
-                f,
-                "precision {precision_ns} ns must divide the window {window_ns} ns exactly"
-            ),
+            PrecisionNotDivisor { window_ns, precision_ns } => {
+                write!(f, "precision {precision_ns} ns must divide the window {window_ns} ns exactly")
+            }
             TooManyBuckets { buckets, max } => {
                 write!(f, "window split into {buckets} buckets; at most {max} are allowed")
             }
-            OffsetTooLarge { offset_ns, window_ns } => write!(
-                f,
-                "offset {offset_ns} ns must be shorter than the window {window_ns} ns"
-            ),
+            OffsetTooLarge { offset_ns, window_ns } => {
+                write!(f, "offset {offset_ns} ns must be shorter than the window {window_ns} ns")
+            }
             InvalidQuota { input, reason } => write!(f, "invalid quota \"{input}\": {reason}"),
             UnknownAlgorithm { name } => write!(
                 f,
@@ -99,10 +95,9 @@ impl fmt::Display for ConfigError {
                 write!(f, "a policy has {count} limits; at most {max} are allowed")
             }
             DuplicateLimitName { name } => write!(f, "two limits are named \"{name}\""),
-            InvalidLimitName { name } => write!(
-                f,
-                "limit name \"{name}\" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :"
-            ),
+            InvalidLimitName { name } => {
+                write!(f, "limit name \"{name}\" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :")
+            }
         }
     }
 }
@@ -126,10 +121,9 @@ impl fmt::Display for CheckError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CheckError::ZeroCost => write!(f, "cost must be at least 1"),
-            CheckError::CostExceedsCapacity { cost, capacity, .. } => write!(
-                f,
-                "cost {cost} can never fit: the capacity is {capacity}"
-            ),
+            CheckError::CostExceedsCapacity { cost, capacity, .. } => {
+                write!(f, "cost {cost} can never fit: the capacity is {capacity}")
+            }
         }
     }
 }

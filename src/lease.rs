@@ -143,10 +143,8 @@ impl LeasePool {
 
     fn grant_of(&self, holder: &str, now: Nanos) -> Grant {
         let partitions = self.held_by(holder, now);
-        let expires_at = partitions
-            .first()
-            .and_then(|&i| self.leases[i as usize].as_ref())
-            .map_or(now, |l| l.expires_at);
+        let expires_at =
+            partitions.first().and_then(|&i| self.leases[i as usize].as_ref()).map_or(now, |l| l.expires_at);
         let rate = self.partition_rate * partitions.len() as u64;
         Grant { partitions, expires_at, rate }
     }
@@ -269,7 +267,8 @@ impl LeasePool {
                 1 => {
                     let expires_at = r.time()?;
                     let len = r.len(MAX_HOLDER_LEN as u64)?;
-                    let holder = core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
+                    let holder =
+                        core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
                     Some(Lease { holder: holder.to_string().into_boxed_str(), expires_at })
                 }
                 _ => return Err(DecodeError::Invalid("lease slot tag")),

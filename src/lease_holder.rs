@@ -88,7 +88,10 @@ impl LeaseHolder {
         }
         let n = partitions.len() as u64;
         if rate == 0 || rate % n != 0 {
-            return Err(ConfigError::InvalidQuota { input: alloc::format!("{rate}/{n}"), reason: "the rate must be a whole multiple of the partitions held" });
+            return Err(ConfigError::InvalidQuota {
+                input: alloc::format!("{rate}/{n}"),
+                reason: "the rate must be a whole multiple of the partitions held",
+            });
         }
         // A clock that went backwards between send and answer: the answer came no earlier.
         let received = received.max(sent);

@@ -35,6 +35,6 @@ pub use error::{CheckError, ConfigError, DecodeError};
 pub use keyed::KeyedLimiter;
 pub use limiter::Limiter;
 pub use policy::{Limit, Policy, PolicyDecision, PolicyState};
-pub use store::{MemoryStore, Store};
 pub use quota::Quota;
+pub use store::{MemoryStore, Store};
 pub use time::Nanos;

@@ -206,4 +206,3 @@ impl<St: Store> Limiter<St> {
         self.store.remove(keys).map_err(LimitError::Store)
     }
 }
-

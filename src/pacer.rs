@@ -165,7 +165,9 @@ impl Pacer {
 
 fn with_cost(e: CheckError, cost: u64) -> CheckError {
     match e {
-        CheckError::CostExceedsCapacity { capacity, .. } => CheckError::CostExceedsCapacity { cost, capacity, limit: 0 },
+        CheckError::CostExceedsCapacity { capacity, .. } => {
+            CheckError::CostExceedsCapacity { cost, capacity, limit: 0 }
+        }
         other => other,
     }
 }
@@ -267,7 +269,10 @@ mod tests {
             pause(&[("X-RateLimit-Remaining", "0"), ("X-RateLimit-Reset", "1700000042")]),
             Some(Nanos::from_secs(1_700_000_042))
         );
-        assert_eq!(pause(&[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "12")]), Some(now + Nanos::from_secs(12)));
+        assert_eq!(
+            pause(&[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", "12")]),
+            Some(now + Nanos::from_secs(12))
+        );
         assert_eq!(pause(&[("X-RateLimit-Remaining", "3"), ("X-RateLimit-Reset", "12")]), None);
     }
 }

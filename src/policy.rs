@@ -196,7 +196,12 @@ impl Policy {
     /// Decides a hit of `cost` at `now` for keys whose states are `states` (one per key,
     /// `None` for a fresh key), all or nothing: when every pair admits it, every state is
     /// updated in place; otherwise none changes.
-    pub fn check(&self, states: &mut [Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+    pub fn check(
+        &self,
+        states: &mut [Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
         let peeked = self.decide(states, now, cost)?;
         if !peeked.allowed {
             return Ok(peeked);

@@ -94,10 +94,7 @@ impl Quota {
     pub fn emission_interval(&self) -> Result<Nanos, ConfigError> {
         let t = self.window.as_nanos().div_ceil(self.limit);
         if self.limit > self.window.as_nanos() {
-            return Err(ConfigError::RateTooHigh {
-                limit: self.limit,
-                window_ns: self.window.as_nanos(),
-            });
+            return Err(ConfigError::RateTooHigh { limit: self.limit, window_ns: self.window.as_nanos() });
         }
         Ok(Nanos::new(t))
     }

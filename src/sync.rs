@@ -220,7 +220,12 @@ impl SyncedLimiter {
 
     /// Decides a hit from the merged counts plus this node's unsynced hits, all or nothing,
     /// and records an admitted hit as pending diffs.
-    pub fn check(&mut self, keys: &[&str], now: Nanos, cost: u64) -> Result<PolicyDecision, LimitError<core::convert::Infallible>> {
+    pub fn check(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, LimitError<core::convert::Infallible>> {
         validate_keys(keys)?;
         self.policy.validate_cost(cost)?;
         let mut states: Vec<Option<PolicyState>> = keys.iter().map(|k| self.state_of(k, now)).collect();
@@ -236,7 +241,12 @@ impl SyncedLimiter {
 
     /// The decision [`check`](SyncedLimiter::check) would make from what this node knows,
     /// changing nothing.
-    pub fn peek(&self, keys: &[&str], now: Nanos, cost: u64) -> Result<PolicyDecision, LimitError<core::convert::Infallible>> {
+    pub fn peek(
+        &self,
+        keys: &[&str],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, LimitError<core::convert::Infallible>> {
         validate_keys(keys)?;
         self.policy.validate_cost(cost)?;
         let states: Vec<Option<PolicyState>> = keys.iter().map(|k| self.state_of(k, now)).collect();

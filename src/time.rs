@@ -90,9 +90,7 @@ impl Nanos {
     /// it is a convenience for callers.
     #[cfg(feature = "std")]
     pub fn now() -> Nanos {
-        let since = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default();
+        let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
         Nanos::from(since)
     }
 }
@@ -153,7 +151,8 @@ mod saturating_mul_tests {
     /// the edges where it stops applying.
     #[test]
     fn same_as_u64_saturating_mul() {
-        let edges = [0, 1, 2, 3, 999, 1_000_000, u32::MAX as u64, 1 << 32, (1 << 32) + 1, 1 << 63, u64::MAX - 1, u64::MAX];
+        let edges =
+            [0, 1, 2, 3, 999, 1_000_000, u32::MAX as u64, 1 << 32, (1 << 32) + 1, 1 << 63, u64::MAX - 1, u64::MAX];
         let mut values = values_around(&edges);
         values.sort_unstable();
         for &a in &values {

@@ -128,7 +128,8 @@ fn run(seed: u64) -> (u64, usize) {
                     in_flight.push((now + there, Msg::Grant(i, now, back, rng.chance(10))));
                 }
                 h.waiting = true;
-                h.next_ask = now + if h.lease.held_rate() > 0 { Nanos::from_millis(500) } else { Nanos::from_millis(200) };
+                h.next_ask =
+                    now + if h.lease.held_rate() > 0 { Nanos::from_millis(500) } else { Nanos::from_millis(200) };
             }
             if h.waiting && now >= h.next_ask + TTL {
                 h.waiting = false; // no answer for long: ask again

@@ -78,8 +78,7 @@ fn assert_bound(a: &AnyAlgorithm, hits: &[(Nanos, u64)]) -> Result<(), TestCaseE
         match a {
             AnyAlgorithm::FixedWindow(fw) => {
                 let al = fw.alignment();
-                let in_window: u64 =
-                    hits.iter().filter(|(u, _)| al.index(*u) == al.index(t)).map(|(_, c)| c).sum();
+                let in_window: u64 = hits.iter().filter(|(u, _)| al.index(*u) == al.index(t)).map(|(_, c)| c).sum();
                 prop_assert!(in_window <= fw.limit(), "fixed window: {in_window} in one window");
             }
             AnyAlgorithm::FixedWindowFirstHit(_) | AnyAlgorithm::SlidingWindow(_) => {
@@ -88,8 +87,7 @@ fn assert_bound(a: &AnyAlgorithm, hits: &[(Nanos, u64)]) -> Result<(), TestCaseE
                 prop_assert!(most <= 2 * limit, "{}: {most} within one window length", a.name());
                 if let AnyAlgorithm::SlidingWindow(sw) = a {
                     let al = sw.alignment();
-                    let aligned: u64 =
-                        hits.iter().filter(|(u, _)| al.index(*u) == al.index(t)).map(|(_, c)| c).sum();
+                    let aligned: u64 = hits.iter().filter(|(u, _)| al.index(*u) == al.index(t)).map(|(_, c)| c).sum();
                     prop_assert!(aligned <= limit, "sliding window: {aligned} in one aligned window");
                 }
             }
@@ -202,7 +200,10 @@ fn check_one(
         // retry_after is exact: denied just before it, allowed at it.
         let r = d.retry_after;
         prop_assert!(r > Nanos::ZERO);
-        prop_assert!(!a.peek(before.as_ref(), now + r - Nanos::new(1), cost).unwrap().allowed, "denied before retry_after");
+        prop_assert!(
+            !a.peek(before.as_ref(), now + r - Nanos::new(1), cost).unwrap().allowed,
+            "denied before retry_after"
+        );
         prop_assert!(a.peek(before.as_ref(), now + r, cost).unwrap().allowed, "allowed at retry_after {r:?}");
     }
     Ok((d, if d.allowed { outcome.state } else { before.clone() }))
@@ -433,4 +434,3 @@ fn leb(out: &mut Vec<u8>, mut v: u64) {
     }
     out.push(v as u8);
 }
-

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use tollgate::policy::{Limit, Policy};
 use tollgate::store::{CasBackend, CasError, CasStore, MemoryStore};
-use tollgate::{AnyAlgorithm, Gcra, Kind, KeyedLimiter, LimitSpec, Limiter, Nanos, Quota};
+use tollgate::{AnyAlgorithm, Gcra, KeyedLimiter, Kind, LimitSpec, Limiter, Nanos, Quota};
 
 /// A compare-and-swap backend over a shared map: what a Redis script offers, in process.
 #[derive(Clone, Default)]
@@ -120,7 +120,8 @@ fn memory_and_compare_and_swap_stores_decide_identically() {
 #[test]
 fn concurrent_writers_admit_exactly_the_limit() {
     // 8 threads x 50 hits at one instant on one key, limit 100: exactly 100 admitted.
-    let policy = Policy::single(AnyAlgorithm::from_spec(&LimitSpec::new(Kind::FixedWindow, 100, Nanos::from_secs(60))).unwrap());
+    let policy =
+        Policy::single(AnyAlgorithm::from_spec(&LimitSpec::new(Kind::FixedWindow, 100, Nanos::from_secs(60))).unwrap());
     let backend = SharedCas::default();
     let admitted = Arc::new(AtomicUsize::new(0));
     let now = Nanos::from_secs(1_700_000_000);
@@ -128,7 +129,8 @@ fn concurrent_writers_admit_exactly_the_limit() {
         for _ in 0..8 {
             let (backend, policy, admitted) = (backend.clone(), policy.clone(), admitted.clone());
             scope.spawn(move || {
-                let mut limiter = Limiter::new(policy.clone(), CasStore::new(backend, policy).with_max_attempts(10_000));
+                let mut limiter =
+                    Limiter::new(policy.clone(), CasStore::new(backend, policy).with_max_attempts(10_000));
                 for _ in 0..50 {
                     if limiter.check(&["hot"], now, 1).unwrap().allowed {
                         admitted.fetch_add(1, Ordering::SeqCst);

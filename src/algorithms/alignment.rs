@@ -18,10 +18,7 @@ impl Alignment {
     /// Windows of `length`, shifted by `offset` (which must be shorter than `length`).
     pub fn new(length: Nanos, offset: Nanos) -> Result<Alignment, ConfigError> {
         if offset >= length {
-            return Err(ConfigError::OffsetTooLarge {
-                offset_ns: offset.as_nanos(),
-                window_ns: length.as_nanos(),
-            });
+            return Err(ConfigError::OffsetTooLarge { offset_ns: offset.as_nanos(), window_ns: length.as_nanos() });
         }
         Ok(Alignment { length: length.as_nanos(), offset: offset.as_nanos() })
     }

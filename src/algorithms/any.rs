@@ -12,8 +12,7 @@ use alloc::string::ToString;
 use crate::algorithm::Algorithm;
 use crate::algorithms::{
     FirstHitState, FixedWindow, FixedWindowFirstHit, FixedWindowState, Gcra, GcraState, SlidingBuckets,
-    SlidingBucketsState, SlidingLog, SlidingLogState, SlidingWindow, SlidingWindowState, TokenBucket,
-    TokenBucketState,
+    SlidingBucketsState, SlidingLog, SlidingLogState, SlidingWindow, SlidingWindowState, TokenBucket, TokenBucketState,
 };
 use crate::decision::{Decision, Outcome};
 use crate::error::{CheckError, ConfigError};
@@ -206,16 +205,14 @@ impl AnyAlgorithm {
             Kind::SlidingLog => AnyAlgorithm::SlidingLog(SlidingLog::new(quota)?),
             Kind::SlidingWindow => AnyAlgorithm::SlidingWindow(SlidingWindow::with_offset(quota, offset)?),
             Kind::SlidingBuckets => {
-                let precision = spec.precision.ok_or(ConfigError::PrecisionNotDivisor {
-                    window_ns: spec.window.as_nanos(),
-                    precision_ns: 0,
-                })?;
+                let precision = spec
+                    .precision
+                    .ok_or(ConfigError::PrecisionNotDivisor { window_ns: spec.window.as_nanos(), precision_ns: 0 })?;
                 AnyAlgorithm::SlidingBuckets(SlidingBuckets::with_offset(quota, precision, offset)?)
             }
-            Kind::TokenBucket => AnyAlgorithm::TokenBucket(TokenBucket::from_quota_in_steps(
-                quota,
-                spec.refill_amount.unwrap_or(1),
-            )?),
+            Kind::TokenBucket => {
+                AnyAlgorithm::TokenBucket(TokenBucket::from_quota_in_steps(quota, spec.refill_amount.unwrap_or(1))?)
+            }
             Kind::Gcra => AnyAlgorithm::Gcra(Gcra::new(quota)?),
         })
     }
@@ -241,37 +238,58 @@ macro_rules! dispatch {
     ($self:expr, $state:expr, |$a:ident, $s:ident, $wrap:ident| $body:expr) => {
         match $self {
             AnyAlgorithm::FixedWindow($a) => {
-                let $s = match $state { Some(AnyState::FixedWindow(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::FixedWindow(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::FixedWindow;
                 $body
             }
             AnyAlgorithm::FixedWindowFirstHit($a) => {
-                let $s = match $state { Some(AnyState::FixedWindowFirstHit(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::FixedWindowFirstHit(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::FixedWindowFirstHit;
                 $body
             }
             AnyAlgorithm::SlidingLog($a) => {
-                let $s = match $state { Some(AnyState::SlidingLog(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::SlidingLog(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::SlidingLog;
                 $body
             }
             AnyAlgorithm::SlidingWindow($a) => {
-                let $s = match $state { Some(AnyState::SlidingWindow(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::SlidingWindow(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::SlidingWindow;
                 $body
             }
             AnyAlgorithm::SlidingBuckets($a) => {
-                let $s = match $state { Some(AnyState::SlidingBuckets(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::SlidingBuckets(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::SlidingBuckets;
                 $body
             }
             AnyAlgorithm::TokenBucket($a) => {
-                let $s = match $state { Some(AnyState::TokenBucket(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::TokenBucket(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::TokenBucket;
                 $body
             }
             AnyAlgorithm::Gcra($a) => {
-                let $s = match $state { Some(AnyState::Gcra(s)) => Some(s), _ => None };
+                let $s = match $state {
+                    Some(AnyState::Gcra(s)) => Some(s),
+                    _ => None,
+                };
                 let $wrap = AnyState::Gcra;
                 $body
             }

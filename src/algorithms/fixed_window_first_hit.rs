@@ -76,7 +76,12 @@ impl Algorithm for FixedWindowFirstHit {
         self.window
     }
 
-    fn check(&self, state: Option<&FirstHitState>, now: Nanos, cost: u64) -> Result<Outcome<FirstHitState>, CheckError> {
+    fn check(
+        &self,
+        state: Option<&FirstHitState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Outcome<FirstHitState>, CheckError> {
         validate_cost(cost, self.limit)?;
         let window = self.current(state, now);
         let end = window.start + self.window;

@@ -170,7 +170,12 @@ impl Algorithm for SlidingBuckets {
         self.window + self.align.length()
     }
 
-    fn check(&self, state: Option<&SlidingBucketsState>, now: Nanos, cost: u64) -> Result<Outcome<SlidingBucketsState>, CheckError> {
+    fn check(
+        &self,
+        state: Option<&SlidingBucketsState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Outcome<SlidingBucketsState>, CheckError> {
         validate_cost(cost, self.limit)?;
         let (newest, mut counts) = self.view(state, now);
         let sum = counts.iter().fold(0u64, |s, &c| s.saturating_add(c));

@@ -168,7 +168,12 @@ impl Algorithm for SlidingLog {
         self.window + Nanos::new(1)
     }
 
-    fn check(&self, state: Option<&SlidingLogState>, now: Nanos, cost: u64) -> Result<Outcome<SlidingLogState>, CheckError> {
+    fn check(
+        &self,
+        state: Option<&SlidingLogState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Outcome<SlidingLogState>, CheckError> {
         validate_cost(cost, self.limit)?;
         let Some(state) = state else {
             // A fresh key always has room for a valid cost.

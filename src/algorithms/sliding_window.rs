@@ -179,7 +179,12 @@ impl Algorithm for SlidingWindow {
         self.align.length().saturating_mul(2)
     }
 
-    fn check(&self, state: Option<&SlidingWindowState>, now: Nanos, cost: u64) -> Result<Outcome<SlidingWindowState>, CheckError> {
+    fn check(
+        &self,
+        state: Option<&SlidingWindowState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Outcome<SlidingWindowState>, CheckError> {
         validate_cost(cost, self.limit)?;
         let view = self.view(state, now);
         let count = self.count(&view);

@@ -153,7 +153,12 @@ impl Algorithm for TokenBucket {
         self.interval.saturating_mul(self.steps_for(self.capacity))
     }
 
-    fn check(&self, state: Option<&TokenBucketState>, now: Nanos, cost: u64) -> Result<Outcome<TokenBucketState>, CheckError> {
+    fn check(
+        &self,
+        state: Option<&TokenBucketState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Outcome<TokenBucketState>, CheckError> {
         validate_cost(cost, self.capacity)?;
         let level = self.level(state, now);
         if level.tokens >= cost {

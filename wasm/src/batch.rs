@@ -44,10 +44,7 @@ impl Handles {
 
     /// The key of a live handle (a released one is the empty string, never a valid key).
     fn get(&self, id: u32) -> Option<&str> {
-        self.keys
-            .get(id as usize)
-            .map(|k| &**k)
-            .filter(|k| !k.is_empty())
+        self.keys.get(id as usize).map(|k| &**k).filter(|k| !k.is_empty())
     }
 
     fn release(&mut self, id: u32) {
@@ -90,30 +87,17 @@ impl BatchOut {
 }
 
 fn unknown_handle(id: u32) -> JsValue {
-    at_index(
-        "key handle ",
-        id as f64,
-        " is not a live key of this limiter",
-    )
+    at_index("key handle ", id as f64, " is not a live key of this limiter")
 }
 
 impl Limiter {
     /// Every entry's time and cost, validated before anything is decided.
-    fn batch_inputs(
-        &self,
-        n: usize,
-        nows: &[f64],
-        costs: &[f64],
-    ) -> Result<(Vec<Nanos>, Vec<u64>), JsValue> {
+    fn batch_inputs(&self, n: usize, nows: &[f64], costs: &[f64]) -> Result<(Vec<Nanos>, Vec<u64>), JsValue> {
         if nows.len() != 1 && nows.len() != n {
-            return Err(range_error(
-                "now must be one number or hold one time per key",
-            ));
+            return Err(range_error("now must be one number or hold one time per key"));
         }
         if costs.len() != 1 && costs.len() != n {
-            return Err(range_error(
-                "costs must be one number or hold one cost per key",
-            ));
+            return Err(range_error("costs must be one number or hold one cost per key"));
         }
         let mut ns = Vec::with_capacity(nows.len());
         for &ms in nows {
@@ -168,9 +152,8 @@ impl Limiter {
         costs: &[u64],
     ) -> Result<u32, JsValue> {
         if !matches!(self.single, Some(Single::Compact(_))) {
-            return self.run_batch(ids.len(), nows, costs, |me, i, now, cost| {
-                me.decide_handle(handles, ids[i], now, cost)
-            });
+            return self
+                .run_batch(ids.len(), nows, costs, |me, i, now, cost| me.decide_handle(handles, ids[i], now, cost));
         }
         let n = ids.len();
         let mut out = core::mem::take(&mut self.batch);
@@ -215,13 +198,7 @@ impl Limiter {
 
     /// A handle's summary decision, inputs already validated; by its cached entry when the
     /// compact store has not removed anything since.
-    fn decide_handle(
-        &mut self,
-        handles: &mut Handles,
-        id: u32,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<Decision, JsValue> {
+    fn decide_handle(&mut self, handles: &mut Handles, id: u32, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
         let key = match handles.keys.get(id as usize) {
             Some(k) if !k.is_empty() => &**k,
             _ => return Err(unknown_handle(id)),
@@ -244,13 +221,7 @@ impl Limiter {
     }
 
     /// `limit` by handle; the compact store's fast path, else `limit` by the key.
-    fn limit_by_handle(
-        &mut self,
-        handles: &mut Handles,
-        id: u32,
-        now_ms: f64,
-        cost: f64,
-    ) -> Result<bool, JsValue> {
+    fn limit_by_handle(&mut self, handles: &mut Handles, id: u32, now_ms: f64, cost: f64) -> Result<bool, JsValue> {
         let Some(key) = handles.get(id) else {
             return Err(unknown_handle(id));
         };
@@ -268,15 +239,10 @@ impl Limiter {
     /// One key's summary decision, inputs already validated.
     fn decide(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
         if let Some(keyed) = self.single.as_mut() {
-            return keyed
-                .check(key, now, cost)
-                .map_err(|e| self.error(e.into(), true));
+            return keyed.check(key, now, cost).map_err(|e| self.error(e.into(), true));
         }
         match self.inner.check(&[key], now, cost) {
-            Ok(pd) => Ok(Decision {
-                allowed: pd.allowed,
-                ..pd.decision
-            }),
+            Ok(pd) => Ok(Decision { allowed: pd.allowed, ..pd.decision }),
             Err(e) => Err(self.error(e, true)),
         }
     }
@@ -320,12 +286,7 @@ impl Limiter {
     /// entry. Returns how many were admitted; the summaries are at `batchAllowedPtr` and
     /// `batchNumbersPtr`. Throws before counting anything when any input is bad.
     #[wasm_bindgen(js_name = limitBatch)]
-    pub fn limit_batch(
-        &mut self,
-        ids: &[u32],
-        nows: &[f64],
-        costs: &[f64],
-    ) -> Result<u32, JsValue> {
+    pub fn limit_batch(&mut self, ids: &[u32], nows: &[f64], costs: &[f64]) -> Result<u32, JsValue> {
         let (ns, cs) = self.batch_inputs(ids.len(), nows, costs)?;
         if let Some(&id) = ids.iter().find(|&&id| self.handles.get(id).is_none()) {
             return Err(unknown_handle(id));
@@ -367,9 +328,7 @@ impl Limiter {
             refs.push(key);
             start = end;
         }
-        self.run_batch(refs.len(), &ns, &cs, |me, i, now, cost| {
-            me.decide(refs[i], now, cost)
-        })
+        self.run_batch(refs.len(), &ns, &cs, |me, i, now, cost| me.decide(refs[i], now, cost))
     }
 
     #[wasm_bindgen(getter, js_name = batchAllowedPtr)]

@@ -17,11 +17,7 @@ pub fn range_error(msg: &str) -> JsValue {
 
 /// A configuration error, prefixed with where it happened (e.g. `limits[1]`).
 pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
-    let msg = if at.is_empty() {
-        e.to_string()
-    } else {
-        format!("{at}: {e}")
-    };
+    let msg = if at.is_empty() { e.to_string() } else { format!("{at}: {e}") };
     match e {
         ConfigError::InvalidQuota { .. }
         | ConfigError::UnknownAlgorithm { .. }
@@ -35,11 +31,7 @@ pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
 /// A cost that can never be decided, naming the limit it does not fit.
 pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsValue {
     match e {
-        CheckError::CostExceedsCapacity {
-            cost,
-            capacity,
-            limit,
-        } => range_error(&format!(
+        CheckError::CostExceedsCapacity { cost, capacity, limit } => range_error(&format!(
             "cost {cost} can never fit: the capacity of limit \"{}\" is {capacity}",
             limit_name(*limit)
         )),
@@ -85,10 +77,7 @@ pub fn push_number(msg: &mut String, n: f64) {
         }
         msg.push_str(core::str::from_utf8(&digits[i..]).unwrap_or(""));
     } else {
-        let s: String = js_sys::Number::from(n)
-            .to_string_with_radix(10)
-            .map(String::from)
-            .unwrap_or_default();
+        let s: String = js_sys::Number::from(n).to_string_with_radix(10).map(String::from).unwrap_or_default();
         msg.push_str(&s);
     }
 }

@@ -74,26 +74,15 @@ fn to_words(s: &AnyState, w: &mut [u64; 3]) {
 
 fn from_words(kind: Kind, w: &[u64]) -> AnyState {
     match kind {
-        Kind::TokenBucket => AnyState::TokenBucket(TokenBucketState {
-            tokens: w[0],
-            anchor: Nanos::new(w[1]),
-        }),
-        Kind::FixedWindow => AnyState::FixedWindow(FixedWindowState {
-            start: Nanos::new(w[0]),
-            count: w[1],
-        }),
-        Kind::FixedWindowFirstHit => AnyState::FixedWindowFirstHit(FirstHitState {
-            start: Nanos::new(w[0]),
-            count: w[1],
-        }),
-        Kind::SlidingWindow => AnyState::SlidingWindow(SlidingWindowState {
-            start: Nanos::new(w[0]),
-            current: w[1],
-            previous: w[2],
-        }),
-        _ => AnyState::Gcra(GcraState {
-            tat: Nanos::new(w[0]),
-        }),
+        Kind::TokenBucket => AnyState::TokenBucket(TokenBucketState { tokens: w[0], anchor: Nanos::new(w[1]) }),
+        Kind::FixedWindow => AnyState::FixedWindow(FixedWindowState { start: Nanos::new(w[0]), count: w[1] }),
+        Kind::FixedWindowFirstHit => {
+            AnyState::FixedWindowFirstHit(FirstHitState { start: Nanos::new(w[0]), count: w[1] })
+        }
+        Kind::SlidingWindow => {
+            AnyState::SlidingWindow(SlidingWindowState { start: Nanos::new(w[0]), current: w[1], previous: w[2] })
+        }
+        _ => AnyState::Gcra(GcraState { tat: Nanos::new(w[0]) }),
     }
 }
 
@@ -143,9 +132,7 @@ impl CompactKeyed {
     pub(crate) fn find(&self, key: &str) -> Option<u32> {
         let k = key.as_bytes();
         let chunks = &self.chunks;
-        self.table
-            .find(self.hash(k), |&o| key_at(chunks, o) == k)
-            .copied()
+        self.table.find(self.hash(k), |&o| key_at(chunks, o) == k).copied()
     }
 
     /// Where the state words of the record at `offset` start: (chunk, position).
@@ -201,8 +188,7 @@ impl CompactKeyed {
         self.set_at(offset, s);
         let hash = self.hash(key.as_bytes());
         let (chunks, hasher) = (&self.chunks, &self.hasher);
-        self.table
-            .insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
+        self.table.insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
         offset
     }
 
@@ -225,12 +211,7 @@ impl CompactKeyed {
 
     /// Removes every record for which `drop` says so; returns how many.
     fn remove_where(&mut self, mut drop: impl FnMut(&Self, u32) -> bool) -> usize {
-        let gone: Vec<u32> = self
-            .table
-            .iter()
-            .copied()
-            .filter(|&o| drop(self, o))
-            .collect();
+        let gone: Vec<u32> = self.table.iter().copied().filter(|&o| drop(self, o)).collect();
         for &o in &gone {
             self.remove(o);
         }
@@ -259,8 +240,7 @@ impl CompactKeyed {
         self.dead = 0;
         self.generation = self.generation.wrapping_add(1);
         let (chunks, hasher) = (&self.chunks, &self.hasher);
-        self.table
-            .shrink_to_fit(|&o| hasher.hash_one(key_at(chunks, o)));
+        self.table.shrink_to_fit(|&o| hasher.hash_one(key_at(chunks, o)));
     }
 
     /// Inserts a new key's state after the core's sweeping and eviction rules (src/keyed.rs).
@@ -290,12 +270,7 @@ impl CompactKeyed {
         for strictly in [true, false] {
             self.remove_where(|me, o| {
                 let t = me.fresh_at(o);
-                let hit = left > 0
-                    && if strictly {
-                        t < threshold
-                    } else {
-                        t == threshold
-                    };
+                let hit = left > 0 && if strictly { t < threshold } else { t == threshold };
                 if hit {
                     left -= 1;
                 }
@@ -314,12 +289,7 @@ impl CompactKeyed {
     }
 
     /// Decides a hit for the record at `offset` in place.
-    pub(crate) fn check_entry(
-        &mut self,
-        offset: u32,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<Decision, CheckError> {
+    pub(crate) fn check_entry(&mut self, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
         let mut s = self.state_at(offset);
         let d = self.algorithm.check_in_place(&mut s, now, cost)?;
         self.set_at(offset, &s);
@@ -376,12 +346,7 @@ impl Single {
         }
     }
 
-    pub(crate) fn check(
-        &mut self,
-        key: &str,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<Decision, CheckError> {
+    pub(crate) fn check(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
         match self {
             Single::Compact(c) => c.check_key(key, now, cost).map(|(d, _)| d),
             Single::Keyed(k) => k.check(key, now, cost),
@@ -473,11 +438,9 @@ impl Single {
 
     pub(crate) fn keys(&self) -> Vec<String> {
         match self {
-            Single::Compact(c) => c
-                .table
-                .iter()
-                .map(|&o| String::from_utf8_lossy(key_at(&c.chunks, o)).into_owned())
-                .collect(),
+            Single::Compact(c) => {
+                c.table.iter().map(|&o| String::from_utf8_lossy(key_at(&c.chunks, o)).into_owned()).collect()
+            }
             Single::Keyed(k) => k.keys().map(|k| String::from(&**k)).collect(),
         }
     }

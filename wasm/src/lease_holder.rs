@@ -18,18 +18,12 @@ pub struct LeaseHolder {
 }
 
 fn duration_ms(field: &str, ms: f64) -> Result<Nanos, JsValue> {
-    now_from_ms(ms).map_err(|_| {
-        range_error(&format!(
-            "{field} must be milliseconds of at least 0, got {ms}"
-        ))
-    })
+    now_from_ms(ms).map_err(|_| range_error(&format!("{field} must be milliseconds of at least 0, got {ms}")))
 }
 
 fn whole(field: &str, v: f64) -> Result<u64, JsValue> {
     if !(0.0..=9_007_199_254_740_991.0).contains(&v) || v.fract() != 0.0 {
-        return Err(range_error(&format!(
-            "{field} must be a whole number of at least 0, got {v}"
-        )));
+        return Err(range_error(&format!("{field} must be a whole number of at least 0, got {v}")));
     }
     Ok(v as u64)
 }
@@ -45,9 +39,7 @@ impl LeaseHolder {
     /// A holder holding nothing; nothing starts later than `marginMs` before a lease's end.
     #[wasm_bindgen(constructor)]
     pub fn new(margin_ms: f64) -> Result<LeaseHolder, JsValue> {
-        Ok(LeaseHolder {
-            inner: CoreHolder::new(duration_ms("renewMargin", margin_ms)?),
-        })
+        Ok(LeaseHolder { inner: CoreHolder::new(duration_ms("renewMargin", margin_ms)?) })
     }
 
     /// An answer to a grant sent at `sentMs`, received at `receivedMs`: `partitions` held,
@@ -62,14 +54,9 @@ impl LeaseHolder {
         ttl_ms: f64,
     ) -> Result<(), JsValue> {
         let (sent, received) = (now_from_ms(sent_ms)?, now_from_ms(received_ms)?);
-        let (window, ttl) = (
-            duration_ms("window", window_ms)?,
-            duration_ms("ttlMs", ttl_ms)?,
-        );
+        let (window, ttl) = (duration_ms("window", window_ms)?, duration_ms("ttlMs", ttl_ms)?);
         let rate = whole("rate", rate)?;
-        self.inner
-            .granted(sent, received, &partitions, rate, window, ttl)
-            .map_err(|e| config_error("lease answer", &e))
+        self.inner.granted(sent, received, &partitions, rate, window, ttl).map_err(|e| config_error("lease answer", &e))
     }
 
     /// The holder holds nothing any more.

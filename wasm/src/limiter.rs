@@ -51,10 +51,7 @@ pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
         }
         KeyError::Empty { index } => format!("{} must not be empty", name(index)),
         KeyError::TooLong { index, len } => {
-            format!(
-                "{} is {len} bytes long; at most {MAX_KEY_LEN} are allowed",
-                name(index)
-            )
+            format!("{} is {len} bytes long; at most {MAX_KEY_LEN} are allowed", name(index))
         }
         KeyError::Duplicate { index } => format!("{} repeats an earlier key", name(index)),
     })
@@ -73,10 +70,7 @@ impl Limiter {
 
     /// Throws when `cost` can never fit the policy's limits.
     pub(crate) fn validate_cost(&self, cost: u64) -> Result<(), JsValue> {
-        self.inner
-            .policy()
-            .validate_cost(cost)
-            .map_err(|e| self.error(e.into(), false))
+        self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))
     }
 
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
@@ -84,27 +78,16 @@ impl Limiter {
         let cost = cost_from(cost)?;
         if self.single.is_some() {
             validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
-            self.inner
-                .policy()
-                .validate_cost(cost)
-                .map_err(|e| self.error(e.into(), false))?;
+            self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))?;
             if let ([key], Some(keyed)) = (keys, self.single.as_mut()) {
-                let r = if peek {
-                    keyed.peek(key, now, cost)
-                } else {
-                    keyed.check(key, now, cost)
-                };
+                let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
                 let d = r.map_err(|e| self.error(e.into(), true))?;
                 self.out.write_one(&d);
                 return Ok(d.allowed);
             }
             return self.run_keyed_policy(keys, now, cost, peek);
         }
-        let r = if peek {
-            self.inner.peek(keys, now, cost)
-        } else {
-            self.inner.check(keys, now, cost)
-        };
+        let r = if peek { self.inner.peek(keys, now, cost) } else { self.inner.check(keys, now, cost) };
         match r {
             Ok(d) => {
                 self.out.write(&d);
@@ -132,24 +115,12 @@ impl Limiter {
         let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
         for k in keys {
             let slot = keyed.state(k);
-            states.push(
-                policy
-                    .state_from_slots(alloc::vec![slot])
-                    .map_err(|e| decode_error(&e))?,
-            );
+            states.push(policy.state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?);
         }
-        let r = if peek {
-            policy.peek(&states, now, cost)
-        } else {
-            policy.check(&mut states, now, cost)
-        };
+        let r = if peek { policy.peek(&states, now, cost) } else { policy.check(&mut states, now, cost) };
         let d = match r {
             Ok(d) => d,
-            Err(e) => {
-                return Err(check_error(&e, |i| {
-                    policy.limits().get(i).map_or("", |l| l.name()).into()
-                }))
-            }
+            Err(e) => return Err(check_error(&e, |i| policy.limits().get(i).map_or("", |l| l.name()).into())),
         };
         if !peek && d.allowed {
             for (k, st) in keys.iter().zip(states) {
@@ -176,10 +147,7 @@ impl Limiter {
             store = store.with_max_keys(max_keys as usize);
         }
         let single = match policy.inner.limits() {
-            [one] => Some(Single::new(
-                *one.algorithm(),
-                (max_keys >= 1.0).then_some(max_keys as usize),
-            )),
+            [one] => Some(Single::new(*one.algorithm(), (max_keys >= 1.0).then_some(max_keys as usize))),
             _ => None,
         };
         Limiter {
@@ -229,9 +197,7 @@ impl Limiter {
             }
             return Ok(());
         }
-        self.inner
-            .refund(&refs(&keys), now, cost)
-            .map_err(|e| self.error(e, single))
+        self.inner.refund(&refs(&keys), now, cost).map_err(|e| self.error(e, single))
     }
 
     /// Forgets the keys.
@@ -245,9 +211,7 @@ impl Limiter {
             }
             return Ok(());
         }
-        self.inner
-            .reset(&refs(&keys))
-            .map_err(|e| self.error(e, single))
+        self.inner.reset(&refs(&keys)).map_err(|e| self.error(e, single))
     }
 
     /// The key's encoded state (`undefined`: fresh).
@@ -256,11 +220,7 @@ impl Limiter {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
         if let Some(keyed) = &self.single {
             let slot = keyed.state(key);
-            let state = self
-                .inner
-                .policy()
-                .state_from_slots(alloc::vec![slot])
-                .map_err(|e| decode_error(&e))?;
+            let state = self.inner.policy().state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?;
             return Ok(state.as_ref().map(PolicyState::encode));
         }
         Ok(self.inner.store().get(key).map(PolicyState::encode))
@@ -275,21 +235,12 @@ impl Limiter {
             None => None,
             Some(bytes) => {
                 let s = PolicyState::decode(&bytes).map_err(|e| decode_error(&e))?;
-                self.inner
-                    .policy()
-                    .validate_state(&s)
-                    .map_err(|e| decode_error(&e))?;
-                self.inner
-                    .policy()
-                    .state_from_slots(s.slots().to_vec())
-                    .map_err(|e| decode_error(&e))?
+                self.inner.policy().validate_state(&s).map_err(|e| decode_error(&e))?;
+                self.inner.policy().state_from_slots(s.slots().to_vec()).map_err(|e| decode_error(&e))?
             }
         };
         if let Some(keyed) = self.single.as_mut() {
-            keyed.set_state(
-                key,
-                state.and_then(|s| s.slots().first().cloned().flatten()),
-            );
+            keyed.set_state(key, state.and_then(|s| s.slots().first().cloned().flatten()));
             return Ok(());
         }
         self.inner.store_mut().set(key, state);
@@ -301,11 +252,7 @@ impl Limiter {
         if let Some(keyed) = &self.single {
             return keyed.keys();
         }
-        self.inner
-            .store()
-            .iter()
-            .map(|(k, _)| String::from(k))
-            .collect()
+        self.inner.store().iter().map(|(k, _)| String::from(k)).collect()
     }
 
     /// How many keys hold state.

@@ -23,9 +23,7 @@ pub struct Out {
 
 impl Out {
     pub fn new() -> Out {
-        Out {
-            buf: vec![0.0; LEN],
-        }
+        Out { buf: vec![0.0; LEN] }
     }
 
     pub fn ptr(&self) -> u32 {

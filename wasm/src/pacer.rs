@@ -31,9 +31,9 @@ fn parse_rate(rate: &str) -> Result<Quota, JsValue> {
 fn cost_error(e: &CheckError, per_grain: u64) -> JsValue {
     match e {
         // A distinct message (and, in lib/pacer.js, a distinct code): waiting never helps.
-        CheckError::CostExceedsCapacity { cost, .. } => range_error(&format!(
-            "cost {cost} can never be paced: at most {per_grain} units are released per grain"
-        )),
+        CheckError::CostExceedsCapacity { cost, .. } => {
+            range_error(&format!("cost {cost} can never be paced: at most {per_grain} units are released per grain"))
+        }
         other => range_error(&format!("cost: {other}")),
     }
 }
@@ -70,26 +70,17 @@ impl Pacer {
     pub fn reserve(&mut self, now: f64, cost: f64) -> Result<f64, JsValue> {
         let (now, cost) = (now_from_ms(now)?, cost_from(cost)?);
         let per_grain = self.inner.per_grain();
-        let earliest = self
-            .inner
-            .peek(now, cost)
-            .map_err(|e| cost_error(&e, per_grain))?;
+        let earliest = self.inner.peek(now, cost).map_err(|e| cost_error(&e, per_grain))?;
         // Sliding logs only free up as time passes, so what is admitted at `earliest` is
         // admitted on the millisecond after it too.
         let on_ms = Nanos::from_millis(earliest.as_millis_ceil());
-        self.inner
-            .reserve(on_ms, cost)
-            .map(ms_ceil)
-            .map_err(|e| cost_error(&e, per_grain))
+        self.inner.reserve(on_ms, cost).map(ms_ceil).map_err(|e| cost_error(&e, per_grain))
     }
 
     /// When work of `cost` could start (epoch ms), reserving nothing.
     pub fn peek(&self, now: f64, cost: f64) -> Result<f64, JsValue> {
         let (now, cost) = (now_from_ms(now)?, cost_from(cost)?);
-        self.inner
-            .peek(now, cost)
-            .map(ms_ceil)
-            .map_err(|e| cost_error(&e, self.inner.per_grain()))
+        self.inner.peek(now, cost).map(ms_ceil).map_err(|e| cost_error(&e, self.inner.per_grain()))
     }
 
     /// Gives back a reservation of `cost` that was never used.
@@ -102,8 +93,7 @@ impl Pacer {
     /// Nothing starts before `until` (epoch ms).
     #[wasm_bindgen(js_name = pauseUntil)]
     pub fn pause_until(&mut self, until: f64) -> Result<(), JsValue> {
-        let until = now_from_ms(until)
-            .map_err(|_| number_error("until must be epoch milliseconds, got ", until))?;
+        let until = now_from_ms(until).map_err(|_| number_error("until must be epoch milliseconds, got ", until))?;
         self.inner.pause_until(until);
         Ok(())
     }
@@ -125,9 +115,7 @@ impl Pacer {
     #[wasm_bindgen(js_name = setRate)]
     pub fn set_rate(&mut self, rate: &str) -> Result<(), JsValue> {
         let quota = parse_rate(rate)?;
-        self.inner
-            .set_rate(quota)
-            .map_err(|e| config_error("rate", &e))
+        self.inner.set_rate(quota).map_err(|e| config_error("rate", &e))
     }
 
     /// The rate being paced to, as `"<limit>/<window>"`.

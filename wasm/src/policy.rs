@@ -24,13 +24,7 @@ pub struct Policy {
 
 impl Policy {
     pub(crate) fn limit_name(&self) -> impl Fn(usize) -> String + '_ {
-        |i| {
-            self.inner
-                .limits()
-                .get(i)
-                .map_or("", |l| l.name())
-                .to_string()
-        }
+        |i| self.inner.limits().get(i).map_or("", |l| l.name()).to_string()
     }
 
     fn states_from(&self, states: &Array) -> Result<Vec<Option<PolicyState>>, JsValue> {
@@ -50,14 +44,10 @@ impl Policy {
                 continue;
             }
             let Some(bytes) = v.dyn_ref::<Uint8Array>() else {
-                return Err(type_error(&format!(
-                    "states[{i}] must be a Uint8Array or null"
-                )));
+                return Err(type_error(&format!("states[{i}] must be a Uint8Array or null")));
             };
             let state = PolicyState::decode(&bytes.to_vec()).map_err(|e| decode_error(&e))?;
-            self.inner
-                .validate_state(&state)
-                .map_err(|e| decode_error(&e))?;
+            self.inner.validate_state(&state).map_err(|e| decode_error(&e))?;
             out.push(Some(state));
         }
         Ok(out)
@@ -76,11 +66,7 @@ impl Policy {
         precisions: Vec<String>,
     ) -> Result<Policy, JsValue> {
         let inner = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
-        Ok(Policy {
-            inner,
-            out: Out::new(),
-            expires: Vec::new(),
-        })
+        Ok(Policy { inner, out: Out::new(), expires: Vec::new() })
     }
 
     /// Where the last decision was written (see `out.rs`).
@@ -95,10 +81,7 @@ impl Policy {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let mut st = self.states_from(states)?;
-        let d = self
-            .inner
-            .check(&mut st, now, cost)
-            .map_err(|e| check_error(&e, self.limit_name()))?;
+        let d = self.inner.check(&mut st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
         self.out.write(&d);
         self.expires.clear();
         let result = Array::new();
@@ -128,10 +111,7 @@ impl Policy {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let st = self.states_from(states)?;
-        let d = self
-            .inner
-            .peek(&st, now, cost)
-            .map_err(|e| check_error(&e, self.limit_name()))?;
+        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
         self.out.write(&d);
         Ok(())
     }
@@ -184,10 +164,6 @@ impl Policy {
     /// The limits' names, in order.
     #[wasm_bindgen(js_name = limitNames)]
     pub fn limit_names(&self) -> Vec<String> {
-        self.inner
-            .limits()
-            .iter()
-            .map(|l| l.name().to_string())
-            .collect()
+        self.inner.limits().iter().map(|l| l.name().to_string()).collect()
     }
 }

@@ -23,22 +23,10 @@ pub fn build_policy(
     let n = names.len();
     let mut limits = Vec::with_capacity(n);
     for (i, name) in names.iter().enumerate() {
-        let at = if n > 1 {
-            format!("limits[{i}]")
-        } else {
-            String::new()
-        };
+        let at = if n > 1 { format!("limits[{i}]") } else { String::new() };
         let err = |e| config_error(&at, &e);
-        let kind: Kind = algorithms
-            .get(i)
-            .map_or("", |s| s.as_str())
-            .parse()
-            .map_err(err)?;
-        let quota: Quota = quotas
-            .get(i)
-            .map_or("", |s| s.as_str())
-            .parse()
-            .map_err(err)?;
+        let kind: Kind = algorithms.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
+        let quota: Quota = quotas.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
         let burst = bursts.get(i).copied().unwrap_or(0.0);
         let precision = match precisions.get(i).map_or("", |s| s.as_str()) {
             "" => None,

@@ -36,11 +36,7 @@ impl Synced {
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        let r = if peek {
-            self.inner.peek(keys, now, cost)
-        } else {
-            self.inner.check(keys, now, cost)
-        };
+        let r = if peek { self.inner.peek(keys, now, cost) } else { self.inner.check(keys, now, cost) };
         match r {
             Ok(d) => {
                 self.out.write(&d);
@@ -49,9 +45,7 @@ impl Synced {
             Err(LimitError::Key(k)) => Err(key_error(&k, keys.len() == 1)),
             Err(LimitError::Check(c)) => {
                 let policy = self.inner.policy();
-                Err(check_error(&c, |i| {
-                    policy.limits().get(i).map_or("", |l| l.name()).into()
-                }))
+                Err(check_error(&c, |i| policy.limits().get(i).map_or("", |l| l.name()).into()))
             }
             Err(LimitError::Store(never)) => match never {},
         }
@@ -66,18 +60,11 @@ impl Synced {
     #[wasm_bindgen(constructor)]
     pub fn new(policy: &Policy, namespace: &str, sync_rate_ms: f64) -> Result<Synced, JsValue> {
         if !sync_rate_ms.is_finite() || sync_rate_ms.fract() != 0.0 {
-            return Err(range_error(
-                "syncRate must be a whole number of milliseconds",
-            ));
+            return Err(range_error("syncRate must be a whole number of milliseconds"));
         }
         let rate = SyncRate::from_millis(sync_rate_ms as i64);
-        let inner = SyncedLimiter::new(namespace, policy.inner.clone(), rate)
-            .map_err(|e| config_error("", &e))?;
-        Ok(Synced {
-            inner,
-            out: Out::new(),
-            diff_keys: Vec::new(),
-        })
+        let inner = SyncedLimiter::new(namespace, policy.inner.clone(), rate).map_err(|e| config_error("", &e))?;
+        Ok(Synced { inner, out: Out::new(), diff_keys: Vec::new() })
     }
 
     #[wasm_bindgen(getter, js_name = outPtr)]
@@ -87,13 +74,7 @@ impl Synced {
 
     /// Decides a hit for the keys (all or nothing) from what this node knows, and counts it
     /// if allowed; with `peek`, counts nothing.
-    pub fn decide(
-        &mut self,
-        keys: Vec<String>,
-        now: f64,
-        cost: f64,
-        peek: bool,
-    ) -> Result<bool, JsValue> {
+    pub fn decide(&mut self, keys: Vec<String>, now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
         self.run(&refs(&keys), now, cost, peek)
     }
 
@@ -147,12 +128,7 @@ impl Synced {
     /// `[key index into keys, limit, start high 32 bits, start low 32 bits, count]`. Returns,
     /// per entry, 1 when its window no longer matters at `now` (the store may drop it), else 0.
     #[wasm_bindgen(js_name = applyMerged)]
-    pub fn apply_merged(
-        &mut self,
-        keys: Vec<String>,
-        entries: &[f64],
-        now: f64,
-    ) -> Result<Vec<u8>, JsValue> {
+    pub fn apply_merged(&mut self, keys: Vec<String>, entries: &[f64], now: f64) -> Result<Vec<u8>, JsValue> {
         let now = now_from_ms(now)?;
         let policy = self.inner.policy();
         let mut merged = Vec::with_capacity(entries.len() / 5);
@@ -168,12 +144,7 @@ impl Synced {
             let key = keys.get(e[0] as usize);
             stale.push(u8::from(!live || key.is_none()));
             if let (true, Some(key)) = (live, key) {
-                merged.push(MergedCount {
-                    key: key.as_str().into(),
-                    limit,
-                    window_start: start,
-                    count: e[4] as u64,
-                });
+                merged.push(MergedCount { key: key.as_str().into(), limit, window_start: start, count: e[4] as u64 });
             }
         }
         self.inner.apply_merged_for(&refs(&keys), &merged, now);

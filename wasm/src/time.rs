@@ -13,10 +13,7 @@ const MAX_NOW_MS: f64 = 16_725_225_600_000.0;
 
 pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
     if !(0.0..=MAX_NOW_MS).contains(&ms) {
-        return Err(number_error(
-            "now must be epoch milliseconds between 0 and 16725225600000, got ",
-            ms,
-        ));
+        return Err(number_error("now must be epoch milliseconds between 0 and 16725225600000, got ", ms));
     }
     // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
     // then the fraction to the nearest nanosecond.
@@ -39,10 +36,7 @@ fn round_half_up(x: f64) -> f64 {
 
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
     if !(1.0..=MAX_LIMIT as f64).contains(&cost) || cost.fract() != 0.0 {
-        return Err(number_error(
-            "cost must be a whole number of at least 1, got ",
-            cost,
-        ));
+        return Err(number_error("cost must be a whole number of at least 1, got ", cost));
     }
     Ok(cost as u64)
 }

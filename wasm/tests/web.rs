@@ -6,13 +6,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
 fn policy(algorithm: &str, quota: &str) -> Result<Policy, wasm_bindgen::JsValue> {
-    Policy::new(
-        vec!["default".into()],
-        vec![algorithm.into()],
-        vec![quota.into()],
-        vec![0.0],
-        vec!["".into()],
-    )
+    Policy::new(vec!["default".into()], vec![algorithm.into()], vec![quota.into()], vec![0.0], vec!["".into()])
 }
 
 #[wasm_bindgen_test]
@@ -46,11 +40,7 @@ fn policy_check_returns_new_states_and_leaves_inputs_alone() {
     let states = Array::of1(&wasm_bindgen::JsValue::NULL);
     let next = p.check(&states, 5_000.0, 1.0).unwrap();
     assert!(states.get(0).is_null());
-    let bytes = next
-        .get(0)
-        .dyn_into::<js_sys::Uint8Array>()
-        .unwrap()
-        .to_vec();
+    let bytes = next.get(0).dyn_into::<js_sys::Uint8Array>().unwrap().to_vec();
     p.validate_state(&bytes).unwrap();
     assert!(p.validate_state(&bytes[..bytes.len() - 1]).is_err());
 }

@@ -52,7 +52,10 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     if pc.sync_ms != 0 {
         return Err(ApiError::bad_request(
             "unsupported_in_sync_mode",
-            format!("policy {:?} has sync = {}; refunds need sync = 0 (window counts only add up)", pc.name, pc.sync_ms),
+            format!(
+                "policy {:?} has sync = {}; refunds need sync = 0 (window counts only add up)",
+                pc.name, pc.sync_ms
+            ),
         ));
     }
     let req = DoRequest {
@@ -131,7 +134,8 @@ pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, Ap
     let pc = find_policy(cfg, &percent_decode(policy).ok_or_else(bad)?)?;
     let key = percent_decode(key).ok_or_else(bad)?;
     check_key(&key)?;
-    let req = DoRequest { op: Op::Inspect, policy: pc.name.clone(), key, cost: 0, now: None, fault: None, diffs: Vec::new() };
+    let req =
+        DoRequest { op: Op::Inspect, policy: pc.name.clone(), key, cost: 0, now: None, fault: None, diffs: Vec::new() };
     let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     json_response(200, &reply.stored.unwrap_or(Value::Null))
 }

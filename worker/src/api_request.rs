@@ -50,23 +50,33 @@ pub fn find_policy<'c>(config: &'c Config, name: &str) -> Result<&'c PolicyConfi
 }
 
 fn whole(v: &Value, field: &str, code: &'static str) -> Result<u64, ApiError> {
-    v.as_u64()
-        .filter(|&n| n <= MAX_LIMIT)
-        .ok_or_else(|| ApiError::bad_request(code, format!("{field} must be a whole number from 0 to {MAX_LIMIT}, not {v}")))
+    v.as_u64().filter(|&n| n <= MAX_LIMIT).ok_or_else(|| {
+        ApiError::bad_request(code, format!("{field} must be a whole number from 0 to {MAX_LIMIT}, not {v}"))
+    })
 }
 
 /// Parses and validates a body. `default_cost` applies when `cost` is absent.
 pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiError> {
     if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(413, "body_too_large", format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len())));
+        return Err(ApiError::new(
+            413,
+            "body_too_large",
+            format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len()),
+        ));
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
     let obj: &Map<String, Value> = v.as_object().ok_or_else(|| {
-        ApiError::bad_request("invalid_body", r#"the body must be a JSON object like {"key":"user:42","policy":"api","cost":1}"#)
+        ApiError::bad_request(
+            "invalid_body",
+            r#"the body must be a JSON object like {"key":"user:42","policy":"api","cost":1}"#,
+        )
     })?;
     if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(ApiError::bad_request("invalid_body", format!("unknown field {unknown:?}; expected key, policy, cost")));
+        return Err(ApiError::bad_request(
+            "invalid_body",
+            format!("unknown field {unknown:?}; expected key, policy, cost"),
+        ));
     }
     let key = match obj.get("key") {
         Some(Value::String(k)) => k.clone(),
@@ -77,7 +87,9 @@ pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiE
     let policy = match obj.get("policy") {
         Some(Value::String(p)) => find_policy(config, p)?,
         None | Some(Value::Null) => return Err(ApiError::bad_request("missing_policy", "policy is required")),
-        Some(other) => return Err(ApiError::bad_request("unknown_policy", format!("policy must be a string, not {other}"))),
+        Some(other) => {
+            return Err(ApiError::bad_request("unknown_policy", format!("policy must be a string, not {other}")))
+        }
     };
     let cost = match obj.get("cost") {
         None => 1,

@@ -39,7 +39,9 @@ mod tests {
     fn only_the_exact_token_passes() {
         assert!(check(None, None).is_ok());
         assert!(check(Some("s3cret"), Some("Bearer s3cret")).is_ok());
-        for bad in [None, Some("s3cret"), Some("Bearer s3cre"), Some("Bearer s3cret2"), Some("Basic s3cret"), Some("Bearer ")] {
+        for bad in
+            [None, Some("s3cret"), Some("Bearer s3cre"), Some("Bearer s3cret2"), Some("Basic s3cret"), Some("Bearer ")]
+        {
             let e = check(Some("s3cret"), bad).unwrap_err();
             assert_eq!((e.status, e.code), (401, "unauthorized"), "{bad:?}");
         }

@@ -80,7 +80,13 @@ mod tests {
     use tollgate::Decision;
 
     fn denial(retry_ms: u64) -> PolicyDecision {
-        let d = Decision { allowed: false, limit: 1, remaining: 0, reset_at: Nanos::from_secs(100), retry_after: Nanos::from_millis(retry_ms) };
+        let d = Decision {
+            allowed: false,
+            limit: 1,
+            remaining: 0,
+            reset_at: Nanos::from_secs(100),
+            retry_after: Nanos::from_millis(retry_ms),
+        };
         PolicyDecision { allowed: false, decision: d, binding: LimitRef::default(), limits: vec![] }
     }
 
@@ -88,7 +94,10 @@ mod tests {
     fn a_denial_is_served_until_its_wait_is_over_and_only_for_costs_as_large() {
         let t = Nanos::from_secs(10);
         remember("p/a", 2, t, &denial(500));
-        assert_eq!(lookup("p/a", 2, t + Nanos::from_millis(100)).unwrap().decision.retry_after, Nanos::from_millis(400));
+        assert_eq!(
+            lookup("p/a", 2, t + Nanos::from_millis(100)).unwrap().decision.retry_after,
+            Nanos::from_millis(400)
+        );
         assert!(lookup("p/a", 1, t + Nanos::from_millis(100)).is_none());
         assert!(lookup("p/a", 3, t + Nanos::from_millis(499)).is_some());
         assert!(lookup("p/a", 3, t + Nanos::from_millis(500)).is_none());

@@ -237,7 +237,8 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, String> {
     if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
         return Err(format!("timeoutMs must be between 1 and {MAX_TIMEOUT_MS}"));
     }
-    let description = json!({ "limits": described, "sync": p.sync, "onError": on_error.name(), "timeoutMs": timeout_ms });
+    let description =
+        json!({ "limits": described, "sync": p.sync, "onError": on_error.name(), "timeoutMs": timeout_ms });
     Ok(PolicyConfig { name: name.to_string(), policy, sync_ms: p.sync, on_error, timeout_ms, description })
 }
 
@@ -321,11 +322,23 @@ mod tests {
         let cases = [
             (json!({ "x": { "limits": [] } }), "at least one limit"),
             (json!({ "x": { "limits": [{ "name": "a", "algorithm": "nope", "quota": "1/s" }] } }), "unknown algorithm"),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "sync": 100 } }), "mergeable"),
+            (
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "sync": 100 } }),
+                "mergeable",
+            ),
             (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "limit": 1 }] } }), "either quota"),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "fixed-window", "quota": "1/s", "burst": 3 }] } }), "burst"),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "onError": "maybe" } }), "onError"),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "typo": 1 } }), "unknown field"),
+            (
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "fixed-window", "quota": "1/s", "burst": 3 }] } }),
+                "burst",
+            ),
+            (
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "onError": "maybe" } }),
+                "onError",
+            ),
+            (
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "typo": 1 } }),
+                "unknown field",
+            ),
             (json!({ "a/b": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }] } }), "policy name"),
             (json!({}), "no policy"),
         ];
@@ -340,10 +353,14 @@ mod tests {
         let p = parse_policies(&issue_policies()).unwrap();
         assert_eq!(parse_proxy(None, None, &p), Ok(None));
         assert_eq!(parse_proxy(Some(""), None, &p), Ok(None));
-        let cfg = parse_proxy(Some("http://127.0.0.1:9/"), Some(&json!({ "policy": "api", "keyHeader": "X-Api-Key" })), &p)
-            .unwrap()
-            .unwrap();
-        assert_eq!((cfg.origin.as_str(), cfg.key_header.as_deref(), cfg.ipv6_prefix), ("http://127.0.0.1:9", Some("x-api-key"), 64));
+        let cfg =
+            parse_proxy(Some("http://127.0.0.1:9/"), Some(&json!({ "policy": "api", "keyHeader": "X-Api-Key" })), &p)
+                .unwrap()
+                .unwrap();
+        assert_eq!(
+            (cfg.origin.as_str(), cfg.key_header.as_deref(), cfg.ipv6_prefix),
+            ("http://127.0.0.1:9", Some("x-api-key"), 64)
+        );
         assert!(parse_proxy(Some("http://o"), Some(&json!({ "policy": "nope" })), &p).is_err());
         assert!(parse_proxy(Some("ftp://o"), Some(&json!({ "policy": "api" })), &p).is_err());
         assert!(parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "ipv6Prefix": 129 })), &p).is_err());

@@ -58,7 +58,8 @@ pub async fn call(env: &Env, req: &DoRequest, timeout_ms: u64) -> Result<DoReply
 }
 
 /// The error codes a pool's object may answer that are the caller's, passed on as they are.
-const POOL_CODES: [&str; 6] = ["lease_not_held", "invalid_holder", "invalid_partitions", "invalid_ttl", "unknown_pool", "test_mode_disabled"];
+const POOL_CODES: [&str; 6] =
+    ["lease_not_held", "invalid_holder", "invalid_partitions", "invalid_ttl", "unknown_pool", "test_mode_disabled"];
 
 /// What a pool object's non-200 answer means for the client: its own 4xx error when the code
 /// is one of [`POOL_CODES`], otherwise `503 unavailable`.
@@ -75,7 +76,8 @@ pub fn pool_failure(status: u16, text: &str) -> ApiError {
 
 /// 503 for a Durable Object that failed or did not answer (retry in a second).
 pub fn unavailable(what: &str, message: String) -> ApiError {
-    ApiError::new(503, "unavailable", format!("the {what}'s Durable Object failed: {message}")).with_header("Retry-After", "1")
+    ApiError::new(503, "unavailable", format!("the {what}'s Durable Object failed: {message}"))
+        .with_header("Retry-After", "1")
 }
 
 /// Sends `req` to the object of pool `req.pool`, waiting at most `timeout_ms`.

@@ -11,8 +11,8 @@ use serde_json::Value;
 use worker::Env;
 
 use crate::config::{parse_policies, parse_proxy, test_mode_on, Config};
-use crate::pool_config::parse_pools;
 use crate::errors::ApiError;
+use crate::pool_config::parse_pools;
 
 thread_local! {
     static CONFIG: RefCell<Option<Result<Rc<Config>, String>>> = const { RefCell::new(None) };

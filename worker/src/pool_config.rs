@@ -147,7 +147,8 @@ mod tests {
         assert_eq!(p.per_second(p.capacity()), 500.0);
         assert_eq!(p.description["window"], 1000);
         assert_eq!(p.description["capacity"], 500);
-        let p = parse_pool("m", &json!({ "partitions": 4, "rate": "600/m", "maxTtl": "30s", "timeoutMs": 250 })).unwrap();
+        let p =
+            parse_pool("m", &json!({ "partitions": 4, "rate": "600/m", "maxTtl": "30s", "timeoutMs": 250 })).unwrap();
         assert_eq!((p.capacity(), p.per_second(150), p.max_ttl, p.timeout_ms), (2400, 2.5, Nanos::from_secs(30), 250));
     }
 

@@ -117,7 +117,11 @@ pub struct LeaseBody {
 
 fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Value>, ApiError> {
     if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(413, "body_too_large", format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len())));
+        return Err(ApiError::new(
+            413,
+            "body_too_large",
+            format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len()),
+        ));
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
@@ -125,7 +129,10 @@ fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Val
         return Err(ApiError::bad_request("invalid_body", format!("the body must be a JSON object like {example}")));
     };
     if let Some(unknown) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
-        return Err(ApiError::bad_request("invalid_body", format!("unknown field {unknown:?}; expected {}", fields.join(", "))));
+        return Err(ApiError::bad_request(
+            "invalid_body",
+            format!("unknown field {unknown:?}; expected {}", fields.join(", ")),
+        ));
     }
     Ok(obj)
 }
@@ -133,7 +140,10 @@ fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Val
 fn ttl(obj: &Map<String, Value>, pc: &PoolConfig) -> Result<Nanos, ApiError> {
     let max = pc.max_ttl.as_millis_floor();
     let bad = |what: String| {
-        ApiError::bad_request("invalid_ttl", format!("ttlMs must be a whole number of milliseconds from 1 to {max} (the pool's maxTtl), {what}"))
+        ApiError::bad_request(
+            "invalid_ttl",
+            format!("ttlMs must be a whole number of milliseconds from 1 to {max} (the pool's maxTtl), {what}"),
+        )
     };
     match obj.get("ttlMs") {
         None | Some(Value::Null) => Err(bad("and is required".into())),
@@ -152,11 +162,11 @@ pub fn test_now(v: Option<&Value>, test_mode: bool) -> Result<Option<Nanos>, Api
             "test_mode_disabled",
             "now may only be given when the TEST_MODE var is on; the pool's Durable Object's clock decides",
         )),
-        Some(n) => n
-            .as_u64()
-            .filter(|&ms| ms <= tollgate::quota::MAX_LIMIT)
-            .map(|ms| Some(Nanos::from_millis(ms)))
-            .ok_or_else(|| ApiError::bad_request("invalid_now", format!("now must be a whole number of Unix ms, not {n}"))),
+        Some(n) => {
+            n.as_u64().filter(|&ms| ms <= tollgate::quota::MAX_LIMIT).map(|ms| Some(Nanos::from_millis(ms))).ok_or_else(
+                || ApiError::bad_request("invalid_now", format!("now must be a whole number of Unix ms, not {n}")),
+            )
+        }
     }
 }
 
@@ -173,18 +183,27 @@ pub fn query_now(query: Option<&str>, test_mode: bool) -> Result<Option<Nanos>, 
 
 /// The body of `POST /v1/pools/{pool}/leases`: `{"holder","partitions","ttlMs"}`.
 pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
-    let obj = object(body, &["holder", "partitions", "ttlMs", "now"], r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#)?;
+    let obj = object(
+        body,
+        &["holder", "partitions", "ttlMs", "now"],
+        r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#,
+    )?;
     let holder = match obj.get("holder") {
         Some(Value::String(h)) => h.clone(),
         None | Some(Value::Null) => return Err(ApiError::bad_request("invalid_holder", "holder is required")),
-        Some(other) => return Err(ApiError::bad_request("invalid_holder", format!("holder must be a string, not {other}"))),
+        Some(other) => {
+            return Err(ApiError::bad_request("invalid_holder", format!("holder must be a string, not {other}")))
+        }
     };
     check_holder(&holder)?;
     let n = pc.partitions;
     let partitions = match obj.get("partitions") {
         None | Some(Value::Null) => return Err(ApiError::bad_request("invalid_partitions", "partitions is required")),
         Some(v) => v.as_u64().filter(|p| (1..=n as u64).contains(p)).ok_or_else(|| {
-            ApiError::bad_request("invalid_partitions", format!("partitions must be a whole number from 1 to {n} (the pool's size), not {v}"))
+            ApiError::bad_request(
+                "invalid_partitions",
+                format!("partitions must be a whole number from 1 to {n} (the pool's size), not {v}"),
+            )
         })? as u32,
     };
     let ttl = ttl(&obj, pc)?;
@@ -268,7 +287,10 @@ mod tests {
         let huge = format!(r#"{{"holder":"{}"}}"#, "x".repeat(MAX_BODY_BYTES));
         assert_eq!(parse_grant(huge.as_bytes(), &ingest(), false).unwrap_err().code, "body_too_large");
         assert_eq!(parse_renew(b"{}", "w".into(), &ingest(), false).unwrap_err().code, "invalid_ttl");
-        assert_eq!(parse_renew(br#"{"ttlMs":5,"holder":"w"}"#, "w".into(), &ingest(), false).unwrap_err().code, "invalid_body");
+        assert_eq!(
+            parse_renew(br#"{"ttlMs":5,"holder":"w"}"#, "w".into(), &ingest(), false).unwrap_err().code,
+            "invalid_body"
+        );
     }
 
     #[test]

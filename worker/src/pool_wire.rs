@@ -123,7 +123,14 @@ mod tests {
 
     #[test]
     fn a_request_round_trips() {
-        let r = PoolRequest { op: PoolOp::Grant, pool: "ingest".into(), holder: "w1".into(), partitions: 4, ttl: 15_000_000_000, now: Some(u64::MAX) };
+        let r = PoolRequest {
+            op: PoolOp::Grant,
+            pool: "ingest".into(),
+            holder: "w1".into(),
+            partitions: 4,
+            ttl: 15_000_000_000,
+            now: Some(u64::MAX),
+        };
         let back: PoolRequest = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
         assert_eq!(back, r);
     }

@@ -67,7 +67,14 @@ async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
     req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
 }
 
-fn pool_request(op: PoolOp, pc: &PoolConfig, holder: String, partitions: u32, ttl: Nanos, now: Option<Nanos>) -> PoolRequest {
+fn pool_request(
+    op: PoolOp,
+    pc: &PoolConfig,
+    holder: String,
+    partitions: u32,
+    ttl: Nanos,
+    now: Option<Nanos>,
+) -> PoolRequest {
     PoolRequest { op, pool: pc.name.clone(), holder, partitions, ttl: ttl.as_nanos(), now: now.map(Nanos::as_nanos) }
 }
 
@@ -84,7 +91,9 @@ pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Re
     match route {
         PoolRoute::Status => {
             let now = query_now(query.as_deref(), cfg.test_mode)?;
-            let reply = call_pool(env, &pool_request(PoolOp::Status, pc, String::new(), 0, Nanos::ZERO, now), pc.timeout_ms).await?;
+            let reply =
+                call_pool(env, &pool_request(PoolOp::Status, pc, String::new(), 0, Nanos::ZERO, now), pc.timeout_ms)
+                    .await?;
             json_response(200, &status_body(pc, &reply))
         }
         PoolRoute::Grant => {
@@ -106,14 +115,18 @@ pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Re
             let r = pool_request(PoolOp::Release, pc, holder, 0, Nanos::ZERO, now);
             let reply = call_pool(env, &r, pc.timeout_ms).await?;
             let released = reply.released.unwrap_or(0);
-            json_response(200, &json!({ "pool": pc.name, "holder": r.holder, "released": released, "free": reply.free, "now": ms(reply.now) }))
+            json_response(
+                200,
+                &json!({ "pool": pc.name, "holder": r.holder, "released": released, "free": reply.free, "now": ms(reply.now) }),
+            )
         }
     }
 }
 
 /// `GET /v1/pools`: every pool, normalised.
 pub fn list(cfg: &Config) -> Result<Response, ApiError> {
-    let map: serde_json::Map<String, Value> = cfg.pools.iter().map(|(name, pc)| (name.clone(), pc.description.clone())).collect();
+    let map: serde_json::Map<String, Value> =
+        cfg.pools.iter().map(|(name, pc)| (name.clone(), pc.description.clone())).collect();
     json_response(200, &json!({ "pools": map }))
 }
 
@@ -124,7 +137,8 @@ pub async fn inspect(rest: &str, method: &Method, env: &Env, cfg: &Config) -> Re
         return Err(ApiError::method_not_allowed(method.as_ref(), rest, "GET"));
     }
     let pc = find_pool(cfg, rest)?;
-    let reply = call_pool(env, &pool_request(PoolOp::Inspect, pc, String::new(), 0, Nanos::ZERO, None), pc.timeout_ms).await?;
+    let reply =
+        call_pool(env, &pool_request(PoolOp::Inspect, pc, String::new(), 0, Nanos::ZERO, None), pc.timeout_ms).await?;
     json_response(200, &reply.stored.unwrap_or(Value::Null))
 }
 
@@ -139,12 +153,16 @@ mod tests {
         let pc = parse_pool("ingest", &json!({ "partitions": 20, "rate": "25/s" })).unwrap();
         let now = 1_800_000_000_000_000_000;
         let g = GrantWire { partitions: vec![0, 1, 2, 3], expires_at: now + 15_000_000_000 };
-        let reply = PoolReply { now, free: 16, grant: Some(g.clone()), released: None, holders: Vec::new(), stored: None };
+        let reply =
+            PoolReply { now, free: 16, grant: Some(g.clone()), released: None, holders: Vec::new(), stored: None };
         let b = grant_body(&pc, "w1", &g, &reply);
         assert_eq!(b["rate"], 100);
         assert_eq!(b["ratePerSecond"], 100.0);
         assert_eq!((b["window"].clone(), b["capacity"].clone()), (json!(1000), json!(500)));
-        assert_eq!((b["expiresAt"].clone(), b["ttlMs"].clone(), b["now"].clone()), (json!(1_800_000_015_000u64), json!(15_000), json!(1_800_000_000_000u64)));
+        assert_eq!(
+            (b["expiresAt"].clone(), b["ttlMs"].clone(), b["now"].clone()),
+            (json!(1_800_000_015_000u64), json!(15_000), json!(1_800_000_000_000u64))
+        );
         assert_eq!(b["partitions"], json!([0, 1, 2, 3]));
     }
 
@@ -157,7 +175,10 @@ mod tests {
         ];
         let reply = PoolReply { now: 1_000_000, free: 1, grant: None, released: None, holders, stored: None };
         let b = status_body(&pc, &reply);
-        assert_eq!((b["leased"].clone(), b["capacity"].clone(), b["window"].clone()), (json!(1800), json!(2400), json!(60_000)));
+        assert_eq!(
+            (b["leased"].clone(), b["capacity"].clone(), b["window"].clone()),
+            (json!(1800), json!(2400), json!(60_000))
+        );
         assert_eq!(b["leases"][0], json!({ "holder": "a", "partitions": [0, 2], "expiresAt": 5, "rate": 1200 }));
     }
 }

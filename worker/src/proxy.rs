@@ -34,7 +34,13 @@ pub fn request_key(proxy: &ProxyConfig, headers: &Headers) -> Result<String, Api
 }
 
 /// Limits and forwards one request.
-pub async fn forward(req: Request, env: &Env, ctx: &Context, cfg: &Config, proxy: &ProxyConfig) -> Result<Response, ApiError> {
+pub async fn forward(
+    req: Request,
+    env: &Env,
+    ctx: &Context,
+    cfg: &Config,
+    proxy: &ProxyConfig,
+) -> Result<Response, ApiError> {
     let pc = cfg
         .policies
         .get(&proxy.policy)

@@ -73,7 +73,9 @@ pub fn start_round_if_due(pc: &PolicyConfig, now: Nanos) -> bool {
         return false;
     }
     with_node(pc, |node| {
-        let due = !node.in_flight && node.limiter.sync_due(now) && (!node.dirty.is_empty() || node.limiter.keys().next().is_some());
+        let due = !node.in_flight
+            && node.limiter.sync_due(now)
+            && (!node.dirty.is_empty() || node.limiter.keys().next().is_some());
         if due {
             node.in_flight = true;
         }

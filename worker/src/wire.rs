@@ -95,7 +95,12 @@ impl MergedWire {
     }
 
     pub fn to_merged(&self, key: &str) -> MergedCount {
-        MergedCount { key: key.into(), limit: self.limit, window_start: Nanos::new(self.window_start), count: self.count }
+        MergedCount {
+            key: key.into(),
+            limit: self.limit,
+            window_start: Nanos::new(self.window_start),
+            count: self.count,
+        }
     }
 }
 
@@ -207,7 +212,13 @@ mod tests {
 
     #[test]
     fn a_policy_decision_round_trips_exactly() {
-        let d = Decision { allowed: false, limit: 5, remaining: 0, reset_at: Nanos::new(1_700_000_000_123_456_789), retry_after: Nanos::new(7) };
+        let d = Decision {
+            allowed: false,
+            limit: 5,
+            remaining: 0,
+            reset_at: Nanos::new(1_700_000_000_123_456_789),
+            retry_after: Nanos::new(7),
+        };
         let pd = PolicyDecision {
             allowed: false,
             decision: d,

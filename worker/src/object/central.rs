@@ -32,7 +32,10 @@ pub fn sync(
     }
     let limits = pc.policy.limits().len();
     if let Some(d) = r.diffs.iter().find(|d| d.limit >= limits) {
-        return Err(ApiError::bad_request("invalid_body", format!("diff for limit {} of a policy of {limits}", d.limit)));
+        return Err(ApiError::bad_request(
+            "invalid_body",
+            format!("diff for limit {} of a policy of {limits}", d.limit),
+        ));
     }
     let mut mem = mem.borrow_mut();
     load_central(&mut mem, sql)?;
@@ -56,9 +59,7 @@ pub fn sync(
         }
         alarm = (!counts.is_empty()).then_some(deadline);
     }
-    let merged = counts
-        .iter()
-        .map(|(&(limit, window_start), &(count, _))| MergedWire { limit, window_start, count })
-        .collect();
+    let merged =
+        counts.iter().map(|(&(limit, window_start), &(count, _))| MergedWire { limit, window_start, count }).collect();
     Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None }, alarm))
 }

@@ -48,11 +48,8 @@ pub fn run(
     };
     let mut alarm = None;
     if wrote {
-        let deadline = real_deadline(
-            worker::Date::now().as_millis(),
-            now,
-            state.as_ref().map_or(now, |s| s.expires_at()),
-        );
+        let deadline =
+            real_deadline(worker::Date::now().as_millis(), now, state.as_ref().map_or(now, |s| s.expires_at()));
         if let Err(e) = save_exact(sql, state.as_ref(), deadline) {
             // Memory is ahead of storage: forget it so the next request reloads what is durable.
             mem.exact = None;
@@ -60,5 +57,13 @@ pub fn run(
         }
         alarm = state.is_some().then_some(deadline);
     }
-    Ok((DoReply { now: now.as_nanos(), decision: Some(PolicyDecisionWire::from(&decision)), merged: Vec::new(), stored: None }, alarm))
+    Ok((
+        DoReply {
+            now: now.as_nanos(),
+            decision: Some(PolicyDecisionWire::from(&decision)),
+            merged: Vec::new(),
+            stored: None,
+        },
+        alarm,
+    ))
 }

@@ -68,7 +68,14 @@ impl CapacityPool {
             let rows = pool_storage::stored_rows(&mut self.mem.borrow_mut(), &sql)?;
             let alarm = storage.get_alarm().await?;
             let stored = serde_json::json!({ "rows": rows, "alarm": alarm });
-            return Ok(PoolReply { now: now.as_nanos(), free: 0, grant: None, released: None, holders: Vec::new(), stored: Some(stored) });
+            return Ok(PoolReply {
+                now: now.as_nanos(),
+                free: 0,
+                grant: None,
+                released: None,
+                holders: Vec::new(),
+                stored: Some(stored),
+            });
         }
         // From here to the write, no await: requests are applied one at a time.
         let (reply, deadline) = {
@@ -77,10 +84,18 @@ impl CapacityPool {
                 .ok_or_else(|| ApiError::internal("pool not loaded"))?;
             let pool = &mut loaded.pool;
             let ttl = Nanos::new(r.ttl);
-            let mut reply = PoolReply { now: now.as_nanos(), free: 0, grant: None, released: None, holders: Vec::new(), stored: None };
+            let mut reply = PoolReply {
+                now: now.as_nanos(),
+                free: 0,
+                grant: None,
+                released: None,
+                holders: Vec::new(),
+                stored: None,
+            };
             let write = match r.op {
                 PoolOp::Grant => {
-                    reply.grant = Some(GrantWire::from(&pool.grant(&r.holder, r.partitions, ttl, now).map_err(lease_error)?));
+                    reply.grant =
+                        Some(GrantWire::from(&pool.grant(&r.holder, r.partitions, ttl, now).map_err(lease_error)?));
                     true
                 }
                 PoolOp::Renew => {
@@ -174,13 +189,15 @@ impl DurableObject for CapacityPool {
         let (next, test_clock) = {
             let mut mem = self.mem.borrow_mut();
             mem.alarm_at = None;
-            let loaded = pool_storage::load(&mut mem, &sql, &cfg, None).map_err(|e| worker::Error::RustError(e.message))?;
+            let loaded =
+                pool_storage::load(&mut mem, &sql, &cfg, None).map_err(|e| worker::Error::RustError(e.message))?;
             match loaded {
                 Some(loaded) => {
                     let test_clock = loaded.test_now.is_some();
                     let now = alarm_now(real, loaded.test_now);
                     loaded.pool.expire(now);
-                    let next = pool_storage::save(&sql, loaded, real, now, test_clock).map_err(|e| worker::Error::RustError(e.message))?;
+                    let next = pool_storage::save(&sql, loaded, real, now, test_clock)
+                        .map_err(|e| worker::Error::RustError(e.message))?;
                     (next, test_clock)
                 }
                 None => (None, false),

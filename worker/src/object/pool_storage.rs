@@ -73,12 +73,16 @@ fn read_row(sql: &SqlStorage) -> Result<Option<Row>, ApiError> {
     let Some(row) = row.transpose().map_err(sql_err)? else { return Ok(None) };
     let mut cols = row.into_iter();
     match (cols.next(), cols.next(), cols.next()) {
-        (Some(SqlStorageValue::String(name)), Some(SqlStorageValue::Blob(bytes)), Some(SqlStorageValue::Integer(t))) => {
-            Ok(Some((name, bytes, Some(Nanos::from_millis(t.max(0) as u64)))))
-        }
-        (Some(SqlStorageValue::String(name)), Some(SqlStorageValue::Blob(bytes)), Some(SqlStorageValue::Null) | None) => {
-            Ok(Some((name, bytes, None)))
-        }
+        (
+            Some(SqlStorageValue::String(name)),
+            Some(SqlStorageValue::Blob(bytes)),
+            Some(SqlStorageValue::Integer(t)),
+        ) => Ok(Some((name, bytes, Some(Nanos::from_millis(t.max(0) as u64))))),
+        (
+            Some(SqlStorageValue::String(name)),
+            Some(SqlStorageValue::Blob(bytes)),
+            Some(SqlStorageValue::Null) | None,
+        ) => Ok(Some((name, bytes, None))),
         _ => {
             worker::console_warn!("stored pool row has unexpected columns: dropped");
             Ok(None)
@@ -91,7 +95,12 @@ fn read_row(sql: &SqlStorage) -> Result<Option<Row>, ApiError> {
 /// when there is nothing to hold: no row and no name, or a stored pool no longer configured.
 /// Stored leases that do not fit the configured pool (its partition count changed) are
 /// dropped with a warning: the pool starts empty and holders re-grant.
-pub fn load<'m>(mem: &'m mut PoolMem, sql: &SqlStorage, cfg: &Config, name: Option<&str>) -> Result<Option<&'m mut Loaded>, ApiError> {
+pub fn load<'m>(
+    mem: &'m mut PoolMem,
+    sql: &SqlStorage,
+    cfg: &Config,
+    name: Option<&str>,
+) -> Result<Option<&'m mut Loaded>, ApiError> {
     if mem.loaded.is_none() {
         ensure_schema(mem, sql)?;
         let row = read_row(sql)?;
@@ -128,7 +137,13 @@ pub fn alarm_now(real_ms: u64, test_now: Option<Nanos>) -> Nanos {
 /// Writes the pool through as it is at `now` (real time `real_ms`; `test_clock` when `now`
 /// came from a test): the row, or no row when no lease is left. Returns the real time (ms)
 /// the next lease lapses, `None` when the row was deleted.
-pub fn save(sql: &SqlStorage, loaded: &mut Loaded, real_ms: u64, now: Nanos, test_clock: bool) -> Result<Option<u64>, ApiError> {
+pub fn save(
+    sql: &SqlStorage,
+    loaded: &mut Loaded,
+    real_ms: u64,
+    now: Nanos,
+    test_clock: bool,
+) -> Result<Option<u64>, ApiError> {
     let Some(next) = loaded.pool.next_expiry() else {
         sql.exec("DELETE FROM pool", None).map_err(sql_err)?;
         loaded.test_now = None;
@@ -153,7 +168,8 @@ pub fn save(sql: &SqlStorage, loaded: &mut Loaded, real_ms: u64, now: Nanos, tes
 /// How many rows the table holds (0 or 1), for the test-only inspect.
 pub fn stored_rows(mem: &mut PoolMem, sql: &SqlStorage) -> Result<u64, ApiError> {
     ensure_schema(mem, sql)?;
-    let row = sql.exec("SELECT COUNT(*) FROM pool", None).map_err(sql_err)?.raw().next().transpose().map_err(sql_err)?;
+    let row =
+        sql.exec("SELECT COUNT(*) FROM pool", None).map_err(sql_err)?.raw().next().transpose().map_err(sql_err)?;
     Ok(match row.and_then(|r| r.into_iter().next()) {
         Some(SqlStorageValue::Integer(n)) => n.max(0) as u64,
         _ => 0,
