@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { launchChromium } from "./chromium.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = resolve(here, "../../pkg");
@@ -71,12 +72,7 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
     res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(body);
   });
   await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     const errors = [];

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { resolve, extname } from "node:path";
 import { HITS, LIMITERS, nativeFixture, root } from "./fixture.mjs";
+import { launchChromium } from "./chromium.mjs";
 
 
 
@@ -42,7 +43,6 @@ test("Node makes the native crate's decisions", async () => {
 });
 
 test("Chromium makes the native crate's decisions", async () => {
-  const { chromium } = await import("playwright-core");
   const types = { ".js": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
   const server = createServer((req, res) => {
     if (req.url === "/") {
@@ -59,11 +59,7 @@ test("Chromium makes the native crate's decisions", async () => {
     }
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  const browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
