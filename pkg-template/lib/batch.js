@@ -162,12 +162,19 @@ export function limitBatch(wasm, owner, keys, options, out) {
     if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
     // A local for the module-level `ids`, which the loop would otherwise reload per entry.
     const into = ids;
+    // A handle repeated from the previous entry (a burst of one key) was checked there.
+    let last = null;
+    let id = 0;
     for (let i = 0; i < n; i++) {
       const h = keys[i];
-      if (!(h instanceof KeyHandle) || h.owner !== owner) {
-        throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+      if (h !== last) {
+        if (!(h instanceof KeyHandle) || h.owner !== owner) {
+          throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+        }
+        last = h;
+        id = h.id;
       }
-      into[i] = h.id;
+      into[i] = id;
     }
     admitted = wasm.limitBatch(into.subarray(0, n), n, nows, costs, numbers);
   } else {

@@ -338,8 +338,15 @@ impl Limiter {
             return Err(range_error("keys must be one key or hold one key per entry"));
         }
         let cs = self.batch_inputs(n, nows, costs)?;
-        if let Some(&id) = ids.iter().find(|&&id| self.handles.get(id).is_none()) {
-            return Err(unknown_handle(id));
+        // (An id repeated from the previous entry, a burst of one key, was checked there.)
+        let mut last = None;
+        for &id in ids {
+            if last != Some(id) {
+                if self.handles.get(id).is_none() {
+                    return Err(unknown_handle(id));
+                }
+                last = Some(id);
+            }
         }
         let mut handles = core::mem::take(&mut self.handles);
         let r = self.run_handles(&mut handles, ids, n, nows, &cs, with_numbers);
