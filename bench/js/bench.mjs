@@ -72,8 +72,11 @@ function handleRun(keys) {
   });
 }
 
-/** `limitBatch` of BATCH checks per call, one `now` per check; keys as handles or strings. */
-function batchRun(keys, asHandles) {
+/**
+ * `limitBatch` of BATCH checks per call, one `now` per check; keys as handles or strings;
+ * `light`: results read are `allowed` only (an `out` without the number columns).
+ */
+function batchRun(keys, asHandles, light = false) {
   const l = gcra();
   const handles = new Map();
   const ks = asHandles ? keys.map((k) => handles.get(k) ?? handles.set(k, l.key(k)).get(k)) : keys;
@@ -81,7 +84,7 @@ function batchRun(keys, asHandles) {
   const now = new Float64Array(BATCH);
   return time(() => {
     let ok = 0;
-    let out;
+    let out = light ? { allowed: new Uint8Array(BATCH) } : undefined;
     for (let i = 0; i < N; i += BATCH) {
       const n = Math.min(BATCH, N - i);
       if (batch.length !== n) batch.length = n;
@@ -90,6 +93,24 @@ function batchRun(keys, asHandles) {
         now[j] = T0 + (i + j) * 0.001;
       }
       out = l.limitBatch(batch, { now: n === BATCH ? now : now.subarray(0, n) }, out);
+      ok += out.admitted;
+    }
+    return ok;
+  });
+}
+
+/** W1 only: `limitBatch(handle, { now })`, one key for BATCH checks per call, `allowed` only. */
+function oneKeyBatchRun(keys) {
+  const l = gcra();
+  const h = l.key(keys[0]);
+  const now = new Float64Array(BATCH);
+  return time(() => {
+    let ok = 0;
+    let out = { allowed: new Uint8Array(BATCH) };
+    for (let i = 0; i < N; i += BATCH) {
+      const n = Math.min(BATCH, N - i);
+      for (let j = 0; j < n; j++) now[j] = T0 + (i + j) * 0.001;
+      out = l.limitBatch(h, { now: n === BATCH ? now : now.subarray(0, n) }, out);
       ok += out.admitted;
     }
     return ok;
@@ -120,8 +141,10 @@ async function workload(name, keys) {
     ["limit(key)", tollgateRun(keys)],
     ["limit(handle)", handleRun(keys)],
     [`limitBatch(handles, ${BATCH})`, batchRun(keys, true)],
+    [`limitBatch(handles, ${BATCH}), allowed only`, batchRun(keys, true, true)],
     [`limitBatch(strings, ${BATCH})`, batchRun(keys, false)],
   ];
+  if (keys.length === 1) runs.push([`limitBatch(one handle, ${BATCH} times), allowed only`, oneKeyBatchRun(keys)]);
   const [pj, pjOk] = plainRun(keys);
   const [fx] = await flexibleRun(keys);
   console.log(`${name}: plain-JS GCRA ${fmt(N, pj)} | rate-limiter-flexible ${fmt(N, fx)} | admitted by plain ${pjOk}`);

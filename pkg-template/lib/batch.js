@@ -80,7 +80,7 @@ function perEntry(field, value, n, fallback) {
     throw new TypeError(`${field} must be a number or an array of numbers, got ${typeof value}`);
   }
   if (value.length !== n) {
-    throw new RangeError(`${field} must hold one value per key (${n}), got ${value.length}`);
+    throw new RangeError(`${field} must hold one value per entry (${n}), got ${value.length}`);
   }
   if (value instanceof Float64Array) return value;
   const out = Float64Array.from(value);
@@ -90,64 +90,106 @@ function perEntry(field, value, n, fallback) {
   return out;
 }
 
-/** The result arrays: the caller's (`out`, reused between batches) or new ones. */
+const NUMBERS = ["remaining", "resetAt", "retryAfter"];
+
+/**
+ * The result arrays: the caller's (`out`, reused between batches) or new ones. An `out` that
+ * holds only `allowed` asks for nothing else: wasm then skips the numbers (about 45% of a W1
+ * check, see docs/benchmarks.md). Returns whether the numbers are wanted.
+ */
 function resultArrays(out, n) {
   if (out === undefined) {
     return { admitted: 0, allowed: new Uint8Array(n), remaining: new Float64Array(n), resetAt: new Float64Array(n), retryAfter: new Float64Array(n) };
   }
   if (out === null || typeof out !== "object") throw new TypeError(`out must be an object of typed arrays, got ${out}`);
-  const ok = (a, T) => a instanceof T && a.length >= n;
-  if (!ok(out.allowed, Uint8Array) || !ok(out.remaining, Float64Array) || !ok(out.resetAt, Float64Array) || !ok(out.retryAfter, Float64Array)) {
-    throw new TypeError(`out must hold allowed (Uint8Array), remaining, resetAt, retryAfter (Float64Array) of at least ${n} entries`);
+  const bad = () =>
+    new TypeError(`out must hold allowed (Uint8Array) and optionally remaining, resetAt, retryAfter (Float64Array), each of at least ${n} entries`);
+  if (!(out.allowed instanceof Uint8Array) || out.allowed.length < n) throw bad();
+  for (const f of NUMBERS) {
+    const a = out[f];
+    if (a !== undefined && (!(a instanceof Float64Array) || a.length < n)) throw bad();
   }
   return out;
 }
 
+const wantsNumbers = (r) => r.remaining !== undefined || r.resetAt !== undefined || r.retryAfter !== undefined;
+
+/** How many entries a batch has: `keys.length`, or with one key for all, the `now`/`cost(s)` arrays' length (else 1). */
+function entryCount(keys, o) {
+  if (Array.isArray(keys)) return keys.length;
+  for (const v of [o.now, o.costs ?? o.cost]) if (v !== undefined && typeof v !== "number" && isNumbers(v)) return v.length;
+  return 1;
+}
+
+const oneId = new Uint32Array(1);
+
 /**
- * One `limit()` per entry of `keys` (all key handles of `owner`, or all strings), in order, in
- * one call into wasm. Validates everything first: on bad input it throws and counts nothing.
+ * One `limit()` per entry, in order, in one call into wasm. `keys` is an array of key handles
+ * of `owner` or of strings, or one handle or string for every entry (then `now` or `costs`
+ * gives the number of entries). Validates everything first: on bad input it throws and counts
+ * nothing.
  */
 export function limitBatch(wasm, owner, keys, options, out) {
-  if (!Array.isArray(keys)) throw new TypeError(`keys must be an array of key handles or strings, got ${typeof keys}`);
-  const n = keys.length;
-  const r = resultArrays(out, n);
-  if (n === 0) {
-    r.admitted = 0;
-    return r;
+  const single = keys instanceof KeyHandle || typeof keys === "string";
+  if (!single && !Array.isArray(keys)) {
+    throw new TypeError(`keys must be a key handle, a string, or an array of them, got ${keys === null ? "null" : typeof keys}`);
   }
   if (options !== undefined && (options === null || typeof options !== "object")) {
     throw new TypeError(`options must be an object, got ${options}`);
   }
   const o = options ?? {};
+  const n = entryCount(keys, o);
+  const r = resultArrays(out, n);
+  if (n === 0) {
+    r.admitted = 0;
+    return r;
+  }
   if (o.cost !== undefined && o.costs !== undefined) throw new TypeError("give cost (one for all) or costs (one per key), not both");
   // Copies first: `one` is shared by now and cost.
   let nows = perEntry("now", o.now, n, Date.now());
   if (nows === one) nows = Float64Array.of(one[0]);
   const costs = perEntry(o.costs !== undefined ? "costs" : "cost", o.costs ?? o.cost, n, 1);
+  const numbers = wantsNumbers(r);
   let admitted;
-  if (keys[0] instanceof KeyHandle) {
+  if (keys instanceof KeyHandle) {
+    if (keys.owner !== owner) throw new TypeError("keys must be a key handle of this limiter");
+    oneId[0] = keys.id;
+    admitted = wasm.limitBatch(oneId, n, nows, costs, numbers);
+  } else if (typeof keys === "string") {
+    const len = encodeKeys([keys], 1);
+    admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, 1), n, nows, costs, numbers);
+  } else if (keys[0] instanceof KeyHandle) {
     if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
     // A local for the module-level `ids`, which the loop would otherwise reload per entry.
     const into = ids;
+    // A handle repeated from the previous entry (a burst of one key) was checked there.
+    let last = null;
+    let id = 0;
     for (let i = 0; i < n; i++) {
       const h = keys[i];
-      if (!(h instanceof KeyHandle) || h.owner !== owner) {
-        throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+      if (h !== last) {
+        if (!(h instanceof KeyHandle) || h.owner !== owner) {
+          throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+        }
+        last = h;
+        id = h.id;
       }
-      into[i] = h.id;
+      into[i] = id;
     }
-    admitted = wasm.limitBatch(into.subarray(0, n), nows, costs);
+    admitted = wasm.limitBatch(into.subarray(0, n), n, nows, costs, numbers);
   } else {
     const len = encodeKeys(keys, n);
-    admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, n), nows, costs);
+    admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, n), n, nows, costs, numbers);
   }
   views();
   const a = wasm.batchAllowedPtr;
-  const p = wasm.batchNumbersPtr / 8;
   r.allowed.set(u8.subarray(a, a + n));
-  r.remaining.set(f64.subarray(p, p + n));
-  r.resetAt.set(f64.subarray(p + n, p + 2 * n));
-  r.retryAfter.set(f64.subarray(p + 2 * n, p + 3 * n));
+  if (numbers) {
+    const p = wasm.batchNumbersPtr / 8;
+    r.remaining?.set(f64.subarray(p, p + n));
+    r.resetAt?.set(f64.subarray(p + n, p + 2 * n));
+    r.retryAfter?.set(f64.subarray(p + 2 * n, p + 3 * n));
+  }
   r.admitted = admitted;
   return r;
 }

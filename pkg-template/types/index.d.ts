@@ -114,6 +114,25 @@ export interface BatchOptions {
   costs?: Float64Array | readonly number[];
 }
 
+/**
+ * The keys of a batch: one per entry (all key handles or all strings), or one key for every
+ * entry (then `now` or `costs` gives the number of entries, else there is one).
+ */
+export type BatchKeys = readonly KeyHandle[] | readonly string[] | KeyHandle | string;
+
+/**
+ * Where `limitBatch` writes, reused between batches (each array at least as long as the
+ * batch): `allowed` always; each number column only when present. Leaving all three out
+ * skips computing them (the fastest batch: W1 in docs/benchmarks.md).
+ */
+export interface BatchOutput {
+  admitted?: number;
+  allowed: Uint8Array;
+  remaining?: Float64Array;
+  resetAt?: Float64Array;
+  retryAfter?: Float64Array;
+}
+
 /** Per entry of a batch, at the same index: the summary fields of its `Decision`. */
 export interface BatchResult {
   /** How many entries were admitted. */
@@ -152,11 +171,12 @@ export interface RateLimiter {
   /** Forgets a handle (the key's state stays); using it afterwards throws. */
   release(handle: KeyHandle): void;
   /**
-   * `limit()` for each entry, in order, in one call into wasm (all handles or all strings).
-   * Validates everything first: bad input throws and counts nothing. Fills `out` when given
-   * (arrays of at least `keys.length` entries, reused between batches), else new arrays.
+   * `limit()` for each entry, in order, in one call into wasm (all handles or all strings,
+   * or one key for all entries). Validates everything first: bad input throws and counts
+   * nothing. Returns new arrays, or fills `out` (only the columns it holds) and returns it.
    */
-  limitBatch(keys: readonly KeyHandle[] | readonly string[], options?: BatchOptions, out?: BatchResult): BatchResult;
+  limitBatch(keys: BatchKeys, options?: BatchOptions): BatchResult;
+  limitBatch<O extends BatchOutput>(keys: BatchKeys, options: BatchOptions | undefined, out: O): O & { admitted: number };
   headers(decision: Decision, now?: number): RateLimitHeaders;
   export(key: string): Uint8Array | null;
   import(key: string, state: Uint8Array | null): void;

@@ -78,6 +78,7 @@ test("a handle works everywhere a key does, and only on its own limiter", () => 
   const other = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
   assert.throws(() => other.limit(h, { now }), { name: "TypeError", message: /another limiter/ });
   assert.throws(() => other.limitBatch([h], { now }), { name: "TypeError", message: /keys\[0\]/ });
+  assert.throws(() => other.limitBatch(h, { now }), { name: "TypeError", message: /key handle of this limiter/ });
   assert.throws(() => l.key(""), { name: "RangeError", message: /^key must not be empty/ });
   assert.throws(() => l.key(7), { name: "TypeError", message: /key must be a string/ });
   l.release(h);
@@ -100,12 +101,16 @@ test("bad input to limitBatch throws and counts nothing", () => {
     [[a, b, a], { now: Float64Array.of(now, NaN, now) }, { name: "RangeError", message: /now .*NaN/ }],
     [[a, b], { now, costs: [1, 11] }, { name: "RangeError", message: /cost 11/ }],
     [[a, b], { now, costs: [1, 0.5] }, { name: "RangeError", message: /cost .*0\.5/ }],
-    [[a, b], { now, costs: [1] }, { name: "RangeError", message: /costs must hold one value per key \(2\), got 1/ }],
+    [[a, b], { now, costs: [1] }, { name: "RangeError", message: /costs must hold one value per entry \(2\), got 1/ }],
+    [a, { now: [now, now], costs: [1, 1, 1] }, { name: "RangeError", message: /costs must hold one value per entry \(2\), got 3/ }],
+    [a, { now: [now, now, now + 1], cost: 11 }, { name: "RangeError", message: /cost 11/ }],
+    ["a", { now: [now, NaN] }, { name: "RangeError", message: /now .*NaN/ }],
+    ["", { now: [now, now] }, { name: "RangeError", message: /keys\[0\] must not be empty/ }],
     [[a, b], { now, cost: 1, costs: [1, 1] }, { name: "TypeError", message: /not both/ }],
     [[a, "b"], { now }, { name: "TypeError", message: /keys\[1\]/ }],
     [["a", ""], { now }, { name: "RangeError", message: /keys\[1\] must not be empty/ }],
     [["a", "x".repeat(300)], { now }, { name: "RangeError", message: /keys\[1\] is 300 bytes/ }],
-    ["a", { now }, { name: "TypeError", message: /keys must be an array/ }],
+    [42, { now }, { name: "TypeError", message: /keys must be a key handle, a string, or an array of them, got number/ }],
     [[a], { now: "soon" }, { name: "TypeError", message: /now must be a number/ }],
   ];
   for (const [keys, options, error] of bad) {
@@ -170,4 +175,99 @@ test("limitBatch over strings: non-ASCII keys are the same keys as in limit()", 
   }
   assert.deepEqual(a.keys().sort(), b.keys().sort());
   assert.throws(() => a.limitBatch(["ok", "x".repeat(100) + "ж".repeat(100)], { now }), { name: "RangeError", message: /keys\[1\] is 300 bytes/ });
+});
+
+/** xorshift32: the same bursty trace on every run. */
+function prng(seed) {
+  let s = seed;
+  return (n) => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) % n;
+  };
+}
+
+/**
+ * A trace in bursts: runs of 1-40 hits of one of 4 keys (the batch loop keeps a run's state
+ * in registers), times mostly rising by 0-30 ms, sometimes repeated or stepping back.
+ */
+function burstyTrace(seed, hits) {
+  const r = prng(seed);
+  const trace = [];
+  let now = 1_700_000_000_000;
+  while (trace.length < hits) {
+    const key = `k${r(4)}`;
+    for (let run = 1 + r(40); run > 0 && trace.length < hits; run--) {
+      const step = r(10);
+      now += step === 0 ? -r(50) : step < 3 ? 0 : r(30) + r(1000) / 1000;
+      trace.push({ key, now, cost: 1 + (r(5) === 0) });
+    }
+  }
+  return trace;
+}
+
+const summary = (d) => `${+d.allowed},${d.remaining},${d.resetAt},${d.retryAfter}`;
+
+test("limitBatch over bursts of one key, one key for all entries, and allowed-only results make limit()'s decisions", () => {
+  LIMITERS.forEach((o, li) => {
+    const trace = burstyTrace(0x9e3779b9 + li, 6000);
+    const reference = new RateLimiter(o);
+    const want = trace.map((h) => summary(reference.limit(h.key, { now: h.now, cost: h.cost })));
+    const full = new RateLimiter(o);
+    const light = new RateLimiter(o);
+    const byKey = new RateLimiter(o);
+    const byString = new RateLimiter(o);
+    const handles = (l) => new Map(["k0", "k1", "k2", "k3"].map((k) => [k, l.key(k)]));
+    const [hf, hl, hk] = [handles(full), handles(light), handles(byKey)];
+    const r = prng(li + 1);
+    const lightOut = { allowed: new Uint8Array(500) };
+    for (let start = 0; start < trace.length; ) {
+      const chunk = trace.slice(start, start + 1 + r(300));
+      const now = Float64Array.from(chunk, (h) => h.now);
+      const costs = chunk.map((h) => h.cost);
+      const f = full.limitBatch(chunk.map((h) => hf.get(h.key)), { now, costs });
+      const g = light.limitBatch(chunk.map((h) => hl.get(h.key)), { now, costs }, lightOut);
+      assert.equal(g, lightOut);
+      assert.equal(Object.keys(g).sort().join(), "admitted,allowed");
+      let admitted = 0;
+      chunk.forEach((h, i) => {
+        const at = `${o.algorithm} hit ${start + i}`;
+        assert.equal(`${f.allowed[i]},${f.remaining[i]},${f.resetAt[i]},${f.retryAfter[i]}`, want[start + i], at);
+        assert.equal(g.allowed[i], f.allowed[i], at);
+        admitted += f.allowed[i];
+      });
+      assert.equal(f.admitted, admitted);
+      assert.equal(g.admitted, admitted);
+      // The same hits as one batch per run of a key: one key (handle or string) for all entries.
+      for (let i = 0; i < chunk.length; ) {
+        let end = i + 1;
+        while (end < chunk.length && chunk[end].key === chunk[i].key) end++;
+        const run = { now: now.subarray(i, end), costs: costs.slice(i, end) };
+        const k = byKey.limitBatch(hk.get(chunk[i].key), run);
+        const s = byString.limitBatch(chunk[i].key, run, { allowed: new Uint8Array(end - i), remaining: new Float64Array(end - i) });
+        for (let j = i; j < end; j++) {
+          const at = `${o.algorithm} hit ${start + j} (one key)`;
+          const want1 = want[start + j];
+          assert.equal(`${k.allowed[j - i]},${k.remaining[j - i]},${k.resetAt[j - i]},${k.retryAfter[j - i]}`, want1, at);
+          assert.equal(`${s.allowed[j - i]},${s.remaining[j - i]}`, want1.split(",").slice(0, 2).join(), at);
+        }
+        i = end;
+      }
+      start += chunk.length;
+    }
+    for (const l of [full, light, byKey, byString]) {
+      for (const k of ["k0", "k1", "k2", "k3"]) assert.deepEqual(l.export(k), reference.export(k), `${o.algorithm} ${k}`);
+    }
+  });
+});
+
+test("limitBatch with one key: the entry count comes from now or costs, one number each means one entry", () => {
+  const l = new RateLimiter({ algorithm: "gcra", quota: "3/s" });
+  const now = 1_700_000_000_000;
+  const h = l.key("k");
+  assert.deepEqual(Array.from(l.limitBatch(h, { now: [now, now, now, now] }).allowed), [1, 1, 1, 0]);
+  assert.deepEqual(Array.from(l.limitBatch("j", { now, costs: [1, 2, 1] }).allowed), [1, 1, 0]);
+  assert.equal(l.limitBatch("i", { now }).allowed.length, 1);
+  assert.equal(l.limitBatch(h, { now: [] }).admitted, 0);
 });

@@ -55,12 +55,15 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const user: KeyHandle = limiter.key("user:42");
     const batch: BatchResult = limiter.limitBatch([user, user], { now: Float64Array.of(1, 2), costs: [1, 2] });
     const first: number = batch.allowed[0] + batch.admitted;
+    const light = limiter.limitBatch(user, { now: Float64Array.of(3, 4) }, { allowed: new Uint8Array(2) });
+    const admitted: number = light.admitted + light.allowed[1];
     limiter.release(user);
-    void wait; void by; void headers; void first;`);
+    void wait; void by; void headers; void first; void admitted;`);
   run(tsc, [...flags, "ok.mts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
     new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });
-    new RateLimiter({ algorithm: "gcra", quota: "1/s" }).limitBatch([42]);`);
-  assert.throws(() => run(tsc, [...flags, "bad.mts"]), (e) => /leaky-bucket/.test(e.stdout) && /limitBatch|number/.test(e.stdout));
+    new RateLimiter({ algorithm: "gcra", quota: "1/s" }).limitBatch([42]);
+    new RateLimiter({ algorithm: "gcra", quota: "1/s" }).limitBatch("k", {}, { remaining: new Float64Array(1) });`);
+  assert.throws(() => run(tsc, [...flags, "bad.mts"]), (e) => /leaky-bucket/.test(e.stdout) && /limitBatch|number/.test(e.stdout) && /allowed/.test(e.stdout));
 });

@@ -12,14 +12,36 @@ use crate::errors::number_error;
 const MAX_NOW_MS: f64 = 16_725_225_600_000.0;
 
 pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
-    if !(0.0..=MAX_NOW_MS).contains(&ms) {
+    if !now_in_range(ms) {
         return Err(number_error("now must be epoch milliseconds between 0 and 16725225600000, got ", ms));
     }
+    Ok(nanos_of_valid_ms(ms))
+}
+
+/// Whether `ms` is a `now` this layer accepts (false for NaN).
+#[inline(always)]
+pub fn now_in_range(ms: f64) -> bool {
+    (0.0..=MAX_NOW_MS).contains(&ms)
+}
+
+/// The first `now` of `nows` that is not in range, as the error `now_from_ms` gives. Batches
+/// check every time with this first and convert each one where it is decided (one pass over
+/// the times and no second array: ~2.7 ns of a ~17 ns W1 check went to converting into one).
+pub fn check_nows(nows: &[f64]) -> Result<(), JsValue> {
+    match nows.iter().find(|&&ms| !now_in_range(ms)) {
+        Some(&ms) => now_from_ms(ms).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// `now_from_ms` of a time already checked with `now_in_range`.
+#[inline(always)]
+pub fn nanos_of_valid_ms(ms: f64) -> Nanos {
     // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
     // then the fraction to the nearest nanosecond.
     let whole = ms.trunc();
     let frac = round_half_up((ms - whole) * 1e6) as u64;
-    Ok(Nanos::new(whole as u64 * 1_000_000 + frac))
+    Nanos::new(whole as u64 * 1_000_000 + frac)
 }
 
 /// `x.round()` for `0 <= x < 2^52`, without the libm call `f64::round` is in wasm (wasm's own
