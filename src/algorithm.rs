@@ -68,6 +68,7 @@ pub trait Algorithm {
 }
 
 /// Refuses costs that are zero or above the capacity, before anything is decided.
+#[inline]
 pub(crate) fn validate_cost(cost: u64, capacity: u64) -> Result<(), CheckError> {
     if cost == 0 {
         Err(CheckError::ZeroCost)

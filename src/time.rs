@@ -33,6 +33,7 @@ impl Nanos {
     pub const MAX: Nanos = Nanos(u64::MAX);
 
     /// From whole nanoseconds.
+    #[inline]
     pub const fn new(nanos: u64) -> Nanos {
         Nanos(nanos)
     }
@@ -49,6 +50,7 @@ impl Nanos {
         Nanos(secs.saturating_mul(1_000_000_000))
     }
     /// Whole nanoseconds.
+    #[inline]
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
@@ -57,6 +59,7 @@ impl Nanos {
         self.0 / 1_000_000
     }
     /// Milliseconds, rounded up: waiting this long is always enough.
+    #[inline]
     pub const fn as_millis_ceil(self) -> u64 {
         self.0.div_ceil(1_000_000)
     }
@@ -65,10 +68,12 @@ impl Nanos {
         self.0.div_ceil(1_000_000_000)
     }
     /// `self + other`, stopping at [`Nanos::MAX`].
+    #[inline]
     pub const fn saturating_add(self, other: Nanos) -> Nanos {
         Nanos(self.0.saturating_add(other.0))
     }
     /// `self - other`, stopping at zero.
+    #[inline]
     pub const fn saturating_sub(self, other: Nanos) -> Nanos {
         Nanos(self.0.saturating_sub(other.0))
     }
@@ -97,6 +102,7 @@ impl Nanos {
 
 impl Add for Nanos {
     type Output = Nanos;
+    #[inline]
     fn add(self, rhs: Nanos) -> Nanos {
         self.saturating_add(rhs)
     }
@@ -104,6 +110,7 @@ impl Add for Nanos {
 
 impl Sub for Nanos {
     type Output = Nanos;
+    #[inline]
     fn sub(self, rhs: Nanos) -> Nanos {
         self.saturating_sub(rhs)
     }

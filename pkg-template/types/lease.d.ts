@@ -1,5 +1,5 @@
 // Types of `LeasedPacer`, a pacer that follows capacity leases (see pkg-template/lib/lease.js).
-import type { HeadersLike } from "./pacer.js";
+import type { PacedWork } from "./pacer.js";
 
 export interface LeasedPacerOptions {
   /** The tollgate Worker's base URL, e.g. `"https://limits.example.com"`. */
@@ -45,19 +45,12 @@ export interface LeasedPacerStatus {
   lastError: LeaseError | null;
 }
 
+/** `acquire`, `pace` and `observe` as `Pacer`'s, paced to the partitions held. */
+export interface LeasedPacer extends PacedWork {}
 export declare class LeasedPacer {
   constructor(options: LeasedPacerOptions);
   /** Starts following the pool (acquire does it); resolves after the first answer. */
   start(): Promise<LeasedPacerStatus>;
-  /** Resolves with the reserved start (epoch ms) when work of `cost` may start; FIFO. */
-  acquire(cost?: number, options?: { signal?: AbortSignal }): Promise<number>;
-  /** Wraps `fn`: acquire, call, and observe the headers of a `Response`-like result. */
-  pace<A extends unknown[], R>(
-    fn: (...args: A) => R | Promise<R>,
-    options?: { cost?: number | ((...args: A) => number); signal?: AbortSignal },
-  ): (...args: A) => Promise<R>;
-  /** Reads a service's answer; returns the epoch ms nothing starts before, or null. */
-  observe(headers: HeadersLike): number | null;
   /** Rejects waiters, then releases the leases; resolves with how many partitions came back. */
   close(): Promise<{ released: number }>;
   readonly status: LeasedPacerStatus;

@@ -19,8 +19,8 @@ export interface PacerOptions {
 /** Response headers as `Headers`, a record, or `[name, value]` pairs. */
 export type HeadersLike = Headers | Record<string, string | string[] | undefined> | Iterable<readonly [string, string]>;
 
-export declare class Pacer {
-  constructor(options: PacerOptions);
+/** What `Pacer` and `LeasedPacer` share: waiting for a start, wrapping calls, reading answers. */
+export interface PacedWork {
   /**
    * Resolves when work of `cost` (default 1) may start, with the reserved start (epoch ms);
    * FIFO; aborting gives the reservation back.
@@ -33,6 +33,11 @@ export declare class Pacer {
   ): (...args: A) => Promise<R>;
   /** Reads a service's answer; returns the epoch ms nothing starts before, or null. */
   observe(headers: HeadersLike): number | null;
+}
+
+export interface Pacer extends PacedWork {}
+export declare class Pacer {
+  constructor(options: PacerOptions);
   /** Nothing starts before `until` (epoch ms). */
   pauseUntil(until: number): void;
   /** Follows a new rate (e.g. the sum of leased partitions). */

@@ -96,6 +96,7 @@ impl Algorithm for FixedWindow {
         self.align.length()
     }
 
+    #[inline]
     fn check(
         &self,
         state: Option<&FixedWindowState>,

@@ -76,6 +76,7 @@ impl Algorithm for FixedWindowFirstHit {
         self.window
     }
 
+    #[inline]
     fn check(
         &self,
         state: Option<&FirstHitState>,

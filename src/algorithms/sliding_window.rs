@@ -179,6 +179,7 @@ impl Algorithm for SlidingWindow {
         self.align.length().saturating_mul(2)
     }
 
+    #[inline]
     fn check(
         &self,
         state: Option<&SlidingWindowState>,

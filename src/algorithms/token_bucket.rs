@@ -153,6 +153,7 @@ impl Algorithm for TokenBucket {
         self.interval.saturating_mul(self.steps_for(self.capacity))
     }
 
+    #[inline]
     fn check(
         &self,
         state: Option<&TokenBucketState>,
