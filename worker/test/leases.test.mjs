@@ -149,14 +149,17 @@ test("grant gives up to N, keeps and renews what the holder has, returns extras;
   // c gets nothing (200, rate 0) while the pool is full.
   const c = checkGrant(await grant(P, { holder: "c", partitions: 1, ttlMs: 15000, now: T0 + 1 }));
   assert.deepEqual([c.partitions, c.rate, c.expiresAt], [[], 0, T0 + 1]);
-  // a asks again for 12: same partitions, renewed.
+  // a asks again for 12, but b (12) and c (1) want partitions too: a keeps its fair share
+  // (max-min over the wants 12, 12, 1 of 20: 10, 9 and 1, the odd one to a, who asked
+  // first), renewed, and gives 2 back.
   const a2 = checkGrant(await grant(P, { holder: "a", partitions: 12, ttlMs: 15000, now: T0 + 5000 }));
-  assert.deepEqual([a2.partitions, a2.expiresAt], [a.partitions, T0 + 20000]);
+  assert.deepEqual([a2.partitions, a2.expiresAt, a2.free], [a.partitions.slice(0, 10), T0 + 20000, 2]);
   // a asks for 4: keeps 4 of its own, returns 8 extras, which c can then take.
   const a3 = checkGrant(await grant(P, { holder: "a", partitions: 4, ttlMs: 15000, now: T0 + 6000 }));
   assert.equal(a3.partitions.length, 4);
   assert.ok(a3.partitions.every((p) => a.partitions.includes(p)));
   assert.equal(a3.free, 8);
+  // c wants all 20 now: its share (of the wants 4, 12, 20) is 8, which is what is free.
   const c2 = checkGrant(await grant(P, { holder: "c", partitions: 20, ttlMs: 15000, now: T0 + 6000 }, 1));
   assert.equal(c2.partitions.length, 8);
   // Renew extends what is held.
