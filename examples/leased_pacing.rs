@@ -1,9 +1,13 @@
 //! Uncoordinated holders sharing one capacity through leases, in simulated time (notes,
 //! section 4): a pool of 500/s as 20 partitions of 25/s, three holders that each pace their
 //! work to what they may count of their leases (`LeasePool` + `LeaseHolder` + `Pacer`, the
-//! same core the Worker and the npm `LeasedPacer` run). Holder a loses the pool at 12 s (its
-//! renewals no longer arrive): it goes on sending on its lease until 1 s before the lease's
-//! end (24 s), the pool frees its partitions at 25 s, and b and c count them from 26 s.
+//! same core the Worker and the npm `LeasedPacer` run). a and b each want 12 partitions: a
+//! gets 12 and b the 8 left, until their renewals at 5 s, when the pool caps both at their fair
+//! share of 20 (10 each). c joins at 5 s wanting 12; at the next renewals (10 s) a and b give
+//! back to 7 each and c takes 6, counting them a window later (the dips at 5 s and 10 s are
+//! those warm-ups). Holder a loses the pool at 12 s (its renewals no longer arrive): it goes on
+//! sending on its lease until 1 s before the lease's end (24 s), the pool frees its partitions
+//! at 25 s, and b and c count them from 26 s.
 //!
 //! ```sh
 //! cargo run --example leased_pacing

@@ -7,6 +7,15 @@
 //! one per pool in a Durable Object (which serializes requests), and a worker's [`Pacer`]
 //! follows the rate it is granted.
 //!
+//! **Fair shares.** Leases are exclusive, so first come first served alone would let one
+//! holder that asks for everything keep it for as long as it renews, and starve the others.
+//! The pool therefore remembers each holder's last request (its *demand*, live while that
+//! request's TTL runs) and never lets a holder keep or take more than its max-min fair share
+//! of the partitions over the live demands: with 20 partitions and demands of 20, 12 and 1,
+//! the shares are 10, 10 and 1. A holder above its share gives the excess back at its next
+//! request (grant or renewal), and the others take it at theirs; while the demands fit, every
+//! holder gets what it asks for, as before.
+//!
 //! [`Pacer`]: crate::pacer::Pacer
 
 use alloc::boxed::Box;
@@ -22,6 +31,9 @@ pub const MAX_PARTITIONS: u32 = 1024;
 
 /// The longest holder name, in bytes.
 pub const MAX_HOLDER_LEN: usize = 128;
+
+/// The most holders' demands a pool remembers for fair shares.
+pub const MAX_DEMANDS: usize = 4 * MAX_PARTITIONS as usize;
 
 /// One partition's lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -89,6 +101,16 @@ pub struct LeasePool {
     partition_rate: u64,
     window: Nanos,
     leases: Vec<Option<Lease>>,
+    /// Each holder's last request, for fair shares (see the module docs).
+    demands: Vec<Demand>,
+}
+
+/// A holder's last request: `want` partitions, counted in fair shares until `until`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Demand {
+    holder: Box<str>,
+    want: u32,
+    until: Nanos,
 }
 
 impl LeasePool {
@@ -99,7 +121,7 @@ impl LeasePool {
         }
         crate::quota::check_limit(partition_rate)?;
         crate::quota::check_window(window)?;
-        Ok(LeasePool { partition_rate, window, leases: alloc::vec![None; partitions as usize] })
+        Ok(LeasePool { partition_rate, window, leases: alloc::vec![None; partitions as usize], demands: Vec::new() })
     }
 
     /// How many partitions the pool has.
@@ -117,8 +139,10 @@ impl LeasePool {
         self.window
     }
 
-    /// Frees every lease that has lapsed at `now`; returns how many partitions came back.
+    /// Frees every lease that has lapsed at `now` (and forgets lapsed demands); returns how
+    /// many partitions came back.
     pub fn expire(&mut self, now: Nanos) -> usize {
+        self.demands.retain(|d| d.until > now);
         let mut freed = 0;
         for slot in self.leases.iter_mut() {
             if slot.as_ref().is_some_and(|l| l.expires_at <= now) {
@@ -149,9 +173,76 @@ impl LeasePool {
         Grant { partitions, expires_at, rate }
     }
 
+    /// The most partitions `holder` may hold: its max-min fair share of the partitions over
+    /// the live demands (its own included), which is what it asked for when all demands fit.
+    ///
+    /// Water-filling: the smallest demands are met in full while they fit under an equal split
+    /// of what is left; the others share the rest equally, and the partitions that do not
+    /// split evenly go one each to the holders that asked first. The shares add up to at most
+    /// the pool, so each holder can reach its share once the others are down to theirs.
+    pub fn fair_share(&self, holder: &str) -> u32 {
+        let Some(own) = self.demands.iter().position(|d| &*d.holder == holder) else {
+            return 0;
+        };
+        let mut wants: Vec<u32> = self.demands.iter().map(|d| d.want).collect();
+        wants.sort_unstable();
+        let mut left = self.partitions();
+        let mut sharing = wants.len() as u32;
+        for w in wants {
+            let level = left / sharing;
+            if w > level {
+                // Everyone from here on wants more than `level`: they share `left` equally,
+                // the remainder going to the first `left % sharing` of them in asking order.
+                let want = self.demands[own].want;
+                if want <= level {
+                    return want;
+                }
+                let before = self.demands[..own].iter().filter(|d| d.want > level).count() as u32;
+                return level + u32::from(before < left % sharing);
+            }
+            left -= w;
+            sharing -= 1;
+        }
+        self.demands[own].want
+    }
+
+    /// Records `holder`'s request of `want` partitions, live until `until`. At most
+    /// [`MAX_DEMANDS`] are kept: a new holder beyond that replaces the one lapsing soonest.
+    fn demand(&mut self, holder: &str, want: u32, until: Nanos) {
+        let want = want.min(self.partitions());
+        if let Some(d) = self.demands.iter_mut().find(|d| &*d.holder == holder) {
+            d.want = want;
+            d.until = until;
+            return;
+        }
+        let new = Demand { holder: holder.into(), want, until };
+        if self.demands.len() < MAX_DEMANDS {
+            self.demands.push(new);
+        } else if let Some(soonest) = self.demands.iter_mut().min_by_key(|d| d.until) {
+            *soonest = new;
+        }
+    }
+
     /// Gives `holder` up to `want` partitions in all until `now + ttl`: it keeps (and renews)
-    /// what it holds, takes free partitions up to `want`, and returns extras beyond `want`.
+    /// what it holds, takes free partitions up to `want`, and returns extras beyond `want`,
+    /// or beyond its fair share while other holders' demands do not all fit (module docs).
     /// A grant of fewer than asked (even none) is not an error: it is all there is.
+    ///
+    /// ```
+    /// use tollgate::lease::LeasePool;
+    /// use tollgate::Nanos;
+    /// let mut pool = LeasePool::new(20, 25, Nanos::from_secs(1)).unwrap();
+    /// let (ttl, t) = (Nanos::from_secs(15), Nanos::from_secs(1_000));
+    /// // A greedy holder takes everything while it is alone.
+    /// assert_eq!(pool.grant("greedy", 20, ttl, t).unwrap().partitions.len(), 20);
+    /// // Another asks for 12: nothing is free yet, but its demand is on record.
+    /// assert_eq!(pool.grant("polite", 12, ttl, t).unwrap().partitions.len(), 0);
+    /// // At its next request the greedy one keeps its fair share, 10 of 20, and the polite one
+    /// // takes the 10 given back at its own next request.
+    /// let s = Nanos::from_secs(5);
+    /// assert_eq!(pool.grant("greedy", 20, ttl, t + s).unwrap().partitions.len(), 10);
+    /// assert_eq!(pool.grant("polite", 12, ttl, t + s).unwrap().partitions.len(), 10);
+    /// ```
     pub fn grant(&mut self, holder: &str, want: u32, ttl: Nanos, now: Nanos) -> Result<Grant, LeaseError> {
         check_holder(holder)?;
         if want == 0 {
@@ -162,6 +253,8 @@ impl LeasePool {
         }
         self.expire(now);
         let expires_at = now + ttl;
+        self.demand(holder, want, now + demand_life(ttl));
+        let want = self.fair_share(holder);
         let mut held = 0;
         for slot in self.leases.iter_mut() {
             if let Some(l) = slot.as_mut().filter(|l| &*l.holder == holder) {
@@ -183,20 +276,31 @@ impl LeasePool {
         Ok(self.grant_of(holder, now))
     }
 
-    /// Extends what `holder` holds until `now + ttl`.
+    /// Extends what `holder` holds until `now + ttl`, up to its fair share (its demand is
+    /// what it last asked for, or what it holds if it has no live demand).
     pub fn renew(&mut self, holder: &str, ttl: Nanos, now: Nanos) -> Result<Grant, LeaseError> {
         check_holder(holder)?;
         if ttl == Nanos::ZERO || ttl > MAX_WINDOW {
             return Err(LeaseError::BadTtl);
         }
         self.expire(now);
-        let mut any = false;
-        for l in self.leases.iter_mut().flatten().filter(|l| &*l.holder == holder) {
-            l.expires_at = now + ttl;
-            any = true;
-        }
-        if !any {
+        let held = self.leases.iter().flatten().filter(|l| &*l.holder == holder).count() as u32;
+        if held == 0 {
             return Err(LeaseError::NotHeld);
+        }
+        let want = self.demands.iter().find(|d| &*d.holder == holder).map_or(held, |d| d.want);
+        self.demand(holder, want, now + demand_life(ttl));
+        let keep = self.fair_share(holder);
+        let mut kept = 0;
+        for slot in self.leases.iter_mut() {
+            if let Some(l) = slot.as_mut().filter(|l| &*l.holder == holder) {
+                if kept < keep {
+                    l.expires_at = now + ttl;
+                    kept += 1;
+                } else {
+                    *slot = None;
+                }
+            }
         }
         Ok(self.grant_of(holder, now))
     }
@@ -215,6 +319,8 @@ impl LeasePool {
         if released == 0 {
             return Err(LeaseError::NotHeld);
         }
+        // Gone: its demand no longer holds anyone else's share down.
+        self.demands.retain(|d| &*d.holder != holder);
         Ok(released)
     }
 
@@ -231,9 +337,10 @@ impl LeasePool {
         self.leases.iter().flatten().map(|l| l.expires_at).min()
     }
 
-    /// Compact bytes of the pool's leases (for Durable Object storage).
+    /// Compact bytes of the pool's leases and demands (for Durable Object storage). Version
+    /// 2; version 1 (leases only, before fair shares) is still read.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = alloc::vec![1u8];
+        let mut out = alloc::vec![2u8];
         crate::codec::put(&mut out, self.leases.len() as u64);
         for slot in &self.leases {
             match slot {
@@ -246,6 +353,13 @@ impl LeasePool {
                 }
             }
         }
+        crate::codec::put(&mut out, self.demands.len() as u64);
+        for d in &self.demands {
+            crate::codec::put(&mut out, d.want as u64);
+            crate::codec::put(&mut out, d.until.as_nanos());
+            crate::codec::put(&mut out, d.holder.len() as u64);
+            out.extend_from_slice(d.holder.as_bytes());
+        }
         out
     }
 
@@ -253,7 +367,7 @@ impl LeasePool {
     pub fn restore(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
         let mut r = crate::codec::Reader::new(bytes);
         let version = r.byte()?;
-        if version != 1 {
+        if version != 1 && version != 2 {
             return Err(DecodeError::UnknownVersion(version));
         }
         let n = r.len(MAX_PARTITIONS as u64)?;
@@ -266,18 +380,40 @@ impl LeasePool {
                 0 => None,
                 1 => {
                     let expires_at = r.time()?;
-                    let len = r.len(MAX_HOLDER_LEN as u64)?;
-                    let holder =
-                        core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
-                    Some(Lease { holder: holder.to_string().into_boxed_str(), expires_at })
+                    Some(Lease { holder: read_holder(&mut r)?, expires_at })
                 }
                 _ => return Err(DecodeError::Invalid("lease slot tag")),
             });
         }
+        let mut demands = Vec::new();
+        if version == 2 {
+            let count = r.len(MAX_DEMANDS as u64)?;
+            for _ in 0..count {
+                let want = r.len(MAX_PARTITIONS as u64)? as u32;
+                let until = r.time()?;
+                demands.push(Demand { holder: read_holder(&mut r)?, want, until });
+            }
+        }
         r.finish()?;
         self.leases = leases;
+        self.demands = demands;
         Ok(())
     }
+}
+
+/// How long a request counts as demand: half its TTL. A holder that renews in time asks more
+/// often than that (`LeasedPacer` asks every third of the TTL, and every third or sooner while
+/// it holds nothing), and one that crashed stops holding the others' shares down after half a
+/// TTL rather than a whole one (the capacity its share leaves idle meanwhile is the price of
+/// fairness without a heartbeat).
+fn demand_life(ttl: Nanos) -> Nanos {
+    Nanos::new(ttl.as_nanos() / 2)
+}
+
+fn read_holder(r: &mut crate::codec::Reader<'_>) -> Result<Box<str>, DecodeError> {
+    let len = r.len(MAX_HOLDER_LEN as u64)?;
+    let holder = core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
+    Ok(holder.to_string().into_boxed_str())
 }
 
 fn check_holder(holder: &str) -> Result<(), LeaseError> {

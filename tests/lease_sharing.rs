@@ -181,7 +181,11 @@ fn uncoordinated_holders_never_exceed_the_capacity_in_any_window() {
     }
     // The runs used the capacity: a test that starts nothing would pass for nothing.
     assert_eq!(busiest, CAPACITY, "no run ever reached the capacity");
-    // (Holders are down a lot and warm up after each grant: about a quarter of it is used.)
+    // Holders are down a lot (each crashes every ~2 s here) and warm up after each grant:
+    // about a sixth of the capacity is used (16.5% of it with fair shares, which move
+    // partitions between holders more often and keep a crashed holder's share idle for half
+    // a TTL; 22.7% when grants were first come first served, with one greedy holder taking
+    // most of it).
     let offered = 24 * 29 * CAPACITY as usize;
-    assert!(total > offered / 5, "only {total} of {offered} units started in 24 runs of 29 s");
+    assert!(total > offered / 7, "only {total} of {offered} units started in 24 runs of 29 s");
 }
