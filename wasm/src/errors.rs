@@ -4,6 +4,7 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 use js_sys::{RangeError, TypeError};
+use tollgate::limiter::{KeyError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use tollgate::{CheckError, ConfigError, DecodeError};
 use wasm_bindgen::JsValue;
 
@@ -42,6 +43,28 @@ pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsVa
 /// State bytes that are not this policy's state.
 pub fn decode_error(e: &DecodeError) -> JsValue {
     type_error(&format!("state: {e}"))
+}
+
+/// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
+pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
+    let name = |i: &usize| {
+        if single {
+            String::from("key")
+        } else {
+            format!("keys[{i}]")
+        }
+    };
+    range_error(&match e {
+        KeyError::NoKeys => String::from("keys must hold at least one key"),
+        KeyError::TooManyKeys { count } => {
+            format!("keys holds {count} keys; at most {MAX_KEYS_PER_HIT} are allowed")
+        }
+        KeyError::Empty { index } => format!("{} must not be empty", name(index)),
+        KeyError::TooLong { index, len } => {
+            format!("{} is {len} bytes long; at most {MAX_KEY_LEN} are allowed", name(index))
+        }
+        KeyError::Duplicate { index } => format!("{} repeats an earlier key", name(index)),
+    })
 }
 
 /// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float
