@@ -14,9 +14,13 @@
 extern crate alloc;
 
 // Not every shared helper is used here (e.g. `decode_error`, `Out::write_one`).
+#[path = "../../wasm/src/core_messages.rs"]
+mod core_messages;
 #[allow(dead_code)]
 #[path = "../../wasm/src/errors.rs"]
 mod errors;
+#[path = "../../wasm/src/msg.rs"]
+mod msg;
 #[allow(dead_code)]
 #[path = "../../wasm/src/out.rs"]
 mod out;

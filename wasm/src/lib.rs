@@ -13,9 +13,11 @@ extern crate alloc;
 
 mod batch;
 mod cached_run;
+mod core_messages;
 mod errors;
 mod key_store;
 mod limiter;
+mod msg;
 mod out;
 mod policy;
 mod spec;
