@@ -37,6 +37,12 @@ pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
 pub use synced::Synced;
 
+/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
+/// Single-threaded wasm only, as this module is built.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 use wasm_bindgen::prelude::*;
 
 /// This module's own linear memory: `Synced` writes its decisions into a buffer there, which

@@ -27,6 +27,12 @@ mod validate_keys;
 pub use limiter::Limiter;
 pub use policy::Policy;
 
+/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
+/// Single-threaded wasm only, as this module is built.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 use wasm_bindgen::prelude::*;
 
 /// The module's linear memory, so that JavaScript can read decisions written into a buffer
