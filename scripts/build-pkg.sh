@@ -37,9 +37,11 @@ for m in $modules; do
   wasm-bindgen --target nodejs --out-dir "$work/cjs" --no-typescript "$built/$m.wasm"
   for t in web cjs; do
     if [ "$mode" = release ]; then
-      # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md.
+      # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md. The
+      # producers and target-features sections are for tools only (0.2 KB gzipped).
       "$tools/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-        --enable-mutable-globals "$work/$t/${m}_bg.wasm" -o "$work/$t/${m}_bg.wasm"
+        --enable-mutable-globals --strip-producers --strip-target-features \
+        "$work/$t/${m}_bg.wasm" -o "$work/$t/${m}_bg.wasm"
     fi
   done
   cp "$work/web/$m.js" "$work/web/${m}_bg.wasm" "$out/dist/"
