@@ -7,11 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stamp=pkg/dist/web/index.js
-if [ ! -f "$stamp" ] || [ -n "$(find src wasm/src wasm/Cargo.toml pkg-template Cargo.toml Cargo.lock -newer "$stamp" -print -quit)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find src wasm/src wasm/Cargo.toml wasm-extras pkg-template Cargo.toml Cargo.lock -newer "$stamp" -print -quit)" ]; then
   scripts/build-pkg.sh
 fi
 out=www/vendor/tollgate
 rm -rf "$out" && mkdir -p "$out/web"
-cp pkg/dist/tollgate_wasm.js pkg/dist/tollgate_wasm_bg.wasm "$out/"
+cp pkg/dist/tollgate_wasm*.js pkg/dist/tollgate_wasm*_bg.wasm "$out/"
 cp pkg/dist/web/*.js "$out/web/"
 echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_bg.wasm") bytes of wasm)"

@@ -13,7 +13,7 @@ export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
 stale() { # stale <output> <inputs...>: the output is missing or an input is newer
   [ ! -e "$1" ] || [ -n "$(find "${@:2}" -newer "$1" -type f 2>/dev/null | head -1)" ]
 }
-if stale pkg/package.json src wasm/src wasm/Cargo.toml pkg-template Cargo.toml Cargo.lock; then
+if stale pkg/package.json src wasm/src wasm/Cargo.toml wasm-extras pkg-template Cargo.toml Cargo.lock; then
   scripts/build-pkg.sh
 fi
 sh worker/scripts/build.sh

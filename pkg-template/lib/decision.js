@@ -1,5 +1,5 @@
 // Reads a decision the wasm layer wrote into its output buffer (layout in wasm/src/out.rs).
-import { wasmMemory as memory } from "./wasm.js";
+import { wasmMemory as memory, extras } from "./wasm.js";
 
 const HEADER = 8;
 const PAIR = 7;
@@ -17,9 +17,19 @@ export function outView() {
   return view;
 }
 
-/** A Decision object from the buffer at byte offset `ptr`; `names` are the limits' names. */
-export function readDecision(ptr, names, keys) {
-  const v = outView();
+let extrasView = null;
+
+/** The same for the extras module (the Redis store's `Synced` writes its decisions there). */
+export function extrasOutView() {
+  if (extrasView === null || extrasView.length === 0) extrasView = new Float64Array(extras().wasmMemory().buffer);
+  return extrasView;
+}
+
+/**
+ * A Decision object from the buffer at byte offset `ptr`; `names` are the limits' names; `v`
+ * the view of the module that wrote it (the limiter's unless given).
+ */
+export function readDecision(ptr, names, keys, v = outView()) {
   const o = ptr / 8;
   const n = v[o + 7];
   const limits = new Array(n);

@@ -8,7 +8,7 @@
 // starts are still in the service's window until then). When each piece of work starts is
 // the core's `Pacer`. This module owns what is JavaScript's: when to ask the pool (the
 // calls themselves are lib/pool-client.js), the renewal timer, the FIFO queue, AbortSignals.
-import { LeaseHolder } from "./wasm.js";
+import { extras } from "./wasm.js";
 import { Pacer, PacerCostError, PacerQueueFullError, costOf, describe, durationString, realSleep } from "./pacer.js";
 import { LeaseError, PoolClient, baseUrl } from "./pool-client.js";
 
@@ -121,7 +121,7 @@ export class LeasedPacer {
     this.#loopSleep = options.sleep === undefined ? (ms, signal) => realSleep(ms, signal, true) : this.#sleep;
     this.#renewEvery = Math.max(1, Math.floor(ttlMs / 3));
     this.#backoffMin = Math.min(this.#renewEvery, Math.max(50, Math.min(1000, Math.floor(ttlMs / 10))));
-    this.#holder = new LeaseHolder(margin);
+    this.#holder = new (extras().LeaseHolder)(margin);
     this.#first = new Promise((resolve, reject) => (this.#settleFirst = { resolve, reject }));
     this.#first.catch(() => {}); // start() hands it out; an unobserved failure is not unhandled
   }

@@ -2,7 +2,7 @@
 // service awaits `acquire(cost)` before each call instead of retrying rejections blindly.
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
-import { Pacer as WasmPacer } from "./wasm.js";
+import { extras } from "./wasm.js";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
@@ -141,7 +141,7 @@ export class Pacer {
     }
     if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${describe(now)}`);
     if (typeof sleep !== "function") throw new TypeError(`sleep must be a function (ms, signal) => Promise, got ${describe(sleep)}`);
-    this.#wasm = new WasmPacer(rateString(rate), grain === undefined ? "" : durationString("grain", grain));
+    this.#wasm = new (extras().Pacer)(rateString(rate), grain === undefined ? "" : durationString("grain", grain));
     this.#maxQueue = maxQueue;
     this.#now = now;
     this.#sleep = sleep;

@@ -9,11 +9,13 @@ const SINGLE = [""];
 export class Policy {
   #wasm;
   #names;
+  #limits;
 
   constructor(options) {
     const l = normalizeLimits(options);
     this.#wasm = new WasmPolicy(l.names, l.algorithms, l.quotas, l.bursts, l.precisions);
     this.#names = l.names;
+    this.#limits = l;
   }
 
   /** The limits' names, in order. */
@@ -55,6 +57,11 @@ export class Policy {
 
   get mergeable() {
     return this.#wasm.mergeable;
+  }
+
+  /** The normalised limits, for the Redis store's `Synced` (another wasm module). @internal */
+  get _limits() {
+    return this.#limits;
   }
 
   /** The wasm object, for the in-memory limiter built on this policy. @internal */

@@ -8,9 +8,9 @@
 //
 // In Redis, one hash per key: field `<limit index>:<window start, ns>` -> count, expiring
 // with its newest window; fields of windows no decision reads any more are deleted.
-import { Synced, validateKeys } from "./wasm.js";
+import { extras, validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
-import { readDecision } from "./decision.js";
+import { readDecision, extrasOutView } from "./decision.js";
 import { headersFor } from "./headers.js";
 import { withTimeout } from "./redis-errors.js";
 
@@ -31,7 +31,9 @@ export class SyncedRedisLimiter {
     this.#store = store;
     this.#policy = policy;
     try {
-      this.#wasm = new Synced(policy._wasm, store._namespace, store._syncRate);
+      const l = policy._limits;
+      const { Synced } = extras();
+      this.#wasm = new Synced(l.names, l.algorithms, l.quotas, l.bursts, l.precisions, store._namespace, store._syncRate);
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       throw new TypeError(
@@ -55,7 +57,7 @@ export class SyncedRedisLimiter {
     await this.#firstSight(keys, now);
     this.#wasm.decide(keys, now, cost, false);
     this.#schedule();
-    return readDecision(this.#wasm.outPtr, this.#names, keys);
+    return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
   }
 
   async peek(key, options) {
@@ -65,7 +67,7 @@ export class SyncedRedisLimiter {
     const now = options?.now ?? (await this.#time());
     await this.#firstSight(keys, now);
     this.#wasm.decide(keys, now, cost, true);
-    return readDecision(this.#wasm.outPtr, this.#names, keys);
+    return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
   }
 
   /** Counters synced across processes only ever grow: a refund cannot be merged. */

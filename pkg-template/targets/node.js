@@ -1,5 +1,17 @@
-// Node ESM: instantiate synchronously from the file next to the glue.
+// Node ESM: instantiate the limiter's module synchronously from the file next to the glue;
+// the extras module (pacer, lease holder, Synced) on first use, as synchronously.
 import { readFileSync } from "node:fs";
 import { initSync } from "../tollgate_wasm.js";
+import * as extrasGlue from "../tollgate_wasm_extras.js";
 initSync({ module: readFileSync(new URL("../tollgate_wasm_bg.wasm", import.meta.url)) });
-export { Policy, Limiter, Pacer, LeaseHolder, Synced, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+export { Policy, Limiter, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+
+let extrasReady = false;
+/** The extras module's exports (`Pacer`, `LeaseHolder`, `Synced`, `wasmMemory`), instantiated once. */
+export function extras() {
+  if (!extrasReady) {
+    extrasGlue.initSync({ module: readFileSync(new URL("../tollgate_wasm_extras_bg.wasm", import.meta.url)) });
+    extrasReady = true;
+  }
+  return extrasGlue;
+}

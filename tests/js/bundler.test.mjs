@@ -1,8 +1,8 @@
 // A bundler user: a file importing "tollgate" from the installed tarball, bundled by esbuild for
 // the browser platform (so the `browser` exports condition picks dist/web), run in headless
 // Chromium. esbuild leaves `new URL("../tollgate_wasm_bg.wasm", import.meta.url)` as it is
-// (webpack 5 and Vite emit that asset themselves), so, as the npm README says, the .wasm file
-// is copied to where the bundle's URL points.
+// (webpack 5 and Vite emit that asset themselves), so, as the npm README says, the .wasm files
+// (the limiter's module and the extras module) are copied to where the bundle's URLs point.
 import test, { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -31,13 +31,14 @@ after(() => rmSync(project, { recursive: true, force: true }));
 
 test("esbuild bundles an import of tollgate for the browser, and the bundle runs in Chromium", async () => {
   writeFileSync(join(project, "app.js"), `
-    import { RateLimiter } from "tollgate";
+    import { RateLimiter, Pacer } from "tollgate";
     const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
     const now = 1_700_000_000_000;
     const user = limiter.key("user:42");
     const batch = limiter.limitBatch([user, user, user], { now });
     const d = limiter.limit("user:7", { now });
-    globalThis.result = JSON.stringify([Array.from(batch.allowed), d.allowed, d.remaining]);`);
+    const pacer = new Pacer({ rate: "10/s", grain: "100ms" });
+    globalThis.result = JSON.stringify([Array.from(batch.allowed), d.allowed, d.remaining, pacer.maxCost]);`);
   const www = join(project, "www");
   mkdirSync(join(www, "app"), { recursive: true });
   const r = await build({
@@ -52,7 +53,9 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
   assert.deepEqual(r.errors, []);
   const bundle = readFileSync(join(www, "app", "app.js"), "utf8");
   assert.doesNotMatch(bundle, /node:fs|readFileSync/, "the browser condition must not pull in the Node entry");
-  copyFileSync(join(project, "node_modules/tollgate/dist/tollgate_wasm_bg.wasm"), join(www, "tollgate_wasm_bg.wasm"));
+  for (const wasm of ["tollgate_wasm_bg.wasm", "tollgate_wasm_extras_bg.wasm"]) {
+    copyFileSync(join(project, "node_modules/tollgate/dist", wasm), join(www, wasm));
+  }
 
   const types = { ".js": "text/javascript", ".wasm": "application/wasm" };
   const server = createServer((req, res) => {
@@ -80,7 +83,7 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
     assert.deepEqual(errors, []);
-    assert.equal(result, "[[1,1,0],true,1]");
+    assert.equal(result, "[[1,1,0],true,1,1]");
   } finally {
     await browser.close();
     server.close();

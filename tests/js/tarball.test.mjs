@@ -25,20 +25,25 @@ after(() => rmSync(project, { recursive: true, force: true }));
 
 test("ESM import decides synchronously", () => {
   writeFileSync(join(project, "esm.mjs"), `
-    import { RateLimiter } from "tollgate";
+    import { RateLimiter, Pacer } from "tollgate";
     const limiter = new RateLimiter({ algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 });
     const d = limiter.limit("user:42", { cost: 3, now: 1_700_000_000_000 });
-    console.log(JSON.stringify([d.allowed, d.limit, d.remaining, d.retryAfter]));`);
-  assert.equal(run("node", ["esm.mjs"]).trim(), "[true,500,497,0]");
+    const pacer = new Pacer({ rate: "10/s", grain: "100ms" });
+    console.log(JSON.stringify([d.allowed, d.limit, d.remaining, d.retryAfter, pacer.maxCost]));`);
+  assert.equal(run("node", ["esm.mjs"]).trim(), "[true,500,497,0,1]");
 });
 
-test("CommonJS require gives the same limiter", () => {
+test("CommonJS require gives the same limiter, and loads the extras module on first use only", () => {
   writeFileSync(join(project, "cjs.cjs"), `
-    const { RateLimiter } = require("tollgate");
+    const { RateLimiter, Pacer } = require("tollgate");
+    const extrasLoaded = () => Object.keys(require.cache).some((f) => f.endsWith("tollgate_wasm_extras.js"));
     const limiter = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
     const now = 1_700_000_000_000;
-    console.log([1, 2, 3].map(() => limiter.limit("ip:1.2.3.4", { now }).allowed).join(","));`);
-  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false");
+    const before = extrasLoaded();
+    const d = [1, 2, 3].map(() => limiter.limit("ip:1.2.3.4", { now }).allowed).join(",");
+    const maxCost = new Pacer({ rate: "10/s", grain: "100ms" }).maxCost;
+    console.log([d, before, extrasLoaded(), maxCost].join(" "));`);
+  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1");
 });
 
 test("a TypeScript user's file type-checks, and a wrong option does not", () => {

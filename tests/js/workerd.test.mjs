@@ -1,5 +1,6 @@
 // The package's `workerd` entry in the real workerd runtime (Miniflare): the wasm module is
-// imported as a compiled module and instantiated synchronously; decisions work in a Worker.
+// imported as a compiled module and instantiated synchronously; decisions work in a Worker, and
+// the extras module (here: the pacer) is instantiated on first use, inside a request.
 import test from "node:test";
 import assert from "node:assert/strict";
 import { dirname, resolve } from "node:path";
@@ -14,12 +15,13 @@ test("the workerd entry decides inside workerd", async () => {
     modulesRoot: dist,
     scriptPath: resolve(dist, "worker.js"),
     script: `
-      import { RateLimiter } from "./workerd/index.js";
+      import { RateLimiter, Pacer } from "./workerd/index.js";
       const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
       export default {
         fetch(request) {
           const now = 1_700_000_000_000;
           const d = [1, 2, 3].map(() => limiter.limit("ip:1", { now }).allowed);
+          d.push(new Pacer({ rate: "10/s", grain: "100ms" }).maxCost);
           return Response.json(d);
         },
       };`,
@@ -31,7 +33,7 @@ test("the workerd entry decides inside workerd", async () => {
   });
   try {
     const res = await mf.dispatchFetch("http://localhost/");
-    assert.deepEqual(await res.json(), [true, true, false]);
+    assert.deepEqual(await res.json(), [true, true, false, 1]);
   } finally {
     await mf.dispose();
   }

@@ -1,23 +1,32 @@
 //! Core errors as JavaScript exceptions: `TypeError` for a value of the wrong kind (an unknown
-//! name, a string that does not parse), `RangeError` for a number out of range.
+//! name, a string that does not parse), `RangeError` for a number out of range. Messages are
+//! built without `core::fmt` (`msg.rs`, `core_messages.rs`): it cost the modules kilobytes.
+//! Every function here is `#[cold]`: an error path, kept out of the callers' hot code.
 
-use alloc::format;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use js_sys::{RangeError, TypeError};
+use tollgate::limiter::{KeyError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use tollgate::{CheckError, ConfigError, DecodeError};
 use wasm_bindgen::JsValue;
 
+use crate::core_messages::{check_message, config_message, decode_message};
+use crate::msg::{push_u64, Msg};
+
+#[cold]
 pub fn type_error(msg: &str) -> JsValue {
     TypeError::new(msg).into()
 }
 
+#[cold]
 pub fn range_error(msg: &str) -> JsValue {
     RangeError::new(msg).into()
 }
 
 /// A configuration error, prefixed with where it happened (e.g. `limits[1]`).
+#[cold]
 pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
-    let msg = if at.is_empty() { e.to_string() } else { format!("{at}: {e}") };
+    let text = config_message(e);
+    let msg = if at.is_empty() { text } else { Msg::new(at).s(": ").s(&text).0 };
     match e {
         ConfigError::InvalidQuota { .. }
         | ConfigError::UnknownAlgorithm { .. }
@@ -29,28 +38,59 @@ pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
 }
 
 /// A cost that can never be decided, naming the limit it does not fit.
+#[cold]
 pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsValue {
     match e {
-        CheckError::CostExceedsCapacity { cost, capacity, limit } => range_error(&format!(
-            "cost {cost} can never fit: the capacity of limit \"{}\" is {capacity}",
-            limit_name(*limit)
-        )),
-        other => range_error(&other.to_string()),
+        CheckError::CostExceedsCapacity { cost, capacity, limit } => range_error(
+            &Msg::new("cost ")
+                .n(*cost)
+                .s(" can never fit: the capacity of limit ")
+                .q(&limit_name(*limit))
+                .s(" is ")
+                .n(*capacity)
+                .0,
+        ),
+        other => range_error(&check_message(other)),
     }
 }
 
 /// State bytes that are not this policy's state.
+#[cold]
 pub fn decode_error(e: &DecodeError) -> JsValue {
-    type_error(&format!("state: {e}"))
+    type_error(&Msg::new("state: ").s(&decode_message(e)).0)
+}
+
+/// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
+#[cold]
+pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
+    let name = |i: &usize| if single { Msg::new("key") } else { Msg::new("keys[").n(*i as u64).s("]") };
+    range_error(
+        &match e {
+            KeyError::NoKeys => Msg::new("keys must hold at least one key"),
+            KeyError::TooManyKeys { count } => Msg::new("keys holds ")
+                .n(*count as u64)
+                .s(" keys; at most ")
+                .n(MAX_KEYS_PER_HIT as u64)
+                .s(" are allowed"),
+            KeyError::Empty { index } => name(index).s(" must not be empty"),
+            KeyError::TooLong { index, len } => {
+                name(index).s(" is ").n(*len as u64).s(" bytes long; at most ").n(MAX_KEY_LEN as u64).s(" are allowed")
+            }
+            KeyError::Duplicate { index } => name(index).s(" repeats an earlier key"),
+        }
+        .0,
+    )
 }
 
 /// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float
 /// formatting, which alone was 14 KB of the module (docs/benchmarks.md, wasm size).
+#[cold]
 pub fn number_error(message: &str, n: f64) -> JsValue {
     at_index(message, n, "")
 }
 
 /// `RangeError` "<before><number><after>", without `format!`.
+#[cold]
 pub fn at_index(before: &str, n: f64, after: &str) -> JsValue {
     let mut msg = String::from(before);
     push_number(&mut msg, n);
@@ -59,23 +99,13 @@ pub fn at_index(before: &str, n: f64, after: &str) -> JsValue {
 }
 
 /// Appends a whole number (or `NaN`/a fraction, as JavaScript would show it, via js-sys).
+#[cold]
 pub fn push_number(msg: &mut String, n: f64) {
     if n.fract() == 0.0 && n.abs() < 1e15 {
-        let mut v = n.abs() as u64;
         if n < 0.0 {
             msg.push('-');
         }
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                break;
-            }
-        }
-        msg.push_str(core::str::from_utf8(&digits[i..]).unwrap_or(""));
+        push_u64(msg, n.abs() as u64);
     } else {
         let s: String = js_sys::Number::from(n).to_string_with_radix(10).map(String::from).unwrap_or_default();
         msg.push_str(&s);

@@ -264,7 +264,7 @@ impl CompactKeyed {
             return;
         }
         let count = count.clamp(1, times.len());
-        let (_, &mut threshold, _) = times.select_nth_unstable(count - 1);
+        let threshold = tollgate::keyed::kth_smallest(&mut times, count - 1);
         drop(times);
         let mut left = count;
         for strictly in [true, false] {

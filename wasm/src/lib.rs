@@ -1,4 +1,7 @@
-//! The wasm-bindgen layer of the npm package `tollgate`.
+//! The wasm-bindgen layer of the npm package `tollgate`: the limiter's module (`RateLimiter`,
+//! `Policy`, `KeyHandle`). The pacer, the lease holder and the Redis store's `Synced` are a
+//! second module, `wasm-extras/`, which compiles this crate's `errors`, `out`, `spec` and
+//! `time` files into itself (they export nothing to JavaScript).
 //!
 //! A thin adapter: every decision is the core crate's. Each exported class lives in its own
 //! module; the JavaScript API users see is in `pkg-template/lib/` (see docs/js-layer.md).
@@ -10,20 +13,25 @@ extern crate alloc;
 
 mod batch;
 mod cached_run;
+mod core_messages;
 mod errors;
 mod key_store;
-mod lease_holder;
 mod limiter;
+mod msg;
 mod out;
-mod pacer;
 mod policy;
 mod spec;
-mod synced;
 mod time;
+mod validate_keys;
 
 pub use limiter::Limiter;
 pub use policy::Policy;
-pub use synced::Synced;
+
+/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
+/// Single-threaded wasm only, as this module is built.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 use wasm_bindgen::prelude::*;
 

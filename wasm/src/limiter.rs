@@ -8,16 +8,15 @@
 //! core's `Policy` (all or nothing) over the same states. Several limits use the core's
 //! `Limiter` over a `MemoryStore`.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use tollgate::limiter::{validate_keys, KeyError, LimitError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
+use tollgate::limiter::{validate_keys, LimitError};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
 use tollgate::{Limiter as CoreLimiter, MemoryStore};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::{BatchOut, Handles};
-use crate::errors::{check_error, decode_error, range_error};
+use crate::errors::{check_error, decode_error};
 use crate::key_store::Single;
 use crate::out::Out;
 use crate::policy::Policy;
@@ -35,27 +34,8 @@ pub struct Limiter {
     pub(crate) batch: BatchOut,
 }
 
-/// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
-pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
-    let name = |i: &usize| {
-        if single {
-            String::from("key")
-        } else {
-            format!("keys[{i}]")
-        }
-    };
-    range_error(&match e {
-        KeyError::NoKeys => String::from("keys must hold at least one key"),
-        KeyError::TooManyKeys { count } => {
-            format!("keys holds {count} keys; at most {MAX_KEYS_PER_HIT} are allowed")
-        }
-        KeyError::Empty { index } => format!("{} must not be empty", name(index)),
-        KeyError::TooLong { index, len } => {
-            format!("{} is {len} bytes long; at most {MAX_KEY_LEN} are allowed", name(index))
-        }
-        KeyError::Duplicate { index } => format!("{} repeats an earlier key", name(index)),
-    })
-}
+/// Where `batch.rs` finds it; the shared `errors.rs` holds it so the extras module has it too.
+pub(crate) use crate::errors::key_error;
 
 impl Limiter {
     pub(crate) fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {

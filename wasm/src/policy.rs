@@ -1,7 +1,6 @@
 //! `Policy`: the core's pure decision over encoded states, for stores that keep state
 //! elsewhere (Redis). Nothing is kept between calls except the output buffer.
 
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use js_sys::{Array, Float64Array, Uint8Array};
@@ -10,7 +9,8 @@ use tollgate::Algorithm;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::errors::{check_error, decode_error, type_error};
+use crate::errors::{check_error, decode_error, range_error, type_error};
+use crate::msg::Msg;
 use crate::out::Out;
 use crate::spec::build_policy;
 use crate::time::{cost_from, now_from_ms};
@@ -30,11 +30,8 @@ impl Policy {
     fn states_from(&self, states: &Array) -> Result<Vec<Option<PolicyState>>, JsValue> {
         let n = states.length();
         if n == 0 || n as usize > tollgate::limiter::MAX_KEYS_PER_HIT {
-            return Err(js_sys::RangeError::new(&format!(
-                "states must hold 1 to {} entries, got {n}",
-                tollgate::limiter::MAX_KEYS_PER_HIT
-            ))
-            .into());
+            let max = tollgate::limiter::MAX_KEYS_PER_HIT as u64;
+            return Err(range_error(&Msg::new("states must hold 1 to ").n(max).s(" entries, got ").n(n as u64).0));
         }
         let mut out = Vec::with_capacity(n as usize);
         for i in 0..n {
@@ -44,7 +41,7 @@ impl Policy {
                 continue;
             }
             let Some(bytes) = v.dyn_ref::<Uint8Array>() else {
-                return Err(type_error(&format!("states[{i}] must be a Uint8Array or null")));
+                return Err(type_error(&Msg::new("states[").n(i as u64).s("] must be a Uint8Array or null").0));
             };
             let state = PolicyState::decode(&bytes.to_vec()).map_err(|e| decode_error(&e))?;
             self.inner.validate_state(&state).map_err(|e| decode_error(&e))?;

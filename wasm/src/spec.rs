@@ -1,7 +1,6 @@
 //! Builds a core policy from the limits the JavaScript layer normalised (`lib/options.js`
 //! checks types and names fields; the core checks every value and range).
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::policy::{Limit, Policy};
@@ -10,6 +9,7 @@ use tollgate::{AnyAlgorithm, Kind, LimitSpec, Quota};
 use wasm_bindgen::JsValue;
 
 use crate::errors::config_error;
+use crate::msg::Msg;
 
 /// One limit per index of the slices: its name, algorithm name, quota string (`"100/1s"`),
 /// burst (0: none) and precision string (`""`: none).
@@ -23,7 +23,7 @@ pub fn build_policy(
     let n = names.len();
     let mut limits = Vec::with_capacity(n);
     for (i, name) in names.iter().enumerate() {
-        let at = if n > 1 { format!("limits[{i}]") } else { String::new() };
+        let at = if n > 1 { Msg::new("limits[").n(i as u64).s("]").0 } else { String::new() };
         let err = |e| config_error(&at, &e);
         let kind: Kind = algorithms.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
         let quota: Quota = quotas.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;

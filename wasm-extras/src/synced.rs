@@ -9,15 +9,14 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Float64Array;
-use tollgate::limiter::{validate_keys, LimitError};
+use tollgate::limiter::LimitError;
 use tollgate::sync::{MergedCount, SyncRate, SyncedLimiter};
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{check_error, config_error, range_error};
-use crate::limiter::key_error;
+use crate::errors::{check_error, config_error, key_error, range_error};
 use crate::out::Out;
-use crate::policy::Policy;
+use crate::spec::build_policy;
 use crate::time::{cost_from, now_from_ms};
 
 #[wasm_bindgen]
@@ -54,16 +53,27 @@ impl Synced {
 
 #[wasm_bindgen]
 impl Synced {
-    /// A node of `namespace` deciding by `policy` (copied; every limit must be a window
-    /// counter). `syncRateMs`: > 0 periodic, < 0 local only (0 is deciding in the store, which
-    /// the Redis store does without this class).
+    /// A node of `namespace` deciding by the policy of the normalised limits (the lists the
+    /// limiter module's `Policy` takes; this module builds its own copy, as a class of one
+    /// wasm module cannot be passed to the other). Every limit must be a window counter.
+    /// `syncRateMs`: > 0 periodic, < 0 local only (0 is deciding in the store, which the Redis
+    /// store does without this class).
     #[wasm_bindgen(constructor)]
-    pub fn new(policy: &Policy, namespace: &str, sync_rate_ms: f64) -> Result<Synced, JsValue> {
+    pub fn new(
+        names: Vec<String>,
+        algorithms: Vec<String>,
+        quotas: Vec<String>,
+        bursts: Vec<f64>,
+        precisions: Vec<String>,
+        namespace: &str,
+        sync_rate_ms: f64,
+    ) -> Result<Synced, JsValue> {
         if !sync_rate_ms.is_finite() || sync_rate_ms.fract() != 0.0 {
             return Err(range_error("syncRate must be a whole number of milliseconds"));
         }
+        let policy = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
         let rate = SyncRate::from_millis(sync_rate_ms as i64);
-        let inner = SyncedLimiter::new(namespace, policy.inner.clone(), rate).map_err(|e| config_error("", &e))?;
+        let inner = SyncedLimiter::new(namespace, policy, rate).map_err(|e| config_error("", &e))?;
         Ok(Synced { inner, out: Out::new(), diff_keys: Vec::new() })
     }
 
@@ -150,11 +160,4 @@ impl Synced {
         self.inner.apply_merged_for(&refs(&keys), &merged, now);
         Ok(stale)
     }
-}
-
-/// Throws the same `RangeError` the in-memory limiter gives for keys that cannot be decided
-/// (empty, longer than 256 bytes, more than 8, repeated), for stores that decide elsewhere.
-#[wasm_bindgen(js_name = validateKeys)]
-pub fn validate_keys_js(keys: Vec<String>) -> Result<(), JsValue> {
-    validate_keys(&refs(&keys)).map_err(|e| key_error(&e, keys.len() == 1))
 }

@@ -3,13 +3,13 @@
 //! here by the core; `pkg-template/lib/lease.js` owns the HTTP calls, timers and the queue.
 //! Times are epoch ms at this edge (fractions allowed), nanoseconds inside.
 
-use alloc::format;
 use alloc::vec::Vec;
 use tollgate::lease_holder::LeaseHolder as CoreHolder;
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{config_error, range_error};
+use crate::errors::{config_error, push_number, range_error};
+use crate::msg::Msg;
 use crate::time::now_from_ms;
 
 #[wasm_bindgen]
@@ -17,13 +17,20 @@ pub struct LeaseHolder {
     inner: CoreHolder,
 }
 
+/// `RangeError` "<field><what><value>", the value as JavaScript shows it (no float formatting).
+fn must_be(field: &str, what: &str, v: f64) -> JsValue {
+    let mut msg = Msg::new(field).s(what).0;
+    push_number(&mut msg, v);
+    range_error(&msg)
+}
+
 fn duration_ms(field: &str, ms: f64) -> Result<Nanos, JsValue> {
-    now_from_ms(ms).map_err(|_| range_error(&format!("{field} must be milliseconds of at least 0, got {ms}")))
+    now_from_ms(ms).map_err(|_| must_be(field, " must be milliseconds of at least 0, got ", ms))
 }
 
 fn whole(field: &str, v: f64) -> Result<u64, JsValue> {
     if !(0.0..=9_007_199_254_740_991.0).contains(&v) || v.fract() != 0.0 {
-        return Err(range_error(&format!("{field} must be a whole number of at least 0, got {v}")));
+        return Err(must_be(field, " must be a whole number of at least 0, got ", v));
     }
     Ok(v as u64)
 }

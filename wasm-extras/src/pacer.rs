@@ -5,7 +5,6 @@
 //! The JavaScript layer (`pkg-template/lib/pacer.js`) normalises `{ rate, grain }` into the
 //! strings taken here and owns the queue, the sleeping and the AbortSignals.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::pacer::{Pacer as CorePacer, Signal};
@@ -13,7 +12,9 @@ use tollgate::quota::parse_duration;
 use tollgate::{CheckError, Nanos, Quota};
 use wasm_bindgen::prelude::*;
 
+use crate::core_messages::check_message;
 use crate::errors::{config_error, number_error, range_error};
+use crate::msg::Msg;
 use crate::time::{cost_from, ms_ceil, now_from_ms};
 
 /// The grain used when none is given: the notes' 200 ms, or the whole window if shorter.
@@ -31,10 +32,15 @@ fn parse_rate(rate: &str) -> Result<Quota, JsValue> {
 fn cost_error(e: &CheckError, per_grain: u64) -> JsValue {
     match e {
         // A distinct message (and, in lib/pacer.js, a distinct code): waiting never helps.
-        CheckError::CostExceedsCapacity { cost, .. } => {
-            range_error(&format!("cost {cost} can never be paced: at most {per_grain} units are released per grain"))
-        }
-        other => range_error(&format!("cost: {other}")),
+        CheckError::CostExceedsCapacity { cost, .. } => range_error(
+            &Msg::new("cost ")
+                .n(*cost)
+                .s(" can never be paced: at most ")
+                .n(per_grain)
+                .s(" units are released per grain")
+                .0,
+        ),
+        other => range_error(&Msg::new("cost: ").s(&check_message(other)).0),
     }
 }
 
@@ -43,20 +49,24 @@ impl Pacer {
     /// `rate` as `"<limit>/<window>"` (e.g. `"100/s"`, `"500/5s"`); `grain` a duration such
     /// as `"200ms"`, or `""` for the default (200 ms, at most the window).
     #[wasm_bindgen(constructor)]
-    pub fn new(rate: &str, grain: &str) -> Result<Pacer, JsValue> {
+    pub fn new(rate: &str, grain_str: &str) -> Result<Pacer, JsValue> {
         let quota = parse_rate(rate)?;
-        let grain = if grain.is_empty() {
+        let grain = if grain_str.is_empty() {
             DEFAULT_GRAIN.min(quota.window())
         } else {
-            parse_duration(grain).map_err(|e| config_error("grain", &e))?
+            parse_duration(grain_str).map_err(|e| config_error("grain", &e))?
         };
         if grain > quota.window() {
-            return Err(range_error(&format!(
-                "grain must be at most the rate's window ({} ms), got \"{}\" ({} ms)",
-                quota.window().as_millis_ceil(),
-                grain,
-                grain.as_millis_ceil()
-            )));
+            return Err(range_error(
+                &Msg::new("grain must be at most the rate's window (")
+                    .n(quota.window().as_millis_ceil())
+                    .s(" ms), got ")
+                    .q(grain_str)
+                    .s(" (")
+                    .n(grain.as_millis_ceil())
+                    .s(" ms)")
+                    .0,
+            ));
         }
         let inner = CorePacer::new(quota, grain).map_err(|e| config_error("grain", &e))?;
         Ok(Pacer { inner })
@@ -122,7 +132,7 @@ impl Pacer {
     #[wasm_bindgen(getter)]
     pub fn rate(&self) -> String {
         let q = self.inner.quota();
-        format!("{}/{}ns", q.limit(), q.window().as_nanos())
+        Msg::new("").n(q.limit()).s("/").n(q.window().as_nanos()).s("ns").0
     }
 
     /// Units released per grain: the largest cost one unit of work may have.

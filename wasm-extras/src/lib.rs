@@ -1,0 +1,60 @@
+//! The npm package's second wasm module: `Pacer`, `LeaseHolder` and `Synced`.
+//!
+//! Kept apart from the limiter's module (`wasm/`) so that a user of `RateLimiter`, `Policy`
+//! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (issue 3,
+//! wasm size; docs/benchmarks.md). The JavaScript layer instantiates it on first use where
+//! that can be synchronous (docs/js-layer.md).
+//!
+//! The helpers both modules need (errors, time conversions, the decision buffer, building a
+//! policy) are the files of `wasm/src/`, compiled into each module: they export nothing to
+//! JavaScript, so no export of one module appears in the other, and the limiter's module is
+//! built exactly as before (its crate and profile are unchanged).
+#![no_std]
+
+extern crate alloc;
+
+// Not every shared helper is used here (e.g. `decode_error`, `Out::write_one`).
+#[path = "../../wasm/src/core_messages.rs"]
+mod core_messages;
+#[allow(dead_code)]
+#[path = "../../wasm/src/errors.rs"]
+mod errors;
+#[path = "../../wasm/src/msg.rs"]
+mod msg;
+#[allow(dead_code)]
+#[path = "../../wasm/src/out.rs"]
+mod out;
+#[path = "../../wasm/src/spec.rs"]
+mod spec;
+#[path = "../../wasm/src/time.rs"]
+mod time;
+
+mod lease_holder;
+mod pacer;
+mod synced;
+
+pub use lease_holder::LeaseHolder;
+pub use pacer::Pacer;
+pub use synced::Synced;
+
+/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
+/// Single-threaded wasm only, as this module is built.
+#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
+use wasm_bindgen::prelude::*;
+
+/// This module's own linear memory: `Synced` writes its decisions into a buffer there, which
+/// `lib/decision.js` reads as it reads the limiter module's.
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// In a debug build (`--features debug`), report panics on the console.
+#[wasm_bindgen(start)]
+pub fn start() {
+    #[cfg(feature = "debug")]
+    console_error_panic_hook::set_once();
+}

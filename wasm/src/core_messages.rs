@@ -1,0 +1,150 @@
+//! The core's error messages (`ConfigError`, `CheckError`, `DecodeError` and `KeyError`'s
+//! `Display`), spelled out again from the errors' fields with `Msg` instead of `core::fmt`,
+//! so the wasm modules do not carry the formatting machinery for them. The native crate keeps
+//! its `Display` impls; the tests below hold the two texts equal for every variant.
+
+use alloc::string::String;
+use tollgate::{CheckError, ConfigError, DecodeError};
+
+use crate::msg::Msg;
+
+/// `ConfigError`'s `Display` text.
+#[inline(never)]
+pub fn config_message(e: &ConfigError) -> String {
+    use ConfigError::*;
+    let m = Msg::new;
+    match e {
+        ZeroLimit => m("limit must be at least 1"),
+        LimitTooLarge { limit, max } => m("limit ").n(*limit).s(" is above the maximum ").n(*max),
+        ZeroWindow => m("window must be longer than zero"),
+        WindowTooLong { window_ms, max_ms } => {
+            m("window of ").n(*window_ms).s(" ms is longer than the maximum ").n(*max_ms).s(" ms")
+        }
+        ZeroBurst => m("burst must be at least 1"),
+        BurstTooLarge { burst, max } => m("burst ").n(*burst).s(" is above the maximum ").n(*max),
+        RateTooHigh { limit, window_ns } => {
+            m("rate too high: ").n(*limit).s(" hits in ").n(*window_ns).s(" ns is more than one per nanosecond")
+        }
+        BadRefillAmount { amount, capacity } => {
+            m("refill amount ").n(*amount).s(" must be between 1 and the capacity ").n(*capacity)
+        }
+        BadRefillInterval { interval_ns } => m("refill interval of ").n(*interval_ns).s(" ns is out of range"),
+        PrecisionNotDivisor { window_ns, precision_ns } => {
+            m("precision ").n(*precision_ns).s(" ns must divide the window ").n(*window_ns).s(" ns exactly")
+        }
+        TooManyBuckets { buckets, max } => {
+            m("window split into ").n(*buckets).s(" buckets; at most ").n(*max).s(" are allowed")
+        }
+        OffsetTooLarge { offset_ns, window_ns } => {
+            m("offset ").n(*offset_ns).s(" ns must be shorter than the window ").n(*window_ns).s(" ns")
+        }
+        InvalidQuota { input, reason } => m("invalid quota ").q(input).s(": ").s(reason),
+        UnknownAlgorithm { name } => m("unknown algorithm ")
+            .q(name)
+            .s("; expected one of fixed-window, fixed-window-first-hit, sliding-log, sliding-window, \
+             sliding-buckets, token-bucket, gcra"),
+        UnsupportedOption { algorithm, option } => {
+            m("algorithm ").s(algorithm).s(" does not take the option ").q(option)
+        }
+        EmptyPolicy => m("a policy needs at least one limit"),
+        TooManyLimits { count, max } => {
+            m("a policy has ").n(*count as u64).s(" limits; at most ").n(*max as u64).s(" are allowed")
+        }
+        DuplicateLimitName { name } => m("two limits are named ").q(name),
+        InvalidLimitName { name } => m("limit name ").q(name).s(" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :"),
+        // `ConfigError` is non-exhaustive; a variant added to the core without a message here
+        // fails the test below.
+        _ => m("invalid configuration"),
+    }
+    .0
+}
+
+/// `CheckError`'s `Display` text.
+#[inline(never)]
+pub fn check_message(e: &CheckError) -> String {
+    match e {
+        CheckError::ZeroCost => Msg::new("cost must be at least 1"),
+        CheckError::CostExceedsCapacity { cost, capacity, .. } => {
+            Msg::new("cost ").n(*cost).s(" can never fit: the capacity is ").n(*capacity)
+        }
+        _ => Msg::new("cost can never be decided"),
+    }
+    .0
+}
+
+/// `DecodeError`'s `Display` text.
+#[inline(never)]
+pub fn decode_message(e: &DecodeError) -> String {
+    use DecodeError::*;
+    let m = Msg::new;
+    match e {
+        Truncated => m("state bytes end too early"),
+        UnknownVersion(v) => m("state format version ").n(*v as u64).s(" is not supported"),
+        UnknownTag(t) => m("unknown algorithm tag ").n(*t as u64).s(" in state bytes"),
+        AlgorithmMismatch { expected, found } => {
+            m("stored state is for ").s(found).s(", but the limit is ").s(expected)
+        }
+        LimitCountMismatch { expected, found } => {
+            m("stored state has ").n(*found as u64).s(" limits, but the policy has ").n(*expected as u64)
+        }
+        Overflow => m("integer in state bytes overflows 64 bits"),
+        TrailingBytes => m("unexpected bytes after the state"),
+        Invalid(why) => m("invalid state: ").s(why),
+        _ => m("invalid state bytes"),
+    }
+    .0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    /// Every variant, with values that show each field: the wasm text is the core's text.
+    #[test]
+    fn same_text_as_the_cores_display() {
+        use ConfigError::*;
+        let s = String::from;
+        let config = vec![
+            ZeroLimit,
+            LimitTooLarge { limit: 12, max: 34 },
+            ZeroWindow,
+            WindowTooLong { window_ms: 5, max_ms: 6 },
+            ZeroBurst,
+            BurstTooLarge { burst: 7, max: 8 },
+            RateTooHigh { limit: 9, window_ns: 10 },
+            BadRefillAmount { amount: 11, capacity: 12 },
+            BadRefillInterval { interval_ns: 13 },
+            PrecisionNotDivisor { window_ns: 14, precision_ns: 15 },
+            TooManyBuckets { buckets: 16, max: 17 },
+            OffsetTooLarge { offset_ns: 18, window_ns: 19 },
+            InvalidQuota { input: s("1/x"), reason: "bad unit" },
+            UnknownAlgorithm { name: s("leaky") },
+            UnsupportedOption { algorithm: "gcra", option: "precision" },
+            EmptyPolicy,
+            TooManyLimits { count: 20, max: 21 },
+            DuplicateLimitName { name: s("a") },
+            InvalidLimitName { name: s("a b") },
+        ];
+        for e in &config {
+            assert_eq!(config_message(e), e.to_string());
+        }
+        for e in [CheckError::ZeroCost, CheckError::CostExceedsCapacity { cost: 3, capacity: 2, limit: 1 }] {
+            assert_eq!(check_message(&e), e.to_string());
+        }
+        use DecodeError::*;
+        for e in [
+            Truncated,
+            UnknownVersion(200),
+            UnknownTag(9),
+            AlgorithmMismatch { expected: "gcra", found: "token-bucket" },
+            LimitCountMismatch { expected: 2, found: 3 },
+            Overflow,
+            TrailingBytes,
+            Invalid("why"),
+        ] {
+            assert_eq!(decode_message(&e), e.to_string());
+        }
+    }
+}
