@@ -20,7 +20,7 @@ use crate::cached_run::Run;
 use crate::errors::{at_index, range_error};
 use crate::key_store::Single;
 use crate::limiter::{key_error, Limiter};
-use crate::time::{check_nows, cost_from, ms_ceil, nanos_of_valid_ms, now_from_ms};
+use crate::time::{cost_from, ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
 
 /// No entry cached for a handle.
 const NO_ENTRY: u32 = u32::MAX;
@@ -118,6 +118,16 @@ impl BatchOut {
     /// How many of the first `n` entries were admitted.
     fn admitted(&self, n: usize) -> u32 {
         self.allowed[..n].iter().map(|&a| a as u32).sum()
+    }
+}
+
+/// The first `now` of `nows` that is not in range, as the error `now_from_ms` gives. Batches
+/// check every time with this first and convert each one where it is decided (one pass over
+/// the times and no second array: ~2.7 ns of a ~17 ns W1 check went to converting into one).
+fn check_nows(nows: &[f64]) -> Result<(), JsValue> {
+    match nows.iter().find(|&&ms| !now_in_range(ms)) {
+        Some(&ms) => now_from_ms(ms).map(|_| ()),
+        None => Ok(()),
     }
 }
 
