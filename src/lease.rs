@@ -105,6 +105,53 @@ pub struct LeasePool {
     demands: Vec<Demand>,
 }
 
+/// A live demand and its fair share (see [`LeasePool::shares`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Share<'a> {
+    /// Who asked.
+    pub holder: &'a str,
+    /// How many partitions it asked for (at most the pool's).
+    pub want: u32,
+    /// The most it may hold while these demands are live.
+    pub share: u32,
+    /// When its demand lapses unless it asks again.
+    pub until: Nanos,
+}
+
+/// Max-min fair shares of `partitions` for `wants`, in the same order.
+///
+/// Water-filling: the smallest wants are met in full while they fit under an equal split of
+/// what is left; the others share the rest equally, and the partitions that do not split
+/// evenly go one each to the first of them in `wants`' order (asking order).
+fn water_fill(wants: &[u32], partitions: u32) -> Vec<u32> {
+    let mut by_want: Vec<usize> = (0..wants.len()).collect();
+    by_want.sort_by_key(|&i| wants[i]);
+    let mut shares = alloc::vec![0; wants.len()];
+    let mut left = partitions;
+    let mut sharing = wants.len() as u32;
+    let mut met = 0;
+    for &i in &by_want {
+        if wants[i] > left / sharing {
+            break;
+        }
+        shares[i] = wants[i];
+        left -= wants[i];
+        sharing -= 1;
+        met += 1;
+    }
+    if met < wants.len() {
+        let level = left / sharing;
+        let mut extra = left % sharing;
+        let mut capped: Vec<usize> = by_want[met..].to_vec();
+        capped.sort_unstable();
+        for i in capped {
+            shares[i] = level + u32::from(extra > 0);
+            extra = extra.saturating_sub(1);
+        }
+    }
+    shares
+}
+
 /// A holder's last request: `want` partitions, counted in fair shares until `until`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Demand {
@@ -184,26 +231,21 @@ impl LeasePool {
         let Some(own) = self.demands.iter().position(|d| &*d.holder == holder) else {
             return 0;
         };
-        let mut wants: Vec<u32> = self.demands.iter().map(|d| d.want).collect();
-        wants.sort_unstable();
-        let mut left = self.partitions();
-        let mut sharing = wants.len() as u32;
-        for w in wants {
-            let level = left / sharing;
-            if w > level {
-                // Everyone from here on wants more than `level`: they share `left` equally,
-                // the remainder going to the first `left % sharing` of them in asking order.
-                let want = self.demands[own].want;
-                if want <= level {
-                    return want;
-                }
-                let before = self.demands[..own].iter().filter(|d| d.want > level).count() as u32;
-                return level + u32::from(before < left % sharing);
-            }
-            left -= w;
-            sharing -= 1;
-        }
-        self.demands[own].want
+        let wants: Vec<u32> = self.demands.iter().map(|d| d.want).collect();
+        water_fill(&wants, self.partitions())[own]
+    }
+
+    /// Every live demand at `now` with its fair share among the live ones, in asking order:
+    /// what a status page shows (a holder may hold less than its share until it asks again,
+    /// or more until its next request gives the excess back).
+    pub fn shares(&self, now: Nanos) -> Vec<Share<'_>> {
+        let live: Vec<&Demand> = self.demands.iter().filter(|d| d.until > now).collect();
+        let wants: Vec<u32> = live.iter().map(|d| d.want).collect();
+        let shares = water_fill(&wants, self.partitions());
+        live.iter()
+            .zip(shares)
+            .map(|(d, share)| Share { holder: &d.holder, want: d.want, share, until: d.until })
+            .collect()
     }
 
     /// Records `holder`'s request of `want` partitions, live until `until`. At most

@@ -37,6 +37,19 @@ fn demands_of_20_12_and_1_share_20_partitions_as_10_9_and_1() {
 }
 
 #[test]
+fn shares_lists_the_live_demands_with_their_shares_in_asking_order() {
+    let mut p = pool(20);
+    p.grant("a", 20, TTL, secs(0)).unwrap();
+    p.grant("b", 12, Nanos::from_secs(4), secs(0)).unwrap(); // counts until secs(2)
+    p.grant("c", 1, TTL, secs(1)).unwrap();
+    let view = |p: &LeasePool, at| p.shares(at).iter().map(|s| (s.holder.to_string(), s.want, s.share)).collect::<Vec<_>>();
+    assert_eq!(view(&p, secs(1)), [("a".into(), 20, 10), ("b".into(), 12, 9), ("c".into(), 1, 1)]);
+    assert_eq!(p.shares(secs(1))[1].until, secs(2));
+    // b's demand has lapsed: a and c share the pool as 19 and 1.
+    assert_eq!(view(&p, secs(2)), [("a".into(), 20, 19), ("c".into(), 1, 1)]);
+}
+
+#[test]
 fn demands_that_fit_are_met_in_full_first_come_first_served() {
     let mut p = pool(20);
     assert_eq!(p.grant("a", 12, TTL, secs(0)).unwrap().rate, 300);
@@ -137,6 +150,9 @@ proptest! {
             }
             let total: usize = NAMES.iter().map(|n| held(&p, n, now)).sum();
             prop_assert!(total <= 10);
+            let shares = p.shares(now);
+            prop_assert!(shares.iter().all(|s| s.share <= s.want));
+            prop_assert!(shares.iter().map(|s| s.share).sum::<u32>() <= 10);
             let mut copy = pool(10);
             copy.restore(&p.encode()).unwrap();
             prop_assert_eq!(&copy, &p);

@@ -48,6 +48,16 @@ pub struct HolderWire {
     pub expires_at: u64,
 }
 
+/// A live demand and its fair share (status).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemandWire {
+    pub holder: String,
+    pub want: u32,
+    pub share: u32,
+    /// When it lapses unless the holder asks again (ns).
+    pub until: u64,
+}
+
 /// What the holder has after a grant or renewal.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GrantWire {
@@ -77,9 +87,20 @@ pub struct PoolReply {
     /// Status: every holder with live leases, in partition order of their first lease.
     #[serde(default)]
     pub holders: Vec<HolderWire>,
+    /// Status: every live demand with its fair share, in asking order.
+    #[serde(default)]
+    pub demands: Vec<DemandWire>,
     /// Inspect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<serde_json::Value>,
+}
+
+/// The live demands of `pool` at `now` with their fair shares.
+pub fn demands(pool: &LeasePool, now: Nanos) -> Vec<DemandWire> {
+    pool.shares(now)
+        .into_iter()
+        .map(|s| DemandWire { holder: s.holder.to_string(), want: s.want, share: s.share, until: s.until.as_nanos() })
+        .collect()
 }
 
 /// The live leases of `pool` at `now`, grouped by holder.

@@ -39,7 +39,8 @@ pub fn grant_body(pc: &PoolConfig, holder: &str, g: &GrantWire, reply: &PoolRepl
     })
 }
 
-/// The answer to a status request: every live lease, by holder.
+/// The answer to a status request: every live lease, by holder, and every live demand with
+/// its fair share (why a holder may get less than is free: the rest is others' share).
 pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
     let leases: Vec<Value> = reply
         .holders
@@ -50,6 +51,11 @@ pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
         })
         .collect();
     let leased: u64 = reply.holders.iter().map(|h| pc.partition_rate * h.partitions.len() as u64).sum();
+    let demands: Vec<Value> = reply
+        .demands
+        .iter()
+        .map(|d| json!({ "holder": d.holder, "want": d.want, "share": d.share, "until": ms(d.until) }))
+        .collect();
     json!({
         "pool": pc.name,
         "partitions": pc.partitions,
@@ -59,6 +65,7 @@ pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
         "capacity": pc.capacity(),
         "leased": leased,
         "leases": leases,
+        "demands": demands,
         "now": ms(reply.now),
     })
 }
@@ -146,7 +153,7 @@ pub async fn inspect(rest: &str, method: &Method, env: &Env, cfg: &Config) -> Re
 mod tests {
     use super::*;
     use crate::pool_config::parse_pool;
-    use crate::pool_wire::HolderWire;
+    use crate::pool_wire::{DemandWire, HolderWire};
 
     #[test]
     fn a_grant_answers_rates_in_the_pool_s_units() {
@@ -154,7 +161,7 @@ mod tests {
         let now = 1_800_000_000_000_000_000;
         let g = GrantWire { partitions: vec![0, 1, 2, 3], expires_at: now + 15_000_000_000 };
         let reply =
-            PoolReply { now, free: 16, grant: Some(g.clone()), released: None, holders: Vec::new(), stored: None };
+            PoolReply { now, free: 16, grant: Some(g.clone()), released: None, holders: Vec::new(), demands: Vec::new(), stored: None };
         let b = grant_body(&pc, "w1", &g, &reply);
         assert_eq!(b["rate"], 100);
         assert_eq!(b["ratePerSecond"], 100.0);
@@ -173,12 +180,14 @@ mod tests {
             HolderWire { holder: "a".into(), partitions: vec![0, 2], expires_at: 5_000_000 },
             HolderWire { holder: "b".into(), partitions: vec![1], expires_at: 7_000_000 },
         ];
-        let reply = PoolReply { now: 1_000_000, free: 1, grant: None, released: None, holders, stored: None };
+        let demands = vec![DemandWire { holder: "c".into(), want: 3, share: 1, until: 9_000_000 }];
+        let reply = PoolReply { now: 1_000_000, free: 1, grant: None, released: None, holders, demands, stored: None };
         let b = status_body(&pc, &reply);
         assert_eq!(
             (b["leased"].clone(), b["capacity"].clone(), b["window"].clone()),
             (json!(1800), json!(2400), json!(60_000))
         );
         assert_eq!(b["leases"][0], json!({ "holder": "a", "partitions": [0, 2], "expiresAt": 5, "rate": 1200 }));
+        assert_eq!(b["demands"], json!([{ "holder": "c", "want": 3, "share": 1, "until": 9 }]));
     }
 }

@@ -172,6 +172,13 @@ test("grant gives up to N, keeps and renews what the holder has, returns extras;
     [["a", 4, T0 + 21000, 100], ["b", 8, T0 + 37000, 200], ["c", 8, T0 + 21000, 200]],
   );
   assert.deepEqual([st.pool, st.partitions, st.free, st.capacity, st.partitionRate, st.window, st.leased, st.now], [P, 20, 0, 500, 25, 1000, 500, T0 + 7000]);
+  // And every live demand (counted for half its TTL) with its fair share, in asking order:
+  // wants of 4, 12 and 20 share 20 partitions as 4, 8 and 8.
+  assert.deepEqual(st.demands, [
+    { holder: "a", want: 4, share: 4, until: T0 + 6000 + 7500 },
+    { holder: "b", want: 12, share: 8, until: T0 + 7000 + 15000 },
+    { holder: "c", want: 20, share: 8, until: T0 + 6000 + 7500 },
+  ]);
   // Release gives everything back; releasing or renewing again is lease_not_held.
   const rel = await release(P, "c", T0 + 8000, 1);
   assert.equal(rel.status, 200, rel.text);

@@ -18,7 +18,7 @@ use super::pool_storage::{self, alarm_now, PoolMem};
 use super::{clock, js_sys_date};
 use crate::env_config::config;
 use crate::errors::ApiError;
-use crate::pool_wire::{holders, GrantWire, PoolOp, PoolReply, PoolRequest};
+use crate::pool_wire::{demands, holders, GrantWire, PoolOp, PoolReply, PoolRequest};
 
 #[durable_object]
 pub struct CapacityPool {
@@ -74,6 +74,7 @@ impl CapacityPool {
                 grant: None,
                 released: None,
                 holders: Vec::new(),
+                demands: Vec::new(),
                 stored: Some(stored),
             });
         }
@@ -90,6 +91,7 @@ impl CapacityPool {
                 grant: None,
                 released: None,
                 holders: Vec::new(),
+                demands: Vec::new(),
                 stored: None,
             };
             let write = match r.op {
@@ -108,6 +110,7 @@ impl CapacityPool {
                 }
                 PoolOp::Status => {
                     reply.holders = holders(pool, now);
+                    reply.demands = demands(pool, now);
                     false
                 }
                 PoolOp::Inspect => false,
