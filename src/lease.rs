@@ -297,23 +297,10 @@ impl LeasePool {
         let expires_at = now + ttl;
         self.demand(holder, want, now + demand_life(ttl));
         let want = self.fair_share(holder);
-        let mut held = 0;
-        for slot in self.leases.iter_mut() {
-            if let Some(l) = slot.as_mut().filter(|l| &*l.holder == holder) {
-                if held < want {
-                    l.expires_at = expires_at;
-                    held += 1;
-                } else {
-                    *slot = None;
-                }
-            }
-        }
-        for slot in self.leases.iter_mut().filter(|s| s.is_none()) {
-            if held == want {
-                break;
-            }
+        let held = self.keep(holder, want, expires_at);
+        let free = self.leases.iter_mut().filter(|s| s.is_none());
+        for slot in free.take(want.saturating_sub(held) as usize) {
             *slot = Some(Lease { holder: holder.into(), expires_at });
-            held += 1;
         }
         Ok(self.grant_of(holder, now))
     }
@@ -332,19 +319,25 @@ impl LeasePool {
         }
         let want = self.demands.iter().find(|d| &*d.holder == holder).map_or(held, |d| d.want);
         self.demand(holder, want, now + demand_life(ttl));
-        let keep = self.fair_share(holder);
+        self.keep(holder, self.fair_share(holder), now + ttl);
+        Ok(self.grant_of(holder, now))
+    }
+
+    /// Renews up to `n` of `holder`'s partitions (the first in partition order) until
+    /// `expires_at` and frees the rest of them; returns how many it kept.
+    fn keep(&mut self, holder: &str, n: u32, expires_at: Nanos) -> u32 {
         let mut kept = 0;
         for slot in self.leases.iter_mut() {
             if let Some(l) = slot.as_mut().filter(|l| &*l.holder == holder) {
-                if kept < keep {
-                    l.expires_at = now + ttl;
+                if kept < n {
+                    l.expires_at = expires_at;
                     kept += 1;
                 } else {
                     *slot = None;
                 }
             }
         }
-        Ok(self.grant_of(holder, now))
+        kept
     }
 
     /// Gives back everything `holder` holds; returns how many partitions.

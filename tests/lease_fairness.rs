@@ -42,7 +42,8 @@ fn shares_lists_the_live_demands_with_their_shares_in_asking_order() {
     p.grant("a", 20, TTL, secs(0)).unwrap();
     p.grant("b", 12, Nanos::from_secs(4), secs(0)).unwrap(); // counts until secs(2)
     p.grant("c", 1, TTL, secs(1)).unwrap();
-    let view = |p: &LeasePool, at| p.shares(at).iter().map(|s| (s.holder.to_string(), s.want, s.share)).collect::<Vec<_>>();
+    let view =
+        |p: &LeasePool, at| p.shares(at).iter().map(|s| (s.holder.to_string(), s.want, s.share)).collect::<Vec<_>>();
     assert_eq!(view(&p, secs(1)), [("a".into(), 20, 10), ("b".into(), 12, 9), ("c".into(), 1, 1)]);
     assert_eq!(p.shares(secs(1))[1].until, secs(2));
     // b's demand has lapsed: a and c share the pool as 19 and 1.

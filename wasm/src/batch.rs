@@ -402,7 +402,9 @@ impl Limiter {
             start = end;
         }
         let one = refs.len() == 1;
-        self.run_batch(n, nows, &cs, with_numbers, |me, i, now, cost| me.decide(refs[if one { 0 } else { i }], now, cost))
+        self.run_batch(n, nows, &cs, with_numbers, |me, i, now, cost| {
+            me.decide(refs[if one { 0 } else { i }], now, cost)
+        })
     }
 
     #[wasm_bindgen(getter, js_name = batchAllowedPtr)]

@@ -14,8 +14,8 @@ use tollgate::algorithms::{FirstHitState, FixedWindowState, GcraState, TokenBuck
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, Nanos, SlidingWindowState};
 
 use crate::batch::BatchOut;
-use crate::time::{ms_ceil, nanos_of_valid_ms};
 use crate::key_store::CompactKeyed;
+use crate::time::{ms_ceil, nanos_of_valid_ms};
 
 /// A fixed-size state as the little-endian words of its record (the layout of `to_words`).
 pub(crate) trait Words: Sized {

@@ -160,8 +160,15 @@ mod tests {
         let pc = parse_pool("ingest", &json!({ "partitions": 20, "rate": "25/s" })).unwrap();
         let now = 1_800_000_000_000_000_000;
         let g = GrantWire { partitions: vec![0, 1, 2, 3], expires_at: now + 15_000_000_000 };
-        let reply =
-            PoolReply { now, free: 16, grant: Some(g.clone()), released: None, holders: Vec::new(), demands: Vec::new(), stored: None };
+        let reply = PoolReply {
+            now,
+            free: 16,
+            grant: Some(g.clone()),
+            released: None,
+            holders: Vec::new(),
+            demands: Vec::new(),
+            stored: None,
+        };
         let b = grant_body(&pc, "w1", &g, &reply);
         assert_eq!(b["rate"], 100);
         assert_eq!(b["ratePerSecond"], 100.0);
