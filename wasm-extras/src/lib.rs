@@ -19,6 +19,8 @@ mod core_messages;
 #[allow(dead_code)]
 #[path = "../../wasm/src/errors.rs"]
 mod errors;
+#[path = "../../wasm/src/module.rs"]
+mod module;
 #[path = "../../wasm/src/msg.rs"]
 mod msg;
 #[allow(dead_code)]
@@ -36,25 +38,3 @@ mod synced;
 pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
 pub use synced::Synced;
-
-/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
-/// Single-threaded wasm only, as this module is built.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
-use wasm_bindgen::prelude::*;
-
-/// This module's own linear memory: `Synced` writes its decisions into a buffer there, which
-/// `lib/decision.js` reads as it reads the limiter module's.
-#[wasm_bindgen(js_name = wasmMemory)]
-pub fn wasm_memory() -> JsValue {
-    wasm_bindgen::memory()
-}
-
-/// In a debug build (`--features debug`), report panics on the console.
-#[wasm_bindgen(start)]
-pub fn start() {
-    #[cfg(feature = "debug")]
-    console_error_panic_hook::set_once();
-}

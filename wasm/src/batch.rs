@@ -136,9 +136,14 @@ fn unknown_handle(id: u32) -> JsValue {
 }
 
 impl Limiter {
-    /// Every entry's time and cost, validated before anything is decided: the times stay
-    /// epoch ms (each is converted where it is decided), the costs are returned as units.
-    fn batch_inputs(&self, n: usize, nows: &[f64], costs: &[f64]) -> Result<Vec<u64>, JsValue> {
+    /// Every entry's key count, time and cost, validated before anything is decided: `keys`
+    /// (how many keys were given), `nows` and `costs` each hold one value for all `n` entries
+    /// or one per entry; the times stay epoch ms (each is converted where it is decided), the
+    /// costs are returned as units.
+    fn batch_inputs(&self, n: usize, keys: usize, nows: &[f64], costs: &[f64]) -> Result<Vec<u64>, JsValue> {
+        if keys != 1 && keys != n {
+            return Err(range_error("keys must be one key or hold one key per entry"));
+        }
         if nows.len() != 1 && nows.len() != n {
             return Err(range_error("now must be one number or hold one time per entry"));
         }
@@ -344,10 +349,7 @@ impl Limiter {
         with_numbers: bool,
     ) -> Result<u32, JsValue> {
         let n = n as usize;
-        if ids.len() != 1 && ids.len() != n {
-            return Err(range_error("keys must be one key or hold one key per entry"));
-        }
-        let cs = self.batch_inputs(n, nows, costs)?;
+        let cs = self.batch_inputs(n, ids.len(), nows, costs)?;
         // (An id repeated from the previous entry, a burst of one key, was checked there.)
         let mut last = None;
         for &id in ids {
@@ -378,10 +380,7 @@ impl Limiter {
         with_numbers: bool,
     ) -> Result<u32, JsValue> {
         let n = n as usize;
-        if ends.len() != 1 && ends.len() != n {
-            return Err(range_error("keys must be one key or hold one key per entry"));
-        }
-        let cs = self.batch_inputs(n, nows, costs)?;
+        let cs = self.batch_inputs(n, ends.len(), nows, costs)?;
         let mut refs = Vec::with_capacity(ends.len());
         let mut start = 0usize;
         for (i, &end) in ends.iter().enumerate() {

@@ -17,6 +17,7 @@ mod core_messages;
 mod errors;
 mod key_store;
 mod limiter;
+mod module;
 mod msg;
 mod out;
 mod policy;
@@ -26,26 +27,3 @@ mod validate_keys;
 
 pub use limiter::Limiter;
 pub use policy::Policy;
-
-/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
-/// Single-threaded wasm only, as this module is built.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
-use wasm_bindgen::prelude::*;
-
-/// The module's linear memory, so that JavaScript can read decisions written into a buffer
-/// inside it without a copy (see `out.rs`).
-#[wasm_bindgen(js_name = wasmMemory)]
-pub fn wasm_memory() -> JsValue {
-    wasm_bindgen::memory()
-}
-
-/// In a debug build (`--features debug`), report panics on the console. Release builds have no
-/// hook: no code path is meant to panic.
-#[wasm_bindgen(start)]
-pub fn start() {
-    #[cfg(feature = "debug")]
-    console_error_panic_hook::set_once();
-}

@@ -72,7 +72,7 @@ impl From<&Grant> for GrantWire {
 }
 
 /// A pool object's answer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolReply {
     /// The instant the object acted at (ns): its clock, or the test clock.
     pub now: u64,

@@ -160,15 +160,7 @@ mod tests {
         let pc = parse_pool("ingest", &json!({ "partitions": 20, "rate": "25/s" })).unwrap();
         let now = 1_800_000_000_000_000_000;
         let g = GrantWire { partitions: vec![0, 1, 2, 3], expires_at: now + 15_000_000_000 };
-        let reply = PoolReply {
-            now,
-            free: 16,
-            grant: Some(g.clone()),
-            released: None,
-            holders: Vec::new(),
-            demands: Vec::new(),
-            stored: None,
-        };
+        let reply = PoolReply { now, free: 16, grant: Some(g.clone()), ..PoolReply::default() };
         let b = grant_body(&pc, "w1", &g, &reply);
         assert_eq!(b["rate"], 100);
         assert_eq!(b["ratePerSecond"], 100.0);
@@ -188,7 +180,7 @@ mod tests {
             HolderWire { holder: "b".into(), partitions: vec![1], expires_at: 7_000_000 },
         ];
         let demands = vec![DemandWire { holder: "c".into(), want: 3, share: 1, until: 9_000_000 }];
-        let reply = PoolReply { now: 1_000_000, free: 1, grant: None, released: None, holders, demands, stored: None };
+        let reply = PoolReply { now: 1_000_000, free: 1, holders, demands, ..PoolReply::default() };
         let b = status_body(&pc, &reply);
         assert_eq!(
             (b["leased"].clone(), b["capacity"].clone(), b["window"].clone()),

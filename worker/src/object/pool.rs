@@ -68,15 +68,7 @@ impl CapacityPool {
             let rows = pool_storage::stored_rows(&mut self.mem.borrow_mut(), &sql)?;
             let alarm = storage.get_alarm().await?;
             let stored = serde_json::json!({ "rows": rows, "alarm": alarm });
-            return Ok(PoolReply {
-                now: now.as_nanos(),
-                free: 0,
-                grant: None,
-                released: None,
-                holders: Vec::new(),
-                demands: Vec::new(),
-                stored: Some(stored),
-            });
+            return Ok(PoolReply { now: now.as_nanos(), stored: Some(stored), ..PoolReply::default() });
         }
         // From here to the write, no await: requests are applied one at a time.
         let (reply, deadline) = {
@@ -85,15 +77,7 @@ impl CapacityPool {
                 .ok_or_else(|| ApiError::internal("pool not loaded"))?;
             let pool = &mut loaded.pool;
             let ttl = Nanos::new(r.ttl);
-            let mut reply = PoolReply {
-                now: now.as_nanos(),
-                free: 0,
-                grant: None,
-                released: None,
-                holders: Vec::new(),
-                demands: Vec::new(),
-                stored: None,
-            };
+            let mut reply = PoolReply { now: now.as_nanos(), ..PoolReply::default() };
             let write = match r.op {
                 PoolOp::Grant => {
                     reply.grant =
