@@ -18,7 +18,6 @@ use wasm_bindgen::prelude::*;
 
 use crate::cached_run::Run;
 use crate::errors::{at_index, range_error};
-use crate::key_store::Single;
 use crate::limiter::{key_error, Limiter};
 use crate::time::{cost_from, ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
 
@@ -204,7 +203,7 @@ impl Limiter {
         with_numbers: bool,
     ) -> Result<u32, JsValue> {
         let id_at = |i: usize| ids[if ids.len() == 1 { 0 } else { i }];
-        if !matches!(self.single, Some(Single::Compact(_))) {
+        if self.compact.is_none() {
             return self.run_batch(n, nows, costs, with_numbers, |me, i, now, cost| {
                 me.decide_handle(handles, id_at(i), now, cost)
             });
@@ -214,7 +213,7 @@ impl Limiter {
         let mut result = Ok(());
         let mut i = 0;
         while i < n {
-            if let Some(Single::Compact(c)) = self.single.as_mut() {
+            if let Some(c) = self.compact.as_mut() {
                 let generation = c.generation;
                 let entries = &handles.entries;
                 let cached = |j: usize| {
@@ -256,8 +255,8 @@ impl Limiter {
             Some(k) if !k.is_empty() => &**k,
             _ => return Err(unknown_handle(id)),
         };
-        let r = match self.single.as_mut() {
-            Some(Single::Compact(c)) => {
+        let r = match self.compact.as_mut() {
+            Some(c) => {
                 let slot = &mut handles.entries[id as usize];
                 if slot.0 != NO_ENTRY && slot.1 == c.generation {
                     c.check_entry(slot.0, now, cost)
@@ -278,7 +277,7 @@ impl Limiter {
         let Some(key) = handles.get(id) else {
             return Err(unknown_handle(id));
         };
-        if !matches!(self.single, Some(Single::Compact(_))) {
+        if self.compact.is_none() {
             return self.limit(key, now_ms, cost);
         }
         let now = now_from_ms(now_ms)?;
@@ -291,7 +290,7 @@ impl Limiter {
 
     /// One key's summary decision, inputs already validated.
     fn decide(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
-        if let Some(keyed) = self.single.as_mut() {
+        if let Some(keyed) = self.compact.as_mut() {
             return keyed.check(key, now, cost).map_err(|e| self.error(e.into(), true));
         }
         match self.inner.check(&[key], now, cost) {

@@ -15,8 +15,8 @@
 //!   silent collisions). Removed records are reclaimed by rewriting the arena once their bytes
 //!   outweigh the live ones.
 //!
-//! The sliding log and sliding buckets have variable-size states: they keep the core's
-//! `KeyedLimiter` (see `Single`). Idle-key sweeping and the `maxKeys` eviction rule are the
+//! The sliding log and sliding buckets have variable-size states: their keys live in the
+//! core's `MemoryStore`, as those of policies with several limits (see `limiter.rs`). Idle-key sweeping and the `maxKeys` eviction rule are the
 //! core's `KeyMap` rules (src/keyed.rs), restated here over entries.
 //!
 //! Offsets also make key handles cheap: a handle caches its key's offset and the store's
@@ -30,7 +30,7 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use tollgate::algorithms::{
     AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
 };
-use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, KeyedLimiter, Kind, Nanos};
+use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
 
 /// The smallest number of keys at which an automatic sweep of idle keys runs (as the core's).
 const FIRST_SWEEP: usize = 1024;
@@ -280,11 +280,11 @@ impl CompactKeyed {
         self.evictions += (count - left) as u64;
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.table.len()
     }
 
-    fn prune(&mut self, now: Nanos) -> usize {
+    pub(crate) fn prune(&mut self, now: Nanos) -> usize {
         self.remove_where(|me, o| me.fresh_at(o) <= now)
     }
 
@@ -312,136 +312,79 @@ impl CompactKeyed {
     }
 }
 
-/// The states of a one-limit policy: compact when the algorithm's state has a fixed size.
-pub(crate) enum Single {
-    Compact(CompactKeyed),
-    Keyed(KeyedLimiter<AnyAlgorithm>),
-}
-
-impl Single {
-    pub(crate) fn new(algorithm: AnyAlgorithm, max_keys: Option<usize>) -> Single {
+impl CompactKeyed {
+    /// The compact store of a one-limit policy, when its algorithm's state has a fixed size
+    /// (`None` for the sliding log and sliding buckets, whose keys the core's `MemoryStore`
+    /// holds, as every multi-limit policy's: one more hash map type in the module would cost
+    /// more bytes than those algorithms gain from it).
+    pub(crate) fn for_algorithm(algorithm: AnyAlgorithm, max_keys: Option<usize>) -> Option<CompactKeyed> {
         let kind = algorithm.kind();
-        match width(kind) {
-            Some(width) => Single::Compact(CompactKeyed {
-                algorithm,
-                kind,
-                width,
-                hasher: DefaultHashBuilder::default(),
-                table: HashTable::new(),
-                chunks: Vec::new(),
-                live: 0,
-                dead: 0,
-                max_keys: max_keys.map(|m| m.max(1)),
-                evictions: 0,
-                next_sweep: FIRST_SWEEP,
-                generation: 0,
-            }),
-            None => {
-                let keyed = KeyedLimiter::new(algorithm);
-                Single::Keyed(match max_keys {
-                    Some(m) => keyed.with_max_keys(m),
-                    None => keyed,
-                })
-            }
-        }
+        Some(CompactKeyed {
+            algorithm,
+            kind,
+            width: width(kind)?,
+            hasher: DefaultHashBuilder::default(),
+            table: HashTable::new(),
+            chunks: Vec::new(),
+            live: 0,
+            dead: 0,
+            max_keys: max_keys.map(|m| m.max(1)),
+            evictions: 0,
+            next_sweep: FIRST_SWEEP,
+            generation: 0,
+        })
     }
 
     pub(crate) fn check(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
-        match self {
-            Single::Compact(c) => c.check_key(key, now, cost).map(|(d, _)| d),
-            Single::Keyed(k) => k.check(key, now, cost),
-        }
+        self.check_key(key, now, cost).map(|(d, _)| d)
     }
 
     pub(crate) fn peek(&self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
-        match self {
-            Single::Compact(c) => {
-                let s = c.find(key).map(|e| c.state_at(e));
-                c.algorithm.peek(s.as_ref(), now, cost)
-            }
-            Single::Keyed(k) => k.peek(key, now, cost),
-        }
+        let s = self.find(key).map(|e| self.state_at(e));
+        self.algorithm.peek(s.as_ref(), now, cost)
     }
 
     pub(crate) fn refund(&mut self, key: &str, now: Nanos, cost: u64) {
-        match self {
-            Single::Compact(c) => {
-                if let Some(e) = c.find(key) {
-                    match c.algorithm.refund(&c.state_at(e), now, cost) {
-                        Some(s) => c.set_at(e, &s),
-                        None => {
-                            c.remove_one(e);
-                        }
-                    }
-                }
+        if let Some(e) = self.find(key) {
+            match self.algorithm.refund(&self.state_at(e), now, cost) {
+                Some(s) => self.set_at(e, &s),
+                None => self.remove_one(e),
             }
-            Single::Keyed(k) => k.refund(key, now, cost),
         }
     }
 
     pub(crate) fn reset(&mut self, key: &str) {
-        match self {
-            Single::Compact(c) => {
-                if let Some(e) = c.find(key) {
-                    c.remove_one(e);
-                }
-            }
-            Single::Keyed(k) => k.reset(key),
+        if let Some(e) = self.find(key) {
+            self.remove_one(e);
         }
     }
 
     /// The key's state (`None`: fresh).
     pub(crate) fn state(&self, key: &str) -> Option<AnyState> {
-        match self {
-            Single::Compact(c) => c.find(key).map(|e| c.state_at(e)),
-            Single::Keyed(k) => k.state(key).cloned(),
-        }
+        self.find(key).map(|e| self.state_at(e))
     }
 
     /// Replaces the key's state (state import; no sweeping or eviction, as in the core).
     pub(crate) fn set_state(&mut self, key: &str, state: Option<AnyState>) {
-        match self {
-            Single::Compact(c) => match (c.find(key), state) {
-                (Some(e), Some(s)) => c.set_at(e, &s),
-                (Some(e), None) => {
-                    c.remove_one(e);
-                }
-                (None, Some(s)) => {
-                    c.push(key, &s);
-                }
-                (None, None) => {}
-            },
-            Single::Keyed(k) => k.set_state(key.into(), state),
-        }
-    }
-
-    pub(crate) fn prune(&mut self, now: Nanos) -> usize {
-        match self {
-            Single::Compact(c) => c.prune(now),
-            Single::Keyed(k) => k.prune(now),
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Single::Compact(c) => c.len(),
-            Single::Keyed(k) => k.len(),
+        match (self.find(key), state) {
+            (Some(e), Some(s)) => self.set_at(e, &s),
+            (Some(e), None) => self.remove_one(e),
+            (None, Some(s)) => {
+                self.push(key, &s);
+            }
+            (None, None) => {}
         }
     }
 
     pub(crate) fn evictions(&self) -> u64 {
-        match self {
-            Single::Compact(c) => c.evictions,
-            Single::Keyed(k) => k.evictions(),
-        }
+        self.evictions
     }
 
+    /// Every key, in table order. Records hold the bytes of a `&str`, so they are UTF-8.
     pub(crate) fn keys(&self) -> Vec<String> {
-        match self {
-            Single::Compact(c) => {
-                c.table.iter().map(|&o| String::from_utf8_lossy(key_at(&c.chunks, o)).into_owned()).collect()
-            }
-            Single::Keyed(k) => k.keys().map(|k| String::from(&**k)).collect(),
-        }
+        self.table
+            .iter()
+            .map(|&o| core::str::from_utf8(key_at(&self.chunks, o)).map(String::from).unwrap_or_default())
+            .collect()
     }
 }

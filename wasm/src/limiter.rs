@@ -3,10 +3,11 @@
 //! One key is passed as a string (`limit`), several as an array (`limitKeys`). The decision
 //! is written to the output buffer (`out.rs`); the call itself returns only `allowed`.
 //!
-//! A policy of one limit (the common case) keeps its states in the core's `KeyedLimiter`,
-//! which decides in place without allocating; several keys at once still go through the
-//! core's `Policy` (all or nothing) over the same states. Several limits use the core's
-//! `Limiter` over a `MemoryStore`.
+//! A policy of one limit with a fixed-size state (the common case) keeps its states in the
+//! compact key store (`key_store.rs`), which decides in place without allocating; several
+//! keys at once still go through the core's `Policy` (all or nothing) over the same states.
+//! Several limits, and the sliding log and sliding buckets, use the core's `Limiter` over a
+//! `MemoryStore`.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -17,7 +18,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::batch::{BatchOut, Handles};
 use crate::errors::{check_error, decode_error};
-use crate::key_store::Single;
+use crate::key_store::CompactKeyed;
 use crate::out::Out;
 use crate::policy::Policy;
 use crate::time::{cost_from, now_from_ms};
@@ -25,8 +26,9 @@ use crate::time::{cost_from, now_from_ms};
 #[wasm_bindgen]
 pub struct Limiter {
     pub(crate) inner: CoreLimiter<MemoryStore>,
-    /// `Some` when the policy has one limit: then every state lives here, not in `inner`.
-    pub(crate) single: Option<Single>,
+    /// `Some` when the policy has one limit with a fixed-size state (every algorithm but the
+    /// sliding log and sliding buckets): then every state lives here, not in `inner`.
+    pub(crate) compact: Option<CompactKeyed>,
     pub(crate) out: Out,
     /// Interned keys for `limitHandle`/`limitBatch` (see `batch.rs`).
     pub(crate) handles: Handles,
@@ -56,10 +58,10 @@ impl Limiter {
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        if self.single.is_some() {
+        if self.compact.is_some() {
             validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
             self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))?;
-            if let ([key], Some(keyed)) = (keys, self.single.as_mut()) {
+            if let ([key], Some(keyed)) = (keys, self.compact.as_mut()) {
                 let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
                 let d = r.map_err(|e| self.error(e.into(), true))?;
                 self.out.write_one(&d);
@@ -89,7 +91,7 @@ impl Limiter {
         peek: bool,
     ) -> Result<bool, JsValue> {
         let policy: &CorePolicy = self.inner.policy();
-        let Some(keyed) = self.single.as_mut() else {
+        let Some(keyed) = self.compact.as_mut() else {
             return Ok(false);
         };
         let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
@@ -126,13 +128,13 @@ impl Limiter {
         if max_keys >= 1.0 {
             store = store.with_max_keys(max_keys as usize);
         }
-        let single = match policy.inner.limits() {
-            [one] => Some(Single::new(*one.algorithm(), (max_keys >= 1.0).then_some(max_keys as usize))),
+        let compact = match policy.inner.limits() {
+            [one] => CompactKeyed::for_algorithm(*one.algorithm(), (max_keys >= 1.0).then_some(max_keys as usize)),
             _ => None,
         };
         Limiter {
             inner: CoreLimiter::new(policy.inner.clone(), store),
-            single,
+            compact,
             out: Out::new(),
             handles: Handles::default(),
             batch: BatchOut::default(),
@@ -170,7 +172,7 @@ impl Limiter {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let single = keys.len() == 1;
-        if let Some(keyed) = self.single.as_mut() {
+        if let Some(keyed) = self.compact.as_mut() {
             validate_keys(&refs(&keys)).map_err(|e| key_error(&e, single))?;
             for k in &keys {
                 keyed.refund(k.as_str(), now, cost);
@@ -184,7 +186,7 @@ impl Limiter {
     #[wasm_bindgen(js_name = resetKeys)]
     pub fn reset_keys(&mut self, keys: Vec<String>) -> Result<(), JsValue> {
         let single = keys.len() == 1;
-        if let Some(keyed) = self.single.as_mut() {
+        if let Some(keyed) = self.compact.as_mut() {
             validate_keys(&refs(&keys)).map_err(|e| key_error(&e, single))?;
             for k in &keys {
                 keyed.reset(k.as_str());
@@ -198,7 +200,7 @@ impl Limiter {
     #[wasm_bindgen(js_name = exportState)]
     pub fn export_state(&self, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
-        if let Some(keyed) = &self.single {
+        if let Some(keyed) = &self.compact {
             let slot = keyed.state(key);
             let state = self.inner.policy().state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?;
             return Ok(state.as_ref().map(PolicyState::encode));
@@ -219,7 +221,7 @@ impl Limiter {
                 self.inner.policy().state_from_slots(s.slots().to_vec()).map_err(|e| decode_error(&e))?
             }
         };
-        if let Some(keyed) = self.single.as_mut() {
+        if let Some(keyed) = self.compact.as_mut() {
             keyed.set_state(key, state.and_then(|s| s.slots().first().cloned().flatten()));
             return Ok(());
         }
@@ -229,7 +231,7 @@ impl Limiter {
 
     /// Every key holding state.
     pub fn keys(&self) -> Vec<String> {
-        if let Some(keyed) = &self.single {
+        if let Some(keyed) = &self.compact {
             return keyed.keys();
         }
         self.inner.store().iter().map(|(k, _)| String::from(k)).collect()
@@ -238,7 +240,7 @@ impl Limiter {
     /// How many keys hold state.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {
-        if let Some(keyed) = &self.single {
+        if let Some(keyed) = &self.compact {
             return keyed.len() as u32;
         }
         self.inner.store().len() as u32
@@ -247,7 +249,7 @@ impl Limiter {
     /// How many keys the `maxKeys` cap has evicted.
     #[wasm_bindgen(getter)]
     pub fn evictions(&self) -> f64 {
-        if let Some(keyed) = &self.single {
+        if let Some(keyed) = &self.compact {
             return keyed.evictions() as f64;
         }
         self.inner.store().evictions() as f64
@@ -256,7 +258,7 @@ impl Limiter {
     /// Drops every key that is fresh at `now`; returns how many.
     pub fn prune(&mut self, now: f64) -> Result<u32, JsValue> {
         let now = now_from_ms(now)?;
-        if let Some(keyed) = self.single.as_mut() {
+        if let Some(keyed) = self.compact.as_mut() {
             return Ok(keyed.prune(now) as u32);
         }
         Ok(self.inner.store_mut().prune(now) as u32)
