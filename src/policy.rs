@@ -94,6 +94,12 @@ impl PolicyState {
     pub fn expires_at(&self) -> Nanos {
         self.expires_at
     }
+
+    /// The slots, moved out (a store that keeps them elsewhere needs no copy of a sliding
+    /// log's timestamps).
+    pub fn into_slots(self) -> Vec<Option<AnyState>> {
+        self.slots
+    }
 }
 
 /// Which key and which limit of a policy a figure is about (indices into the keys given to

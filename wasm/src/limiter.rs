@@ -106,7 +106,7 @@ impl Limiter {
         };
         if !peek && d.allowed {
             for (k, st) in keys.iter().zip(states) {
-                let slot = st.and_then(|s| s.slots().first().cloned().flatten());
+                let slot = st.and_then(|s| s.into_slots().into_iter().next().flatten());
                 keyed.set_state(k, slot);
             }
         }
@@ -218,11 +218,11 @@ impl Limiter {
             Some(bytes) => {
                 let s = PolicyState::decode(&bytes).map_err(|e| decode_error(&e))?;
                 self.inner.policy().validate_state(&s).map_err(|e| decode_error(&e))?;
-                self.inner.policy().state_from_slots(s.slots().to_vec()).map_err(|e| decode_error(&e))?
+                self.inner.policy().state_from_slots(s.into_slots()).map_err(|e| decode_error(&e))?
             }
         };
         if let Some(keyed) = self.compact.as_mut() {
-            keyed.set_state(key, state.and_then(|s| s.slots().first().cloned().flatten()));
+            keyed.set_state(key, state.and_then(|s| s.into_slots().into_iter().next().flatten()));
             return Ok(());
         }
         self.inner.store_mut().set(key, state);
