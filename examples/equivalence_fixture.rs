@@ -4,10 +4,13 @@
 //! whole ms, as the JavaScript layer reports them). tests/js/equivalence.test.mjs replays it
 //! through the npm package and expects identical decisions.
 //!
-//!     cargo run --release --example equivalence_fixture -- HITS > fixture.csv
+//! With `multi`, the hits go to the `MULTI` policies instead and name one to three keys each
+//! (`key` is then the keys joined by `+`): all-or-nothing decisions over several keys.
+//!
+//!     cargo run --release --example equivalence_fixture -- HITS [multi] > fixture.csv
 use std::io::Write;
 
-use tollgate::policy::Policy;
+use tollgate::policy::{Limit, Policy};
 use tollgate::{AnyAlgorithm, Kind, LimitSpec, Limiter, Nanos, Quota};
 
 /// (algorithm, quota, burst, precision ms): the same list as the JS test's LIMITERS.
@@ -21,21 +24,46 @@ const LIMITERS: [(&str, &str, u64, u64); 7] = [
     ("gcra", "25/1s", 6, 0),
 ];
 
+/// The policy of several limits that LIMITERS ends with (the JS test's last entry).
+const SEVERAL: [(&str, &str, &str, u64, u64); 2] =
+    [("second", "gcra", "8/1s", 4, 0), ("ten-seconds", "sliding-log", "40/10s", 0, 0)];
+
+/// The policies of the `multi` trace (the JS test's MULTI_LIMITERS): one limit with a
+/// fixed-size state, one with the sliding log, and SEVERAL.
+const MULTI: [(&str, &str, u64, u64); 2] = [("gcra", "5/1s", 3, 0), ("sliding-log", "6/1s", 0, 0)];
+
+fn algorithm(algorithm: &str, quota: &str, burst: u64, precision: u64) -> AnyAlgorithm {
+    let kind: Kind = algorithm.parse().unwrap();
+    let quota: Quota = quota.parse().unwrap();
+    let spec = LimitSpec {
+        burst: (burst > 0).then_some(burst),
+        precision: (precision > 0).then(|| Nanos::from_millis(precision)),
+        ..LimitSpec::new(kind, quota.limit(), quota.window())
+    };
+    AnyAlgorithm::from_spec(&spec).unwrap()
+}
+
+/// A few hot keys that hit their limits, and a long tail of cold ones.
+fn key_of(next: &mut impl FnMut() -> u64) -> String {
+    if next() % 4 == 0 {
+        format!("cold{}", next() % 2_000)
+    } else {
+        format!("hot{}", next() % 16)
+    }
+}
+
+fn several() -> Limiter {
+    let limits = SEVERAL.iter().map(|&(name, a, q, b, p)| Limit::new(name, algorithm(a, q, b, p)).unwrap()).collect();
+    Limiter::in_memory(Policy::new(limits).unwrap())
+}
+
 fn main() {
     let hits: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(120_000);
-    let mut limiters: Vec<Limiter> = LIMITERS
-        .iter()
-        .map(|&(algorithm, quota, burst, precision)| {
-            let kind: Kind = algorithm.parse().unwrap();
-            let quota: Quota = quota.parse().unwrap();
-            let spec = LimitSpec {
-                burst: (burst > 0).then_some(burst),
-                precision: (precision > 0).then(|| Nanos::from_millis(precision)),
-                ..LimitSpec::new(kind, quota.limit(), quota.window())
-            };
-            Limiter::in_memory(Policy::single(AnyAlgorithm::from_spec(&spec).unwrap()))
-        })
-        .collect();
+    let multi = std::env::args().nth(2).as_deref() == Some("multi");
+    let singles = if multi { &MULTI[..] } else { &LIMITERS[..] };
+    let mut limiters: Vec<Limiter> =
+        singles.iter().map(|&(a, q, b, p)| Limiter::in_memory(Policy::single(algorithm(a, q, b, p)))).collect();
+    limiters.push(several());
     let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         seed ^= seed << 13;
@@ -47,12 +75,21 @@ fn main() {
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     for _ in 0..hits {
-        let l = (next() % LIMITERS.len() as u64) as usize;
-        // A few hot keys that hit their limits, and a long tail of cold ones.
-        let key = if next() % 4 == 0 { format!("cold{}", next() % 2_000) } else { format!("hot{}", next() % 16) };
+        let l = (next() % limiters.len() as u64) as usize;
+        let mut keys = vec![key_of(&mut next)];
+        if multi {
+            for _ in 0..next() % 3 {
+                let k = key_of(&mut next);
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        let key = keys.join("+");
         now_ms += next() % 2;
         let cost = 1 + next() % 3;
-        let d = limiters[l].check(&[key.as_str()], Nanos::from_millis(now_ms), cost).unwrap().decision;
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let d = limiters[l].check(&refs, Nanos::from_millis(now_ms), cost).unwrap().decision;
         writeln!(
             out,
             "{l},{key},{now_ms},{cost},{},{},{},{}",

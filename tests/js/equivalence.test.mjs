@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { resolve, extname } from "node:path";
-import { HITS, LIMITERS, nativeFixture, root } from "./fixture.mjs";
+import { HITS, LIMITERS, MULTI_HITS, MULTI_LIMITERS, nativeFixture, root } from "./fixture.mjs";
 import { launchChromium } from "./chromium.mjs";
 
 
@@ -18,7 +18,7 @@ function replay(RateLimiter, LIMITERS, csv) {
   for (const line of csv.split("\n")) {
     if (!line) continue;
     const [l, key, now, cost, allowed, remaining, resetAt, retryAfter] = line.split(",");
-    const d = limiters[+l].limit(key, { now: +now, cost: +cost });
+    const d = limiters[+l].limit(key.includes("+") ? key.split("+") : key, { now: +now, cost: +cost });
     const got = `${+d.allowed},${d.remaining},${d.resetAt},${d.retryAfter}`;
     const want = `${allowed},${remaining},${resetAt},${retryAfter}`;
     if (got !== want) return { line: n + 1, hit: line, got };
@@ -27,9 +27,10 @@ function replay(RateLimiter, LIMITERS, csv) {
   return n;
 }
 
-let csv;
+let csv, multiCsv;
 before(() => {
   csv = nativeFixture();
+  multiCsv = nativeFixture(true);
 });
 
 test("the fixture has denials and admissions for every algorithm", () => {
@@ -40,6 +41,12 @@ test("the fixture has denials and admissions for every algorithm", () => {
 test("Node makes the native crate's decisions", async () => {
   const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
   assert.equal(replay(RateLimiter, LIMITERS, csv), HITS);
+});
+
+test("Node makes the native crate's all-or-nothing decisions over several keys", async () => {
+  const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
+  assert.ok(multiCsv.includes("+"));
+  assert.equal(replay(RateLimiter, MULTI_LIMITERS, multiCsv), MULTI_HITS);
 });
 
 test("Chromium makes the native crate's decisions", async () => {

@@ -8,6 +8,14 @@ import { fileURLToPath } from "node:url";
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const HITS = 120_000;
 
+/** A policy of several limits (its keys live in the wasm store's slab, not its records). */
+const SEVERAL = {
+  limits: [
+    { name: "second", algorithm: "gcra", quota: "8/1s", burst: 4 },
+    { name: "ten-seconds", algorithm: "sliding-log", quota: "40/10s" },
+  ],
+};
+
 export const LIMITERS = [
   { algorithm: "fixed-window", quota: "20/1s" },
   { algorithm: "fixed-window", quota: "15/2s", align: "first-hit" },
@@ -16,11 +24,20 @@ export const LIMITERS = [
   { algorithm: "sliding-buckets", quota: "12/1s", precision: "250ms" },
   { algorithm: "token-bucket", quota: "50/5s", burst: 8 },
   { algorithm: "gcra", quota: "25/1s", burst: 6 },
+  SEVERAL,
 ];
 
-/** The native decisions as CSV lines (see examples/equivalence_fixture.rs for the columns). */
-export function nativeFixture() {
-  return execFileSync("cargo", ["run", "--quiet", "--release", "--example", "equivalence_fixture", "--", String(HITS)], {
+/** The multi-key trace's limiters (MULTI and SEVERAL in examples/equivalence_fixture.rs). */
+export const MULTI_HITS = 30_000;
+export const MULTI_LIMITERS = [{ algorithm: "gcra", quota: "5/1s", burst: 3 }, { algorithm: "sliding-log", quota: "6/1s" }, SEVERAL];
+
+/**
+ * The native decisions as CSV lines (see examples/equivalence_fixture.rs for the columns);
+ * `multi`: the multi-key trace over MULTI_LIMITERS (keys joined by `+`).
+ */
+export function nativeFixture(multi = false) {
+  const args = multi ? [String(MULTI_HITS), "multi"] : [String(HITS)];
+  return execFileSync("cargo", ["run", "--quiet", "--release", "--example", "equivalence_fixture", "--", ...args], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 64 << 20,

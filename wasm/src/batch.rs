@@ -203,7 +203,7 @@ impl Limiter {
         with_numbers: bool,
     ) -> Result<u32, JsValue> {
         let id_at = |i: usize| ids[if ids.len() == 1 { 0 } else { i }];
-        if self.compact.is_none() {
+        if !self.store.holds_words() {
             return self.run_batch(n, nows, costs, with_numbers, |me, i, now, cost| {
                 me.decide_handle(handles, id_at(i), now, cost)
             });
@@ -213,7 +213,7 @@ impl Limiter {
         let mut result = Ok(());
         let mut i = 0;
         while i < n {
-            if let Some(c) = self.compact.as_mut() {
+            if let Some(c) = self.store.words_mut() {
                 let generation = c.generation;
                 let entries = &handles.entries;
                 let cached = |j: usize| {
@@ -255,7 +255,7 @@ impl Limiter {
             Some(k) if !k.is_empty() => &**k,
             _ => return Err(unknown_handle(id)),
         };
-        let r = match self.compact.as_mut() {
+        let r = match self.store.words_mut() {
             Some(c) => {
                 let slot = &mut handles.entries[id as usize];
                 if slot.0 != NO_ENTRY && slot.1 == c.generation {
@@ -277,7 +277,7 @@ impl Limiter {
         let Some(key) = handles.get(id) else {
             return Err(unknown_handle(id));
         };
-        if self.compact.is_none() {
+        if !self.store.holds_words() {
             return self.limit(key, now_ms, cost);
         }
         let now = now_from_ms(now_ms)?;
@@ -290,13 +290,11 @@ impl Limiter {
 
     /// One key's summary decision, inputs already validated.
     fn decide(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
-        if let Some(keyed) = self.compact.as_mut() {
+        if let Some(keyed) = self.store.words_mut() {
             return keyed.check(key, now, cost).map_err(|e| self.error(e.into(), true));
         }
-        match self.inner.check(&[key], now, cost) {
-            Ok(pd) => Ok(Decision { allowed: pd.allowed, ..pd.decision }),
-            Err(e) => Err(self.error(e, true)),
-        }
+        let pd = self.decide_policy(&[key], now, cost, false)?;
+        Ok(Decision { allowed: pd.allowed, ..pd.decision })
     }
 }
 

@@ -15,8 +15,10 @@
 //!   silent collisions). Removed records are reclaimed by rewriting the arena once their bytes
 //!   outweigh the live ones.
 //!
-//! The sliding log and sliding buckets have variable-size states: their keys live in the
-//! core's `MemoryStore`, as those of policies with several limits (see `limiter.rs`). Idle-key sweeping and the `maxKeys` eviction rule are the
+//! Policies whose states a record cannot hold (several limits, or the sliding log's and
+//! sliding buckets' variable-size states) keep each key's core `PolicyState` in a slab, the
+//! record's one word being its index (`Slab`): the same table, arena, sweeping and eviction
+//! for every policy, and no second hash map type in the module. Idle-key sweeping and the `maxKeys` eviction rule are the
 //! core's `KeyMap` rules (src/keyed.rs), restated here over entries.
 //!
 //! Offsets also make key handles cheap: a handle caches its key's offset and the store's
@@ -30,7 +32,8 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use tollgate::algorithms::{
     AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
 };
-use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
+use tollgate::policy::{Policy, PolicyState};
+use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, DecodeError, Kind, Nanos};
 
 /// The smallest number of keys at which an automatic sweep of idle keys runs (as the core's).
 const FIRST_SWEEP: usize = 1024;
@@ -86,7 +89,46 @@ fn from_words(kind: Kind, w: &[u64]) -> AnyState {
     }
 }
 
-/// A one-algorithm limiter over string keys, with fixed-size states (see the module docs).
+/// The policy states of the keys a record cannot hold itself, by index. A taken state leaves
+/// `None` until it is put back; a freed index is reused.
+#[derive(Default)]
+pub(crate) struct Slab {
+    states: Vec<Option<PolicyState>>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    fn put(&mut self, s: PolicyState) -> u64 {
+        match self.free.pop() {
+            Some(i) => {
+                self.states[i as usize] = Some(s);
+                i as u64
+            }
+            None => {
+                self.states.push(Some(s));
+                (self.states.len() - 1) as u64
+            }
+        }
+    }
+
+    fn free(&mut self, i: u64) {
+        if let Some(slot) = self.states.get_mut(i as usize) {
+            *slot = None;
+            self.free.push(i as u32);
+        }
+    }
+
+    fn get(&self, i: u64) -> Option<&PolicyState> {
+        self.states.get(i as usize).and_then(Option::as_ref)
+    }
+
+    fn slot(&mut self, i: u64) -> Option<&mut Option<PolicyState>> {
+        self.states.get_mut(i as usize)
+    }
+}
+
+/// A limiter's keys and their states (see the module docs): the states themselves for a
+/// one-limit policy with a fixed-size state, slab indices for the others.
 pub(crate) struct CompactKeyed {
     pub(crate) algorithm: AnyAlgorithm,
     kind: Kind,
@@ -105,6 +147,8 @@ pub(crate) struct CompactKeyed {
     next_sweep: usize,
     /// Changes whenever an offset stops meaning the key it meant (a removal, a compaction).
     pub(crate) generation: u32,
+    /// `Some` when the records hold slab indices rather than states.
+    slab: Option<Slab>,
 }
 
 fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
@@ -140,6 +184,14 @@ impl CompactKeyed {
         words_at(&self.chunks, offset)
     }
 
+    /// Word `i` of the record at `offset`.
+    fn word(&self, offset: u32, i: usize) -> u64 {
+        let (c, at) = self.words_at(offset);
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&self.chunks[c][at + 8 * i..at + 8 * i + 8]);
+        u64::from_le_bytes(b)
+    }
+
     fn state_at(&self, offset: u32) -> AnyState {
         let (c, at) = self.words_at(offset);
         let bytes = &self.chunks[c][at..at + 8 * self.width];
@@ -155,6 +207,10 @@ impl CompactKeyed {
     fn set_at(&mut self, offset: u32, s: &AnyState) {
         let mut w = [0u64; 3];
         to_words(s, &mut w);
+        self.set_words(offset, &w);
+    }
+
+    fn set_words(&mut self, offset: u32, w: &[u64; 3]) {
         let (c, at) = self.words_at(offset);
         let bytes = &mut self.chunks[c][at..at + 8 * self.width];
         for (i, word) in w.iter().take(self.width).enumerate() {
@@ -163,7 +219,10 @@ impl CompactKeyed {
     }
 
     fn fresh_at(&self, offset: u32) -> Nanos {
-        self.algorithm.fresh_at(&self.state_at(offset))
+        match &self.slab {
+            Some(slab) => slab.get(self.word(offset, 0)).map_or(Nanos::ZERO, PolicyState::expires_at),
+            None => self.algorithm.fresh_at(&self.state_at(offset)),
+        }
     }
 
     /// Appends a record to the arena; returns its offset (not yet in the table).
@@ -181,11 +240,11 @@ impl CompactKeyed {
         (i * CHUNK + at) as u32
     }
 
-    /// Adds a new record (no sweeping; see `insert`).
-    fn push(&mut self, key: &str, s: &AnyState) -> u32 {
+    /// Adds a new record (no sweeping; see `insert_words`).
+    fn push_words(&mut self, key: &str, w: &[u64; 3]) -> u32 {
         let offset = CompactKeyed::append(&mut self.chunks, key.as_bytes(), self.width);
         self.live += self.record_len(offset);
-        self.set_at(offset, s);
+        self.set_words(offset, w);
         let hash = self.hash(key.as_bytes());
         let (chunks, hasher) = (&self.chunks, &self.hasher);
         self.table.insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
@@ -194,6 +253,12 @@ impl CompactKeyed {
 
     /// Removes one record (its bytes stay until `compact`).
     fn remove(&mut self, offset: u32) {
+        if self.slab.is_some() {
+            let i = self.word(offset, 0);
+            if let Some(slab) = self.slab.as_mut() {
+                slab.free(i);
+            }
+        }
         let hash = self.hash(key_at(&self.chunks, offset));
         if let Ok(slot) = self.table.find_entry(hash, |&o| o == offset) {
             slot.remove();
@@ -245,6 +310,12 @@ impl CompactKeyed {
 
     /// Inserts a new key's state after the core's sweeping and eviction rules (src/keyed.rs).
     fn insert(&mut self, key: &str, s: &AnyState, now: Nanos) -> u32 {
+        let mut w = [0u64; 3];
+        to_words(s, &mut w);
+        self.insert_words(key, &w, now)
+    }
+
+    fn insert_words(&mut self, key: &str, w: &[u64; 3], now: Nanos) -> u32 {
         if self.len() >= self.next_sweep {
             self.prune(now);
             self.next_sweep = (self.len() * 2).max(FIRST_SWEEP);
@@ -254,7 +325,7 @@ impl CompactKeyed {
                 self.evict_soonest_fresh(max.div_ceil(8));
             }
         }
-        self.push(key, s)
+        self.push_words(key, w)
     }
 
     /// Evicts the `count` keys that will be fresh soonest (strictly sooner first, then ties).
@@ -313,16 +384,17 @@ impl CompactKeyed {
 }
 
 impl CompactKeyed {
-    /// The compact store of a one-limit policy, when its algorithm's state has a fixed size
-    /// (`None` for the sliding log and sliding buckets, whose keys the core's `MemoryStore`
-    /// holds, as every multi-limit policy's: one more hash map type in the module would cost
-    /// more bytes than those algorithms gain from it).
-    pub(crate) fn for_algorithm(algorithm: AnyAlgorithm, max_keys: Option<usize>) -> Option<CompactKeyed> {
+    /// The store of `policy`'s keys, holding at most `max_keys` keys (`None`: no cap): states
+    /// in the records for one limit with a fixed-size state, in the slab for the others.
+    pub(crate) fn for_policy(policy: &Policy, max_keys: Option<usize>) -> CompactKeyed {
+        // A policy has at least one limit (the core refuses an empty one).
+        let algorithm = *policy.limits()[0].algorithm();
         let kind = algorithm.kind();
-        Some(CompactKeyed {
+        let width = if policy.limits().len() == 1 { width(kind) } else { None };
+        CompactKeyed {
             algorithm,
             kind,
-            width: width(kind)?,
+            width: width.unwrap_or(1),
             hasher: DefaultHashBuilder::default(),
             table: HashTable::new(),
             chunks: Vec::new(),
@@ -332,7 +404,112 @@ impl CompactKeyed {
             evictions: 0,
             next_sweep: FIRST_SWEEP,
             generation: 0,
+            slab: width.is_none().then(Slab::default),
+        }
+    }
+
+    /// This store, when its records hold the states themselves (the fast paths).
+    pub(crate) fn words_mut(&mut self) -> Option<&mut CompactKeyed> {
+        if self.slab.is_none() {
+            Some(self)
+        } else {
+            None
+        }
+    }
+
+    /// Whether the records hold the states themselves.
+    pub(crate) fn holds_words(&self) -> bool {
+        self.slab.is_none()
+    }
+
+    /// Moves `key`'s state out as a policy state (`None`: fresh). From the slab it is taken,
+    /// leaving a placeholder until `put_states`; from words it is converted.
+    pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
+        let offset = self.find(key);
+        if self.slab.is_none() {
+            let slot = offset.map(|o| self.state_at(o));
+            return policy.state_from_slots(alloc::vec![slot]);
+        }
+        let i = offset.map(|o| self.word(o, 0));
+        Ok(match (i, self.slab.as_mut()) {
+            (Some(i), Some(slab)) => slab.slot(i).and_then(Option::take),
+            _ => None,
         })
+    }
+
+    /// Puts back the states `take` gave for `keys`, changed or not: existing keys first (an
+    /// insert may sweep, and must not find a placeholder), then new keys, inserted after the
+    /// sweeping and eviction rules.
+    pub(crate) fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
+        let mut new = Vec::new();
+        for (key, state) in keys.iter().zip(states) {
+            match self.find(key) {
+                Some(o) => self.put_at(o, state),
+                None => new.extend(state.map(|s| (*key, s))),
+            }
+        }
+        self.compact();
+        for (key, s) in new {
+            if let Some(w) = self.words_of(s) {
+                self.insert_words(key, &w, now);
+            }
+        }
+    }
+
+    /// Replaces `key`'s state (state import; no sweeping or eviction, as in the core).
+    pub(crate) fn set(&mut self, key: &str, state: Option<PolicyState>) {
+        match (self.find(key), state) {
+            (Some(o), state) => {
+                self.put_at(o, state);
+                self.compact();
+            }
+            (None, Some(s)) => {
+                if let Some(w) = self.words_of(s) {
+                    self.push_words(key, &w);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// `key`'s state, encoded (export; `None`: fresh).
+    pub(crate) fn export(&self, policy: &Policy, key: &str) -> Result<Option<Vec<u8>>, DecodeError> {
+        let offset = self.find(key);
+        match &self.slab {
+            Some(slab) => Ok(offset.and_then(|o| slab.get(self.word(o, 0))).map(PolicyState::encode)),
+            None => {
+                let state = policy.state_from_slots(alloc::vec![offset.map(|o| self.state_at(o))])?;
+                Ok(state.as_ref().map(PolicyState::encode))
+            }
+        }
+    }
+
+    /// Writes a state into an existing record, or removes the record for a fresh one.
+    fn put_at(&mut self, offset: u32, state: Option<PolicyState>) {
+        let i = self.word(offset, 0);
+        match (state, self.slab.as_mut()) {
+            (Some(s), Some(slab)) => {
+                if let Some(slot) = slab.slot(i) {
+                    *slot = Some(s);
+                }
+            }
+            (Some(s), None) => match s.into_slots().into_iter().next().flatten() {
+                Some(one) => self.set_at(offset, &one),
+                None => self.remove(offset),
+            },
+            (None, _) => self.remove(offset),
+        }
+    }
+
+    /// A new record's words for `s`: its slab index, or its one slot's words (`None` when that
+    /// slot is fresh).
+    fn words_of(&mut self, s: PolicyState) -> Option<[u64; 3]> {
+        let mut w = [0u64; 3];
+        match self.slab.as_mut() {
+            Some(slab) => w[0] = slab.put(s),
+            None => to_words(s.into_slots().into_iter().next().flatten().as_ref()?, &mut w),
+        }
+        Some(w)
     }
 
     pub(crate) fn check(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
@@ -344,35 +521,9 @@ impl CompactKeyed {
         self.algorithm.peek(s.as_ref(), now, cost)
     }
 
-    pub(crate) fn refund(&mut self, key: &str, now: Nanos, cost: u64) {
-        if let Some(e) = self.find(key) {
-            match self.algorithm.refund(&self.state_at(e), now, cost) {
-                Some(s) => self.set_at(e, &s),
-                None => self.remove_one(e),
-            }
-        }
-    }
-
     pub(crate) fn reset(&mut self, key: &str) {
         if let Some(e) = self.find(key) {
             self.remove_one(e);
-        }
-    }
-
-    /// The key's state (`None`: fresh).
-    pub(crate) fn state(&self, key: &str) -> Option<AnyState> {
-        self.find(key).map(|e| self.state_at(e))
-    }
-
-    /// Replaces the key's state (state import; no sweeping or eviction, as in the core).
-    pub(crate) fn set_state(&mut self, key: &str, state: Option<AnyState>) {
-        match (self.find(key), state) {
-            (Some(e), Some(s)) => self.set_at(e, &s),
-            (Some(e), None) => self.remove_one(e),
-            (None, Some(s)) => {
-                self.push(key, &s);
-            }
-            (None, None) => {}
         }
     }
 

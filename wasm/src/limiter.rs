@@ -1,19 +1,19 @@
-//! `Limiter`: the core's in-memory keyed limiter behind `RateLimiter`.
+//! `Limiter`: the core's policy over the keys of one limiter, behind `RateLimiter`.
 //!
 //! One key is passed as a string (`limit`), several as an array (`limitKeys`). The decision
 //! is written to the output buffer (`out.rs`); the call itself returns only `allowed`.
 //!
-//! A policy of one limit with a fixed-size state (the common case) keeps its states in the
-//! compact key store (`key_store.rs`), which decides in place without allocating; several
-//! keys at once still go through the core's `Policy` (all or nothing) over the same states.
-//! Several limits, and the sliding log and sliding buckets, use the core's `Limiter` over a
-//! `MemoryStore`.
+//! Every key lives in one compact store (`key_store.rs`). A policy of one limit with a
+//! fixed-size state (the common case) is decided there in place, without allocating, for one
+//! key at a time; everything else (several keys at once, several limits, the sliding log and
+//! sliding buckets) goes through the core's `Policy` (all or nothing) over the keys' states,
+//! moved out of the store and back.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, LimitError};
-use tollgate::policy::{Policy as CorePolicy, PolicyState};
-use tollgate::{Limiter as CoreLimiter, MemoryStore};
+use tollgate::policy::{Policy as CorePolicy, PolicyDecision, PolicyState};
+use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
 use crate::batch::{BatchOut, Handles};
@@ -25,10 +25,9 @@ use crate::time::{cost_from, now_from_ms};
 
 #[wasm_bindgen]
 pub struct Limiter {
-    pub(crate) inner: CoreLimiter<MemoryStore>,
-    /// `Some` when the policy has one limit with a fixed-size state (every algorithm but the
-    /// sliding log and sliding buckets): then every state lives here, not in `inner`.
-    pub(crate) compact: Option<CompactKeyed>,
+    pub(crate) policy: CorePolicy,
+    /// Every key's state.
+    pub(crate) store: CompactKeyed,
     pub(crate) out: Out,
     /// Interned keys for `limitHandle`/`limitBatch` (see `batch.rs`).
     pub(crate) handles: Handles,
@@ -41,7 +40,7 @@ pub(crate) use crate::errors::key_error;
 
 impl Limiter {
     pub(crate) fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
-        let policy = self.inner.policy();
+        let policy = &self.policy;
         let name = |i: usize| policy.limits().get(i).map_or("", |l| l.name()).into();
         match e {
             LimitError::Key(k) => key_error(&k, single),
@@ -52,66 +51,65 @@ impl Limiter {
 
     /// Throws when `cost` can never fit the policy's limits.
     pub(crate) fn validate_cost(&self, cost: u64) -> Result<(), JsValue> {
-        self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))
+        self.policy.validate_cost(cost).map_err(|e| self.error(e.into(), false))
     }
 
     fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        if self.compact.is_some() {
-            validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
-            self.inner.policy().validate_cost(cost).map_err(|e| self.error(e.into(), false))?;
-            if let ([key], Some(keyed)) = (keys, self.compact.as_mut()) {
-                let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
-                let d = r.map_err(|e| self.error(e.into(), true))?;
-                self.out.write_one(&d);
-                return Ok(d.allowed);
-            }
-            return self.run_keyed_policy(keys, now, cost, peek);
+        validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+        self.validate_cost(cost)?;
+        if let ([key], Some(keyed)) = (keys, self.store.words_mut()) {
+            let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
+            let d = r.map_err(|e| self.error(e.into(), true))?;
+            self.out.write_one(&d);
+            return Ok(d.allowed);
         }
-        let r = if peek { self.inner.peek(keys, now, cost) } else { self.inner.check(keys, now, cost) };
-        match r {
-            Ok(d) => {
-                self.out.write(&d);
-                Ok(d.allowed)
-            }
-            Err(e) => Err(self.error(e, keys.len() == 1)),
-        }
-    }
-}
-
-impl Limiter {
-    /// Several keys under a one-limit policy: the core's `Policy` decides over the keyed
-    /// states (all or nothing), which are then written back.
-    fn run_keyed_policy(
-        &mut self,
-        keys: &[&str],
-        now: tollgate::Nanos,
-        cost: u64,
-        peek: bool,
-    ) -> Result<bool, JsValue> {
-        let policy: &CorePolicy = self.inner.policy();
-        let Some(keyed) = self.compact.as_mut() else {
-            return Ok(false);
-        };
-        let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
-        for k in keys {
-            let slot = keyed.state(k);
-            states.push(policy.state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?);
-        }
-        let r = if peek { policy.peek(&states, now, cost) } else { policy.check(&mut states, now, cost) };
-        let d = match r {
-            Ok(d) => d,
-            Err(e) => return Err(check_error(&e, |i| policy.limits().get(i).map_or("", |l| l.name()).into())),
-        };
-        if !peek && d.allowed {
-            for (k, st) in keys.iter().zip(states) {
-                let slot = st.and_then(|s| s.into_slots().into_iter().next().flatten());
-                keyed.set_state(k, slot);
-            }
-        }
+        let d = self.decide_policy(keys, now, cost, peek)?;
         self.out.write(&d);
         Ok(d.allowed)
+    }
+
+    /// Runs `f` over the keys' states (validated keys), moved out of the store and back,
+    /// changed or not: the core `Limiter`'s update over its `MemoryStore`, here over the
+    /// compact store.
+    pub(crate) fn with_states<R>(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        f: impl FnOnce(&CorePolicy, &mut [Option<PolicyState>]) -> R,
+    ) -> Result<R, JsValue> {
+        let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
+        for k in keys {
+            match self.store.take(&self.policy, k) {
+                Ok(s) => states.push(s),
+                Err(e) => {
+                    self.store.put_states(&keys[..states.len()], states, now);
+                    return Err(decode_error(&e));
+                }
+            }
+        }
+        let r = f(&self.policy, &mut states);
+        self.store.put_states(keys, states, now);
+        Ok(r)
+    }
+
+    /// The core policy's decision for the keys (validated keys and cost), all or nothing.
+    pub(crate) fn decide_policy(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        cost: u64,
+        peek: bool,
+    ) -> Result<PolicyDecision, JsValue> {
+        let r = self.with_states(keys, now, |policy, states| {
+            if peek {
+                policy.peek(states, now, cost)
+            } else {
+                policy.check(states, now, cost)
+            }
+        })?;
+        r.map_err(|e| self.error(e.into(), false))
     }
 }
 
@@ -124,17 +122,10 @@ impl Limiter {
     /// A limiter deciding by `policy` (copied), holding at most `max_keys` keys (0: no cap).
     #[wasm_bindgen(constructor)]
     pub fn new(policy: &Policy, max_keys: f64) -> Limiter {
-        let mut store = MemoryStore::new();
-        if max_keys >= 1.0 {
-            store = store.with_max_keys(max_keys as usize);
-        }
-        let compact = match policy.inner.limits() {
-            [one] => CompactKeyed::for_algorithm(*one.algorithm(), (max_keys >= 1.0).then_some(max_keys as usize)),
-            _ => None,
-        };
+        let cap = (max_keys >= 1.0).then_some(max_keys as usize);
         Limiter {
-            inner: CoreLimiter::new(policy.inner.clone(), store),
-            compact,
+            store: CompactKeyed::for_policy(&policy.inner, cap),
+            policy: policy.inner.clone(),
             out: Out::new(),
             handles: Handles::default(),
             batch: BatchOut::default(),
@@ -171,41 +162,27 @@ impl Limiter {
     pub fn refund_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<(), JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        let single = keys.len() == 1;
-        if let Some(keyed) = self.compact.as_mut() {
-            validate_keys(&refs(&keys)).map_err(|e| key_error(&e, single))?;
-            for k in &keys {
-                keyed.refund(k.as_str(), now, cost);
-            }
-            return Ok(());
-        }
-        self.inner.refund(&refs(&keys), now, cost).map_err(|e| self.error(e, single))
+        let keys = refs(&keys);
+        validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+        self.with_states(&keys, now, |policy, states| policy.refund(states, now, cost))
     }
 
     /// Forgets the keys.
     #[wasm_bindgen(js_name = resetKeys)]
     pub fn reset_keys(&mut self, keys: Vec<String>) -> Result<(), JsValue> {
-        let single = keys.len() == 1;
-        if let Some(keyed) = self.compact.as_mut() {
-            validate_keys(&refs(&keys)).map_err(|e| key_error(&e, single))?;
-            for k in &keys {
-                keyed.reset(k.as_str());
-            }
-            return Ok(());
+        let keys = refs(&keys);
+        validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+        for k in keys {
+            self.store.reset(k);
         }
-        self.inner.reset(&refs(&keys)).map_err(|e| self.error(e, single))
+        Ok(())
     }
 
     /// The key's encoded state (`undefined`: fresh).
     #[wasm_bindgen(js_name = exportState)]
     pub fn export_state(&self, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
-        if let Some(keyed) = &self.compact {
-            let slot = keyed.state(key);
-            let state = self.inner.policy().state_from_slots(alloc::vec![slot]).map_err(|e| decode_error(&e))?;
-            return Ok(state.as_ref().map(PolicyState::encode));
-        }
-        Ok(self.inner.store().get(key).map(PolicyState::encode))
+        self.store.export(&self.policy, key).map_err(|e| decode_error(&e))
     }
 
     /// Replaces the key's state with `state` (`undefined`: fresh), after validating it
@@ -217,50 +194,34 @@ impl Limiter {
             None => None,
             Some(bytes) => {
                 let s = PolicyState::decode(&bytes).map_err(|e| decode_error(&e))?;
-                self.inner.policy().validate_state(&s).map_err(|e| decode_error(&e))?;
-                self.inner.policy().state_from_slots(s.into_slots()).map_err(|e| decode_error(&e))?
+                self.policy.validate_state(&s).map_err(|e| decode_error(&e))?;
+                self.policy.state_from_slots(s.into_slots()).map_err(|e| decode_error(&e))?
             }
         };
-        if let Some(keyed) = self.compact.as_mut() {
-            keyed.set_state(key, state.and_then(|s| s.into_slots().into_iter().next().flatten()));
-            return Ok(());
-        }
-        self.inner.store_mut().set(key, state);
+        self.store.set(key, state);
         Ok(())
     }
 
     /// Every key holding state.
     pub fn keys(&self) -> Vec<String> {
-        if let Some(keyed) = &self.compact {
-            return keyed.keys();
-        }
-        self.inner.store().iter().map(|(k, _)| String::from(k)).collect()
+        self.store.keys()
     }
 
     /// How many keys hold state.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> u32 {
-        if let Some(keyed) = &self.compact {
-            return keyed.len() as u32;
-        }
-        self.inner.store().len() as u32
+        self.store.len() as u32
     }
 
     /// How many keys the `maxKeys` cap has evicted.
     #[wasm_bindgen(getter)]
     pub fn evictions(&self) -> f64 {
-        if let Some(keyed) = &self.compact {
-            return keyed.evictions() as f64;
-        }
-        self.inner.store().evictions() as f64
+        self.store.evictions() as f64
     }
 
     /// Drops every key that is fresh at `now`; returns how many.
     pub fn prune(&mut self, now: f64) -> Result<u32, JsValue> {
         let now = now_from_ms(now)?;
-        if let Some(keyed) = self.compact.as_mut() {
-            return Ok(keyed.prune(now) as u32);
-        }
-        Ok(self.inner.store_mut().prune(now) as u32)
+        Ok(self.store.prune(now) as u32)
     }
 }
