@@ -1,13 +1,16 @@
 // `Policy`: the low-level pure decision over encoded states, for stores that keep state
-// elsewhere (Redis). See docs/js-layer.md.
-import { Policy as WasmPolicy } from "./wasm.js";
+// elsewhere (Redis). See docs/js-layer.md. The limits are validated by the limiter's module
+// (its `Policy`, which `RateLimiter` decides by); deciding over encoded states is the extras
+// module's `StorePolicy`, made on first use (an in-memory limiter never needs it).
+import { Policy as WasmPolicy, extras } from "./wasm.js";
 import { normalizeLimits } from "./options.js";
-import { readDecision } from "./decision.js";
+import { readDecision, extrasOutView } from "./decision.js";
 
 const SINGLE = [""];
 
 export class Policy {
   #wasm;
+  #store = null;
   #names;
   #limits;
 
@@ -30,25 +33,27 @@ export class Policy {
   }
 
   check(states, now, cost = 1) {
-    const next = this.#wasm.check(states, now, cost);
-    const d = readDecision(this.#wasm.outPtr, this.#names, states.length > 1 ? states.map((_, i) => i) : SINGLE);
+    const store = this._store;
+    const next = store.check(states, now, cost);
+    const d = readDecision(store.outPtr, this.#names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
     d.states = next;
-    d.expiresAt = Array.from(this.#wasm.lastExpiresAt());
+    d.expiresAt = Array.from(store.lastExpiresAt());
     return d;
   }
 
   peek(states, now, cost = 1) {
-    this.#wasm.peek(states, now, cost);
-    return readDecision(this.#wasm.outPtr, this.#names, states.length > 1 ? states.map((_, i) => i) : SINGLE);
+    const store = this._store;
+    store.peek(states, now, cost);
+    return readDecision(store.outPtr, this.#names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
   }
 
   refund(states, now, cost = 1) {
-    return this.#wasm.refund(states, now, cost);
+    return this._store.refund(states, now, cost);
   }
 
   validateState(state) {
     if (!(state instanceof Uint8Array)) throw new TypeError(`state must be a Uint8Array, got ${typeof state}`);
-    this.#wasm.validateState(state);
+    this._store.validateState(state);
   }
 
   get longestWindowMs() {
@@ -67,5 +72,17 @@ export class Policy {
   /** The wasm object, for the in-memory limiter built on this policy. @internal */
   get _wasm() {
     return this.#wasm;
+  }
+
+  /**
+   * The extras module's `StorePolicy` for these limits (decisions over encoded states; they
+   * are written to the extras module's buffer, `extrasOutView`). @internal
+   */
+  get _store() {
+    if (this.#store === null) {
+      const l = this.#limits;
+      this.#store = new (extras().StorePolicy)(l.names, l.algorithms, l.quotas, l.bursts, l.precisions);
+    }
+    return this.#store;
   }
 }

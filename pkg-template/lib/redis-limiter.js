@@ -6,7 +6,7 @@
 // conflict one more, and no algorithm exists anywhere but in the core.
 import { validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
-import { readDecision } from "./decision.js";
+import { readDecision, extrasOutView } from "./decision.js";
 import { headersFor } from "./headers.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { fromValue } from "./redis-value.js";
@@ -33,7 +33,7 @@ export class RedisLimiter {
   constructor(store, policy) {
     this.#store = store;
     this.#policy = policy;
-    this.#wasm = policy._wasm;
+    this.#wasm = policy._store;
     this.#names = policy.names;
     this.#advertised = policy.advertised();
   }
@@ -55,7 +55,7 @@ export class RedisLimiter {
     return this.#run(key, options, async (keys, rkeys, now, cost) => {
       const states = await this.#read(rkeys);
       this.#decodeOr(() => this.#wasm.peek(states, now, cost), rkeys, states);
-      return readDecision(this.#wasm.outPtr, this.#names, keys);
+      return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     });
   }
 
@@ -186,7 +186,7 @@ export class RedisLimiter {
           results[i] = new Passthrough(e);
           continue;
         }
-        const d = readDecision(w.outPtr, this.#names, [h.key]);
+        const d = readDecision(w.outPtr, this.#names, [h.key], extrasOutView());
         results[i] = d;
         if (d.allowed) {
           states = next;
@@ -221,7 +221,7 @@ export class RedisLimiter {
     let fromCache = true;
     for (let attempt = 0; attempt < this.#store._maxAttempts; attempt++) {
       const next = this.#decodeOr(() => w.check(states, now, cost), rkeys, states);
-      const d = readDecision(w.outPtr, this.#names, keys);
+      const d = readDecision(w.outPtr, this.#names, keys, extrasOutView());
       if (!d.allowed) {
         // Denied: nothing to write. Over bytes read from Redis just now, that is final. Over
         // cached bytes it is too (the blocked-key cache): others only add hits, so the key is
@@ -287,7 +287,7 @@ export class RedisLimiter {
     this.#store._onError?.(e);
     // A fresh key's figures, allowed (open) or denied for a second (closed).
     this.#wasm.peek(keys.map(() => null), now, cost);
-    const d = readDecision(this.#wasm.outPtr, this.#names, keys);
+    const d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     if (mode === "closed") {
       const retry = this.#store._closedRetryMs;
       d.allowed = false;

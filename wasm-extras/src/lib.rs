@@ -1,4 +1,5 @@
-//! The npm package's second wasm module: `Pacer`, `LeaseHolder` and `Synced`.
+//! The npm package's second wasm module: `Pacer`, `LeaseHolder`, and for the Redis store
+//! `StorePolicy` and `Synced`.
 //!
 //! Kept apart from the limiter's module (`wasm/`) so that a user of `RateLimiter`, `Policy`
 //! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (issue 3,
@@ -33,8 +34,10 @@ mod time;
 
 mod lease_holder;
 mod pacer;
+mod store_policy;
 mod synced;
 
 pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
+pub use store_policy::StorePolicy;
 pub use synced::Synced;

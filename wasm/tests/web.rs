@@ -1,6 +1,5 @@
 //! The wasm classes under wasm-bindgen-test: run under Node and in headless Chromium
 //! (scripts/test-pkg.sh sets the runner).
-use js_sys::Array;
 use tollgate_wasm::{Limiter, Policy};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
@@ -35,12 +34,15 @@ fn bad_input_throws_a_range_or_type_error_and_changes_nothing() {
 }
 
 #[wasm_bindgen_test]
-fn policy_check_returns_new_states_and_leaves_inputs_alone() {
-    let mut p = policy("token-bucket", "2/s").unwrap();
-    let states = Array::of1(&wasm_bindgen::JsValue::NULL);
-    let next = p.check(&states, 5_000.0, 1.0).unwrap();
-    assert!(states.get(0).is_null());
-    let bytes = next.get(0).dyn_into::<js_sys::Uint8Array>().unwrap().to_vec();
-    p.validate_state(&bytes).unwrap();
-    assert!(p.validate_state(&bytes[..bytes.len() - 1]).is_err());
+fn an_exported_state_imports_and_bad_bytes_throw_and_change_nothing() {
+    let mut l = Limiter::new(&policy("token-bucket", "2/s").unwrap(), 0.0);
+    assert!(l.limit("k", 5_000.0, 1.0).unwrap());
+    let bytes = l.export_state("k").unwrap().unwrap();
+    let mut m = Limiter::new(&policy("token-bucket", "2/s").unwrap(), 0.0);
+    m.import_state("k", Some(bytes.clone())).unwrap();
+    assert!(m.limit("k", 5_000.0, 1.0).unwrap());
+    assert!(!m.limit("k", 5_000.0, 1.0).unwrap());
+    let e = m.import_state("j", Some(bytes[..bytes.len() - 1].to_vec())).err().unwrap();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    assert_eq!(m.size(), 1);
 }

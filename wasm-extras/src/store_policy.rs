@@ -1,0 +1,139 @@
+//! `StorePolicy`: the core's pure decision over encoded states, for stores that keep state
+//! elsewhere (the Redis store, through the JS layer's `Policy`). Nothing is kept between calls
+//! except the output buffer. It lives in this module, not the limiter's: an in-memory
+//! `RateLimiter` never decides over encoded states (issue 3, wasm size).
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use js_sys::{Array, Float64Array, Uint8Array};
+use tollgate::policy::{Policy as CorePolicy, PolicyState};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::errors::{check_error, decode_error, range_error, type_error};
+use crate::msg::Msg;
+use crate::out::Out;
+use crate::spec::build_policy;
+use crate::time::{cost_from, now_from_ms};
+
+#[wasm_bindgen]
+pub struct StorePolicy {
+    pub(crate) inner: CorePolicy,
+    out: Out,
+    expires: Vec<f64>,
+}
+
+impl StorePolicy {
+    pub(crate) fn limit_name(&self) -> impl Fn(usize) -> String + '_ {
+        |i| self.inner.limits().get(i).map_or("", |l| l.name()).to_string()
+    }
+
+    fn states_from(&self, states: &Array) -> Result<Vec<Option<PolicyState>>, JsValue> {
+        let n = states.length();
+        if n == 0 || n as usize > tollgate::limiter::MAX_KEYS_PER_HIT {
+            let max = tollgate::limiter::MAX_KEYS_PER_HIT as u64;
+            return Err(range_error(&Msg::new("states must hold 1 to ").n(max).s(" entries, got ").n(n as u64).0));
+        }
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let v = states.get(i);
+            if v.is_null() || v.is_undefined() {
+                out.push(None);
+                continue;
+            }
+            let Some(bytes) = v.dyn_ref::<Uint8Array>() else {
+                return Err(type_error(&Msg::new("states[").n(i as u64).s("] must be a Uint8Array or null").0));
+            };
+            let state = PolicyState::decode(&bytes.to_vec()).map_err(|e| decode_error(&e))?;
+            self.inner.validate_state(&state).map_err(|e| decode_error(&e))?;
+            out.push(Some(state));
+        }
+        Ok(out)
+    }
+}
+
+#[wasm_bindgen]
+impl StorePolicy {
+    /// One limit per index; see `spec.rs`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        names: Vec<String>,
+        algorithms: Vec<String>,
+        quotas: Vec<String>,
+        bursts: Vec<f64>,
+        precisions: Vec<String>,
+    ) -> Result<StorePolicy, JsValue> {
+        let inner = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
+        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new() })
+    }
+
+    /// Where the last decision was written (see `out.rs`).
+    #[wasm_bindgen(getter, js_name = outPtr)]
+    pub fn out_ptr(&self) -> u32 {
+        self.out.ptr()
+    }
+
+    /// Decides a hit; returns the new state per key (`null`: fresh), writes the decision to
+    /// the output buffer. The inputs are not changed.
+    pub fn check(&mut self, states: &Array, now: f64, cost: f64) -> Result<Array, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let mut st = self.states_from(states)?;
+        let d = self.inner.check(&mut st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
+        self.out.write(&d);
+        self.expires.clear();
+        let result = Array::new();
+        for s in &st {
+            match s {
+                Some(s) => {
+                    self.expires.push(s.expires_at().as_millis_ceil() as f64);
+                    result.push(&Uint8Array::from(s.encode().as_slice()));
+                }
+                None => {
+                    self.expires.push(0.0);
+                    result.push(&JsValue::NULL);
+                }
+            }
+        }
+        Ok(result)
+    }
+
+    /// When each state of the last `check` is fresh again (epoch ms; 0 for a fresh key).
+    #[wasm_bindgen(js_name = lastExpiresAt)]
+    pub fn last_expires_at(&self) -> Float64Array {
+        Float64Array::from(self.expires.as_slice())
+    }
+
+    /// The decision `check` would make; writes it to the output buffer.
+    pub fn peek(&mut self, states: &Array, now: f64, cost: f64) -> Result<(), JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let st = self.states_from(states)?;
+        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
+        self.out.write(&d);
+        Ok(())
+    }
+
+    /// Gives back `cost` units; returns the new states.
+    pub fn refund(&mut self, states: &Array, now: f64, cost: f64) -> Result<Array, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let mut st = self.states_from(states)?;
+        self.inner.refund(&mut st, now, cost);
+        let result = Array::new();
+        for s in &st {
+            match s {
+                Some(s) => result.push(&Uint8Array::from(s.encode().as_slice())),
+                None => result.push(&JsValue::NULL),
+            };
+        }
+        Ok(result)
+    }
+
+    /// Throws a `TypeError` when `state` is not a state of this policy.
+    #[wasm_bindgen(js_name = validateState)]
+    pub fn validate_state(&self, state: &[u8]) -> Result<(), JsValue> {
+        let s = PolicyState::decode(state).map_err(|e| decode_error(&e))?;
+        self.inner.validate_state(&s).map_err(|e| decode_error(&e))
+    }
+}
