@@ -208,6 +208,11 @@ impl Policy {
         now: Nanos,
         cost: u64,
     ) -> Result<PolicyDecision, CheckError> {
+        if let ([state], [limit]) = (&mut *states, &self.limits[..]) {
+            if state.as_ref().is_none_or(|s| s.slots.len() == 1) {
+                return self.check_one(limit, state, now, cost);
+            }
+        }
         let peeked = self.decide(states, now, cost)?;
         if !peeked.allowed {
             return Ok(peeked);
@@ -223,6 +228,68 @@ impl Policy {
         }
         debug_assert!(limits.iter().zip(&peeked.limits).all(|(a, b)| a == b));
         Ok(PolicyDecision { limits, ..peeked })
+    }
+
+    /// `check` for one key under one limit (every in-memory limiter's common case; `state` has
+    /// at most one slot): the limit's own check in place, without first peeking at every pair.
+    /// It decides exactly as the general path: with one pair, the pair's decision is the
+    /// policy's, and a check's decision is its peek's (the property tests hold both).
+    fn check_one(
+        &self,
+        limit: &Limit,
+        state: &mut Option<PolicyState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
+        let decision = self.check_in(limit, state, now, cost)?;
+        let at = LimitRef::default();
+        let limits = alloc::vec![LimitDecision { at, decision }];
+        Ok(PolicyDecision { allowed: decision.allowed, decision, binding: at, limits })
+    }
+
+    /// [`check`](Policy::check) of one key under a policy of one limit, answering only the
+    /// limit's decision (no list of pairs to build): what an in-memory store calls per hit.
+    /// `None` for a policy of several limits, or a state of another shape.
+    pub fn check_single(
+        &self,
+        state: &mut Option<PolicyState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Option<Result<Decision, CheckError>> {
+        match (&self.limits[..], &*state) {
+            ([limit], None) => Some(self.check_in(limit, state, now, cost)),
+            ([limit], Some(s)) if s.slots.len() == 1 => Some(self.check_in(limit, state, now, cost)),
+            _ => None,
+        }
+    }
+
+    /// The one limit's check of a state of at most one slot, its expiry kept.
+    fn check_in(
+        &self,
+        limit: &Limit,
+        state: &mut Option<PolicyState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, CheckError> {
+        self.validate_cost(cost)?;
+        Ok(match state {
+            Some(st) => {
+                let d = check_slot(&limit.algorithm, &mut st.slots[0], now, cost)?;
+                if d.allowed {
+                    st.expires_at = self.expiry(st);
+                }
+                d
+            }
+            None => {
+                let outcome = limit.algorithm.check(None, now, cost)?;
+                if let Some(s) = outcome.state {
+                    let mut st = PolicyState { slots: alloc::vec![Some(s)], expires_at: Nanos::ZERO };
+                    st.expires_at = self.expiry(&st);
+                    *state = Some(st);
+                }
+                outcome.decision
+            }
+        })
     }
 
     /// The decision [`check`](Policy::check) would make, changing nothing.

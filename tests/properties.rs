@@ -162,6 +162,18 @@ fn check_one(
     // The in-place path agrees with the pure one.
     let mut slot = before.clone();
     prop_assert_eq!(check_slot(a, &mut slot, now, cost).unwrap(), d);
+    // A policy of this one limit decides the same for one key (its one-pair path), counting
+    // the hit in the same state, or leaving it as it was.
+    let policy = Policy::single(*a);
+    let mut states = [before.clone().map(|s| single_state(&policy, Some(s)))];
+    let pd = policy.check(&mut states, now, cost).unwrap();
+    prop_assert_eq!((pd.allowed, pd.decision), (d.allowed, d));
+    prop_assert_eq!(states[0].as_ref().and_then(|s| s.slots()[0].clone()), slot.clone());
+    prop_assert_eq!(states[0].as_ref().map(PolicyState::expires_at), slot.as_ref().map(|s| a.fresh_at(s)));
+    // And its `check_single` (the in-memory stores' per-hit call), to the same state.
+    let mut single = before.clone().map(|s| single_state(&policy, Some(s)));
+    prop_assert_eq!(policy.check_single(&mut single, now, cost).unwrap().unwrap(), d);
+    prop_assert_eq!(&single, &states[0]);
 
     if d.allowed {
         prop_assert!(outcome.state.is_some());

@@ -437,6 +437,29 @@ impl CompactKeyed {
         })
     }
 
+    /// Runs `f` on the slab state of one key in place (a fresh key's is `None`, kept if `f`
+    /// makes it a state): one lookup, nothing moved. `None` when the records hold words.
+    pub(crate) fn on_slab_state<R>(
+        &mut self,
+        key: &str,
+        now: Nanos,
+        f: impl FnOnce(&mut Option<PolicyState>) -> R,
+    ) -> Option<R> {
+        self.slab.as_ref()?;
+        let i = self.find(key).map(|o| self.word(o, 0));
+        let slab = self.slab.as_mut()?;
+        if let Some(slot) = i.and_then(|i| slab.slot(i)) {
+            return Some(f(slot));
+        }
+        let mut fresh = None;
+        let r = f(&mut fresh);
+        if let Some(s) = fresh {
+            let w = [slab.put(s), 0, 0];
+            self.insert_words(key, &w, now);
+        }
+        Some(r)
+    }
+
     /// Puts back the states `take` gave for `keys`, changed or not: existing keys first (an
     /// insert may sweep, and must not find a placeholder), then new keys, inserted after the
     /// sweeping and eviction rules.

@@ -13,7 +13,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, LimitError};
 use tollgate::policy::{Policy as CorePolicy, PolicyDecision, PolicyState};
-use tollgate::Nanos;
+use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
 use crate::batch::{BatchOut, Handles};
@@ -65,6 +65,13 @@ impl Limiter {
             self.out.write_one(&d);
             return Ok(d.allowed);
         }
+        if let ([key], false) = (keys, peek) {
+            if let Some(d) = self.check_single(key, now, cost) {
+                let d = d?;
+                self.out.write_one(&d);
+                return Ok(d.allowed);
+            }
+        }
         let d = self.decide_policy(keys, now, cost, peek)?;
         self.out.write(&d);
         Ok(d.allowed)
@@ -92,6 +99,14 @@ impl Limiter {
         let r = f(&self.policy, &mut states);
         self.store.put_states(keys, states, now);
         Ok(r)
+    }
+
+    /// A hit for one key of a one-limit policy whose states are in the slab (the sliding log
+    /// and sliding buckets): the core's `check_single`, in place. `None` for other policies.
+    pub(crate) fn check_single(&mut self, key: &str, now: Nanos, cost: u64) -> Option<Result<Decision, JsValue>> {
+        let policy = &self.policy;
+        let r = self.store.on_slab_state(key, now, |slot| policy.check_single(slot, now, cost))??;
+        Some(r.map_err(|e| self.error(e.into(), false)))
     }
 
     /// The core policy's decision for the keys (validated keys and cost), all or nothing.
