@@ -17,9 +17,10 @@
 //!
 //! Policies whose states a record cannot hold (several limits, or the sliding log's and
 //! sliding buckets' variable-size states) keep each key's core `PolicyState` in a slab, the
-//! record's one word being its index (`Slab`): the same table, arena, sweeping and eviction
-//! for every policy, and no second hash map type in the module. Idle-key sweeping and the `maxKeys` eviction rule are the
-//! core's `KeyMap` rules (src/keyed.rs), restated here over entries.
+//! record's one word being its index (`policy_states.rs`): the same table, arena, sweeping
+//! and eviction for every policy, and no second hash map type in the module. Idle-key
+//! sweeping and the `maxKeys` eviction rule are the core's `KeyMap` rules (src/keyed.rs),
+//! restated here over records.
 //!
 //! Offsets also make key handles cheap: a handle caches its key's offset and the store's
 //! `generation`, which changes only when a record is removed or the arena rewritten; while it
@@ -33,7 +34,9 @@ use tollgate::algorithms::{
     AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
 };
 use tollgate::policy::{Policy, PolicyState};
-use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, DecodeError, Kind, Nanos};
+use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
+
+use crate::policy_states::Slab;
 
 /// The smallest number of keys at which an automatic sweep of idle keys runs (as the core's).
 const FIRST_SWEEP: usize = 1024;
@@ -50,7 +53,7 @@ fn width(kind: Kind) -> Option<usize> {
     }
 }
 
-fn to_words(s: &AnyState, w: &mut [u64; 3]) {
+pub(crate) fn to_words(s: &AnyState, w: &mut [u64; 3]) {
     match s {
         AnyState::Gcra(g) => w[0] = g.tat.as_nanos(),
         AnyState::TokenBucket(t) => {
@@ -89,44 +92,6 @@ fn from_words(kind: Kind, w: &[u64]) -> AnyState {
     }
 }
 
-/// The policy states of the keys a record cannot hold itself, by index. A taken state leaves
-/// `None` until it is put back; a freed index is reused.
-#[derive(Default)]
-pub(crate) struct Slab {
-    states: Vec<Option<PolicyState>>,
-    free: Vec<u32>,
-}
-
-impl Slab {
-    fn put(&mut self, s: PolicyState) -> u64 {
-        match self.free.pop() {
-            Some(i) => {
-                self.states[i as usize] = Some(s);
-                i as u64
-            }
-            None => {
-                self.states.push(Some(s));
-                (self.states.len() - 1) as u64
-            }
-        }
-    }
-
-    fn free(&mut self, i: u64) {
-        if let Some(slot) = self.states.get_mut(i as usize) {
-            *slot = None;
-            self.free.push(i as u32);
-        }
-    }
-
-    fn get(&self, i: u64) -> Option<&PolicyState> {
-        self.states.get(i as usize).and_then(Option::as_ref)
-    }
-
-    fn slot(&mut self, i: u64) -> Option<&mut Option<PolicyState>> {
-        self.states.get_mut(i as usize)
-    }
-}
-
 /// A limiter's keys and their states (see the module docs): the states themselves for a
 /// one-limit policy with a fixed-size state, slab indices for the others.
 pub(crate) struct CompactKeyed {
@@ -148,7 +113,7 @@ pub(crate) struct CompactKeyed {
     /// Changes whenever an offset stops meaning the key it meant (a removal, a compaction).
     pub(crate) generation: u32,
     /// `Some` when the records hold slab indices rather than states.
-    slab: Option<Slab>,
+    pub(crate) slab: Option<Slab>,
 }
 
 fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
@@ -185,14 +150,14 @@ impl CompactKeyed {
     }
 
     /// Word `i` of the record at `offset`.
-    fn word(&self, offset: u32, i: usize) -> u64 {
+    pub(crate) fn word(&self, offset: u32, i: usize) -> u64 {
         let (c, at) = self.words_at(offset);
         let mut b = [0u8; 8];
         b.copy_from_slice(&self.chunks[c][at + 8 * i..at + 8 * i + 8]);
         u64::from_le_bytes(b)
     }
 
-    fn state_at(&self, offset: u32) -> AnyState {
+    pub(crate) fn state_at(&self, offset: u32) -> AnyState {
         let (c, at) = self.words_at(offset);
         let bytes = &self.chunks[c][at..at + 8 * self.width];
         let mut w = [0u64; 3];
@@ -204,7 +169,7 @@ impl CompactKeyed {
         from_words(self.kind, &w)
     }
 
-    fn set_at(&mut self, offset: u32, s: &AnyState) {
+    pub(crate) fn set_at(&mut self, offset: u32, s: &AnyState) {
         let mut w = [0u64; 3];
         to_words(s, &mut w);
         self.set_words(offset, &w);
@@ -241,7 +206,7 @@ impl CompactKeyed {
     }
 
     /// Adds a new record (no sweeping; see `insert_words`).
-    fn push_words(&mut self, key: &str, w: &[u64; 3]) -> u32 {
+    pub(crate) fn push_words(&mut self, key: &str, w: &[u64; 3]) -> u32 {
         let offset = CompactKeyed::append(&mut self.chunks, key.as_bytes(), self.width);
         self.live += self.record_len(offset);
         self.set_words(offset, w);
@@ -252,7 +217,7 @@ impl CompactKeyed {
     }
 
     /// Removes one record (its bytes stay until `compact`).
-    fn remove(&mut self, offset: u32) {
+    pub(crate) fn remove(&mut self, offset: u32) {
         if self.slab.is_some() {
             let i = self.word(offset, 0);
             if let Some(slab) = self.slab.as_mut() {
@@ -287,7 +252,7 @@ impl CompactKeyed {
     }
 
     /// Rewrites the arena without the removed records once they outweigh the live ones.
-    fn compact(&mut self) {
+    pub(crate) fn compact(&mut self) {
         if self.dead < CHUNK || self.dead < self.live {
             return;
         }
@@ -315,7 +280,7 @@ impl CompactKeyed {
         self.insert_words(key, &w, now)
     }
 
-    fn insert_words(&mut self, key: &str, w: &[u64; 3], now: Nanos) -> u32 {
+    pub(crate) fn insert_words(&mut self, key: &str, w: &[u64; 3], now: Nanos) -> u32 {
         if self.len() >= self.next_sweep {
             self.prune(now);
             self.next_sweep = (self.len() * 2).max(FIRST_SWEEP);
@@ -420,119 +385,6 @@ impl CompactKeyed {
     /// Whether the records hold the states themselves.
     pub(crate) fn holds_words(&self) -> bool {
         self.slab.is_none()
-    }
-
-    /// Moves `key`'s state out as a policy state (`None`: fresh). From the slab it is taken,
-    /// leaving a placeholder until `put_states`; from words it is converted.
-    pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
-        let offset = self.find(key);
-        if self.slab.is_none() {
-            let slot = offset.map(|o| self.state_at(o));
-            return policy.state_from_slots(alloc::vec![slot]);
-        }
-        let i = offset.map(|o| self.word(o, 0));
-        Ok(match (i, self.slab.as_mut()) {
-            (Some(i), Some(slab)) => slab.slot(i).and_then(Option::take),
-            _ => None,
-        })
-    }
-
-    /// Runs `f` on the slab state of one key in place (a fresh key's is `None`, kept if `f`
-    /// makes it a state): one lookup, nothing moved. `None` when the records hold words.
-    pub(crate) fn on_slab_state<R>(
-        &mut self,
-        key: &str,
-        now: Nanos,
-        f: impl FnOnce(&mut Option<PolicyState>) -> R,
-    ) -> Option<R> {
-        self.slab.as_ref()?;
-        let i = self.find(key).map(|o| self.word(o, 0));
-        let slab = self.slab.as_mut()?;
-        if let Some(slot) = i.and_then(|i| slab.slot(i)) {
-            return Some(f(slot));
-        }
-        let mut fresh = None;
-        let r = f(&mut fresh);
-        if let Some(s) = fresh {
-            let w = [slab.put(s), 0, 0];
-            self.insert_words(key, &w, now);
-        }
-        Some(r)
-    }
-
-    /// Puts back the states `take` gave for `keys`, changed or not: existing keys first (an
-    /// insert may sweep, and must not find a placeholder), then new keys, inserted after the
-    /// sweeping and eviction rules.
-    pub(crate) fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
-        let mut new = Vec::new();
-        for (key, state) in keys.iter().zip(states) {
-            match self.find(key) {
-                Some(o) => self.put_at(o, state),
-                None => new.extend(state.map(|s| (*key, s))),
-            }
-        }
-        self.compact();
-        for (key, s) in new {
-            if let Some(w) = self.words_of(s) {
-                self.insert_words(key, &w, now);
-            }
-        }
-    }
-
-    /// Replaces `key`'s state (state import; no sweeping or eviction, as in the core).
-    pub(crate) fn set(&mut self, key: &str, state: Option<PolicyState>) {
-        match (self.find(key), state) {
-            (Some(o), state) => {
-                self.put_at(o, state);
-                self.compact();
-            }
-            (None, Some(s)) => {
-                if let Some(w) = self.words_of(s) {
-                    self.push_words(key, &w);
-                }
-            }
-            (None, None) => {}
-        }
-    }
-
-    /// `key`'s state, encoded (export; `None`: fresh).
-    pub(crate) fn export(&self, policy: &Policy, key: &str) -> Result<Option<Vec<u8>>, DecodeError> {
-        let offset = self.find(key);
-        match &self.slab {
-            Some(slab) => Ok(offset.and_then(|o| slab.get(self.word(o, 0))).map(PolicyState::encode)),
-            None => {
-                let state = policy.state_from_slots(alloc::vec![offset.map(|o| self.state_at(o))])?;
-                Ok(state.as_ref().map(PolicyState::encode))
-            }
-        }
-    }
-
-    /// Writes a state into an existing record, or removes the record for a fresh one.
-    fn put_at(&mut self, offset: u32, state: Option<PolicyState>) {
-        let i = self.word(offset, 0);
-        match (state, self.slab.as_mut()) {
-            (Some(s), Some(slab)) => {
-                if let Some(slot) = slab.slot(i) {
-                    *slot = Some(s);
-                }
-            }
-            (Some(s), None) => match s.into_slots().into_iter().next().flatten() {
-                Some(one) => self.set_at(offset, &one),
-                None => self.remove(offset),
-            },
-            (None, _) => self.remove(offset),
-        }
-    }
-
-    /// A new record's words for `s`: its slab index, or its one slot's words (`None` when that
-    /// slot is fresh).
-    fn words_of(&mut self, s: PolicyState) -> Option<[u64; 3]> {
-        let mut w = [0u64; 3];
-        match self.slab.as_mut() {
-            Some(slab) => w[0] = slab.put(s),
-            None => to_words(s.into_slots().into_iter().next().flatten().as_ref()?, &mut w),
-        }
-        Some(w)
     }
 
     pub(crate) fn check(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {

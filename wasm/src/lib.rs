@@ -21,6 +21,7 @@ mod module;
 mod msg;
 mod out;
 mod policy;
+mod policy_states;
 mod spec;
 mod time;
 mod validate_keys;

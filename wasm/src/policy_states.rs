@@ -1,0 +1,164 @@
+//! The keys whose states a record cannot hold (several limits; the sliding log's and sliding
+//! buckets' variable-size states): each key's core `PolicyState` in a slab, the record's one
+//! word its index; and, for every policy, moving keys' states out of the store as policy
+//! states and back, so that the core's `Policy` decides over them (several keys, several
+//! limits, refunds), as the core's `MemoryStore` does for its map.
+
+use alloc::vec::Vec;
+use tollgate::policy::{Policy, PolicyState};
+use tollgate::{DecodeError, Nanos};
+
+use crate::key_store::{to_words, CompactKeyed};
+
+/// The policy states of the keys a record cannot hold itself, by index. A taken state leaves
+/// `None` until it is put back; a freed index is reused.
+#[derive(Default)]
+pub(crate) struct Slab {
+    states: Vec<Option<PolicyState>>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    pub(crate) fn put(&mut self, s: PolicyState) -> u64 {
+        match self.free.pop() {
+            Some(i) => {
+                self.states[i as usize] = Some(s);
+                i as u64
+            }
+            None => {
+                self.states.push(Some(s));
+                (self.states.len() - 1) as u64
+            }
+        }
+    }
+
+    pub(crate) fn free(&mut self, i: u64) {
+        if let Some(slot) = self.states.get_mut(i as usize) {
+            *slot = None;
+            self.free.push(i as u32);
+        }
+    }
+
+    pub(crate) fn get(&self, i: u64) -> Option<&PolicyState> {
+        self.states.get(i as usize).and_then(Option::as_ref)
+    }
+
+    pub(crate) fn slot(&mut self, i: u64) -> Option<&mut Option<PolicyState>> {
+        self.states.get_mut(i as usize)
+    }
+}
+
+impl CompactKeyed {
+    /// Moves `key`'s state out as a policy state (`None`: fresh). From the slab it is taken,
+    /// leaving a placeholder until `put_states`; from words it is converted.
+    pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
+        let offset = self.find(key);
+        if self.slab.is_none() {
+            let slot = offset.map(|o| self.state_at(o));
+            return policy.state_from_slots(alloc::vec![slot]);
+        }
+        let i = offset.map(|o| self.word(o, 0));
+        Ok(match (i, self.slab.as_mut()) {
+            (Some(i), Some(slab)) => slab.slot(i).and_then(Option::take),
+            _ => None,
+        })
+    }
+
+    /// Runs `f` on the slab state of one key in place (a fresh key's is `None`, kept if `f`
+    /// makes it a state): one lookup, nothing moved. `None` when the records hold words.
+    pub(crate) fn on_slab_state<R>(
+        &mut self,
+        key: &str,
+        now: Nanos,
+        f: impl FnOnce(&mut Option<PolicyState>) -> R,
+    ) -> Option<R> {
+        self.slab.as_ref()?;
+        let i = self.find(key).map(|o| self.word(o, 0));
+        let slab = self.slab.as_mut()?;
+        if let Some(slot) = i.and_then(|i| slab.slot(i)) {
+            return Some(f(slot));
+        }
+        let mut fresh = None;
+        let r = f(&mut fresh);
+        if let Some(s) = fresh {
+            let w = [slab.put(s), 0, 0];
+            self.insert_words(key, &w, now);
+        }
+        Some(r)
+    }
+
+    /// Puts back the states `take` gave for `keys`, changed or not: existing keys first (an
+    /// insert may sweep, and must not find a placeholder), then new keys, inserted after the
+    /// sweeping and eviction rules.
+    pub(crate) fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
+        let mut new = Vec::new();
+        for (key, state) in keys.iter().zip(states) {
+            match self.find(key) {
+                Some(o) => self.put_at(o, state),
+                None => new.extend(state.map(|s| (*key, s))),
+            }
+        }
+        self.compact();
+        for (key, s) in new {
+            if let Some(w) = self.words_of(s) {
+                self.insert_words(key, &w, now);
+            }
+        }
+    }
+
+    /// Replaces `key`'s state (state import; no sweeping or eviction, as in the core).
+    pub(crate) fn set(&mut self, key: &str, state: Option<PolicyState>) {
+        match (self.find(key), state) {
+            (Some(o), state) => {
+                self.put_at(o, state);
+                self.compact();
+            }
+            (None, Some(s)) => {
+                if let Some(w) = self.words_of(s) {
+                    self.push_words(key, &w);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// `key`'s state, encoded (export; `None`: fresh).
+    pub(crate) fn export(&self, policy: &Policy, key: &str) -> Result<Option<Vec<u8>>, DecodeError> {
+        let offset = self.find(key);
+        match &self.slab {
+            Some(slab) => Ok(offset.and_then(|o| slab.get(self.word(o, 0))).map(PolicyState::encode)),
+            None => {
+                let state = policy.state_from_slots(alloc::vec![offset.map(|o| self.state_at(o))])?;
+                Ok(state.as_ref().map(PolicyState::encode))
+            }
+        }
+    }
+
+    /// Writes a state into an existing record, or removes the record for a fresh one.
+    fn put_at(&mut self, offset: u32, state: Option<PolicyState>) {
+        let i = self.word(offset, 0);
+        match (state, self.slab.as_mut()) {
+            (Some(s), Some(slab)) => {
+                if let Some(slot) = slab.slot(i) {
+                    *slot = Some(s);
+                }
+            }
+            (Some(s), None) => match s.into_slots().into_iter().next().flatten() {
+                Some(one) => self.set_at(offset, &one),
+                None => self.remove(offset),
+            },
+            (None, _) => self.remove(offset),
+        }
+    }
+
+    /// A new record's words for `s`: its slab index, or its one slot's words (`None` when that
+    /// slot is fresh).
+    fn words_of(&mut self, s: PolicyState) -> Option<[u64; 3]> {
+        let mut w = [0u64; 3];
+        match self.slab.as_mut() {
+            Some(slab) => w[0] = slab.put(s),
+            None => to_words(s.into_slots().into_iter().next().flatten().as_ref()?, &mut w),
+        }
+        Some(w)
+    }
+}
