@@ -17,7 +17,8 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughpu
 use governor::clock::FakeRelativeClock;
 use governor::{Quota as GQuota, RateLimiter};
 use tollgate::algorithm::check_slot;
-use tollgate::{Gcra, KeyedLimiter, Nanos, Quota, TokenBucket};
+use tollgate::policy::Policy;
+use tollgate::{AnyAlgorithm, Gcra, KeyedLimiter, Limiter, Nanos, Quota, TokenBucket};
 
 const CHECKS: u64 = 10_000_000;
 const KEYS: u64 = 1_000_000;
@@ -84,6 +85,21 @@ fn w1(c: &mut Criterion) {
                 for _ in 0..CHECKS {
                     now = now + Nanos::from_micros(1);
                     allowed += limiter.check("user:42", now, 1).unwrap().allowed as u64;
+                }
+                black_box(allowed)
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("tollgate policy Limiter<MemoryStore> (one limit, string key)", |b| {
+        b.iter_batched(
+            || Limiter::in_memory(Policy::single(AnyAlgorithm::Gcra(Gcra::new(quota()).unwrap()))),
+            |mut limiter| {
+                let mut now = start;
+                let mut allowed = 0u64;
+                for _ in 0..CHECKS {
+                    now = now + Nanos::from_micros(1);
+                    allowed += limiter.check(&["user:42"], now, 1).unwrap().allowed as u64;
                 }
                 black_box(allowed)
             },
@@ -175,6 +191,22 @@ fn w2(c: &mut Criterion) {
                     allowed += limiter.check(k, now, 1).unwrap().allowed as u64;
                 }
                 black_box((allowed, limiter.len()))
+            },
+            BatchSize::PerIteration,
+        )
+    });
+    let names: Vec<String> = (0..KEYS).map(|k| format!("user:{k}")).collect();
+    g.bench_function("tollgate policy Limiter<MemoryStore> (one limit, string keys)", |b| {
+        b.iter_batched(
+            || Limiter::in_memory(Policy::single(AnyAlgorithm::Gcra(Gcra::new(quota()).unwrap()))),
+            |mut limiter| {
+                let mut now = start;
+                let mut allowed = 0u64;
+                for &k in &keys {
+                    now = now + Nanos::from_micros(1);
+                    allowed += limiter.check(&[names[k as usize].as_str()], now, 1).unwrap().allowed as u64;
+                }
+                black_box((allowed, limiter.store().len()))
             },
             BatchSize::PerIteration,
         )

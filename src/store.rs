@@ -115,6 +115,26 @@ impl Store for MemoryStore {
         now: Nanos,
         f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
     ) -> Result<R, Infallible> {
+        // One key (the common case): decide on its state in place, no vectors.
+        if let [key] = keys {
+            if let Some(slot) = self.keys.map.get_mut(*key) {
+                let mut one = [Some(core::mem::take(slot))];
+                let result = f(&mut one);
+                match one {
+                    [Some(s)] => *slot = s,
+                    [None] => {
+                        self.keys.map.remove(*key);
+                    }
+                }
+                return Ok(result);
+            }
+            let mut one = [None];
+            let result = f(&mut one);
+            if let [Some(s)] = one {
+                self.keys.insert((*key).into(), s, now, PolicyState::expires_at);
+            }
+            return Ok(result);
+        }
         // Move the states out (no copy), decide, move them back.
         let mut states: Vec<Option<PolicyState>> =
             keys.iter().map(|k| self.keys.map.get_mut(*k).map(core::mem::take)).collect();
