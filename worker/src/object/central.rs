@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use tollgate::Nanos;
 use worker::SqlStorage;
 
-use super::storage::{load_central, real_deadline, save_central, Mem};
+use super::storage::{load_central, save_central, storage_deadline, Mem};
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::wire::{DoReply, DoRequest, MergedWire};
@@ -52,7 +52,7 @@ pub fn sync(
     let mut alarm = None;
     if *counts != before {
         let fresh_at = counts.values().map(|&(_, e)| e).max().map_or(now, Nanos::new);
-        let deadline = real_deadline(worker::Date::now().as_millis(), now, fresh_at);
+        let deadline = storage_deadline(worker::Date::now().as_millis(), now, fresh_at);
         if let Err(e) = save_central(sql, counts, deadline) {
             mem.central = None;
             return Err(e);

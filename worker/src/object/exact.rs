@@ -7,7 +7,7 @@ use std::slice;
 use tollgate::Nanos;
 use worker::SqlStorage;
 
-use super::storage::{load_exact, real_deadline, save_exact, Mem};
+use super::storage::{load_exact, save_exact, storage_deadline, Mem};
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::wire::{DoReply, Op, PolicyDecisionWire};
@@ -49,7 +49,7 @@ pub fn run(
     let mut alarm = None;
     if wrote {
         let deadline =
-            real_deadline(worker::Date::now().as_millis(), now, state.as_ref().map_or(now, |s| s.expires_at()));
+            storage_deadline(worker::Date::now().as_millis(), now, state.as_ref().map_or(now, |s| s.expires_at()));
         if let Err(e) = save_exact(sql, state.as_ref(), deadline) {
             // Memory is ahead of storage: forget it so the next request reloads what is durable.
             mem.exact = None;

@@ -150,11 +150,23 @@ pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<Optio
     })
 }
 
+/// How long after a key's state becomes fresh its storage is deleted. Deleting a fresh state
+/// later changes no decision (it decides like no state at all); deleting it the moment it is
+/// fresh left no room for a slow machine: with the test clock, a key hit at one fixed `now`
+/// gets a deadline one emission interval away in real time, and a request arriving a little
+/// later than that found its state gone (a flaky test in `make test`).
+pub const DEADLINE_GRACE_MS: u64 = 1000;
+
 /// The real time (Unix ms) a state decided at `now` and fresh from `fresh_at` expires:
 /// `fresh_at - now` from the real clock, rounded up. With the test clock, `now` is not the
 /// real time; measuring from the real clock keeps the alarm meaningful either way.
 pub fn real_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos) -> u64 {
     real_now_ms.saturating_add(fresh_at.saturating_sub(now).as_millis_ceil())
+}
+
+/// When a key's stored state may be deleted: its `real_deadline` plus the grace period.
+pub fn storage_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos) -> u64 {
+    real_deadline(real_now_ms, now, fresh_at).saturating_add(DEADLINE_GRACE_MS)
 }
 
 /// How many rows `state` and `central` hold (0 or 1 each), for the test-only inspect.
