@@ -164,6 +164,45 @@ test("the compact key store: maxKeys eviction, sweeping, keys, export/import, re
   assert.equal(many.peek("u4999", { now: now + 49_990 }).remaining, 3); // one hit counted, then the peek's own
 });
 
+test("the key store's slab (several limits, sliding log): maxKeys eviction, sweeping, keys, export/import, reset", () => {
+  const now = 1_700_000_000_000;
+  const policy = {
+    limits: [
+      { name: "s", algorithm: "gcra", quota: "1/s" },
+      { name: "m", algorithm: "sliding-log", quota: "5/1m" },
+    ],
+  };
+  const l = new RateLimiter({ ...policy, maxKeys: 8 });
+  const handles = Array.from({ length: 9 }, (_, i) => l.key(`k${i}`));
+  for (let i = 0; i < 9; i++) assert.equal(l.limit(handles[i], { now: now + i }).allowed, true);
+  assert.equal(l.size, 8);
+  assert.equal(l.evictions, 1); // k0, fresh soonest, was evicted
+  assert.deepEqual(l.keys().sort(), ["k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8"]);
+  assert.equal(l.limit(handles[0], { now: now + 9 }).allowed, true); // evicted: fresh again
+  assert.equal(l.evictions, 2); // k1 made room for it
+  const denied = l.limit(handles[8], { now: now + 9 });
+  assert.equal(denied.allowed, false);
+  assert.equal(denied.blockedBy, "s");
+  const bytes = l.export("k8");
+  const other = new RateLimiter(policy);
+  other.import("k8", bytes);
+  assert.deepEqual(other.export("k8"), bytes);
+  assert.equal(other.limit("k8", { now: now + 9 }).allowed, false);
+  assert.equal(other.limit("k8", { now: now + 1008 }).limits[1].remaining, 3); // the log kept its hit
+  other.import("k8", null);
+  assert.equal(other.size, 0);
+  l.reset(handles[3]);
+  assert.equal(l.size, 7);
+  assert.equal(l.limit(handles[8], { now: now + 10 }).allowed, false); // records moved; handles still right
+  assert.equal(l.prune(now + 60_000), 0); // the minute's log keeps every key
+  assert.equal(l.prune(now + 61_000), 7);
+  // Many keys: the automatic sweep of idle keys keeps the store near the live ones.
+  const many = new RateLimiter({ algorithm: "sliding-log", quota: "5/s" });
+  for (let i = 0; i < 5000; i++) many.limit(`u${i}`, { now: now + i * 10 });
+  assert.ok(many.size < 2048, `size ${many.size}`);
+  assert.equal(many.peek("u4999", { now: now + 49_990 }).remaining, 3); // one hit counted, then the peek's own
+});
+
 test("limitBatch over strings: non-ASCII keys are the same keys as in limit()", () => {
   const now = 1_700_000_000_000;
   const keys = ["ключ:1", "user:😀", "ascii", "ключ:1", "日本語".repeat(20)];
