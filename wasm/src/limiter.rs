@@ -105,6 +105,9 @@ impl Limiter {
     /// and sliding buckets): the core's `check_single`, in place. `None` for other policies.
     pub(crate) fn check_single(&mut self, key: &str, now: Nanos, cost: u64) -> Option<Result<Decision, JsValue>> {
         let policy = &self.policy;
+        if policy.limits().len() != 1 {
+            return None; // several limits: no lookup here, `decide_policy` does its own
+        }
         let r = self.store.on_slab_state(key, now, |slot| policy.check_single(slot, now, cost))??;
         Some(r.map_err(|e| self.error(e.into(), false)))
     }
