@@ -54,8 +54,7 @@ impl CompactKeyed {
     pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
         let offset = self.find(key);
         if self.slab.is_none() {
-            let slot = offset.map(|o| self.state_at(o));
-            return policy.state_from_slots(alloc::vec![slot]);
+            return self.words_state(policy, offset);
         }
         let i = offset.map(|o| self.word(o, 0));
         Ok(match (i, self.slab.as_mut()) {
@@ -127,11 +126,13 @@ impl CompactKeyed {
         let offset = self.find(key);
         match &self.slab {
             Some(slab) => Ok(offset.and_then(|o| slab.get(self.word(o, 0))).map(PolicyState::encode)),
-            None => {
-                let state = policy.state_from_slots(alloc::vec![offset.map(|o| self.state_at(o))])?;
-                Ok(state.as_ref().map(PolicyState::encode))
-            }
+            None => Ok(self.words_state(policy, offset)?.as_ref().map(PolicyState::encode)),
         }
+    }
+
+    /// The policy state of the record at `offset` when records hold words (`None`: fresh).
+    fn words_state(&self, policy: &Policy, offset: Option<u32>) -> Result<Option<PolicyState>, DecodeError> {
+        policy.state_from_slots(alloc::vec![offset.map(|o| self.state_at(o))])
     }
 
     /// Writes a state into an existing record, or removes the record for a fresh one.
@@ -143,7 +144,7 @@ impl CompactKeyed {
                     *slot = Some(s);
                 }
             }
-            (Some(s), None) => match s.into_slots().into_iter().next().flatten() {
+            (Some(s), None) => match only_slot(s) {
                 Some(one) => self.set_at(offset, &one),
                 None => self.remove(offset),
             },
@@ -157,8 +158,13 @@ impl CompactKeyed {
         let mut w = [0u64; 3];
         match self.slab.as_mut() {
             Some(slab) => w[0] = slab.put(s),
-            None => to_words(s.into_slots().into_iter().next().flatten().as_ref()?, &mut w),
+            None => to_words(only_slot(s).as_ref()?, &mut w),
         }
         Some(w)
     }
+}
+
+/// The one slot of a one-limit policy's state (`None`: fresh).
+fn only_slot(s: PolicyState) -> Option<tollgate::AnyState> {
+    s.into_slots().into_iter().next().flatten()
 }
