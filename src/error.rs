@@ -5,6 +5,8 @@
 
 use core::fmt;
 
+use crate::Nanos;
+
 /// A configuration that cannot make a working limit: caught when the limit is built, so a
 /// decision never meets it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,22 +66,32 @@ impl fmt::Display for ConfigError {
             ZeroBurst => write!(f, "burst must be at least 1"),
             BurstTooLarge { burst, max } => write!(f, "burst {burst} is above the maximum {max}"),
             RateTooHigh { limit, window_ns } => {
-                write!(f, "rate too high: {limit} hits in {window_ns} ns is more than one per nanosecond")
+                write!(f, "rate too high: {limit} hits in {} is more than one per nanosecond", Nanos::new(*window_ns))
             }
             BadRefillAmount { amount, capacity } => {
                 write!(f, "refill amount {amount} must be between 1 and the capacity {capacity}")
             }
             BadRefillInterval { interval_ns } => {
-                write!(f, "refill interval of {interval_ns} ns is out of range")
+                write!(f, "refill interval of {} is out of range", Nanos::new(*interval_ns))
             }
             PrecisionNotDivisor { window_ns, precision_ns } => {
-                write!(f, "precision {precision_ns} ns must divide the window {window_ns} ns exactly")
+                write!(
+                    f,
+                    "precision {} must divide the window {} exactly",
+                    Nanos::new(*precision_ns),
+                    Nanos::new(*window_ns)
+                )
             }
             TooManyBuckets { buckets, max } => {
                 write!(f, "window split into {buckets} buckets; at most {max} are allowed")
             }
             OffsetTooLarge { offset_ns, window_ns } => {
-                write!(f, "offset {offset_ns} ns must be shorter than the window {window_ns} ns")
+                write!(
+                    f,
+                    "offset {} must be shorter than the window {}",
+                    Nanos::new(*offset_ns),
+                    Nanos::new(*window_ns)
+                )
             }
             InvalidQuota { input, reason } => write!(f, "invalid quota \"{input}\": {reason}"),
             UnknownAlgorithm { name } => write!(

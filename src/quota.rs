@@ -183,8 +183,13 @@ pub fn parse_duration(input: &str) -> Result<Nanos, ConfigError> {
         return Err(bad("a duration needs a unit, e.g. ms, s, m, h, d"));
     }
     let per = unit(rest).ok_or(bad("unknown time unit"))?;
-    let nanos = n.checked_mul(per.as_nanos()).ok_or(bad("the duration is too long"))?;
-    let window = Nanos::new(nanos);
+    // Past u64 nanoseconds it is still a well-formed duration, only far too long: a range
+    // error naming the maximum, as for any window above it.
+    let too_long = || ConfigError::WindowTooLong {
+        window_ms: u64::try_from(n as u128 * per.as_nanos() as u128 / 1_000_000).unwrap_or(u64::MAX),
+        max_ms: MAX_WINDOW.as_millis_floor(),
+    };
+    let window = Nanos::new(n.checked_mul(per.as_nanos()).ok_or_else(too_long)?);
     check_window(window)?;
     Ok(window)
 }
@@ -242,6 +247,29 @@ mod tests {
         }
         assert_eq!("0/s".parse::<Quota>().unwrap_err(), ConfigError::ZeroLimit);
         assert!(matches!("10/400d".parse::<Quota>(), Err(ConfigError::WindowTooLong { .. })));
+    }
+
+    /// A duration past what u64 nanoseconds hold is a window above the maximum (a range
+    /// error naming it), not a malformed string.
+    #[test]
+    fn durations_past_u64_nanoseconds_are_too_long_not_malformed() {
+        let max_ms = MAX_WINDOW.as_millis_floor();
+        assert_eq!(
+            parse_duration("9007199254740991ms"),
+            Err(ConfigError::WindowTooLong { window_ms: 9_007_199_254_740_991, max_ms })
+        );
+        assert_eq!(
+            parse_duration("1000000000d"),
+            Err(ConfigError::WindowTooLong { window_ms: 86_400_000_000_000_000, max_ms })
+        );
+        assert_eq!(
+            parse_duration("99999999999999999999w"),
+            Err(ConfigError::InvalidQuota { input: "99999999999999999999w".into(), reason: "the number is too large" })
+        );
+        assert_eq!(
+            parse_duration("18446744073709551615ns"),
+            Err(ConfigError::WindowTooLong { window_ms: 18_446_744_073_709, max_ms })
+        );
     }
 
     #[test]

@@ -134,19 +134,37 @@ impl fmt::Debug for Nanos {
     }
 }
 
-impl fmt::Display for Nanos {
-    /// Human units: `1.5s`, `250ms`, `60s`, `3600s`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Nanos {
+    /// The duration as a whole number of the largest unit that holds it exactly, the way
+    /// quota strings write it: `(250, "ms")`, `(60, "s")`, `(1500, "us")`. `Display` prints
+    /// it; the wasm layer, which builds its messages without `core::fmt`, spells the same.
+    ///
+    /// ```
+    /// use tollgate::Nanos;
+    /// assert_eq!(Nanos::from_millis(300).in_whole_unit(), (300, "ms"));
+    /// assert_eq!(Nanos::from_secs(60).in_whole_unit(), (60, "s"));
+    /// assert_eq!(Nanos::new(1_500).in_whole_unit(), (1_500, "ns"));
+    /// assert_eq!(Nanos::from_secs(60).to_string(), "60s");
+    /// ```
+    pub const fn in_whole_unit(self) -> (u64, &'static str) {
         let n = self.0;
         if n % 1_000_000_000 == 0 {
-            write!(f, "{}s", n / 1_000_000_000)
+            (n / 1_000_000_000, "s")
         } else if n % 1_000_000 == 0 {
-            write!(f, "{}ms", n / 1_000_000)
+            (n / 1_000_000, "ms")
         } else if n % 1_000 == 0 {
-            write!(f, "{}us", n / 1_000)
+            (n / 1_000, "us")
         } else {
-            write!(f, "{}ns", n)
+            (n, "ns")
         }
+    }
+}
+
+impl fmt::Display for Nanos {
+    /// Human units, exact, as quota strings write them: `250ms`, `60s`, `1500us`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (n, unit) = self.in_whole_unit();
+        write!(f, "{n}{unit}")
     }
 }
 

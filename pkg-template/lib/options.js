@@ -5,6 +5,18 @@ const ALGORITHMS = ["fixed-window", "sliding-log", "sliding-window", "token-buck
 
 const show = (v) => (typeof v === "string" ? JSON.stringify(v) : String(v));
 
+// Limits, bursts and millisecond windows the core can take exactly (its MAX_LIMIT is 2^53 - 1).
+// Checked here so that a number like 1e300 gets a range error, not a quota string "1e+300/1s"
+// that the core would reject as malformed.
+const MAX = Number.MAX_SAFE_INTEGER;
+
+function whole(field, value, what) {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${field} must be a whole number${what} from 1 to ${MAX}, got ${value}`);
+  }
+  return value;
+}
+
 function fail(field, value, expected) {
   return new TypeError(`${field} must be ${expected}, got ${show(value)}`);
 }
@@ -13,10 +25,7 @@ function fail(field, value, expected) {
 function duration(field, value) {
   if (typeof value === "string") return value;
   if (typeof value === "number") {
-    if (!Number.isInteger(value) || value <= 0) {
-      throw new RangeError(`${field} must be a whole number of milliseconds above 0, got ${value}`);
-    }
-    return `${value}ms`;
+    return `${whole(field, value, " of milliseconds")}ms`;
   }
   throw fail(field, value, 'a duration such as "1s" or a number of milliseconds');
 }
@@ -37,19 +46,14 @@ function one(o, at, index) {
     q = quota;
   } else {
     if (typeof limit !== "number") throw fail(f("limit"), limit, "a number");
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw new RangeError(`${f("limit")} must be a whole number of at least 1, got ${limit}`);
-    }
+    whole(f("limit"), limit, "");
     if (window === undefined) throw new TypeError(`${f("window")} is required with limit (or give quota)`);
     q = `${limit}/${duration(f("window"), window)}`;
   }
   let b = 0;
   if (burst !== undefined) {
     if (typeof burst !== "number") throw fail(f("burst"), burst, "a number");
-    if (!Number.isInteger(burst) || burst < 1) {
-      throw new RangeError(`${f("burst")} must be a whole number of at least 1, got ${burst}`);
-    }
-    b = burst;
+    b = whole(f("burst"), burst, "");
   }
   let algo = algorithm;
   if (align !== undefined) {

@@ -69,6 +69,36 @@ test("bad input throws TypeError/RangeError naming field and value, and changes 
   assert.equal(l.size, 1);
 });
 
+test("bad numbers: durations in the units users write, ranges named, never a misleading parse error", () => {
+  const cases = [
+    // The core's durations come back as quota strings write them, not as nanoseconds.
+    [{ algorithm: "sliding-buckets", limit: 10, window: "1s", precision: "300ms" }, "RangeError",
+      /^precision 300ms must divide the window 1s exactly$/],
+    [{ algorithm: "gcra", limit: 2_000_000, window: "1ms" }, "RangeError",
+      /^rate too high: 2000000 hits in 1ms is more than one per nanosecond$/],
+    // Numbers too large to be exact are refused as numbers, not turned into "1e+300ms".
+    [{ algorithm: "gcra", limit: 10, window: 1e300 }, "RangeError",
+      /^window must be a whole number of milliseconds from 1 to 9007199254740991, got 1e\+300$/],
+    [{ algorithm: "gcra", limit: 1e300, window: "1s" }, "RangeError",
+      /^limit must be a whole number from 1 to 9007199254740991, got 1e\+300$/],
+    [{ algorithm: "token-bucket", limit: 10, window: "1s", burst: 2 ** 60 }, "RangeError", /^burst must be a whole number from 1/],
+    [{ limits: [{ algorithm: "gcra", limit: 1, window: "1s" }, { algorithm: "gcra", limit: 1, window: 0.5 }] }, "RangeError",
+      /^limits\[1\]\.window must be a whole number of milliseconds from 1/],
+    // The largest exact window is the core's to judge (its maximum, in ms).
+    [{ algorithm: "gcra", limit: 10, window: Number.MAX_SAFE_INTEGER }, "RangeError", /^window of 9007199254740991 ms is longer than the maximum/],
+  ];
+  for (const [options, name, message] of cases) {
+    assert.throws(() => new RateLimiter(options), { name, message }, JSON.stringify(options));
+  }
+  const l = new RateLimiter({ algorithm: "gcra", quota: "5/s" });
+  const now = 1_700_000_000_000;
+  assert.throws(() => l.limit("k", { now, cost: 1e20 }), {
+    name: "RangeError",
+    message: "cost must be a whole number from 1 to 9007199254740991, got 100000000000000000000",
+  });
+  assert.equal(l.size, 0);
+});
+
 test("headers: draft-10 and legacy sets", () => {
   const l = new RateLimiter({ algorithm: "fixed-window", quota: "2/m", name: "api" });
   const now = 1_700_000_000_000;

@@ -23,20 +23,20 @@ pub fn config_message(e: &ConfigError) -> String {
         ZeroBurst => m("burst must be at least 1"),
         BurstTooLarge { burst, max } => m("burst ").n(*burst).s(" is above the maximum ").n(*max),
         RateTooHigh { limit, window_ns } => {
-            m("rate too high: ").n(*limit).s(" hits in ").n(*window_ns).s(" ns is more than one per nanosecond")
+            m("rate too high: ").n(*limit).s(" hits in ").d(*window_ns).s(" is more than one per nanosecond")
         }
         BadRefillAmount { amount, capacity } => {
             m("refill amount ").n(*amount).s(" must be between 1 and the capacity ").n(*capacity)
         }
-        BadRefillInterval { interval_ns } => m("refill interval of ").n(*interval_ns).s(" ns is out of range"),
+        BadRefillInterval { interval_ns } => m("refill interval of ").d(*interval_ns).s(" is out of range"),
         PrecisionNotDivisor { window_ns, precision_ns } => {
-            m("precision ").n(*precision_ns).s(" ns must divide the window ").n(*window_ns).s(" ns exactly")
+            m("precision ").d(*precision_ns).s(" must divide the window ").d(*window_ns).s(" exactly")
         }
         TooManyBuckets { buckets, max } => {
             m("window split into ").n(*buckets).s(" buckets; at most ").n(*max).s(" are allowed")
         }
         OffsetTooLarge { offset_ns, window_ns } => {
-            m("offset ").n(*offset_ns).s(" ns must be shorter than the window ").n(*window_ns).s(" ns")
+            m("offset ").d(*offset_ns).s(" must be shorter than the window ").d(*window_ns)
         }
         InvalidQuota { input, reason } => m("invalid quota ").q(input).s(": ").s(reason),
         UnknownAlgorithm { name } => m("unknown algorithm ")
@@ -114,9 +114,13 @@ mod tests {
             ZeroBurst,
             BurstTooLarge { burst: 7, max: 8 },
             RateTooHigh { limit: 9, window_ns: 10 },
+            RateTooHigh { limit: 9, window_ns: 2_000_000 },
             BadRefillAmount { amount: 11, capacity: 12 },
             BadRefillInterval { interval_ns: 13 },
             PrecisionNotDivisor { window_ns: 14, precision_ns: 15 },
+            PrecisionNotDivisor { window_ns: 1_000_000_000, precision_ns: 300_000_000 },
+            BadRefillInterval { interval_ns: 0 },
+            OffsetTooLarge { offset_ns: 7_200_000_000_000, window_ns: 3_000 },
             TooManyBuckets { buckets: 16, max: 17 },
             OffsetTooLarge { offset_ns: 18, window_ns: 19 },
             InvalidQuota { input: s("1/x"), reason: "bad unit" },

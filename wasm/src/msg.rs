@@ -37,6 +37,16 @@ impl Msg {
         push_u64(&mut self.0, n);
         self
     }
+
+    /// Appends a duration of `ns` nanoseconds as the core's `Nanos` displays it (`300ms`,
+    /// `1s`): the units users write, not raw nanoseconds.
+    #[inline(never)]
+    pub fn d(mut self, ns: u64) -> Msg {
+        let (n, unit) = tollgate::Nanos::new(ns).in_whole_unit();
+        push_u64(&mut self.0, n);
+        self.0.push_str(unit);
+        self
+    }
 }
 
 /// Appends `n` in decimal.
@@ -67,5 +77,8 @@ mod tests {
             assert_eq!(Msg::new("").n(n).0, alloc::format!("{n}"));
         }
         assert_eq!(Msg::new("a ").q("b").s(" c").0, "a \"b\" c");
+        for ns in [0u64, 1, 1_500, 3_000, 250_000_000, 60_000_000_000, u64::MAX] {
+            assert_eq!(Msg::new("").d(ns).0, alloc::format!("{}", tollgate::Nanos::new(ns)));
+        }
     }
 }

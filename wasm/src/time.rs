@@ -46,9 +46,12 @@ fn round_half_up(x: f64) -> f64 {
     }
 }
 
+// The message below spells MAX_LIMIT out (no number formatting in the module).
+const _: () = assert!(MAX_LIMIT == 9_007_199_254_740_991);
+
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
     if !(1.0..=MAX_LIMIT as f64).contains(&cost) || cost.fract() != 0.0 {
-        return Err(number_error("cost must be a whole number of at least 1, got ", cost));
+        return Err(number_error("cost must be a whole number from 1 to 9007199254740991, got ", cost));
     }
     Ok(cost as u64)
 }
