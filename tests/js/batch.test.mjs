@@ -164,6 +164,72 @@ test("the compact key store: maxKeys eviction, sweeping, keys, export/import, re
   assert.equal(many.peek("u4999", { now: now + 49_990 }).remaining, 3); // one hit counted, then the peek's own
 });
 
+test("handles stay exact while other keys come and go: removals, sweeps, evictions, re-inserts", () => {
+  // A handle caches its key's record and keeps it across removals of other keys (key_store.rs:
+  // a removed record is marked dead, offsets move only on compaction). Here keys are removed
+  // every way there is (reset, prune, the idle sweep, maxKeys eviction, import of a fresh
+  // state) and come back at new offsets, between checks by handle, one at a time and in
+  // batches; every decision must be the one a twin limiter makes by key strings alone.
+  let seed = 12345;
+  const rand = (n) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const now0 = 1_700_000_000_000;
+  for (const options of [
+    { algorithm: "gcra", quota: "3/s", burst: 2 },
+    { algorithm: "token-bucket", quota: "4/s" },
+    { algorithm: "fixed-window", quota: "2/s" },
+    { algorithm: "sliding-window", quota: "3/s" },
+  ]) {
+    for (const maxKeys of [undefined, 40]) {
+      const a = new RateLimiter({ ...options, maxKeys }); // by handle
+      const b = new RateLimiter({ ...options, maxKeys }); // by key string
+      const names = Array.from({ length: 64 }, (_, i) => `key-${i}`);
+      const handles = names.map((k) => a.key(k));
+      const out = { allowed: new Uint8Array(16), remaining: new Float64Array(16), resetAt: new Float64Array(16), retryAfter: new Float64Array(16) };
+      let now = now0;
+      let cachedChecks = 0;
+      for (let step = 0; step < 6000; step++) {
+        now += rand(40);
+        const at = `${options.algorithm} maxKeys=${maxKeys} step ${step}`;
+        const op = rand(100);
+        const i = rand(names.length);
+        if (op < 55) {
+          assert.equal(summary(a.limit(handles[i], { now })), summary(b.limit(names[i], { now })), at);
+          cachedChecks++;
+        } else if (op < 75) {
+          const ids = Array.from({ length: 1 + rand(16) }, () => rand(names.length));
+          const r = a.limitBatch(ids.map((j) => handles[j]), { now }, out);
+          ids.forEach((j, e) => {
+            const d = b.limit(names[j], { now });
+            assert.equal(`${out.allowed[e]},${out.remaining[e]},${out.resetAt[e]},${out.retryAfter[e]}`, summary(d), `${at} entry ${e}`);
+          });
+          assert.equal(r.admitted, out.allowed.subarray(0, ids.length).reduce((x, y) => x + y, 0), at);
+        } else if (op < 82) {
+          a.reset(names[i]); // by string: the handle's cached record is removed under it
+          b.reset(names[i]);
+        } else if (op < 86) {
+          now += rand(3000); // idle long enough for many keys to go fresh
+          assert.equal(a.prune(now), b.prune(now), at);
+        } else if (op < 90) {
+          const j = rand(names.length);
+          a.import(names[j], b.export(names[j])); // possibly null: a removal
+          b.import(names[j], b.export(names[j]));
+        } else {
+          // Keys without handles: inserts that sweep idle keys and, at the cap, evict.
+          const k = `other-${rand(500)}`;
+          assert.equal(summary(a.limit(k, { now })), summary(b.limit(k, { now })), at);
+        }
+        if (step % 500 === 0) assert.deepEqual(a.keys().sort(), b.keys().sort(), at);
+      }
+      assert.equal(a.size, b.size);
+      assert.equal(a.evictions, b.evictions);
+      assert.ok(cachedChecks > 3000);
+    }
+  }
+});
+
 test("the key store's slab (several limits, sliding log): maxKeys eviction, sweeping, keys, export/import, reset", () => {
   const now = 1_700_000_000_000;
   const policy = {

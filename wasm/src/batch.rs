@@ -18,6 +18,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::cached_run::Run;
 use crate::errors::{at_index, range_error};
+use crate::key_store::{holds, length_byte};
 use crate::limiter::{key_error, Limiter};
 use crate::time::{cost_from, ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
 
@@ -27,7 +28,8 @@ const NO_ENTRY: u32 = u32::MAX;
 /// Interned keys, addressed by a small number. A released number is never given out again, so
 /// a stale handle throws instead of reaching another key (a released slot keeps 16 bytes).
 /// Each handle caches its key's entry in the compact store and the store's generation then
-/// (see `key_store.rs`): while they match, a check by handle needs no hashing.
+/// (see `key_store.rs`): while they match and the entry is live, a check by handle needs no
+/// hashing.
 #[derive(Default)]
 pub(crate) struct Handles {
     keys: Vec<Box<str>>,
@@ -215,10 +217,11 @@ impl Limiter {
         while i < n {
             if let Some(c) = self.store.words_mut() {
                 let generation = c.generation;
-                let entries = &handles.entries;
+                let (entries, keys) = (&handles.entries, &handles.keys);
                 let cached = |j: usize| {
-                    let (offset, g) = entries[id_at(j) as usize];
-                    (offset != NO_ENTRY && g == generation).then_some(offset)
+                    let id = id_at(j) as usize;
+                    let (offset, g) = entries[id];
+                    (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(&keys[id])))
                 };
                 let run = Run { from: i, n, nows, costs };
                 match c.check_cached(run, id_at, cached, &mut out) {
@@ -248,8 +251,8 @@ impl Limiter {
         result.map(|()| admitted)
     }
 
-    /// A handle's summary decision, inputs already validated; by its cached entry when the
-    /// compact store has not removed anything since.
+    /// A handle's summary decision, inputs already validated; by its cached entry while that
+    /// record is still the key's (same generation, not removed: `key_store::holds`).
     fn decide_handle(&mut self, handles: &mut Handles, id: u32, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
         let key = match handles.keys.get(id as usize) {
             Some(k) if !k.is_empty() => &**k,
@@ -258,7 +261,7 @@ impl Limiter {
         let r = match self.store.words_mut() {
             Some(c) => {
                 let slot = &mut handles.entries[id as usize];
-                if slot.0 != NO_ENTRY && slot.1 == c.generation {
+                if slot.0 != NO_ENTRY && slot.1 == c.generation && holds(&c.chunks, slot.0, length_byte(key)) {
                     c.check_entry(slot.0, now, cost)
                 } else {
                     c.check_key(key, now, cost).map(|(d, e)| {

@@ -105,7 +105,8 @@ pub(crate) struct Run<'a> {
 }
 
 impl CompactKeyed {
-    /// Decides entries from `run.from` on while `record(i)` gives a cached record, writing
+    /// Decides entries from `run.from` on while `record(i)` gives a cached record that is
+    /// still live (its offset and its key's length byte, see `key_store::holds`), writing
     /// each summary to `out`. `key(i)` is entry `i`'s key handle: consecutive entries with the
     /// same one share a record. Returns the first entry not decided (`run.n` when all were),
     /// or the entry and error of a failed check.
@@ -113,7 +114,7 @@ impl CompactKeyed {
         &mut self,
         run: Run<'_>,
         key: impl Fn(usize) -> u32,
-        record: impl Fn(usize) -> Option<u32>,
+        record: impl Fn(usize) -> Option<(u32, u8)>,
         out: &mut BatchOut,
     ) -> Result<usize, (usize, CheckError)> {
         let words = self.width;
@@ -152,13 +153,14 @@ fn each<A: Algorithm<State = S>, S: Words + Copy, const NUMBERS: bool>(
     words: usize,
     run: Run<'_>,
     key: impl Fn(usize) -> u32,
-    record: impl Fn(usize) -> Option<u32>,
+    record: impl Fn(usize) -> Option<(u32, u8)>,
     out: &mut BatchOut,
 ) -> Result<usize, (usize, CheckError)> {
     let n = run.n;
     let mut i = run.from;
     while i < n {
-        let Some(offset) = record(i) else {
+        // A cached offset, used only while its record is still the key's (not removed).
+        let Some((offset, _)) = record(i).filter(|&(o, len)| crate::key_store::holds(chunks, o, len)) else {
             return Ok(i);
         };
         let k = key(i);

@@ -23,8 +23,12 @@
 //! restated here over records.
 //!
 //! Offsets also make key handles cheap: a handle caches its key's offset and the store's
-//! `generation`, which changes only when a record is removed or the arena rewritten; while it
-//! matches, a check by handle needs no hashing at all.
+//! `generation`, which changes only when the arena is rewritten (offsets move). A removed
+//! record stays in the arena until then, marked dead by its length byte (`len - 1` flipped to
+//! `!(len - 1)`, which no record of that key can hold), and offsets are never reused before a
+//! rewrite; so a cached offset is the key's record exactly while the generation matches and
+//! the byte there is the key's length byte (`holds`). A check by handle then needs no hashing,
+//! and removing one key (idle-key sweeps remove many) leaves every other handle's cache valid.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -110,7 +114,7 @@ pub(crate) struct CompactKeyed {
     max_keys: Option<usize>,
     evictions: u64,
     next_sweep: usize,
-    /// Changes whenever an offset stops meaning the key it meant (a removal, a compaction).
+    /// Changes whenever offsets move (a compaction); a removal marks its own record instead.
     pub(crate) generation: u32,
     /// `Some` when the records hold slab indices rather than states.
     pub(crate) slab: Option<Slab>,
@@ -119,6 +123,20 @@ pub(crate) struct CompactKeyed {
 fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
     let (c, at) = (&chunks[offset as usize / CHUNK], offset as usize % CHUNK);
     &c[at + 1..at + 2 + c[at] as usize]
+}
+
+/// A record's first byte for `key` while it is live: the key's length - 1 (keys are 1 to 256
+/// bytes). `remove` flips it, so no dead record has it.
+#[inline(always)]
+pub(crate) fn length_byte(key: &str) -> u8 {
+    key.len().wrapping_sub(1) as u8
+}
+
+/// Whether the record at `offset` (an offset this generation gave out) is live with a key of
+/// `length_byte`: what a handle's cached offset is checked with before use.
+#[inline(always)]
+pub(crate) fn holds(chunks: &[Vec<u8>], offset: u32, length_byte: u8) -> bool {
+    chunks.get(offset as usize / CHUNK).and_then(|c| c.get(offset as usize % CHUNK)) == Some(&length_byte)
 }
 
 /// Where the state words of the record at `offset` start: (chunk, position).
@@ -216,7 +234,8 @@ impl CompactKeyed {
         offset
     }
 
-    /// Removes one record (its bytes stay until `compact`).
+    /// Removes one record: its bytes stay until `compact`, marked dead by a flipped length
+    /// byte (see the module docs), so cached offsets of other keys stay valid.
     pub(crate) fn remove(&mut self, offset: u32) {
         if self.slab.is_some() {
             let i = self.word(offset, 0);
@@ -230,8 +249,9 @@ impl CompactKeyed {
             let len = self.record_len(offset);
             self.live -= len;
             self.dead += len;
+            let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
+            self.chunks[c][at] = !self.chunks[c][at];
         }
-        self.generation = self.generation.wrapping_add(1);
     }
 
     fn remove_one(&mut self, offset: u32) {
