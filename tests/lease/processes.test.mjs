@@ -51,9 +51,14 @@ test("three holder processes share 500/s; a SIGKILLed holder's partitions return
   await Promise.all(holders.map((h) => h.ready));
   const [p1, p2] = holders;
   const held = (st, h) => st.leases.find((l) => l.holder === h.holder)?.partitions.length ?? 0;
-  // They race for the 20 partitions: 12 + 8 are granted, the third holder gets what is left.
-  const first = await w.status("shared");
-  assert.equal(first.free, 0, JSON.stringify(first));
+  // They race for the 20 partitions: the first askers take them all, then the pool's fair
+  // shares (demands 12, 12 and 8 give 7, 7 and 6) move the excess to the third holder as each
+  // asks again (every third of the TTL). Until then a given-back partition may be free for a
+  // moment, so wait for the pool to be fully leased again rather than read one snapshot.
+  const first = await eventually("the pool to be fully leased", async () => {
+    const st = await w.status("shared");
+    return st.free === 0 ? st : null;
+  }, 10_000);
   const victim = [p1, p2].find((h) => held(first, h) > 0);
   const others = holders.filter((h) => h !== victim);
   // Once both holders count their partitions, a whole window at the full capacity.
