@@ -105,31 +105,8 @@ impl Algorithm for FixedWindow {
     ) -> Result<Outcome<FixedWindowState>, CheckError> {
         validate_cost(cost, self.limit)?;
         let window = self.current(state, now);
-        let end = self.align.end_of(window.start);
-        if window.count.saturating_add(cost) <= self.limit {
-            let count = window.count + cost;
-            Ok(Outcome {
-                decision: Decision {
-                    allowed: true,
-                    limit: self.limit,
-                    remaining: self.limit - count,
-                    reset_at: end,
-                    retry_after: Nanos::ZERO,
-                },
-                state: Some(FixedWindowState { start: window.start, count }),
-            })
-        } else {
-            Ok(Outcome {
-                decision: Decision {
-                    allowed: false,
-                    limit: self.limit,
-                    remaining: self.limit.saturating_sub(window.count),
-                    reset_at: end,
-                    retry_after: end - now,
-                },
-                state: None,
-            })
-        }
+        let (decision, count) = count_in_window(self.limit, window.count, cost, self.align.end_of(window.start), now);
+        Ok(Outcome { decision, state: count.map(|count| FixedWindowState { start: window.start, count }) })
     }
 
     fn refund(&self, state: &FixedWindowState, now: Nanos, cost: u64) -> Option<FixedWindowState> {
@@ -140,5 +117,28 @@ impl Algorithm for FixedWindow {
 
     fn fresh_at(&self, state: &FixedWindowState) -> Nanos {
         self.align.end_of(state.start)
+    }
+}
+
+/// The decision of a window that counts hits (both fixed windows; they differ only in where a
+/// window starts): `count` hits so far, a window ending at `end`. Admits `cost` while the
+/// count stays within `limit`, and returns the new count; a denial waits for the window's end
+/// and counts nothing.
+#[inline(always)]
+pub(super) fn count_in_window(limit: u64, count: u64, cost: u64, end: Nanos, now: Nanos) -> (Decision, Option<u64>) {
+    if count.saturating_add(cost) <= limit {
+        let count = count + cost;
+        let decision =
+            Decision { allowed: true, limit, remaining: limit - count, reset_at: end, retry_after: Nanos::ZERO };
+        (decision, Some(count))
+    } else {
+        let decision = Decision {
+            allowed: false,
+            limit,
+            remaining: limit.saturating_sub(count),
+            reset_at: end,
+            retry_after: end - now,
+        };
+        (decision, None)
     }
 }

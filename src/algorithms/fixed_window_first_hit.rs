@@ -13,7 +13,8 @@
 //! bucket whose refill amount equals its capacity behaves the same way.
 
 use crate::algorithm::{validate_cost, Algorithm};
-use crate::decision::{Decision, Outcome};
+use crate::algorithms::fixed_window::count_in_window;
+use crate::decision::Outcome;
 use crate::error::CheckError;
 use crate::quota::Quota;
 use crate::time::Nanos;
@@ -85,31 +86,9 @@ impl Algorithm for FixedWindowFirstHit {
     ) -> Result<Outcome<FirstHitState>, CheckError> {
         validate_cost(cost, self.limit)?;
         let window = self.current(state, now);
-        let end = window.start + self.window;
-        if window.count.saturating_add(cost) <= self.limit {
-            let count = window.count + cost;
-            Ok(Outcome {
-                decision: Decision {
-                    allowed: true,
-                    limit: self.limit,
-                    remaining: self.limit - count,
-                    reset_at: end,
-                    retry_after: Nanos::ZERO,
-                },
-                state: Some(FirstHitState { start: window.start, count }),
-            })
-        } else {
-            Ok(Outcome {
-                decision: Decision {
-                    allowed: false,
-                    limit: self.limit,
-                    remaining: self.limit.saturating_sub(window.count),
-                    reset_at: end,
-                    retry_after: end - now,
-                },
-                state: None,
-            })
-        }
+        // The fixed window's own counting rule; only where the window starts differs.
+        let (decision, count) = count_in_window(self.limit, window.count, cost, window.start + self.window, now);
+        Ok(Outcome { decision, state: count.map(|count| FirstHitState { start: window.start, count }) })
     }
 
     fn refund(&self, state: &FirstHitState, now: Nanos, cost: u64) -> Option<FirstHitState> {
