@@ -24,7 +24,10 @@ export class RedisLimiter {
   #wasm;
   #names;
   #advertised;
-  /** Redis key -> the bytes last seen there (`null`: absent); bounded, oldest out first. */
+  /**
+   * Redis key -> `{ state, at }`: the bytes last seen there (`null`: absent) and when Redis
+   * last confirmed them (the store's local clock); bounded, oldest out first.
+   */
   #cache = new Map();
   /** Redis key -> this process's hits on it waiting for the next batch (see #enqueue). */
   #queues = new Map();
@@ -195,12 +198,15 @@ export class RedisLimiter {
         }
       }
       let current = null;
+      const confirm = !changed && fromCache && !this.#trusted(rkeys);
       if (changed) current = await this.#store._swapOne(rkey, start[0], states[0], ttl);
-      else if (fromCache && !this.#store._blockedCache) current = await this.#store._swapOne(rkey, start[0], start[0], 1);
-      // Denied over bytes read from Redis just now, or over cached bytes (the blocked-key
-      // cache: others only add hits, so the key is at least as blocked as last seen): final.
+      else if (confirm) current = await this.#store._swapOne(rkey, start[0], start[0], 1);
+      // Denied over bytes read from Redis just now, or over cached bytes that Redis confirmed
+      // recently (the blocked-key cache: others only add hits, so the key is at least as
+      // blocked as last seen, unless another process reset it; hence the bound): final.
       if (current === null) {
         if (changed) this.#remember(rkeys, states);
+        else if (confirm) this.#remember(rkeys, start); // confirmed just now
         for (let i = 0; i < batch.length; i++) {
           const r = results[i];
           if (r instanceof Passthrough) batch[i].reject(r);
@@ -224,11 +230,15 @@ export class RedisLimiter {
       const d = readDecision(w.outPtr, this.#names, keys, extrasOutView());
       if (!d.allowed) {
         // Denied: nothing to write. Over bytes read from Redis just now, that is final. Over
-        // cached bytes it is too (the blocked-key cache): others only add hits, so the key is
-        // at least as blocked as this process last saw it.
-        if (!fromCache || this.#store._blockedCache) return d;
+        // cached bytes that Redis confirmed recently it is too (the blocked-key cache): others
+        // only add hits, so the keys are at least as blocked as this process last saw them,
+        // unless another process reset or refunded them, which the bound puts a limit on.
+        if (!fromCache || this.#trusted(rkeys)) return d;
         const current = await this.#store._script.swap(rkeys, states, states, ttlsOf(states));
-        if (current === null) return d;
+        if (current === null) {
+          this.#remember(rkeys, states); // confirmed just now
+          return d;
+        }
         states = current;
         fromCache = false;
         continue;
@@ -323,16 +333,30 @@ export class RedisLimiter {
   }
 
   #cached(rkey) {
-    const s = this.#cache.get(rkey);
-    return s === undefined ? null : s;
+    const c = this.#cache.get(rkey);
+    return c === undefined ? null : c.state;
   }
 
+  /** Bytes Redis holds for the keys now (read, or written by this process). */
   #remember(rkeys, states) {
     const max = this.#store._maxCachedKeys;
+    const at = this.#store._local();
     for (let i = 0; i < rkeys.length; i++) {
-      this.#cache.set(rkeys[i], states[i]);
+      this.#cache.delete(rkeys[i]); // re-inserted last: the oldest-out order follows confirmation
+      this.#cache.set(rkeys[i], { state: states[i], at });
       if (this.#cache.size > max) this.#cache.delete(this.#cache.keys().next().value);
     }
+  }
+
+  /** Whether a denial over the keys' cached bytes may stand without asking Redis. */
+  #trusted(rkeys) {
+    const bound = this.#store._blockedCacheMs;
+    if (bound === 0) return false;
+    const now = this.#store._local();
+    return rkeys.every((k) => {
+      const c = this.#cache.get(k);
+      return c !== undefined && now - c.at <= bound;
+    });
   }
 
 }

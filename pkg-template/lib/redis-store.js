@@ -18,6 +18,12 @@ import { SyncedRedisLimiter } from "./redis-synced.js";
 
 const FAILURES = ["open", "closed", "throw"];
 const CLOCKS = ["local", "redis"];
+/**
+ * `blockedCache: true`: a denial over cached bytes stands without a round trip for up to this
+ * long after Redis last confirmed them, so a `reset` or `refund` by another process is seen
+ * within a second rather than when the cached state itself allows again (up to a window).
+ */
+const BLOCKED_CACHE_MS = 1000;
 
 const show = (v) => (typeof v === "string" ? JSON.stringify(v) : String(v));
 
@@ -63,7 +69,6 @@ export class RedisStore {
     if (typeof syncRate !== "number" || !Number.isInteger(syncRate)) {
       throw new TypeError(`syncRate must be a whole number of milliseconds (0: every hit, < 0: local only), got ${show(syncRate)}`);
     }
-    if (typeof blockedCache !== "boolean") throw new TypeError(`blockedCache must be a boolean, got ${show(blockedCache)}`);
     if (typeof batchKeys !== "boolean") throw new TypeError(`batchKeys must be a boolean, got ${show(batchKeys)}`);
     if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${show(now)}`);
     if (onError !== undefined && typeof onError !== "function") throw new TypeError(`onError must be a function, got ${show(onError)}`);
@@ -74,7 +79,10 @@ export class RedisStore {
     this._failure = failure;
     this._syncRate = syncRate;
     this._maxAttempts = wholeNumber("maxAttempts", maxAttempts, 1);
-    this._blockedCache = blockedCache;
+    // How long a denial over cached bytes stands without asking Redis (ms since Redis last
+    // confirmed them): true is the default bound, false confirms every such denial.
+    this._blockedCacheMs =
+      blockedCache === true ? BLOCKED_CACHE_MS : blockedCache === false ? 0 : wholeNumber("blockedCache", blockedCache, 0);
     this._maxCachedKeys = wholeNumber("maxCachedKeys", maxCachedKeys, 0);
     this._closedRetryMs = wholeNumber("closedRetryMs", closedRetryMs, 1);
     this._local = now;

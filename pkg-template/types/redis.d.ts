@@ -29,8 +29,13 @@ export interface RedisStoreOptions {
   syncRate?: number;
   /** Compare-and-swap attempts per decision before the failure mode applies (default 64). */
   maxAttempts?: number;
-  /** Answer hits on a key this process knows is blocked without a round trip (default true). */
-  blockedCache?: boolean;
+  /**
+   * Answer hits on a key this process knows is blocked without a round trip, for up to this
+   * many ms after Redis last confirmed its state (`true`, the default: 1000; `false` or `0`:
+   * confirm every such denial). The bound is how late a `reset` or `refund` made by another
+   * process can be seen here.
+   */
+  blockedCache?: boolean | number;
   /**
    * Send the one-key compare-and-swaps of different keys that are ready in the same tick as
    * one script call (default true: fewer commands with many keys). Each key is still swapped

@@ -145,4 +145,55 @@ for (const kind of CLIENTS) {
     assert.equal((await strict.limit("k")).allowed, false);
     assert.equal((await commandCounts(r)).evalsha - end.evalsha, 2); // cold cache: one conflict answered with the bytes; then one check
   });
+
+  test(`a reset by another process is seen once the blocked-key cache's bound has passed (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const r = raw(client);
+    // Two stores over one Redis are two processes; each has its own local clock (ms).
+    let clock = Date.now();
+    const policy = { algorithm: "sliding-log", limit: 3, window: "1h" }; // a login limiter
+    const mk = (blockedCache) =>
+      new RateLimiter({ ...policy, store: new RedisStore(client, { prefix: `bc:${kind}:`, blockedCache, now: () => clock }) });
+    const a = mk(300);
+    const b = mk(300);
+    const hit = (l, key = "user") => l.limit(key, { now: clock });
+    for (let i = 0; i < 3; i++) assert.equal((await hit(a)).allowed, true);
+    assert.equal((await hit(a)).allowed, false); // blocked, and a knows it
+    let before = await commandCounts(r);
+    clock += 200;
+    assert.equal((await hit(a)).allowed, false, "within the bound: answered from the cache");
+    assert.equal((await commandCounts(r)).evalsha - before.evalsha, 0);
+    // Within the bound a denial stands even though b resets the key meanwhile (documented).
+    await b.reset("user");
+    assert.equal((await hit(a)).allowed, false);
+    // Past the bound, a asks Redis, sees the reset and admits: not locked out for the hour.
+    clock += 101;
+    before = await commandCounts(r);
+    const d = await hit(a);
+    assert.equal(d.allowed, true, "the reset by the other process is seen");
+    assert.equal(d.remaining, 2);
+    // A key hammered while blocked costs one confirming round trip per bound, not per hit.
+    for (let i = 0; i < 2; i++) await hit(a);
+    assert.equal((await hit(a)).allowed, false);
+    before = await commandCounts(r);
+    for (let step = 0; step < 10; step++) {
+      clock += 100; // 1 s in all: confirmations at +400 (past 300) and at +800 (past 300 again)
+      assert.equal((await hit(a)).allowed, false);
+    }
+    const confirms = (await commandCounts(r)).evalsha - before.evalsha;
+    assert.ok(confirms >= 2 && confirms <= 4, `${confirms} confirmations for 10 denied hits over 1 s`);
+    // Several keys at once (all or nothing) take the same bound.
+    clock += 10_000;
+    for (let i = 0; i < 3; i++) assert.equal((await a.limit(["ip", "acct"], { now: clock })).allowed, true);
+    assert.equal((await a.limit(["ip", "acct"], { now: clock })).allowed, false);
+    await b.reset(["ip", "acct"]);
+    clock += 100;
+    assert.equal((await a.limit(["ip", "acct"], { now: clock })).allowed, false);
+    clock += 201;
+    assert.equal((await a.limit(["ip", "acct"], { now: clock })).allowed, true);
+    // Bad values are refused by name.
+    assert.throws(() => new RedisStore(client, { blockedCache: -1 }), { name: "RangeError", message: /blockedCache must be a whole number of at least 0/ });
+    assert.throws(() => new RedisStore(client, { blockedCache: "1s" }), { name: "TypeError", message: /blockedCache/ });
+  });
 }
