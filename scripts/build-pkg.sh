@@ -49,13 +49,17 @@ for m in $modules; do
 done
 echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 
+# Each target's wasm.js (the limiter's module) and extras.js (the extras module, imported only
+# by the modules that use it: Pacer, LeasedPacer, Policy, the Redis store).
 for t in node web workerd; do
   mkdir -p "$out/dist/$t"
   cp pkg-template/lib/*.js "$out/dist/$t/"
   cp "pkg-template/targets/$t.js" "$out/dist/$t/wasm.js"
+  cp "pkg-template/targets/$t-extras.js" "$out/dist/$t/extras.js"
 done
 # CommonJS: one bundled file; the nodejs glue of each module stays a separate module it requires.
 mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/" && cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
+cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
 "$tools/esbuild" "$work/cjslib/index.js" --bundle --format=cjs --platform=node --log-level=warning \
   --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/index.js"
 

@@ -1,5 +1,5 @@
 // Reads a decision the wasm layer wrote into its output buffer (layout in wasm/src/out.rs).
-import { wasmMemory as memory, extras } from "./wasm.js";
+import { wasmMemory as memory } from "./wasm.js";
 
 const HEADER = 8;
 const PAIR = 7;
@@ -15,14 +15,6 @@ let view = new Float64Array(memory().buffer);
 export function outView() {
   if (view.length === 0) view = new Float64Array(memory().buffer);
   return view;
-}
-
-let extrasView = null;
-
-/** The same for the extras module (the Redis store's `Synced` writes its decisions there). */
-export function extrasOutView() {
-  if (extrasView === null || extrasView.length === 0) extrasView = new Float64Array(extras().wasmMemory().buffer);
-  return extrasView;
 }
 
 /**

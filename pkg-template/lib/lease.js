@@ -8,7 +8,7 @@
 // starts are still in the service's window until then). When each piece of work starts is
 // the core's `Pacer`. This module owns what is JavaScript's: when to ask the pool (the
 // calls themselves are lib/pool-client.js), the renewal timer, the FIFO queue, AbortSignals.
-import { extras } from "./wasm.js";
+import { extras } from "./extras.js";
 import { Pacer, PacerCostError, PacerQueueFullError, costOf, describe, durationString, realSleep } from "./pacer.js";
 import { LeaseError, PoolClient, baseUrl } from "./pool-client.js";
 

@@ -2,7 +2,7 @@
 // service awaits `acquire(cost)` before each call instead of retrying rejections blindly.
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
-import { extras } from "./wasm.js";
+import { extras } from "./extras.js";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {

@@ -1,7 +1,7 @@
 // `RateLimiter`: what users write. In memory (synchronous) unless a `store` is given, in which
 // case the store's own limiter is returned (asynchronous, same methods).
 import { Limiter as WasmLimiter } from "./wasm.js";
-import { Policy } from "./policy.js";
+import { Limits } from "./limits.js";
 import { maxKeysOf, keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./headers.js";
@@ -24,13 +24,16 @@ export class RateLimiter {
       }
       return store.limiter(rest);
     }
-    this.#policy = new Policy(options);
+    this.#policy = new Limits(options);
     this.#wasm = new WasmLimiter(this.#policy._wasm, maxKeysOf(options));
     this.#names = this.#policy.names;
     this.#advertised = this.#policy.advertised();
   }
 
-  /** The low-level policy this limiter decides by. */
+  /**
+   * The limits this limiter decides by (names, what they advertise, the longest window). For
+   * decisions over encoded states, make a `Policy` from the same options.
+   */
   get policy() {
     return this.#policy;
   }

@@ -6,7 +6,8 @@
 // conflict one more, and no algorithm exists anywhere but in the core.
 import { validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
-import { readDecision, extrasOutView } from "./decision.js";
+import { readDecision } from "./decision.js";
+import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./headers.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { fromValue } from "./redis-value.js";

@@ -8,9 +8,11 @@
 //
 // In Redis, one hash per key: field `<limit index>:<window start, ns>` -> count, expiring
 // with its newest window; fields of windows no decision reads any more are deleted.
-import { extras, validateKeys } from "./wasm.js";
+import { validateKeys } from "./wasm.js";
+import { extras } from "./extras.js";
 import { keysOf, callOptions } from "./options.js";
-import { readDecision, extrasOutView } from "./decision.js";
+import { readDecision } from "./decision.js";
+import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./headers.js";
 import { withTimeout } from "./redis-errors.js";
 

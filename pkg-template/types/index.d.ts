@@ -161,7 +161,8 @@ export interface RateLimiterConstructor {
 export declare const RateLimiter: RateLimiterConstructor;
 
 export interface RateLimiter {
-  readonly policy: Policy;
+  /** The limits it decides by; for decisions over encoded states, `new Policy(options)`. */
+  readonly policy: Limits;
   limit(key: Keys | KeyHandle, options?: CallOptions): Decision;
   peek(key: Keys | KeyHandle, options?: CallOptions): Decision;
   refund(key: Keys | KeyHandle, options?: CallOptions): void;
@@ -195,7 +196,17 @@ export interface PolicyResult extends Decision {
 }
 
 /** The pure decision over encoded states, for stores that keep state elsewhere. */
-export class Policy {
+/** The validated limits a limiter decides by. */
+export interface Limits {
+  readonly names: string[];
+  /** Per limit name: the quota and window (ms) advertised in `RateLimit-Policy`. */
+  advertised(): Map<string, [quota: number, windowMs: number]>;
+  readonly longestWindowMs: number;
+  readonly mergeable: boolean;
+}
+
+/** Limits plus the pure decisions over encoded states that stores keeping state elsewhere need. */
+export class Policy implements Limits {
   constructor(options: LimiterOptions);
   readonly names: string[];
   advertised(): Map<string, [quota: number, windowMs: number]>;

@@ -29,17 +29,14 @@ before(() => {
 
 after(() => rmSync(project, { recursive: true, force: true }));
 
-test("esbuild bundles an import of tollgate for the browser, and the bundle runs in Chromium", async () => {
-  writeFileSync(join(project, "app.js"), `
-    import { RateLimiter, Pacer } from "tollgate";
-    const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
-    const now = 1_700_000_000_000;
-    const user = limiter.key("user:42");
-    const batch = limiter.limitBatch([user, user, user], { now });
-    const d = limiter.limit("user:7", { now });
-    const pacer = new Pacer({ rate: "10/s", grain: "100ms" });
-    globalThis.result = JSON.stringify([Array.from(batch.allowed), d.allowed, d.remaining, pacer.maxCost]);`);
-  const www = join(project, "www");
+/**
+ * Bundles `app` (a module importing "tollgate" that sets `globalThis.result`) with esbuild for
+ * the browser, serves it with the given .wasm files of the package next to it, and runs it in
+ * Chromium. Returns the bundle's text, the page's errors, its result and the URLs it asked for.
+ */
+async function bundleAndRun(app, wasmFiles) {
+  writeFileSync(join(project, "app.js"), app);
+  const www = mkdtempSync(join(project, "www-"));
   mkdirSync(join(www, "app"), { recursive: true });
   const r = await build({
     absWorkingDir: project,
@@ -52,13 +49,12 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
   });
   assert.deepEqual(r.errors, []);
   const bundle = readFileSync(join(www, "app", "app.js"), "utf8");
-  assert.doesNotMatch(bundle, /node:fs|readFileSync/, "the browser condition must not pull in the Node entry");
-  for (const wasm of ["tollgate_wasm_bg.wasm", "tollgate_wasm_extras_bg.wasm"]) {
-    copyFileSync(join(project, "node_modules/tollgate/dist", wasm), join(www, wasm));
-  }
+  for (const wasm of wasmFiles) copyFileSync(join(project, "node_modules/tollgate/dist", wasm), join(www, wasm));
 
   const types = { ".js": "text/javascript", ".wasm": "application/wasm" };
+  const requests = [];
   const server = createServer((req, res) => {
+    requests.push(req.url);
     if (req.url === "/") {
       res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script type="module" src="/app/app.js"></script>');
       return;
@@ -82,10 +78,43 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
     page.on("pageerror", (e) => errors.push(e.message));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
-    assert.deepEqual(errors, []);
-    assert.equal(result, "[[1,1,0],true,1,1]");
+    return { bundle, errors, result, requests };
   } finally {
     await browser.close();
     server.close();
   }
+}
+
+test("esbuild bundles an import of tollgate for the browser, and the bundle runs in Chromium", async () => {
+  const { bundle, errors, result, requests } = await bundleAndRun(`
+    import { RateLimiter, Pacer } from "tollgate";
+    const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
+    const now = 1_700_000_000_000;
+    const user = limiter.key("user:42");
+    const batch = limiter.limitBatch([user, user, user], { now });
+    const d = limiter.limit("user:7", { now });
+    const pacer = new Pacer({ rate: "10/s", grain: "100ms" });
+    globalThis.result = JSON.stringify([Array.from(batch.allowed), d.allowed, d.remaining, pacer.maxCost]);`,
+  ["tollgate_wasm_bg.wasm", "tollgate_wasm_extras_bg.wasm"]);
+  assert.doesNotMatch(bundle, /node:fs|readFileSync/, "the browser condition must not pull in the Node entry");
+  assert.deepEqual(errors, []);
+  assert.equal(result, "[[1,1,0],true,1,1]");
+  assert.ok(requests.includes("/tollgate_wasm_extras_bg.wasm"), "a bundle with the Pacer loads the extras module");
+});
+
+test("a bundle of RateLimiter alone leaves the extras module out: not in the bundle, never fetched", async () => {
+  // The limiter's module is all an in-memory limiter needs (53 KB gzipped of the 102 KB both
+  // modules take); esbuild drops the modules that use the extras (sideEffects: false).
+  const { bundle, errors, result, requests } = await bundleAndRun(`
+    import { RateLimiter } from "tollgate";
+    const limiter = new RateLimiter({ limits: [{ algorithm: "sliding-log", limit: 2, window: "1s" }, { algorithm: "gcra", quota: "5/s" }] });
+    const now = 1_700_000_000_000;
+    const d = [1, 2, 3].map(() => limiter.limit("user:42", { now }));
+    const state = limiter.export("user:42");
+    globalThis.result = JSON.stringify([d.map((x) => x.allowed), d[2].blockedBy, state.length > 0, "Retry-After" in limiter.headers(d[2], now)]);`,
+  ["tollgate_wasm_bg.wasm"]); // the extras module is not even served
+  assert.doesNotMatch(bundle, /tollgate_wasm_extras|StorePolicy|LeaseHolder/, "nothing of the extras module is bundled");
+  assert.deepEqual(errors, []);
+  assert.equal(result, '[[true,true,false],"limit-0",true,true]');
+  assert.deepEqual(requests.filter((u) => u.endsWith(".wasm")), ["/tollgate_wasm_bg.wasm"]);
 });

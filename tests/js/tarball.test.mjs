@@ -50,7 +50,7 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
   const tsc = resolve(here, "node_modules/.bin/tsc");
   const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
   writeFileSync(join(project, "ok.mts"), `
-    import { RateLimiter, KeyHandle, type BatchResult, type Decision, type LimiterOptions } from "tollgate";
+    import { RateLimiter, KeyHandle, Policy, type BatchResult, type Decision, type Limits, type LimiterOptions } from "tollgate";
     const options: LimiterOptions = { limits: [{ algorithm: "gcra", quota: "10/s", name: "second" }, { algorithm: "fixed-window", limit: 100, window: "1m", align: "first-hit" }] };
     const limiter = new RateLimiter(options);
     const d: Decision = limiter.limit(["ip:1", "user:2"], { now: Date.now() });
@@ -63,7 +63,11 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const light = limiter.limitBatch(user, { now: Float64Array.of(3, 4) }, { allowed: new Uint8Array(2) });
     const admitted: number = light.admitted + light.allowed[1];
     limiter.release(user);
-    void wait; void by; void headers; void first; void admitted;`);
+    const limits: Limits = limiter.policy;
+    const windowMs: number = limits.longestWindowMs + (limits.advertised().get("second")?.[1] ?? 0);
+    const store: Limits = new Policy(options); // a Policy is limits plus decisions over states
+    const next = new Policy(options).check([null, null], Date.now()).states;
+    void wait; void by; void headers; void first; void admitted; void windowMs; void store; void next;`);
   run(tsc, [...flags, "ok.mts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
