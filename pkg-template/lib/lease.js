@@ -388,7 +388,7 @@ export class LeasedPacer {
           head.reject(
             new PacerCostError(
               `cost ${head.cost} can never be paced at the held rate (${held} per ${this.#holder.windowMs} ms): ` +
-                `at most ${max} units are released per grain (ask for more partitions, raise the grain, or split the work)`,
+                `at most ${max} ${max === 1 ? "unit is" : "units are"} released per grain (ask for more partitions, raise the grain, or split the work)`,
               head.cost,
               max,
             ),

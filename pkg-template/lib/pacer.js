@@ -51,8 +51,9 @@ export function realSleep(ms, signal, unref = false) {
 export function durationString(field, value) {
   if (typeof value === "string") return value;
   if (typeof value === "number") {
-    if (!(Number.isInteger(value) && value >= 1)) {
-      throw new RangeError(`${field} must be a whole number of milliseconds of at least 1, got ${value}`);
+    // Safe integers only: 1e300 would otherwise reach the core as "1e+300ms", a parse error.
+    if (!(Number.isSafeInteger(value) && value >= 1)) {
+      throw new RangeError(`${field} must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}, got ${value}`);
     }
     return `${value}ms`;
   }
@@ -65,8 +66,8 @@ export function rateString(rate) {
   if (rate !== null && typeof rate === "object" && !Array.isArray(rate)) {
     const { limit, window } = rate;
     if (typeof limit !== "number") throw new TypeError(`rate.limit must be a number, got ${describe(limit)}`);
-    if (!(Number.isInteger(limit) && limit >= 1)) {
-      throw new RangeError(`rate.limit must be a whole number of at least 1, got ${limit}`);
+    if (!(Number.isSafeInteger(limit) && limit >= 1)) {
+      throw new RangeError(`rate.limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, got ${limit}`);
     }
     return `${limit}/${durationString("rate.window", window)}`;
   }
@@ -240,7 +241,7 @@ export class Pacer {
   #costError(cost) {
     const max = this.#wasm.maxCost;
     return new PacerCostError(
-      `cost ${cost} can never be paced: at most ${max} units are released per grain (raise the rate or the grain, or split the work)`,
+      `cost ${cost} can never be paced: at most ${max} ${max === 1 ? "unit is" : "units are"} released per grain (raise the rate or the grain, or split the work)`,
       cost,
       max,
     );

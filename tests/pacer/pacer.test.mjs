@@ -110,6 +110,8 @@ test("a cost above what one grain releases is its own error; the largest cost is
   assert.equal(err.code, "PACER_COST_EXCEEDS_CAPACITY");
   assert.deepEqual([err.cost, err.maxCost], [21, 20]);
   assert.match(err.message, /cost 21 can never be paced: at most 20 units/);
+  const one = await new Pacer({ rate: "5/s", grain: "200ms", ...instantClock() }).acquire(2).catch((e) => e);
+  assert.match(one.message, /at most 1 unit is released per grain/);
   await pacer.acquire(20);
   assert.throws(() => pacer.peek(21), PacerCostError);
   for (const bad of [0, 1.5, -1, NaN]) await assert.rejects(pacer.acquire(bad), { name: "RangeError", message: new RegExp(`cost .*${bad}`) });
@@ -229,6 +231,10 @@ test("bad options are TypeError/RangeError naming the field and the value", () =
     [{ rate: "100/s", grain: "2s" }, RangeError, /grain must be at most the rate's window \(1000 ms\), got "2s"/],
     [{ rate: "100/s", grain: "soon" }, TypeError, /grain.*soon/],
     [{ rate: "100/s", grain: 0 }, RangeError, /grain .* got 0/],
+    // Numbers too large to be exact are refused as numbers, not passed on as "1e+300ms".
+    [{ rate: { limit: 1e300, window: "1s" } }, RangeError, /^rate\.limit must be a whole number from 1 to 9007199254740991, got 1e\+300$/],
+    [{ rate: { limit: 10, window: 1e300 } }, RangeError, /^rate\.window must be a whole number of milliseconds from 1 to 9007199254740991, got 1e\+300$/],
+    [{ rate: "100/s", grain: 1e300 }, RangeError, /^grain must be a whole number of milliseconds from 1/],
     [{ rate: "100/s", maxQueue: -1 }, RangeError, /maxQueue .* got number -1/],
     [{ rate: "100/s", maxQueue: "10" }, RangeError, /maxQueue .* got "10"/],
     [{ rate: "100/s", now: 5 }, TypeError, /now must be a function/],
