@@ -50,7 +50,7 @@ apt_install() {
 }
 
 if need browser; then apt_install chromium chromium-driver; fi
-if need redis; then apt_install redis-server; fi
+if need redis; then apt_install redis-server redis-tools; fi  # redis-cli: the cluster tests
 
 npm_ci() {
   local dir="$1"

@@ -11,6 +11,7 @@ import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./headers.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { fromValue } from "./redis-value.js";
+import { keySlot } from "./redis-client.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -69,6 +70,7 @@ export class RedisLimiter {
     const { cost } = callOptions(options);
     validateKeys(keys);
     const rkeys = keys.map((k) => this.#store._key(k));
+    checkSlots(this.#store, keys, rkeys);
     await this.#guard(rkeys, async () => {
       const now = options?.now ?? (await this.#store._now());
       let states = rkeys.map((k) => this.#cached(k));
@@ -90,7 +92,10 @@ export class RedisLimiter {
     const rkeys = keys.map((k) => this.#store._key(k));
     await this.#guard(rkeys, async () => {
       for (const k of rkeys) this.#cache.delete(k);
-      await this.#store._client.send(["DEL", ...rkeys]);
+      const client = this.#store._client;
+      // On a cluster, one DEL per key: the keys of a reset need not share a slot.
+      if (this.#store._cluster) await Promise.all(rkeys.map((k) => client.send(["DEL", k])));
+      else await client.send(["DEL", ...rkeys]);
     });
   }
 
@@ -110,6 +115,7 @@ export class RedisLimiter {
     const { cost } = callOptions(options);
     checkKeys(keys);
     const rkeys = keys.map((k) => this.#store._key(k));
+    checkSlots(this.#store, keys, rkeys);
     const timeout = this.#store._timeoutMs;
     let now;
     try {
@@ -369,6 +375,23 @@ export class RedisLimiter {
 function checkKeys(keys) {
   if (keys.length === 1 && keys[0].length > 0 && keys[0].length <= 85) return; // <= 255 UTF-8 bytes
   validateKeys(keys);
+}
+
+/**
+ * On Redis Cluster the keys of one hit go to one script call, all or nothing, so they must share
+ * a hash slot: a clear error before any I/O, rather than Redis's CROSSSLOT (which the failure
+ * mode would take for an outage). Hash tags group keys: `{user:42}:ip` and `{user:42}:acct`.
+ */
+function checkSlots(store, keys, rkeys) {
+  if (!store._cluster || rkeys.length < 2) return;
+  const slot = keySlot(rkeys[0]);
+  const i = rkeys.findIndex((k) => keySlot(k) !== slot);
+  if (i > 0) {
+    throw new RangeError(
+      `keys[${i}] ${JSON.stringify(keys[i])} is in another Redis Cluster hash slot than keys[0] ${JSON.stringify(keys[0])}: ` +
+        "the keys of one hit must share a slot (give them a common hash tag, e.g. \"{user:42}:ip\" and \"{user:42}:acct\")",
+    );
+  }
 }
 
 /** A verify-only swap (new = expected) writes nothing, so its TTLs are never used. */

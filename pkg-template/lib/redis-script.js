@@ -30,7 +30,9 @@ return {1}
 
 /**
  * A script run by its SHA1 through `client` (see redis-client.js): SCRIPT LOAD once, EVALSHA,
- * and loaded again (the call retried once) when a restarted or flushed Redis answers NOSCRIPT.
+ * and EVAL of the source (which caches it on the server that ran it) when that server answers
+ * NOSCRIPT: a restarted or flushed Redis, or on a cluster any node but the one SCRIPT LOAD
+ * reached.
  */
 export class LoadedScript {
   #client;
@@ -65,9 +67,7 @@ export class LoadedScript {
     } catch (e) {
       // Nothing ran: the script is unknown to this server (restarted or flushed).
       if (!/NOSCRIPT/.test(String(e?.message))) throw e;
-      this.#sha = null;
-      await this.#load();
-      return this.#client.send(["EVALSHA", this.#sha, ...args]);
+      return this.#client.send(["EVAL", this.#source, ...args]);
     }
   }
 }

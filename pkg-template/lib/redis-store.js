@@ -53,7 +53,7 @@ export class RedisStore {
       syncRate = 0,
       maxAttempts = 64,
       blockedCache = true,
-      batchKeys = true,
+      batchKeys,
       maxCachedKeys = 10_000,
       closedRetryMs = 1000,
       clockRefreshMs = 1000,
@@ -69,10 +69,15 @@ export class RedisStore {
     if (typeof syncRate !== "number" || !Number.isInteger(syncRate)) {
       throw new TypeError(`syncRate must be a whole number of milliseconds (0: every hit, < 0: local only), got ${show(syncRate)}`);
     }
-    if (typeof batchKeys !== "boolean") throw new TypeError(`batchKeys must be a boolean, got ${show(batchKeys)}`);
+    if (batchKeys !== undefined && typeof batchKeys !== "boolean") throw new TypeError(`batchKeys must be a boolean, got ${show(batchKeys)}`);
     if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${show(now)}`);
     if (onError !== undefined && typeof onError !== "function") throw new TypeError(`onError must be a function, got ${show(onError)}`);
     this._client = adaptClient(client);
+    /** A Redis Cluster client: each command's keys must share a slot (redis-client.js). */
+    this._cluster = this._client.cluster;
+    if (this._cluster && batchKeys === true) {
+      throw new TypeError("batchKeys cannot be true with a Redis Cluster client: one script call cannot span hash slots");
+    }
     this._prefix = prefix + (namespace === "" ? "" : `${namespace}:`);
     this._namespace = namespace;
     this._timeoutMs = wholeNumber("timeoutMs", timeoutMs, 1);
@@ -89,7 +94,9 @@ export class RedisStore {
     this._onError = onError;
     this._script = new CasScript(this._client);
     // One-key swaps of one tick share a script call (redis-batch.js); without, each is its own.
-    const batcher = batchKeys ? new SwapBatcher(this._client) : null;
+    // Off on a cluster: the keys in flight almost never share a slot, and the client pipelines
+    // per node itself.
+    const batcher = (batchKeys ?? !this._cluster) ? new SwapBatcher(this._client) : null;
     this._swapOne = batcher
       ? (key, expected, next, ttl) => batcher.swap(key, expected, next, ttl)
       : (key, expected, next, ttl) => this._script.swap([key], [expected], [next], [ttl]);

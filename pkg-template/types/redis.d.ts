@@ -39,7 +39,8 @@ export interface RedisStoreOptions {
   /**
    * Send the one-key compare-and-swaps of different keys that are ready in the same tick as
    * one script call (default true: fewer commands with many keys). Each key is still swapped
-   * on its own. Set `false` on Redis Cluster, where the keys of one call must share a slot.
+   * on its own. Default `false` on a Redis Cluster client, where `true` is refused: the keys
+   * of one call must share a slot.
    */
   batchKeys?: boolean;
   /** Most keys whose state bytes this process remembers (default 10,000). */

@@ -19,10 +19,15 @@ function freePort() {
 export class RedisServer {
   port = 0;
   #proc = null;
+  #extra = [];
+  #cwd = undefined;
 
-  static async start() {
+  /** `extra`: more redis-server arguments (a cluster node's); `cwd`: where it writes files. */
+  static async start(extra = [], cwd = undefined) {
     const server = new RedisServer();
     server.port = await freePort();
+    server.#extra = extra;
+    server.#cwd = cwd;
     await server.start();
     return server;
   }
@@ -33,8 +38,8 @@ export class RedisServer {
 
   /** Starts (again) on the same port; resolves once it accepts connections (10 s at most). */
   start() {
-    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"];
-    const proc = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"] });
+    const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...this.#extra];
+    const proc = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"], cwd: this.#cwd });
     this.#proc = proc;
     return new Promise((resolve, reject) => {
       let out = "";
