@@ -6,11 +6,12 @@ const ALGORITHMS = ["fixed-window", "sliding-log", "sliding-window", "token-buck
 const show = (v) => (typeof v === "string" ? JSON.stringify(v) : String(v));
 
 // Limits, bursts and millisecond windows the core can take exactly (its MAX_LIMIT is 2^53 - 1).
-// Checked here so that a number like 1e300 gets a range error, not a quota string "1e+300/1s"
-// that the core would reject as malformed.
+// Checked here (and by the Pacer's options, pacer.js) so that a number like 1e300 gets a range
+// error, not a quota string "1e+300/1s" that the core would reject as malformed. `what` follows
+// "a whole number" in the message (" of milliseconds", or "").
 const MAX = Number.MAX_SAFE_INTEGER;
 
-function whole(field, value, what) {
+export function whole(field, value, what) {
   if (!Number.isSafeInteger(value) || value < 1) {
     throw new RangeError(`${field} must be a whole number${what} from 1 to ${MAX}, got ${value}`);
   }

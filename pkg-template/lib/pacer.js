@@ -3,6 +3,7 @@
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
 import { extras } from "./extras.js";
+import { whole } from "./options.js";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
@@ -51,11 +52,7 @@ export function realSleep(ms, signal, unref = false) {
 export function durationString(field, value) {
   if (typeof value === "string") return value;
   if (typeof value === "number") {
-    // Safe integers only: 1e300 would otherwise reach the core as "1e+300ms", a parse error.
-    if (!(Number.isSafeInteger(value) && value >= 1)) {
-      throw new RangeError(`${field} must be a whole number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}, got ${value}`);
-    }
-    return `${value}ms`;
+    return `${whole(field, value, " of milliseconds")}ms`;
   }
   throw new TypeError(`${field} must be a duration string such as "200ms" or milliseconds, got ${describe(value)}`);
 }
@@ -66,10 +63,7 @@ export function rateString(rate) {
   if (rate !== null && typeof rate === "object" && !Array.isArray(rate)) {
     const { limit, window } = rate;
     if (typeof limit !== "number") throw new TypeError(`rate.limit must be a number, got ${describe(limit)}`);
-    if (!(Number.isSafeInteger(limit) && limit >= 1)) {
-      throw new RangeError(`rate.limit must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, got ${limit}`);
-    }
-    return `${limit}/${durationString("rate.window", window)}`;
+    return `${whole("rate.limit", limit, "")}/${durationString("rate.window", window)}`;
   }
   throw new TypeError(`rate must be a string such as "100/s" or { limit, window }, got ${describe(rate)}`);
 }
