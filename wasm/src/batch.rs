@@ -221,7 +221,7 @@ impl Limiter {
                 let cached = |j: usize| {
                     let id = id_at(j) as usize;
                     let (offset, g) = entries[id];
-                    (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(&keys[id])))
+                    (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(keys[id].as_bytes())))
                 };
                 let run = Run { from: i, n, nows, costs };
                 match c.check_cached(run, id_at, cached, &mut out) {
@@ -261,7 +261,8 @@ impl Limiter {
         let r = match self.store.words_mut() {
             Some(c) => {
                 let slot = &mut handles.entries[id as usize];
-                if slot.0 != NO_ENTRY && slot.1 == c.generation && holds(&c.chunks, slot.0, length_byte(key)) {
+                if slot.0 != NO_ENTRY && slot.1 == c.generation && holds(&c.chunks, slot.0, length_byte(key.as_bytes()))
+                {
                     c.check_entry(slot.0, now, cost)
                 } else {
                     c.check_key(key, now, cost).map(|(d, e)| {

@@ -128,7 +128,7 @@ fn key_at(chunks: &[Vec<u8>], offset: u32) -> &[u8] {
 /// A record's first byte for `key` while it is live: the key's length - 1 (keys are 1 to 256
 /// bytes). `remove` flips it, so no dead record has it.
 #[inline(always)]
-pub(crate) fn length_byte(key: &str) -> u8 {
+pub(crate) fn length_byte(key: &[u8]) -> u8 {
     key.len().wrapping_sub(1) as u8
 }
 
@@ -217,7 +217,7 @@ impl CompactKeyed {
         let i = chunks.len() - 1;
         let c = &mut chunks[i];
         let at = c.len();
-        c.push((key.len() - 1) as u8);
+        c.push(length_byte(key));
         c.extend_from_slice(key);
         c.resize(at + need, 0);
         (i * CHUNK + at) as u32
