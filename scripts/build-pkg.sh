@@ -50,7 +50,9 @@ done
 echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 
 # Each target's wasm.js (the limiter's module) and extras.js (the extras module, imported only
-# by the modules that use it: Pacer, LeasedPacer, Policy, the Redis store).
+# by the modules that use it: Pacer, LeasedPacer, Policy, the Redis store). lib/ holds both
+# entries, index.js (`tollgate`) and limiter.js (`tollgate/limiter`, which never reaches
+# extras.js).
 for t in node web workerd; do
   mkdir -p "$out/dist/$t"
   cp pkg-template/lib/*.js "$out/dist/$t/"
@@ -62,6 +64,8 @@ mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/" && cp pkg-te
 cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
 "$tools/esbuild" "$work/cjslib/index.js" --bundle --format=cjs --platform=node --log-level=warning \
   --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/index.js"
+# `tollgate/limiter` in CommonJS: the same bundle's classes (see pkg-template/targets/cjs-limiter.js).
+cp pkg-template/targets/cjs-limiter.js "$out/dist/cjs/limiter.js"
 
 cp pkg-template/package.json pkg-template/README.md "$out/"
 cp pkg-template/types/*.d.ts "$out/"

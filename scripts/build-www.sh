@@ -3,7 +3,8 @@
 # www/vendor/tollgate/ (git-ignored: a build output, copied, never edited). Builds pkg/
 # (scripts/build-pkg.sh) only when it is missing or older than its sources, so `make run`
 # and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's layout
-# (web/*.js import ../tollgate_wasm.js), so the page imports vendor/tollgate/web/index.js.
+# (web/*.js import ../tollgate_wasm.js), so the page imports vendor/tollgate/web/limiter.js
+# (`tollgate/limiter`: RateLimiter alone, so the browser fetches only the limiter's module).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stamp=pkg/dist/web/index.js

@@ -195,7 +195,6 @@ export interface PolicyResult extends Decision {
   expiresAt: number[];
 }
 
-/** The pure decision over encoded states, for stores that keep state elsewhere. */
 /** The validated limits a limiter decides by. */
 export interface Limits {
   readonly names: string[];

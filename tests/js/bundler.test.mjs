@@ -118,3 +118,61 @@ test("a bundle of RateLimiter alone leaves the extras module out: not in the bun
   assert.equal(result, '[[true,true,false],"limit-0",true,true]');
   assert.deepEqual(requests.filter((u) => u.endsWith(".wasm")), ["/tollgate_wasm_bg.wasm"]);
 });
+
+/**
+ * Serves the user's project (node_modules included) to a page whose import map resolves
+ * "tollgate" and "tollgate/limiter" as the package's `browser` condition does, runs `app` (a
+ * module setting `globalThis.result`) in Chromium unbundled, and returns the result and the
+ * .wasm files the page asked for.
+ */
+async function runUnbundled(app) {
+  const dist = "/node_modules/tollgate/dist/web";
+  const importMap = { imports: { tollgate: `${dist}/index.js`, "tollgate/limiter": `${dist}/limiter.js` } };
+  const html = `<!doctype html><script type="importmap">${JSON.stringify(importMap)}</script><script type="module">${app}</script>`;
+  const requests = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url);
+    if (req.url === "/") {
+      res.writeHead(200, { "content-type": "text/html" }).end(html);
+      return;
+    }
+    const file = resolve(project, "." + req.url);
+    let body;
+    try {
+      if (!file.startsWith(project)) throw new Error("outside");
+      body = readFileSync(file);
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": { ".js": "text/javascript", ".wasm": "application/wasm" }[extname(file)] ?? "application/octet-stream" }).end(body);
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
+    assert.deepEqual(errors, []);
+    return { result, wasm: requests.filter((u) => u.endsWith(".wasm")).map((u) => u.split("/").pop()).sort() };
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}
+
+test("unbundled ESM: tollgate/limiter fetches only the limiter's module, tollgate fetches both", async () => {
+  const app = (entry) => `
+    import { RateLimiter } from "${entry}";
+    const limiter = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
+    const now = 1_700_000_000_000;
+    globalThis.result = JSON.stringify([1, 2, 3].map(() => limiter.limit("ip:1", { now }).allowed));`;
+  const limiterOnly = await runUnbundled(app("tollgate/limiter"));
+  assert.equal(limiterOnly.result, "[true,true,false]");
+  assert.deepEqual(limiterOnly.wasm, ["tollgate_wasm_bg.wasm"]);
+  const everything = await runUnbundled(app("tollgate"));
+  assert.equal(everything.result, "[true,true,false]");
+  assert.deepEqual(everything.wasm, ["tollgate_wasm_bg.wasm", "tollgate_wasm_extras_bg.wasm"]);
+});

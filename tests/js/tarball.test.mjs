@@ -46,6 +46,27 @@ test("CommonJS require gives the same limiter, and loads the extras module on fi
   assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1");
 });
 
+test("tollgate/limiter: the same RateLimiter in ESM and CommonJS, without the rest of the package", () => {
+  writeFileSync(join(project, "limiter.mjs"), `
+    import { RateLimiter, KeyHandle } from "tollgate/limiter";
+    import * as full from "tollgate";
+    import * as entry from "tollgate/limiter";
+    const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
+    const now = 1_700_000_000_000;
+    const user = limiter.key("user:42");
+    const d = [1, 2, 3].map(() => limiter.limit(user, { now }).allowed).join(",");
+    console.log([d, user instanceof KeyHandle, RateLimiter === full.RateLimiter, Object.keys(entry).sort().join("+")].join(" "));`);
+  assert.equal(run("node", ["limiter.mjs"]).trim(), "true,true,false true true KeyHandle+RateLimiter");
+  writeFileSync(join(project, "limiter.cjs"), `
+    const { RateLimiter, KeyHandle } = require("tollgate/limiter");
+    const full = require("tollgate");
+    const limiter = new RateLimiter({ algorithm: "sliding-window", limit: 1, window: "1s" });
+    const now = 1_700_000_000_000;
+    const d = [limiter.limit("k", { now }).allowed, limiter.limit("k", { now }).allowed].join(",");
+    console.log([d, RateLimiter === full.RateLimiter, KeyHandle === full.KeyHandle].join(" "));`);
+  assert.equal(run("node", ["limiter.cjs"]).trim(), "true,false true true");
+});
+
 test("a TypeScript user's file type-checks, and a wrong option does not", () => {
   const tsc = resolve(here, "node_modules/.bin/tsc");
   const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
@@ -69,6 +90,15 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const next = new Policy(options).check([null, null], Date.now()).states;
     void wait; void by; void headers; void first; void admitted; void windowMs; void store; void next;`);
   run(tsc, [...flags, "ok.mts"]);
+  writeFileSync(join(project, "limiter.mts"), `
+    import { RateLimiter, KeyHandle, type Decision, type LimiterOptions } from "tollgate/limiter";
+    const options: LimiterOptions = { algorithm: "token-bucket", limit: 10, window: "1s", burst: 20 };
+    const limiter = new RateLimiter(options);
+    const user: KeyHandle = limiter.key("user:42");
+    const d: Decision = limiter.limit(user);
+    const left: number = d.remaining;
+    void left;`);
+  run(tsc, [...flags, "limiter.mts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
     new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });

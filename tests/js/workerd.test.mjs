@@ -38,3 +38,34 @@ test("the workerd entry decides inside workerd", async () => {
     await mf.dispose();
   }
 });
+
+test("the workerd entry of tollgate/limiter decides inside workerd", async () => {
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: dist,
+    scriptPath: resolve(dist, "worker.js"),
+    script: `
+      import { RateLimiter, KeyHandle } from "./workerd/limiter.js";
+      const limiter = new RateLimiter({ algorithm: "token-bucket", limit: 1, window: "1s", burst: 2 });
+      export default {
+        fetch(request) {
+          const now = 1_700_000_000_000;
+          const user = limiter.key("user:42");
+          const d = [1, 2, 3].map(() => limiter.limit(user, { now }).allowed);
+          d.push(user instanceof KeyHandle);
+          return Response.json(d);
+        },
+      };`,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2025-01-01",
+  });
+  try {
+    const res = await mf.dispatchFetch("http://localhost/");
+    assert.deepEqual(await res.json(), [true, true, false, true]);
+  } finally {
+    await mf.dispose();
+  }
+});

@@ -17,10 +17,12 @@ export async function launch() {
   });
 }
 
-/** A new page (1200 x 900) whose problems accumulate in `page.problems`. */
+/** A new page (1200 x 900) whose problems accumulate in `page.problems`, its requests' paths in `page.requested`. */
 export async function openPage(browser, url) {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
   page.problems = [];
+  page.requested = [];
+  page.on("request", (r) => page.requested.push(new URL(r.url()).pathname));
   page.on("console", (m) => {
     if (m.type() === "error" || m.type() === "warning") page.problems.push(`console.${m.type()}: ${m.text()}`);
   });

@@ -42,6 +42,8 @@ test("the page loads with no console errors, every control labelled, and draws a
   assert.ok(buttonsNamed);
   await screenshot(page, "single");
   assert.deepEqual(page.problems, []);
+  // The page imports `tollgate/limiter`'s entry: the limiter's wasm module, never the extras.
+  assert.deepEqual(page.requested.filter((p) => p.endsWith(".wasm")), ["/vendor/tollgate/tollgate_wasm_bg.wasm"]);
   await page.close();
 });
 

@@ -354,7 +354,9 @@ function onChange() {
 async function main() {
   let tollgate;
   try {
-    tollgate = await import("../vendor/tollgate/web/index.js");
+    // `tollgate/limiter`'s entry: the page needs only `RateLimiter`, so it fetches only the
+    // limiter's wasm module, not the pacer's and the Redis store's extras.
+    tollgate = await import("../vendor/tollgate/web/limiter.js");
   } catch (e) {
     showError(`The tollgate wasm build is missing from www/vendor/tollgate (${e.message}). Run "make www" (make run does it).`);
     return;
