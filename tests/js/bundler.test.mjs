@@ -30,6 +30,45 @@ before(() => {
 after(() => rmSync(project, { recursive: true, force: true }));
 
 /**
+ * Serves `html` at / and the files below `root` at their paths, opens the page in Chromium and
+ * waits for `globalThis.result`. Returns the page's errors, its result and the URLs it asked for.
+ */
+async function runPage(root, html) {
+  const types = { ".js": "text/javascript", ".wasm": "application/wasm" };
+  const requests = [];
+  const server = createServer((req, res) => {
+    requests.push(req.url);
+    if (req.url === "/") {
+      res.writeHead(200, { "content-type": "text/html" }).end(html);
+      return;
+    }
+    const file = resolve(root, "." + req.url);
+    let body;
+    try {
+      if (!file.startsWith(root)) throw new Error("outside");
+      body = readFileSync(file);
+    } catch {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(body);
+  });
+  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
+  const browser = await launchChromium();
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
+    return { errors, result, requests };
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}
+
+/**
  * Bundles `app` (a module importing "tollgate" that sets `globalThis.result`) with esbuild for
  * the browser, serves it with the given .wasm files of the package next to it, and runs it in
  * Chromium. Returns the bundle's text, the page's errors, its result and the URLs it asked for.
@@ -50,39 +89,7 @@ async function bundleAndRun(app, wasmFiles) {
   assert.deepEqual(r.errors, []);
   const bundle = readFileSync(join(www, "app", "app.js"), "utf8");
   for (const wasm of wasmFiles) copyFileSync(join(project, "node_modules/tollgate/dist", wasm), join(www, wasm));
-
-  const types = { ".js": "text/javascript", ".wasm": "application/wasm" };
-  const requests = [];
-  const server = createServer((req, res) => {
-    requests.push(req.url);
-    if (req.url === "/") {
-      res.writeHead(200, { "content-type": "text/html" }).end('<!doctype html><script type="module" src="/app/app.js"></script>');
-      return;
-    }
-    const file = resolve(www, "." + req.url);
-    let body;
-    try {
-      if (!file.startsWith(www)) throw new Error("outside");
-      body = readFileSync(file);
-    } catch {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": types[extname(file)] ?? "application/octet-stream" }).end(body);
-  });
-  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
-    return { bundle, errors, result, requests };
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  return { bundle, ...(await runPage(www, '<!doctype html><script type="module" src="/app/app.js"></script>')) };
 }
 
 test("esbuild bundles an import of tollgate for the browser, and the bundle runs in Chromium", async () => {
@@ -120,47 +127,18 @@ test("a bundle of RateLimiter alone leaves the extras module out: not in the bun
 });
 
 /**
- * Serves the user's project (node_modules included) to a page whose import map resolves
- * "tollgate" and "tollgate/limiter" as the package's `browser` condition does, runs `app` (a
- * module setting `globalThis.result`) in Chromium unbundled, and returns the result and the
+ * Runs `app` (a module setting `globalThis.result`) unbundled in Chromium, the user's project
+ * (node_modules included) served, with an import map resolving "tollgate" and
+ * "tollgate/limiter" as the package's `browser` condition does. Returns the result and the
  * .wasm files the page asked for.
  */
 async function runUnbundled(app) {
   const dist = "/node_modules/tollgate/dist/web";
   const importMap = { imports: { tollgate: `${dist}/index.js`, "tollgate/limiter": `${dist}/limiter.js` } };
   const html = `<!doctype html><script type="importmap">${JSON.stringify(importMap)}</script><script type="module">${app}</script>`;
-  const requests = [];
-  const server = createServer((req, res) => {
-    requests.push(req.url);
-    if (req.url === "/") {
-      res.writeHead(200, { "content-type": "text/html" }).end(html);
-      return;
-    }
-    const file = resolve(project, "." + req.url);
-    let body;
-    try {
-      if (!file.startsWith(project)) throw new Error("outside");
-      body = readFileSync(file);
-    } catch {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { "content-type": { ".js": "text/javascript", ".wasm": "application/wasm" }[extname(file)] ?? "application/octet-stream" }).end(body);
-  });
-  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  const browser = await launchChromium();
-  try {
-    const page = await browser.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    await page.goto(`http://127.0.0.1:${server.address().port}/`);
-    const result = await page.waitForFunction(() => globalThis.result, null, { timeout: 20_000 }).then((h) => h.jsonValue()).catch(() => undefined);
-    assert.deepEqual(errors, []);
-    return { result, wasm: requests.filter((u) => u.endsWith(".wasm")).map((u) => u.split("/").pop()).sort() };
-  } finally {
-    await browser.close();
-    server.close();
-  }
+  const { errors, result, requests } = await runPage(project, html);
+  assert.deepEqual(errors, []);
+  return { result, wasm: requests.filter((u) => u.endsWith(".wasm")).map((u) => u.split("/").pop()).sort() };
 }
 
 test("unbundled ESM: tollgate/limiter fetches only the limiter's module, tollgate fetches both", async () => {
