@@ -5,7 +5,7 @@
 //! `ApiError` into a response, so no path can answer an error as plain text or HTML.
 
 use serde::Serialize;
-use worker::{Headers, Response};
+use worker::Response;
 
 /// An error with the HTTP status it is answered with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,13 +71,7 @@ impl ApiError {
 
     /// The response: JSON body, status, `no-store`, and the extra headers.
     pub fn to_response(&self) -> Response {
-        let headers = Headers::new();
-        let _ = headers.set("content-type", "application/json");
-        let _ = headers.set("cache-control", "no-store");
-        for (name, value) in &self.headers {
-            let _ = headers.set(name, value);
-        }
-        Response::builder().with_status(self.status).with_headers(headers).fixed(self.body().into_bytes())
+        crate::respond::json_response(self.status, &self.headers, self.body())
     }
 }
 

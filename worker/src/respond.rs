@@ -31,13 +31,7 @@ impl Answer {
 
     /// The JSON response.
     pub fn to_response(&self) -> Response {
-        let headers = Headers::new();
-        let _ = headers.set("content-type", "application/json");
-        let _ = headers.set("cache-control", "no-store");
-        for (name, value) in &self.headers {
-            let _ = headers.set(name, value);
-        }
-        Response::builder().with_status(self.status).with_headers(headers).fixed(self.body.to_string().into_bytes())
+        json_response(self.status, &self.headers, self.body.to_string())
     }
 }
 
@@ -101,4 +95,17 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
         headers.push(("Retry-After", "1".to_string()));
     }
     Answer { status: if allowed { 200 } else { 503 }, body, headers }
+}
+
+/// A JSON answer as every endpoint sends one, decisions and errors alike: `status`, the body,
+/// `content-type: application/json`, `cache-control: no-store` (a decision is never
+/// reusable), and `headers` on top.
+pub fn json_response(status: u16, headers: &[(&'static str, String)], body: String) -> Response {
+    let all = Headers::new();
+    let _ = all.set("content-type", "application/json");
+    let _ = all.set("cache-control", "no-store");
+    for (name, value) in headers {
+        let _ = all.set(name, value);
+    }
+    Response::builder().with_status(status).with_headers(all).fixed(body.into_bytes())
 }
