@@ -7,3 +7,5 @@ export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
 export { LeasedPacer, LeaseError } from "./lease.js";
 export { RedisStore } from "./redis-store.js";
 export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
+export { rateLimit } from "./middleware.js";
+export { ipKey } from "./client-ip.js";

@@ -219,3 +219,4 @@ export class Policy implements Limits {
 export * from "./pacer.js";
 export * from "./lease.js";
 export * from "./redis.js";
+export * from "./middleware.js";

@@ -3,7 +3,7 @@
 import test, { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, writeFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -42,8 +42,10 @@ test("CommonJS require gives the same limiter, and loads the extras module on fi
     const before = extrasLoaded();
     const d = [1, 2, 3].map(() => limiter.limit("ip:1.2.3.4", { now }).allowed).join(",");
     const maxCost = new Pacer({ rate: "10/s", grain: "100ms" }).maxCost;
-    console.log([d, before, extrasLoaded(), maxCost].join(" "));`);
-  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1");
+    const { rateLimit, ipKey } = require("tollgate");
+    const middleware = typeof rateLimit({ algorithm: "gcra", quota: "1/s" }) + ":" + ipKey("2001:db8::1");
+    console.log([d, before, extrasLoaded(), maxCost, middleware].join(" "));`);
+  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1 function:2001:db8::/56");
 });
 
 test("tollgate/limiter: the same RateLimiter in ESM and CommonJS, without the rest of the package", () => {
@@ -99,6 +101,32 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const left: number = d.remaining;
     void left;`);
   run(tsc, [...flags, "limiter.mts"]);
+  writeFileSync(join(project, "middleware.mts"), `
+    import { rateLimit, ipKey, type Decision, type RateLimitMiddleware } from "tollgate";
+    interface Req { ip?: string; headers: Record<string, string | undefined>; [p: string]: unknown }
+    const mw: RateLimitMiddleware<Req> = rateLimit<Req>({
+      algorithm: "sliding-window", quota: "100/15m", headers: "draft-10",
+      key: (req) => req.headers["x-api-key"] ?? ipKey(req.ip ?? "", 64),
+      message: (d: Decision) => ({ retryAfterMs: d.retryAfter }),
+      skipFailedRequests: true,
+    });
+    void mw.limiter;`);
+  run(tsc, [...flags, "middleware.mts"]);
+  // An Express user's middleware, checked against Express's own types (this test project's
+  // @types, linked in: type-only, nothing of Express runs here).
+  symlinkSync(resolve(here, "node_modules/@types"), join(project, "node_modules/@types"));
+  writeFileSync(join(project, "express.mts"), `
+    import type { Request, Response, NextFunction, RequestHandler } from "express";
+    import { rateLimit, RedisStore } from "tollgate";
+    const plain: RequestHandler = rateLimit({ algorithm: "gcra", quota: "10/s" });
+    const typed = rateLimit<Request, Response>({
+      limits: [{ algorithm: "gcra", quota: "10/s" }, { algorithm: "fixed-window", quota: "1000/1h" }],
+      key: (req) => [req.ip ?? "anon", String(req.headers["x-user"])],
+      handler: (req, res: Response, next: NextFunction, d) => { res.status(429).json({ wait: d.retryAfter }); },
+    });
+    const viaStore = (store: RedisStore): RequestHandler => rateLimit({ algorithm: "sliding-window", quota: "5/1m", store });
+    void plain; void typed; void viaStore;`);
+  run(tsc, [...flags, "express.mts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
     new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });
