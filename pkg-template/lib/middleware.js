@@ -15,13 +15,19 @@ const HEADER_SETS = {
 /** The options this module reads; the rest go to `new RateLimiter(...)`. */
 const OWN = [
   "limiter", "key", "ipv6Subnet", "cost", "skip", "headers", "statusCode", "message", "handler",
-  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", "requestPropertyName",
+  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", "requestPropertyName", "windowMs",
 ];
 
 function optionalFunction(options, name) {
   const f = options[name];
   if (f !== undefined && typeof f !== "function") throw new TypeError(`${name} must be a function, got ${typeof f}`);
   return f;
+}
+
+function flag(options, name) {
+  const v = options[name] ?? false;
+  if (typeof v !== "boolean") throw new TypeError(`${name} must be true or false, got ${JSON.stringify(v)}`);
+  return v;
 }
 
 function limiterOf(options, rest) {
@@ -77,8 +83,12 @@ export function rateLimit(options) {
   const message = options.message ?? defaultMessage;
   const property = options.requestPropertyName ?? "rateLimit";
   if (property !== false && typeof property !== "string") throw new TypeError("requestPropertyName must be a string or false");
-  const skipFailed = options.skipFailedRequests === true;
-  const skipSuccessful = options.skipSuccessfulRequests === true;
+  const skipFailed = flag(options, "skipFailedRequests");
+  const skipSuccessful = flag(options, "skipSuccessfulRequests");
+  if (options.windowMs !== undefined) {
+    // express-rate-limit's name; ignored by RateLimiter, it would leave the window unset.
+    throw new TypeError(`windowMs is express-rate-limit's option: give window (e.g. "15m", or ${options.windowMs} for milliseconds) or quota ("100/15m")`);
+  }
   const limiter = limiterOf(options, rest);
 
   // Gives a counted hit back once the response shows it should not have counted (a response
@@ -88,7 +98,12 @@ export function rateLimit(options) {
     const settle = (finished) => {
       if (done) return;
       done = true;
-      const success = finished && wasSuccessful(req, res);
+      let success;
+      try {
+        success = finished && wasSuccessful(req, res) === true;
+      } catch {
+        return; // a requestWasSuccessful that throws leaves the hit counted
+      }
       if ((success && skipSuccessful) || (!success && skipFailed)) {
         Promise.resolve()
           .then(() => limiter.refund(keys, { cost, now: Date.now() }))

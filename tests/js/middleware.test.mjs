@@ -181,6 +181,8 @@ test("bad options throw when the middleware is made, naming the option", () => {
     [{ ...threePerHour, requestPropertyName: 1 }, TypeError, /requestPropertyName must be a string or false/],
     [{ limiter: new RateLimiter(threePerHour), algorithm: "gcra" }, TypeError, /either limiter or the limiter's options \(algorithm\)/],
     [{ limiter: {} }, TypeError, /limiter must be a RateLimiter/],
+    [{ ...threePerHour, skipFailedRequests: "yes" }, TypeError, /skipFailedRequests must be true or false, got "yes"/],
+    [{ algorithm: "fixed-window", limit: 100, windowMs: 60000 }, TypeError, /windowMs is express-rate-limit's option: give window \(e.g. "15m", or 60000 for milliseconds\)/],
     [{ algorithm: "leaky-bucket", quota: "1/s" }, TypeError, /algorithm must be one of .* got "leaky-bucket"/],
   ]) {
     assert.throws(() => rateLimit(options), (e) => e instanceof error && text.test(e.message), JSON.stringify(options));
