@@ -131,6 +131,28 @@ test("skipFailedRequests gives failed requests back; skipSuccessfulRequests coun
   assert.deepEqual(succeeding.limiter.peek("k", at2), succeeding.limiter.peek("never-seen", at2), "successes were given back");
 });
 
+test("skipFailedRequests: a request whose client went away before the answer counts as failed", async () => {
+  const mw = rateLimit({ ...threePerHour, quota: "1/1h", key: () => "k", skipFailedRequests: true });
+  let closed;
+  const gone = new Promise((ok) => (closed = ok));
+  const handler = (req, res) =>
+    mw(req, res, () => {
+      res.once("close", closed); // never answered: the client aborts first
+    });
+  await serving(handler, async (url) => {
+    const abort = new AbortController();
+    const pending = fetch(url, { signal: abort.signal }).catch((e) => e.name);
+    while (mw.limiter.size === 0) await new Promise((ok) => setTimeout(ok, 5));
+    const now = Date.now();
+    assert.equal(mw.limiter.peek("k", { now }).allowed, false, "counted while in flight");
+    abort.abort();
+    assert.equal(await pending, "AbortError");
+    await gone;
+    await new Promise((ok) => setTimeout(ok, 20));
+    assert.equal(mw.limiter.peek("k", { now: Date.now() }).allowed, true, "given back once the connection closed");
+  });
+});
+
 test("plain node:http: one middleware in front of a handler; a key function that throws reaches next(err)", async () => {
   const mw = rateLimit({
     limiter: new RateLimiter({ algorithm: "sliding-window", quota: "1/1h" }),
