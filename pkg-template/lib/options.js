@@ -69,6 +69,22 @@ function one(o, at, index) {
   return { name: name ?? (index === undefined ? "default" : `limit-${index}`), algorithm: algo, quota: q, burst: b, precision: p };
 }
 
+/** What a limit is made of, and what a limiter's options hold besides. */
+const LIMIT_FIELDS = ["algorithm", "limit", "window", "quota", "burst", "align", "precision", "name"];
+const LIMITER_FIELDS = ["limits", "maxKeys", "store"];
+
+/**
+ * Throws on a field of `o` that is not in `allowed`: a misspelt option (`brust`) would
+ * otherwise be ignored, and the limiter would admit other than what its user wrote.
+ */
+function known(o, allowed, at) {
+  for (const field of Object.keys(o)) {
+    if (!allowed.includes(field)) {
+      throw new TypeError(`${at ? `${at}.` : ""}${field} is not an option (the options are ${allowed.join(", ")})`);
+    }
+  }
+}
+
 /** The limits of `options` (one, or `options.limits`), normalised. */
 export function normalizeLimits(options) {
   if (options === null || typeof options !== "object") throw fail("options", options, "an object");
@@ -80,8 +96,15 @@ export function normalizeLimits(options) {
     if (options.algorithm !== undefined) {
       throw new TypeError("give either algorithm (one limit) or limits (several), not both");
     }
-    list = options.limits.map((l, i) => one(l, `limits[${i}]`, i));
+    const beside = Object.keys(options).find((f) => LIMIT_FIELDS.includes(f));
+    if (beside !== undefined) throw new TypeError(`${beside} goes in each of limits, not beside them`);
+    known(options, LIMITER_FIELDS, "");
+    list = options.limits.map((l, i) => {
+      if (l !== null && typeof l === "object") known(l, LIMIT_FIELDS, `limits[${i}]`);
+      return one(l, `limits[${i}]`, i);
+    });
   } else {
+    known(options, [...LIMIT_FIELDS, ...LIMITER_FIELDS], "");
     list = [one(options, "", undefined)];
   }
   return {

@@ -69,6 +69,20 @@ test("bad input throws TypeError/RangeError naming field and value, and changes 
   assert.equal(l.size, 1);
 });
 
+test("a misspelt or misplaced option is refused, not ignored (a burst of 50 that silently was none)", () => {
+  assert.throws(() => new RateLimiter({ algorithm: "token-bucket", limit: 10, window: "1s", brust: 50 }), {
+    name: "TypeError",
+    message: "brust is not an option (the options are algorithm, limit, window, quota, burst, align, precision, name, limits, maxKeys, store)",
+  });
+  assert.throws(() => new RateLimiter({ limits: [{ algorithm: "gcra", quota: "1/s" }, { algorithm: "gcra", quota: "9/m", windw: 1 }] }), {
+    name: "TypeError",
+    message: /^limits\[1\]\.windw is not an option/,
+  });
+  assert.throws(() => new RateLimiter({ limits: [{ algorithm: "gcra", quota: "1/s" }], burst: 5 }), { name: "TypeError", message: "burst goes in each of limits, not beside them" });
+  assert.throws(() => new Policy({ algorithm: "gcra", quota: "1/s", maxkeys: 5 }), { name: "TypeError", message: /^maxkeys is not an option/ });
+  assert.ok(new RateLimiter({ algorithm: "fixed-window", align: "first-hit", limit: 1, window: 1000, name: "n", maxKeys: 10 }));
+});
+
 test("bad numbers: durations in the units users write, ranges named, never a misleading parse error", () => {
   const cases = [
     // The core's durations come back as quota strings write them, not as nanoseconds.
