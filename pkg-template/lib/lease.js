@@ -11,6 +11,7 @@
 import { extras } from "./extras.js";
 import { Pacer, PacerCostError, PacerQueueFullError, costOf, describe, durationString, realSleep } from "./pacer.js";
 import { LeaseError, PoolClient, baseUrl } from "./pool-client.js";
+import { known } from "./options.js";
 
 export { LeaseError };
 
@@ -93,6 +94,7 @@ export class LeasedPacer {
     if (options === null || typeof options !== "object") {
       throw new TypeError(`options must be an object with url, pool, holder, partitions and ttlMs, got ${describe(options)}`);
     }
+    known(options, ["url", "pool", "holder", "partitions", "ttlMs", "token", "grain", "renewMargin", "maxQueue", "fetch", "now", "sleep"]);
     const { url, pool, holder, partitions, ttlMs, token, grain, renewMargin, maxQueue = DEFAULT_MAX_QUEUE } = options;
     const base = baseUrl(url);
     nonEmptyString("pool", pool);

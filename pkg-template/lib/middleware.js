@@ -4,6 +4,7 @@
 // are `limiter.headers(decision)`, and nothing here counts anything itself.
 import { RateLimiter } from "./rate-limiter.js";
 import { ipKey } from "./client-ip.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, known } from "./options.js";
 
 const HEADER_SETS = {
   both: () => true,
@@ -15,7 +16,7 @@ const HEADER_SETS = {
 /** The options this module reads; the rest go to `new RateLimiter(...)`. */
 const OWN = [
   "limiter", "key", "ipv6Subnet", "cost", "skip", "headers", "statusCode", "message", "handler",
-  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", "requestPropertyName", "windowMs",
+  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", "requestPropertyName",
 ];
 
 function optionalFunction(options, name) {
@@ -63,6 +64,11 @@ function defaultMessage(decision) {
  */
 export function rateLimit(options) {
   if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
+  if (options.windowMs !== undefined) {
+    // express-rate-limit's name; refused with what to write instead.
+    throw new TypeError(`windowMs is express-rate-limit's option: give window (e.g. "15m", or ${options.windowMs} for milliseconds) or quota ("100/15m")`);
+  }
+  known(options, [...OWN, ...LIMIT_FIELDS, ...LIMITER_FIELDS]);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !OWN.includes(k)));
   const key = optionalFunction(options, "key");
   const costOf = optionalFunction(options, "cost");
@@ -85,10 +91,6 @@ export function rateLimit(options) {
   if (property !== false && typeof property !== "string") throw new TypeError("requestPropertyName must be a string or false");
   const skipFailed = flag(options, "skipFailedRequests");
   const skipSuccessful = flag(options, "skipSuccessfulRequests");
-  if (options.windowMs !== undefined) {
-    // express-rate-limit's name; ignored by RateLimiter, it would leave the window unset.
-    throw new TypeError(`windowMs is express-rate-limit's option: give window (e.g. "15m", or ${options.windowMs} for milliseconds) or quota ("100/15m")`);
-  }
   const limiter = limiterOf(options, rest);
 
   // Gives a counted hit back once the response shows it should not have counted (a response

@@ -70,14 +70,15 @@ function one(o, at, index) {
 }
 
 /** What a limit is made of, and what a limiter's options hold besides. */
-const LIMIT_FIELDS = ["algorithm", "limit", "window", "quota", "burst", "align", "precision", "name"];
-const LIMITER_FIELDS = ["limits", "maxKeys", "store"];
+export const LIMIT_FIELDS = ["algorithm", "limit", "window", "quota", "burst", "align", "precision", "name"];
+export const LIMITER_FIELDS = ["limits", "maxKeys", "store"];
 
 /**
  * Throws on a field of `o` that is not in `allowed`: a misspelt option (`brust`) would
- * otherwise be ignored, and the limiter would admit other than what its user wrote.
+ * otherwise be ignored, and the limiter would admit other than what its user wrote. Every
+ * options object of the package goes through it (limiters, Pacer, LeasedPacer, RedisStore).
  */
-function known(o, allowed, at) {
+export function known(o, allowed, at = "") {
   for (const field of Object.keys(o)) {
     if (!allowed.includes(field)) {
       throw new TypeError(`${at ? `${at}.` : ""}${field} is not an option (the options are ${allowed.join(", ")})`);

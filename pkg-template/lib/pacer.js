@@ -3,7 +3,7 @@
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
 import { extras } from "./extras.js";
-import { whole } from "./options.js";
+import { known, whole } from "./options.js";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
@@ -129,6 +129,7 @@ export class Pacer {
     if (options === null || typeof options !== "object") {
       throw new TypeError(`options must be an object with a rate, got ${describe(options)}`);
     }
+    known(options, ["rate", "grain", "maxQueue", "now", "sleep"]);
     const { rate, grain, maxQueue = DEFAULT_MAX_QUEUE, now = Date.now, sleep = realSleep } = options;
     if (rate === undefined) throw new TypeError('rate is required, e.g. { rate: "100/s" }');
     if (!(Number.isInteger(maxQueue) && maxQueue >= 0)) {

@@ -13,6 +13,7 @@ import { adaptClient } from "./redis-client.js";
 import { CasScript } from "./redis-script.js";
 import { SwapBatcher } from "./redis-batch.js";
 import { RedisClock } from "./redis-clock.js";
+import { known } from "./options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
 
@@ -44,6 +45,10 @@ export class RedisStore {
     if (options === null || typeof options !== "object") {
       throw new TypeError(`options must be an object, got ${show(options)}`);
     }
+    known(options, [
+      "prefix", "namespace", "timeoutMs", "failure", "clock", "syncRate", "maxAttempts", "blockedCache",
+      "batchKeys", "maxCachedKeys", "closedRetryMs", "clockRefreshMs", "now", "onError",
+    ]);
     const {
       prefix = "tollgate:",
       namespace = "",

@@ -204,6 +204,7 @@ test("bad options throw when the middleware is made, naming the option", () => {
     [{ limiter: new RateLimiter(threePerHour), algorithm: "gcra" }, TypeError, /either limiter or the limiter's options \(algorithm\)/],
     [{ limiter: {} }, TypeError, /limiter must be a RateLimiter/],
     [{ ...threePerHour, skipFailedRequests: "yes" }, TypeError, /skipFailedRequests must be true or false, got "yes"/],
+    [{ ...threePerHour, skipFaildRequests: true }, TypeError, /^skipFaildRequests is not an option \(the options are limiter, key, .*, algorithm, .*, store\)$/],
     [{ algorithm: "fixed-window", limit: 100, windowMs: 60000 }, TypeError, /windowMs is express-rate-limit's option: give window \(e.g. "15m", or 60000 for milliseconds\)/],
     [{ algorithm: "leaky-bucket", quota: "1/s" }, TypeError, /algorithm must be one of .* got "leaky-bucket"/],
   ]) {
