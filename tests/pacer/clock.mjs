@@ -19,7 +19,10 @@ export function instantClock(t0 = T0) {
   };
 }
 
-/** A clock that moves only when the test calls `advance`; sleeps wake as it passes them. */
+/**
+ * A clock that moves only when the test calls `advance`; sleeps wake as it passes them. Pass
+ * its `now` and `sleep` to a Pacer, not the whole object (`advance` is not a Pacer option).
+ */
 export function manualClock(t0 = T0) {
   let t = t0;
   const sleepers = new Set();

@@ -35,7 +35,7 @@ test("grain smooths: 100/s in shares of 20 every 200 ms", async () => {
 
 test("aborting the sleeping head gives its reservation back", async () => {
   const clock = manualClock();
-  const pacer = new Pacer({ rate: "1/s", grain: "1s", ...clock });
+  const pacer = new Pacer({ rate: "1/s", grain: "1s", now: clock.now, sleep: clock.sleep });
   await pacer.acquire(); // at T0
   const ctl = new AbortController();
   const second = pacer.acquire(1, { signal: ctl.signal });
@@ -60,7 +60,7 @@ test("aborting the sleeping head gives its reservation back", async () => {
 
 test("aborting a waiter behind the head removes it without disturbing the others", async () => {
   const clock = manualClock();
-  const pacer = new Pacer({ rate: "1/s", grain: "1s", ...clock });
+  const pacer = new Pacer({ rate: "1/s", grain: "1s", now: clock.now, sleep: clock.sleep });
   await pacer.acquire();
   const order = [];
   const ctl = new AbortController();
@@ -88,7 +88,7 @@ test("an already aborted signal rejects without queueing", async () => {
 
 test("a full queue rejects with a clear, distinct error", async () => {
   const clock = manualClock();
-  const pacer = new Pacer({ rate: "1/s", grain: "1s", maxQueue: 2, ...clock });
+  const pacer = new Pacer({ rate: "1/s", grain: "1s", maxQueue: 2, now: clock.now, sleep: clock.sleep });
   await pacer.acquire();
   const waiting = [pacer.acquire(), pacer.acquire()];
   await settle();
@@ -185,7 +185,7 @@ test("pace(fn) with a cost function, and errors from fn pass through", async () 
 
 test("a pause observed while the head sleeps pushes the head back, keeping the order", async () => {
   const clock = manualClock();
-  const pacer = new Pacer({ rate: "1/s", grain: "1s", ...clock });
+  const pacer = new Pacer({ rate: "1/s", grain: "1s", now: clock.now, sleep: clock.sleep });
   await pacer.acquire();
   const order = [];
   const a = pacer.acquire().then(() => order.push(["a", clock.now() - T0]));
