@@ -33,6 +33,13 @@ function ipv6(s) {
   return all.map((g) => parseInt(g, 16));
 }
 
+/** Throws unless `subnet` is an IPv6 prefix length (1 to 128) or false (whole addresses). */
+export function checkSubnet(subnet) {
+  if (subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) {
+    throw new RangeError(`ipv6Subnet must be a whole number from 1 to 128, or false, got ${String(subnet)}`);
+  }
+}
+
 /**
  * The rate-limit key of a client address: an IPv4 address as it is (an IPv4-mapped IPv6
  * address, `::ffff:192.0.2.1`, as its IPv4 address), an IPv6 address as its `/subnet` prefix
@@ -41,9 +48,7 @@ function ipv6(s) {
  */
 export function ipKey(address, subnet = 56) {
   if (typeof address !== "string") throw new TypeError(`address must be a string, got ${typeof address}`);
-  if (subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) {
-    throw new RangeError(`ipv6Subnet must be a whole number from 1 to 128, or false, got ${String(subnet)}`);
-  }
+  checkSubnet(subnet);
   const v4 = ipv4(address);
   if (v4 !== null) return v4.join(".");
   const groups = ipv6(address.replace(/%.*$/, ""));

@@ -3,15 +3,16 @@
 // decision is a `RateLimiter`'s (in memory, or over a store such as `RedisStore`), the headers
 // are `limiter.headers(decision)`, and nothing here counts anything itself.
 import { RateLimiter } from "./rate-limiter.js";
-import { ipKey } from "./client-ip.js";
+import { checkSubnet, ipKey } from "./client-ip.js";
 import { LIMITER_FIELDS, LIMIT_FIELDS, known } from "./options.js";
 
-const HEADER_SETS = {
-  both: () => true,
-  "draft-10": (name) => name === "RateLimit" || name === "RateLimit-Policy",
-  legacy: (name) => name.startsWith("X-RateLimit-"),
-  false: () => false,
-};
+/** Per value of the `headers` option: which of `limiter.headers(decision)` it sends. */
+const HEADER_SETS = new Map([
+  ["both", () => true],
+  ["draft-10", (name) => name === "RateLimit" || name === "RateLimit-Policy"],
+  ["legacy", (name) => name.startsWith("X-RateLimit-")],
+  [false, () => false],
+]);
 
 /** The options this module reads; the rest go to `new RateLimiter(...)`. */
 const OWN = [
@@ -76,12 +77,12 @@ export function rateLimit(options) {
   const handler = optionalFunction(options, "handler");
   const wasSuccessful = optionalFunction(options, "requestWasSuccessful") ?? ((req, res) => res.statusCode < 400);
   const subnet = options.ipv6Subnet ?? 56;
-  ipKey("127.0.0.1", subnet); // checks ipv6Subnet now rather than at the first request
+  checkSubnet(subnet); // now rather than at the first request
   const headers = options.headers ?? "both";
-  if (!Object.hasOwn(HEADER_SETS, String(headers)) || headers === "false") {
+  const sends = HEADER_SETS.get(headers);
+  if (sends === undefined) {
     throw new RangeError(`headers must be "both", "draft-10", "legacy" or false, got ${JSON.stringify(headers)}`);
   }
-  const sends = HEADER_SETS[String(headers)];
   const status = options.statusCode ?? 429;
   if (!Number.isInteger(status) || status < 400 || status > 599) {
     throw new RangeError(`statusCode must be a whole number from 400 to 599, got ${String(status)}`);
