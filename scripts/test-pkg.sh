@@ -13,10 +13,10 @@ cargo test -q -p tollgate-wasm --lib
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 echo "== wasm-bindgen-test (Node)"
-cargo test -p tollgate-wasm --target wasm32-unknown-unknown --test web
+cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
 echo "== wasm-bindgen-test (headless Chromium)"
 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test -p tollgate-wasm --target wasm32-unknown-unknown --test web
+  cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
 
 echo "== node --test (packed tarball)"
 node --test tests/js/

@@ -6,7 +6,7 @@
 //! decision names the limit that blocked.
 
 use alloc::boxed::Box;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::algorithm::{check_slot, Algorithm};
@@ -155,7 +155,7 @@ impl Policy {
         }
         for (i, l) in limits.iter().enumerate() {
             if limits[..i].iter().any(|m| m.name == l.name) {
-                return Err(ConfigError::DuplicateLimitName { name: l.name.to_string() });
+                return Err(ConfigError::DuplicateLimitName { name: String::from(&*l.name) });
             }
         }
         Ok(Policy { limits })

@@ -29,7 +29,7 @@ fn duration_ms(field: &str, ms: f64) -> Result<Nanos, JsValue> {
 }
 
 fn whole(field: &str, v: f64) -> Result<u64, JsValue> {
-    if !(0.0..=9_007_199_254_740_991.0).contains(&v) || v.fract() != 0.0 {
+    if !(0.0..=9_007_199_254_740_991.0).contains(&v) || !crate::time::is_whole(v) {
         return Err(must_be(field, " must be a whole number of at least 0, got ", v));
     }
     Ok(v as u64)

@@ -68,7 +68,7 @@ impl Synced {
         namespace: &str,
         sync_rate_ms: f64,
     ) -> Result<Synced, JsValue> {
-        if !sync_rate_ms.is_finite() || sync_rate_ms.fract() != 0.0 {
+        if !crate::time::is_whole(sync_rate_ms) {
             return Err(range_error("syncRate must be a whole number of milliseconds"));
         }
         let policy = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;

@@ -101,7 +101,7 @@ pub fn at_index(before: &str, n: f64, after: &str) -> JsValue {
 /// Appends a whole number (or `NaN`/a fraction, as JavaScript would show it, via js-sys).
 #[cold]
 pub fn push_number(msg: &mut String, n: f64) {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
+    if n.abs() < 1e15 && crate::time::is_whole(n) {
         if n < 0.0 {
             msg.push('-');
         }

@@ -28,29 +28,26 @@ pub fn now_in_range(ms: f64) -> bool {
 #[inline(always)]
 pub fn nanos_of_valid_ms(ms: f64) -> Nanos {
     // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
-    // then the fraction to the nearest nanosecond.
-    let whole = ms.trunc();
-    let frac = round_half_up((ms - whole) * 1e6) as u64;
-    Nanos::new(whole as u64 * 1_000_000 + frac)
+    // then the fraction to the nearest nanosecond. Each `as u64` truncates: one wasm
+    // instruction, where `f64::trunc` would be std's (this module links none; see module.rs).
+    let whole = ms as u64;
+    let frac = round_half_up((ms - whole as f64) * 1e6);
+    Nanos::new(whole * 1_000_000 + frac)
 }
 
-/// `x.round()` for `0 <= x < 2^52`, without the libm call `f64::round` is in wasm (wasm's own
-/// `nearest` rounds halves to even): `x - x.floor()` is exact in that range.
+/// `x.round()` for `0 <= x < 2^52` as an integer, without the libm call `f64::round` is in
+/// wasm (wasm's own `nearest` rounds halves to even): `x - floor(x)` is exact in that range.
 #[inline(always)]
-fn round_half_up(x: f64) -> f64 {
-    let f = x.floor();
-    if x - f >= 0.5 {
-        f + 1.0
-    } else {
-        f
-    }
+fn round_half_up(x: f64) -> u64 {
+    let f = x as u64;
+    f + (x - f as f64 >= 0.5) as u64
 }
 
 // The message below spells MAX_LIMIT out (no number formatting in the module).
 const _: () = assert!(MAX_LIMIT == 9_007_199_254_740_991);
 
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
-    if !(1.0..=MAX_LIMIT as f64).contains(&cost) || cost.fract() != 0.0 {
+    if !(1.0..=MAX_LIMIT as f64).contains(&cost) || !is_whole(cost) {
         return Err(number_error("cost must be a whole number from 1 to 9007199254740991, got ", cost));
     }
     Ok(cost as u64)
@@ -97,14 +94,37 @@ mod tests {
     }
 
     #[test]
+    fn is_whole_is_fract_zero() {
+        let edges = [
+            0.0, -0.0, 0.5, 1.0, 1.5, 2.0, 1e15 + 0.5, 4_503_599_627_370_495.5, 9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0, 1e19, 1.7e12 + 0.25, f64::MIN_POSITIVE, f64::MAX,
+        ];
+        for x in edges {
+            for v in [x, -x] {
+                assert_eq!(is_whole(v), v.fract() == 0.0, "{v}");
+            }
+        }
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert!(!is_whole(v), "{v}");
+        }
+    }
+
+    #[test]
     fn round_half_up_is_round() {
         for x in [0.0, 0.49999999999999994, 0.5, 0.5000000000000001, 1.5, 2.5, 999_999.5, 999_999.4999999999, 123.456] {
-            assert_eq!(round_half_up(x), x.round(), "{x}");
+            assert_eq!(round_half_up(x) as f64, x.round(), "{x}");
         }
         let mut x = 0.0f64;
         while x < 1_000_000.0 {
-            assert_eq!(round_half_up(x), x.round(), "{x}");
+            assert_eq!(round_half_up(x) as f64, x.round(), "{x}");
             x += 0.123_456_7;
         }
     }
+}
+
+/// `x.fract() == 0.0` (`fract` is std's, and a release module links no std; see module.rs): false for NaN and the infinities. Every finite `f64` of magnitude at
+/// least 2^53 is whole; below that the conversion to `i64` is exact for whole numbers only.
+#[inline(always)]
+pub fn is_whole(x: f64) -> bool {
+    x.is_finite() && (x.abs() >= 9_007_199_254_740_992.0 || x == x as i64 as f64)
 }
