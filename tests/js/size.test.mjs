@@ -1,0 +1,52 @@
+// The shipped wasm modules stay small (issue 3; figures and history in docs/benchmarks.md).
+// Two guards over pkg/ as `make pkg` built it:
+// - a budget per module, gzipped, with a little headroom for compiler versions: growing past it
+//   should be a decision recorded in docs/benchmarks.md, not an accident;
+// - the limiter's module has no function table. It had one while anything reached `core::fmt`
+//   (a `to_string()` of a `Display` type, a `format!`, std's panic handler): the table kept the
+//   formatting code alive, 2.6 KB gzipped. Messages are built by wasm/src/msg.rs instead, and a
+//   release module links no std (wasm/src/module.rs).
+import test from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
+const BUDGET = { tollgate_wasm: 52_500, tollgate_wasm_extras: 47_500 };
+
+/** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
+function sectionIds(bytes) {
+  const ids = [];
+  let at = 8; // magic and version
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    let size = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[at++];
+      size += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    ids.push(id);
+    at += size;
+  }
+  return ids;
+}
+
+for (const [module, budget] of Object.entries(BUDGET)) {
+  test(`${module}: at most ${budget} bytes gzipped`, () => {
+    const bytes = readFileSync(`${dist}/${module}_bg.wasm`);
+    const gzipped = gzipSync(bytes, { level: 9 }).length;
+    assert.ok(gzipped <= budget, `${module} is ${gzipped} bytes gzipped (${bytes.length} raw), over its budget of ${budget}`);
+  });
+}
+
+test("the limiter's module has no function table (nothing reaches core::fmt)", () => {
+  for (const dir of [dist, `${dist}/cjs`]) {
+    const ids = sectionIds(readFileSync(`${dir}/tollgate_wasm_bg.wasm`));
+    assert.ok(ids.includes(10), "a code section was found, so the sections were read");
+    const ELEMENT = 9;
+    assert.ok(!ids.includes(ELEMENT), `${dir}: an element section (a function table) is back`);
+  }
+});
