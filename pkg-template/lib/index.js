@@ -8,4 +8,5 @@ export { LeasedPacer, LeaseError } from "./lease.js";
 export { RedisStore } from "./redis-store.js";
 export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
 export { rateLimit } from "./middleware.js";
+export { rateLimitFetch } from "./fetch-middleware.js";
 export { ipKey } from "./client-ip.js";

@@ -1,4 +1,5 @@
-// `rateLimit`: HTTP middleware for Express, Connect and plain node:http (see the npm README,
+// `rateLimit`: HTTP middleware for Express, Connect and plain node:http, and `rateLimitFetch`,
+// its twin for fetch handlers (see the npm README,
 // "HTTP middleware"). The request and response types are structural, so the package needs
 // neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
 // Request/Response all fit.
@@ -65,3 +66,65 @@ export declare function rateLimit<Req extends MiddlewareRequest = MiddlewareRequ
 
 /** The rate-limit key of a client address: IPv4 as is, IPv6 as its `/subnet` prefix (default 56), `false`: whole. */
 export declare function ipKey(address: string, subnet?: number | false): string;
+
+/** What `rateLimitFetch` uses of a request: the fetch API's `Request` (any runtime's) fits. */
+export interface FetchRequest {
+  readonly url: string;
+  readonly headers: { get(name: string): string | null };
+}
+
+/** What `rateLimitFetch` uses of a handler's answer: the fetch API's `Response` fits. */
+export interface FetchResponse {
+  readonly status: number;
+  readonly headers: { get(name: string): string | null; set(name: string, value: string): void };
+}
+
+/**
+ * Options of `rateLimitFetch`. `Req` is the request type `key` and the others see; `A` the
+ * handler's arguments after the request (a Worker's `env` and `ctx`, Deno's `info`, Bun's
+ * `server`).
+ */
+export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, A extends any[] = any[]> {
+  /** An existing limiter to decide by (instead of the limiter options alongside). */
+  limiter?: RateLimiter | AsyncRateLimiter;
+  /** Decide over a store (e.g. `new RedisStore(client)`), as `new RateLimiter({ ..., store })`. */
+  store?: Store;
+  /**
+   * The key(s) of a request; required, as a fetch handler has no portable client address.
+   * Workers: `request.headers.get("CF-Connecting-IP")`; Deno: `info.remoteAddr.hostname`;
+   * Bun: `server.requestIP(request)?.address`; `ipKey` groups IPv6 clients by prefix.
+   */
+  key: (request: Req, ...rest: A) => Maybe<Keys>;
+  /** Units a request costs (default 1). */
+  cost?: (request: Req, ...rest: A) => Maybe<number>;
+  /** Requests for which this returns true go to the handler neither decided nor counted. */
+  skip?: (request: Req, ...rest: A) => Maybe<boolean>;
+  /** Which rate-limit headers to send (default "both"); `Retry-After` is sent on every denial. */
+  headers?: "both" | "draft-10" | "legacy" | false;
+  /** Status of a denial (default 429; 400 to 599). */
+  statusCode?: number;
+  /** Body of a denial: a string (text/plain), a value sent as JSON, or a function of the decision. Default: `{"error":{"code":"rate_limited","message":...}}`. */
+  message?: string | object | ((decision: Decision, request: Req) => Maybe<string | object>);
+  /** Answers a denial instead of `statusCode` and `message`; the rate-limit headers are added to its answer. */
+  handler?: (request: Req, decision: Decision, ...rest: A) => Maybe<FetchResponse>;
+  /** Give back the hits of requests that failed (`requestWasSuccessful` false, or a handler that threw). */
+  skipFailedRequests?: boolean;
+  /** Give back the hits of requests that succeeded. */
+  skipSuccessfulRequests?: boolean;
+  /** Default: `response.status < 400`. */
+  requestWasSuccessful?: (request: Req, response: FetchResponse) => boolean;
+}
+
+/** Wraps a fetch handler: the result decides each request first and adds the rate-limit headers to the answer. */
+export interface RateLimitFetch<Req extends FetchRequest = FetchRequest, A extends any[] = any[]> {
+  <R extends Req, B extends [...A, ...any[]], Res extends FetchResponse>(
+    handler: (request: R, ...rest: B) => Maybe<Res>,
+  ): (request: R, ...rest: B) => Promise<Res>;
+  /** The limiter it decides by (to `reset` a key, `peek`, ...). */
+  readonly limiter: RateLimiter | AsyncRateLimiter;
+}
+
+/** The fetch-API twin of `rateLimit`: `rateLimitFetch(options)(handler)` for Workers, Deno, Bun and service workers. */
+export declare function rateLimitFetch<Req extends FetchRequest = FetchRequest, A extends any[] = any[]>(
+  options: FetchRateLimitOptions<Req, A> & Partial<LimiterOptions>,
+): RateLimitFetch<Req, A>;

@@ -42,10 +42,11 @@ test("CommonJS require gives the same limiter, and loads the extras module on fi
     const before = extrasLoaded();
     const d = [1, 2, 3].map(() => limiter.limit("ip:1.2.3.4", { now }).allowed).join(",");
     const maxCost = new Pacer({ rate: "10/s", grain: "100ms" }).maxCost;
-    const { rateLimit, ipKey } = require("tollgate");
-    const middleware = typeof rateLimit({ algorithm: "gcra", quota: "1/s" }) + ":" + ipKey("2001:db8::1");
+    const { rateLimit, rateLimitFetch, ipKey } = require("tollgate");
+    const middleware = typeof rateLimit({ algorithm: "gcra", quota: "1/s" }) + ":" + ipKey("2001:db8::1") + ":" +
+      typeof rateLimitFetch({ algorithm: "gcra", quota: "1/s", key: () => "k" })(() => new Response("ok"));
     console.log([d, before, extrasLoaded(), maxCost, middleware].join(" "));`);
-  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1 function:2001:db8::/56");
+  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1 function:2001:db8::/56:function");
 });
 
 test("tollgate/limiter: the same RateLimiter in ESM and CommonJS, without the rest of the package", () => {
@@ -112,6 +113,37 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     });
     void mw.limiter;`);
   run(tsc, [...flags, "middleware.mts"]);
+  // A Worker's fetch handler (the shapes of @cloudflare/workers-types' ExportedHandler, written
+  // out), Deno's with its info argument, and the DOM's Request/Response.
+  writeFileSync(join(project, "fetch.mts"), `
+    import { rateLimitFetch, ipKey, type Decision, type RateLimitFetch } from "tollgate";
+    interface Env { LIMIT: string }
+    interface Ctx { waitUntil(p: Promise<unknown>): void }
+    const limited = rateLimitFetch({
+      algorithm: "gcra", quota: "100/1m",
+      key: (request) => request.headers.get("CF-Connecting-IP") ?? "anonymous",
+      handler: (request, d: Decision) => Response.json({ wait: d.retryAfter }, { status: 429 }),
+      skipFailedRequests: true,
+    });
+    const worker: { fetch(request: Request, env: Env, ctx: Ctx): Promise<Response> } = {
+      fetch: limited(async (request: Request, env: Env, ctx: Ctx) => new Response(env.LIMIT)),
+    };
+    interface Info { remoteAddr: { hostname: string } }
+    const deno: RateLimitFetch<Request, [Info]> = rateLimitFetch<Request, [Info]>({
+      algorithm: "sliding-window", quota: "10/s", key: (request, info) => ipKey(info.remoteAddr.hostname),
+    });
+    const serve: (request: Request, info: Info) => Promise<Response> = deno((request, info) => new Response(info.remoteAddr.hostname));
+    void worker; void serve;`);
+  run(tsc, [...flags, "fetch.mts"]);
+  // No key; a handler whose second argument is not what key was given.
+  writeFileSync(join(project, "fetch-bad.mts"), `
+    import { rateLimitFetch } from "tollgate";
+    rateLimitFetch({ quota: "10/s" });
+    interface Info { remoteAddr: { hostname: string } }
+    rateLimitFetch<Request, [Info]>({ quota: "10/s", key: (r, info) => info.remoteAddr.hostname })(
+      (request: Request, info: string) => new Response(info));`);
+  assert.throws(() => run(tsc, [...flags, "fetch-bad.mts"]), (e) =>
+    /Property 'key' is missing/.test(e.stdout) && /Type 'Info' is not assignable to type 'string'/.test(e.stdout));
   // An Express user's middleware, checked against Express's own types (this test project's
   // @types, linked in: type-only, nothing of Express runs here).
   symlinkSync(resolve(here, "node_modules/@types"), join(project, "node_modules/@types"));

@@ -9,8 +9,8 @@ import { Miniflare } from "miniflare";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 
-/** Runs `script` (an ES module Worker importing from `dist`) in workerd; returns its JSON answer. */
-async function answerOf(script) {
+/** Runs `script` (an ES module Worker importing from `dist`) in workerd; gives `use` its Miniflare. */
+async function inWorkerd(script, use) {
   const mf = new Miniflare({
     modules: true,
     modulesRoot: dist,
@@ -23,11 +23,14 @@ async function answerOf(script) {
     compatibilityDate: "2025-01-01",
   });
   try {
-    return await (await mf.dispatchFetch("http://localhost/")).json();
+    return await use(mf);
   } finally {
     await mf.dispose();
   }
 }
+
+/** Runs `script` in workerd; returns its JSON answer to one request. */
+const answerOf = (script) => inWorkerd(script, async (mf) => (await mf.dispatchFetch("http://localhost/")).json());
 
 test("the workerd entry decides inside workerd", async () => {
   const answer = await answerOf(`
@@ -58,4 +61,29 @@ test("the workerd entry of tollgate/limiter decides inside workerd", async () =>
       },
     };`);
   assert.deepEqual(answer, [true, true, false, true]);
+});
+
+test("rateLimitFetch wraps a Worker's fetch handler inside workerd: env and ctx reach it, the 429 is its own", async () => {
+  await inWorkerd(`
+    import { rateLimitFetch } from "./workerd/index.js";
+    const limited = rateLimitFetch({
+      algorithm: "gcra",
+      quota: "2/1h",
+      key: (request) => request.headers.get("CF-Connecting-IP"),
+    });
+    export default {
+      fetch: limited((request, env, ctx) => Response.json({ env: typeof env, waitUntil: typeof ctx.waitUntil })),
+    };`, async (mf) => {
+    const from = (ip) => mf.dispatchFetch("http://localhost/", { headers: { "CF-Connecting-IP": ip } });
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await from("203.0.113.7");
+      answers.push([r.status, r.headers.get("X-RateLimit-Remaining"), await r.json()]);
+    }
+    const allowed = { env: "object", waitUntil: "function" };
+    assert.deepEqual(answers.slice(0, 2), [[200, "1", allowed], [200, "0", allowed]]);
+    assert.equal(answers[2][0], 429);
+    assert.equal(answers[2][2].error.code, "rate_limited");
+    assert.equal((await from("203.0.113.8")).status, 200, "another client has its own quota");
+  });
 });

@@ -1,0 +1,92 @@
+// `rateLimitFetch(options)`: the fetch-API twin of `rateLimit`, for handlers of the shape
+// `(request, ...rest) => Response` (Cloudflare Workers, Deno.serve, Bun.serve, service workers,
+// and frameworks built on them). The same options as `rateLimit` (express-rate-limit's
+// vocabulary) where they mean the same thing, and the same thin adapter: the decision is a
+// `RateLimiter`'s, the headers are `limiter.headers(decision)`.
+//
+// What differs from `rateLimit`, and why:
+// - `key` is required. A fetch handler has no portable client address: Workers put it in the
+//   `CF-Connecting-IP` header, Deno in the handler's second argument, Bun behind
+//   `server.requestIP(request)`. Reading a header by default would let any client that reaches
+//   the server directly choose its own key. `ipKey` (exported) groups IPv6 clients by prefix.
+// - The handler's answer is a `Response`, so "successful" (for the skip options) is known when
+//   the handler returns; a handler that throws counts as failed, and its error goes on.
+// - The headers are set on the handler's `Response`, or on a copy when its headers are
+//   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
+//   it is, since a copy would lose its socket.
+import { denialBody, httpOptions, refunds } from "./http-options.js";
+
+/** The response with `headers` set: in place when it allows that, else on a copy. */
+function withHeaders(response, headers) {
+  if (!(response instanceof Response)) {
+    throw new TypeError(`the handler must answer a Response, got ${response === null ? "null" : typeof response}`);
+  }
+  if (headers.length === 0) return response;
+  try {
+    for (const [name, value] of headers) response.headers.set(name, value);
+    return response;
+  } catch {
+    if (response.status === 101) return response;
+    const copy = new Response(response.body, response);
+    for (const [name, value] of headers) copy.headers.set(name, value);
+    return copy;
+  }
+}
+
+/**
+ * Makes a wrapper: `rateLimitFetch(options)(handler)` is a fetch handler that decides each
+ * request by a `RateLimiter` before `handler` sees it, answering 429 when it is denied. See the
+ * npm README ("HTTP middleware") for the options; `wrap.limiter` is the limiter.
+ */
+export function rateLimitFetch(options) {
+  if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
+  if (typeof options.key !== "function") {
+    throw new TypeError("key(request, ...rest) is required: a fetch handler has no portable client address (see the README for each runtime's)");
+  }
+  const o = httpOptions(options, []);
+  const { key, costOf, skip, handler, limiter } = o;
+  const wasSuccessful = o.wasSuccessful ?? ((request, response) => response.status < 400);
+  const skipping = o.skipFailed || o.skipSuccessful;
+
+  // Gives the hit back when the answer shows it should not have counted. A refund that fails,
+  // or a requestWasSuccessful that throws, leaves the hit counted.
+  const settle = async (request, response, keys, cost) => {
+    let success = false;
+    try {
+      success = response !== undefined && wasSuccessful(request, response) === true;
+    } catch {
+      return;
+    }
+    if (refunds(o, success)) {
+      try {
+        await limiter.refund(keys, { cost, now: Date.now() });
+      } catch {}
+    }
+  };
+
+  const wrap = (inner) => {
+    if (typeof inner !== "function") throw new TypeError(`the handler must be a function, got ${typeof inner}`);
+    return async (request, ...rest) => {
+      if (skip !== undefined && (await skip(request, ...rest))) return inner(request, ...rest);
+      const keys = await key(request, ...rest);
+      const cost = costOf !== undefined ? await costOf(request, ...rest) : 1;
+      const now = Date.now();
+      const decision = await limiter.limit(keys, { cost, now });
+      const headers = Object.entries(limiter.headers(decision, now)).filter(([name]) => o.sends(name));
+      if (!decision.allowed) {
+        if (handler !== undefined) return withHeaders(await handler(request, decision, ...rest), headers);
+        const { text, type } = denialBody(typeof o.message === "function" ? await o.message(decision, request) : o.message);
+        return new Response(text, { status: o.status, headers: [...headers, ["Content-Type", type]] });
+      }
+      let response;
+      try {
+        response = await inner(request, ...rest);
+      } finally {
+        if (skipping) await settle(request, response, keys, cost);
+      }
+      return withHeaders(response, headers);
+    };
+  };
+  wrap.limiter = limiter;
+  return wrap;
+}
