@@ -1,5 +1,6 @@
 // `rateLimitFetch`, the fetch-API twin of `rateLimit`, with Node's own Request and Response (the
-// same classes Deno, Bun and workerd have; workerd.test.mjs runs it inside workerd too).
+// same classes Deno, Bun and workerd have; workerd.test.mjs runs it inside workerd too), and in a
+// real Hono app (hono 4, a devDependency of these tests), as the npm README shows.
 import test from "node:test";
 import assert from "node:assert/strict";
 import { rateLimitFetch, RateLimiter } from "../../pkg/dist/node/index.js";
@@ -147,4 +148,28 @@ test("bad options throw when the wrapper is made; bad answers and keys throw per
   await assert.rejects(wrap(() => "text")(from("a")), /must answer a Response, got string/);
   await assert.rejects(wrap(ok)(from("")), RangeError);
   assert.equal(wrap.limiter.size, 1, "only the request whose handler answered badly was counted");
+});
+
+test("in Hono, as the README shows: c.res is the wrapped answer, a denial never reaches the route", async () => {
+  const { Hono } = await import("hono");
+  const limited = rateLimitFetch({ algorithm: "gcra", quota: "2/1h", key: byHeader });
+  const app = new Hono();
+  let routed = 0;
+  app.use(async (c, next) => {
+    c.res = await limited(async () => { await next(); return c.res; })(c.req.raw);
+  });
+  app.get("/", (c) => {
+    routed++;
+    c.header("x-route", "yes");
+    return c.json({ hello: "world" });
+  });
+  const answers = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await app.fetch(from("a"));
+    answers.push([r.status, r.headers.get("X-RateLimit-Remaining"), r.headers.get("x-route"), await r.json()]);
+  }
+  assert.deepEqual(answers.slice(0, 2), [[200, "1", "yes", { hello: "world" }], [200, "0", "yes", { hello: "world" }]]);
+  assert.equal(answers[2][0], 429);
+  assert.equal(answers[2][3].error.code, "rate_limited");
+  assert.equal(routed, 2);
 });
