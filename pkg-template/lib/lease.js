@@ -268,11 +268,18 @@ export class LeasedPacer {
     return { sent, held: a.partitions.length };
   }
 
-  /** Grants, then renews every third of the TTL; while nothing is held, asks again with backoff. */
+  /**
+   * Grants, then renews every third of the TTL; while nothing is held, asks again with backoff.
+   * Every wait is timed from the previous ask's send, not its answer: the pool keeps a holder's
+   * request on record for half its TTL (that is how it knows who else wants a share), so a
+   * starved holder whose asks were a round trip plus a backoff apart could drop off the record
+   * between asks, and a holder that had given partitions back for it would take them again.
+   */
   async #leaseLoop() {
     let backoff = this.#backoffMin;
     while (this.#state === "running") {
       let wait;
+      const asked = this.#now();
       try {
         const { sent, held } = await this.#ask();
         this.#lastError = null;
@@ -282,7 +289,7 @@ export class LeasedPacer {
           backoff = this.#backoffMin;
           wait = sent + this.#renewEvery - this.#now();
         } else {
-          wait = backoff;
+          wait = asked + backoff - this.#now();
           backoff = Math.min(backoff * 2, this.#renewEvery);
         }
       } catch (e) {
@@ -291,7 +298,7 @@ export class LeasedPacer {
           this.#fail(e);
           return;
         }
-        wait = backoff;
+        wait = asked + backoff - this.#now();
         backoff = Math.min(backoff * 2, this.#renewEvery);
       }
       try {

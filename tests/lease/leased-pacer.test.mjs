@@ -13,7 +13,7 @@ import { maxInWindow } from "./service.mjs";
 
 let w;
 before(async () => {
-  w = await startWorker(["basic", "handoff", "abort", "errors", "pace", "edge"]);
+  w = await startWorker(["basic", "handoff", "starved", "abort", "errors", "pace", "edge"]);
 });
 after(async () => {
   await w?.stop();
@@ -87,6 +87,68 @@ test("fair share, then handoff: two holders that want everything split it; when 
   assert.equal(b.status.heldRate, CAPACITY);
   assert.deepEqual(await b.close(), { released: 20 });
   console.log(`# fair share then handoff: busiest window ${max}/${CAPACITY} units`);
+});
+
+test("a starved holder far from the pool keeps its demand on record: it gets its share, and the near holder does not flap", async () => {
+  // The pool remembers a request for half its TTL. b (TTL 3 s) is 400 ms each way from the
+  // Worker, a (TTL 600 ms) is near and renews every 200 ms. A hog holds all 20 partitions
+  // for 2 s, so both start with nothing. Were b's asks timed from each answer (a round trip
+  // plus its backoff of up to 1 s: ~1.8 s), its demand would lapse for ~0.3 s of every
+  // cycle, a would take back the 10 it had given up, and b would never get a partition.
+  const slow = (ms) => async (url, init) => {
+    await sleep(ms);
+    const r = await fetch(url, init);
+    await sleep(ms);
+    return r;
+  };
+  await w.grant("starved", "hog", 20, 2000);
+  const a = new LeasedPacer(options("starved", "a", 20, { ttlMs: 600 }));
+  const b = new LeasedPacer(options("starved", "b", 20, { fetch: slow(400) }));
+  await a.start();
+  await b.start();
+  const samples = [];
+  const until = Date.now() + 6500;
+  while (Date.now() < until) {
+    samples.push([a.status.partitions.length, b.status.partitions.length]);
+    await sleep(50);
+  }
+  await Promise.all([a.close(), b.close()]);
+  const first = samples.findIndex(([, held]) => held === 10);
+  assert.ok(first >= 0, `b never held its share: (a, b) held ${JSON.stringify(samples.filter((_, i) => i % 10 === 0))}`);
+  const after = samples.slice(first);
+  assert.ok(after.every(([ha, hb]) => ha === 10 && hb === 10), `after b got its share: ${JSON.stringify(after)}`);
+});
+
+test("asks while holding nothing are timed send to send, on empty answers and on transient errors (virtual clock, fake pool)", async () => {
+  // The same rule as above without a Worker: with an 800 ms round trip, the gap between two
+  // asks stays under half the TTL (the pool's memory of a demand), after empty answers and
+  // after 503s alike.
+  for (const answer of ["empty", "503"]) {
+    const TTL = 3000, RTT = 800;
+    let now = 1_700_000_000_000;
+    const sends = [];
+    const fetch = async (url, init) => {
+      if (init.method === "POST") sends.push(now);
+      now += RTT;
+      return answer === "empty"
+        ? Response.json({ partitions: [], rate: 0, window: 1000, ttlMs: TTL, free: 0 })
+        : Response.json({ error: { code: "unavailable", message: "try later" } }, { status: 503 });
+    };
+    const clock = {
+      now: () => now,
+      sleep: async (ms, signal) => {
+        if (signal?.aborted) throw signal.reason;
+        now += ms;
+        await new Promise((r) => setImmediate(r));
+      },
+    };
+    const lp = new LeasedPacer({ url: "http://pool.test", pool: "p", holder: "far", partitions: 20, ttlMs: TTL, fetch, ...clock });
+    lp.start().catch(() => {}); // on 503s it keeps asking and does not settle
+    while (sends.length < 10) await new Promise((r) => setImmediate(r));
+    await lp.close().catch((e) => assert.equal(answer, "503", e.message)); // its release meets a 503 too
+    const gaps = sends.slice(1).map((t, i) => t - sends[i]);
+    assert.ok(Math.max(...gaps) < TTL / 2, `${answer}: gaps between asks ${gaps.join(", ")} ms, the pool forgets a demand after ${TTL / 2}`);
+  }
 });
 
 test("abort: waiting for a lease that does not come, behind another waiter, or already aborted", async () => {
