@@ -43,6 +43,7 @@
 //! assert_eq!(h.rate_at(s(106)), 125);
 //! ```
 
+use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use crate::error::ConfigError;
@@ -88,8 +89,13 @@ impl LeaseHolder {
         }
         let n = partitions.len() as u64;
         if rate == 0 || rate % n != 0 {
+            // "rate/n" without `format!`, which would bring `core::fmt` into the npm package's
+            // extras module (integers' `to_string` does not).
+            let mut input = rate.to_string();
+            input.push('/');
+            input.push_str(&n.to_string());
             return Err(ConfigError::InvalidQuota {
-                input: alloc::format!("{rate}/{n}"),
+                input,
                 reason: "the rate must be a whole multiple of the partitions held",
             });
         }

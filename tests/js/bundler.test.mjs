@@ -110,7 +110,7 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
 });
 
 test("a bundle of RateLimiter alone leaves the extras module out: not in the bundle, never fetched", async () => {
-  // The limiter's module is all an in-memory limiter needs (51 KB gzipped of the 97 KB both
+  // The limiter's module is all an in-memory limiter needs (51 KB gzipped of the 96 KB both
   // modules take); esbuild drops the modules that use the extras (sideEffects: false).
   const { bundle, errors, result, requests } = await bundleAndRun(`
     import { RateLimiter } from "tollgate";
