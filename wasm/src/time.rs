@@ -43,6 +43,14 @@ fn round_half_up(x: f64) -> u64 {
     f + (x - f as f64 >= 0.5) as u64
 }
 
+/// `x.fract() == 0.0`, false for NaN and the infinities (`fract` is std's, and a release module
+/// links no std; see module.rs). Every finite `f64` of magnitude at least 2^53 is whole; below
+/// that the conversion to `i64` is exact for whole numbers only.
+#[inline(always)]
+pub fn is_whole(x: f64) -> bool {
+    x.is_finite() && (x.abs() >= 9_007_199_254_740_992.0 || x == x as i64 as f64)
+}
+
 // The message below spells MAX_LIMIT out (no number formatting in the module).
 const _: () = assert!(MAX_LIMIT == 9_007_199_254_740_991);
 
@@ -96,8 +104,20 @@ mod tests {
     #[test]
     fn is_whole_is_fract_zero() {
         let edges = [
-            0.0, -0.0, 0.5, 1.0, 1.5, 2.0, 1e15 + 0.5, 4_503_599_627_370_495.5, 9_007_199_254_740_991.0,
-            9_007_199_254_740_992.0, 1e19, 1.7e12 + 0.25, f64::MIN_POSITIVE, f64::MAX,
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            1.5,
+            2.0,
+            1e15 + 0.5,
+            4_503_599_627_370_495.5,
+            9_007_199_254_740_991.0,
+            9_007_199_254_740_992.0,
+            1e19,
+            1.7e12 + 0.25,
+            f64::MIN_POSITIVE,
+            f64::MAX,
         ];
         for x in edges {
             for v in [x, -x] {
@@ -120,11 +140,4 @@ mod tests {
             x += 0.123_456_7;
         }
     }
-}
-
-/// `x.fract() == 0.0` (`fract` is std's, and a release module links no std; see module.rs): false for NaN and the infinities. Every finite `f64` of magnitude at
-/// least 2^53 is whole; below that the conversion to `i64` is exact for whole numbers only.
-#[inline(always)]
-pub fn is_whole(x: f64) -> bool {
-    x.is_finite() && (x.abs() >= 9_007_199_254_740_992.0 || x == x as i64 as f64)
 }
