@@ -43,6 +43,15 @@ impl Handles {
         (self.keys.len() - 1) as u32
     }
 
+    /// Handle `id`'s cached record if it was cached in this `generation` of the store: its
+    /// offset and its key's length byte, which the caller checks with `key_store::holds`
+    /// against the store's chunks (the record may have been removed since).
+    #[inline(always)]
+    fn cached(&self, id: u32, generation: u32) -> Option<(u32, u8)> {
+        let (offset, g) = self.entries[id as usize];
+        (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(self.keys[id as usize].as_bytes())))
+    }
+
     /// The key of a live handle (a released one is the empty string, never a valid key).
     fn get(&self, id: u32) -> Option<&str> {
         self.keys.get(id as usize).map(|k| &**k).filter(|k| !k.is_empty())
@@ -217,12 +226,7 @@ impl Limiter {
         while i < n {
             if let Some(c) = self.store.words_mut() {
                 let generation = c.generation;
-                let (entries, keys) = (&handles.entries, &handles.keys);
-                let cached = |j: usize| {
-                    let id = id_at(j) as usize;
-                    let (offset, g) = entries[id];
-                    (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(keys[id].as_bytes())))
-                };
+                let cached = |j: usize| handles.cached(id_at(j), generation);
                 let run = Run { from: i, n, nows, costs };
                 match c.check_cached(run, id_at, cached, &mut out) {
                     Ok(next) => i = next,
@@ -260,13 +264,12 @@ impl Limiter {
         };
         let r = match self.store.words_mut() {
             Some(c) => {
-                let slot = &mut handles.entries[id as usize];
-                if slot.0 != NO_ENTRY && slot.1 == c.generation && holds(&c.chunks, slot.0, length_byte(key.as_bytes()))
-                {
-                    c.check_entry(slot.0, now, cost)
+                let live = handles.cached(id, c.generation).filter(|&(offset, len)| holds(&c.chunks, offset, len));
+                if let Some((offset, _)) = live {
+                    c.check_entry(offset, now, cost)
                 } else {
                     c.check_key(key, now, cost).map(|(d, e)| {
-                        *slot = (e.unwrap_or(NO_ENTRY), c.generation);
+                        handles.entries[id as usize] = (e.unwrap_or(NO_ENTRY), c.generation);
                         d
                     })
                 }
