@@ -14,7 +14,7 @@
 // - The headers are set on the handler's `Response`, or on a copy when its headers are
 //   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
 //   it is, since a copy would lose its socket.
-import { denialBody, httpOptions, refunds } from "./http-options.js";
+import { denialBody, httpOptions, settleHit } from "./http-options.js";
 
 /** The response with `headers` set: in place when it allows that, else on a copy. */
 function withHeaders(response, headers) {
@@ -46,23 +46,6 @@ export function rateLimitFetch(options) {
   const o = httpOptions(options, []);
   const { key, costOf, skip, handler, limiter } = o;
   const wasSuccessful = o.wasSuccessful ?? ((request, response) => response.status < 400);
-  const skipping = o.skipFailed || o.skipSuccessful;
-
-  // Gives the hit back when the answer shows it should not have counted. A refund that fails,
-  // or a requestWasSuccessful that throws, leaves the hit counted.
-  const settle = async (request, response, keys, cost) => {
-    let success = false;
-    try {
-      success = response !== undefined && wasSuccessful(request, response) === true;
-    } catch {
-      return;
-    }
-    if (refunds(o, success)) {
-      try {
-        await limiter.refund(keys, { cost, now: Date.now() });
-      } catch {}
-    }
-  };
 
   const wrap = (inner) => {
     if (typeof inner !== "function") throw new TypeError(`the handler must be a function, got ${typeof inner}`);
@@ -82,7 +65,8 @@ export function rateLimitFetch(options) {
       try {
         response = await inner(request, ...rest);
       } finally {
-        if (skipping) await settle(request, response, keys, cost);
+        // A handler that threw left no response: a failed request.
+        if (o.settles) await settleHit(o, () => response !== undefined && wasSuccessful(request, response), keys, cost);
       }
       return withHeaders(response, headers);
     };

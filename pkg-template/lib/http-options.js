@@ -70,6 +70,8 @@ export function httpOptions(options, own) {
   if (!Number.isInteger(status) || status < 400 || status > 599) {
     throw new RangeError(`statusCode must be a whole number from 400 to 599, got ${String(status)}`);
   }
+  const skipFailed = flag(options, "skipFailedRequests");
+  const skipSuccessful = flag(options, "skipSuccessfulRequests");
   return {
     key: optionalFunction(options, "key"),
     costOf: optionalFunction(options, "cost"),
@@ -79,8 +81,10 @@ export function httpOptions(options, own) {
     sends: (name) => name === "Retry-After" || sends(name),
     status,
     message: options.message ?? defaultMessage,
-    skipFailed: flag(options, "skipFailedRequests"),
-    skipSuccessful: flag(options, "skipSuccessfulRequests"),
+    skipFailed,
+    skipSuccessful,
+    /** Whether a request's answer can give its hit back (`settleHit` is needed at all). */
+    settles: skipFailed || skipSuccessful,
     limiter: limiterOf(options, rest),
   };
 }
@@ -92,7 +96,22 @@ export function denialBody(body) {
     : { text: JSON.stringify(body), type: "application/json" };
 }
 
-/** Whether a settled request's hit is given back under skipFailedRequests/skipSuccessfulRequests. */
-export function refunds(o, success) {
-  return (success && o.skipSuccessful) || (!success && o.skipFailed);
+/**
+ * Once a counted request is answered: gives its hit back when skipFailedRequests or
+ * skipSuccessfulRequests says it should not have counted. `succeeded()` judges the answer (an
+ * adapter's `requestWasSuccessful`); one that throws, or a refund that fails, leaves the hit
+ * counted.
+ */
+export async function settleHit(o, succeeded, keys, cost) {
+  let success;
+  try {
+    success = succeeded() === true;
+  } catch {
+    return;
+  }
+  if ((success && o.skipSuccessful) || (!success && o.skipFailed)) {
+    try {
+      await o.limiter.refund(keys, { cost, now: Date.now() });
+    } catch {}
+  }
 }

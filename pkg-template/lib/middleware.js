@@ -3,7 +3,7 @@
 // decision is a `RateLimiter`'s (in memory, or over a store such as `RedisStore`), the headers
 // are `limiter.headers(decision)`, and nothing here counts anything itself.
 import { checkSubnet, ipKey } from "./client-ip.js";
-import { denialBody, httpOptions, refunds } from "./http-options.js";
+import { denialBody, httpOptions, settleHit } from "./http-options.js";
 
 /** The client address the default key uses: Express's `req.ip` (which honours `trust proxy`), else the socket's. */
 function clientAddress(req) {
@@ -29,24 +29,14 @@ export function rateLimit(options) {
   const { key, costOf, skip, handler, limiter } = o;
   const wasSuccessful = o.wasSuccessful ?? ((req, res) => res.statusCode < 400);
 
-  // Gives a counted hit back once the response shows it should not have counted (a response
-  // that never finished counts as failed). A refund that fails leaves the hit counted.
+  // Settles a counted hit once the response finishes (a response that never finished counts
+  // as failed).
   const refundOnFinish = (req, res, keys, cost) => {
     let done = false;
     const settle = (finished) => {
       if (done) return;
       done = true;
-      let success;
-      try {
-        success = finished && wasSuccessful(req, res) === true;
-      } catch {
-        return; // a requestWasSuccessful that throws leaves the hit counted
-      }
-      if (refunds(o, success)) {
-        Promise.resolve()
-          .then(() => limiter.refund(keys, { cost, now: Date.now() }))
-          .catch(() => {});
-      }
+      void settleHit(o, () => finished && wasSuccessful(req, res), keys, cost);
     };
     res.once("finish", () => settle(true));
     res.once("close", () => settle(res.writableFinished === true));
@@ -66,7 +56,7 @@ export function rateLimit(options) {
       if (o.sends(name)) res.setHeader(name, value);
     }
     if (decision.allowed) {
-      if (o.skipFailed || o.skipSuccessful) refundOnFinish(req, res, keys, cost);
+      if (o.settles) refundOnFinish(req, res, keys, cost);
       return true;
     }
     if (handler !== undefined) {
