@@ -15,7 +15,7 @@ export class Policy extends Limits {
   check(states, now, cost = 1) {
     const store = this._store;
     const next = store.check(states, now, cost);
-    const d = readDecision(store.outPtr, this.names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
+    const d = this.#written(store, states);
     d.states = next;
     d.expiresAt = Array.from(store.lastExpiresAt());
     return d;
@@ -24,7 +24,12 @@ export class Policy extends Limits {
   peek(states, now, cost = 1) {
     const store = this._store;
     store.peek(states, now, cost);
-    return readDecision(store.outPtr, this.names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
+    return this.#written(store, states);
+  }
+
+  /** The decision `store` just wrote for `states` (the limits' names without a copy: `_limits`). */
+  #written(store, states) {
+    return readDecision(store.outPtr, this._limits.names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
   }
 
   refund(states, now, cost = 1) {
