@@ -263,6 +263,38 @@ impl Policy {
         }
     }
 
+    /// [`peek`](Policy::peek) of one key under a policy of one limit: the limit's own peek,
+    /// answering only its decision (the counterpart of [`check_single`](Policy::check_single),
+    /// for stores that keep such states in place). `None` for a policy of several limits, or
+    /// a state of another shape.
+    ///
+    /// ```
+    /// use tollgate::{AnyAlgorithm, Gcra, Nanos};
+    /// use tollgate::policy::{Limit, Policy};
+    /// let gcra = |q: &str| AnyAlgorithm::Gcra(Gcra::new(q.parse().unwrap()).unwrap());
+    /// let one = Policy::single(gcra("2/s"));
+    /// let now = Nanos::from_secs(1);
+    /// let mut state = None;
+    /// one.check_single(&mut state, now, 1).unwrap().unwrap();
+    /// let d = one.peek_single(state.as_ref(), now, 1).unwrap().unwrap();
+    /// assert_eq!((d.allowed, d.remaining), (true, 0));
+    /// assert!(one.peek_single(state.as_ref(), now, 3).unwrap().is_err()); // can never fit
+    /// let two = Policy::new(vec![
+    ///     Limit::new("a", gcra("2/s")).unwrap(),
+    ///     Limit::new("b", gcra("9/m")).unwrap(),
+    /// ]).unwrap();
+    /// assert!(two.peek_single(None, now, 1).is_none()); // several limits: `peek`
+    /// ```
+    pub fn peek_single(&self, state: Option<&PolicyState>, now: Nanos, cost: u64) -> Option<Result<Decision, CheckError>> {
+        let [limit] = &self.limits[..] else { return None };
+        let slot = match state {
+            None => None,
+            Some(s) if s.slots.len() == 1 => s.slots[0].as_ref(),
+            Some(_) => return None,
+        };
+        Some(self.validate_cost(cost).and_then(|()| limit.algorithm.peek(slot, now, cost)))
+    }
+
     /// The one limit's check of a state of at most one slot, its expiry kept.
     fn check_in(
         &self,

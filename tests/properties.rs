@@ -174,6 +174,9 @@ fn check_one(
     let mut single = before.clone().map(|s| single_state(&policy, Some(s)));
     prop_assert_eq!(policy.check_single(&mut single, now, cost).unwrap().unwrap(), d);
     prop_assert_eq!(&single, &states[0]);
+    // Its `peek_single` answers the same and, like every peek, changes nothing.
+    let peeked = before.clone().map(|s| single_state(&policy, Some(s)));
+    prop_assert_eq!(policy.peek_single(peeked.as_ref(), now, cost).unwrap().unwrap(), d);
 
     if d.allowed {
         prop_assert!(outcome.state.is_some());
