@@ -285,7 +285,12 @@ impl Policy {
     /// ]).unwrap();
     /// assert!(two.peek_single(None, now, 1).is_none()); // several limits: `peek`
     /// ```
-    pub fn peek_single(&self, state: Option<&PolicyState>, now: Nanos, cost: u64) -> Option<Result<Decision, CheckError>> {
+    pub fn peek_single(
+        &self,
+        state: Option<&PolicyState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Option<Result<Decision, CheckError>> {
         let [limit] = &self.limits[..] else { return None };
         let slot = match state {
             None => None,
