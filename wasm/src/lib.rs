@@ -8,10 +8,15 @@
 //! Nothing panics across the boundary: bad input becomes a thrown `TypeError`/`RangeError`
 //! naming the field and the value, and the limiter's state is left as it was.
 #![no_std]
+// The lite module is a subset of this source: what only the full module calls is dead there.
+// The full build (the default) still reports dead code.
+#![cfg_attr(not(feature = "full"), allow(dead_code))]
 
 extern crate alloc;
 
+#[cfg(feature = "full")]
 mod batch;
+#[cfg(feature = "full")]
 mod cached_run;
 mod core_messages;
 mod errors;
@@ -27,4 +32,9 @@ mod time;
 mod validate_keys;
 
 pub use limiter::Limiter;
+
+/// What the lite module (built without the `full` feature) answers a policy of several limits.
+#[cfg(not(feature = "full"))]
+const LITE_ONE_LIMIT: &str =
+    "tollgate/lite decides by one limit; for several, use RateLimiter from \"tollgate\" or \"tollgate/limiter\"";
 pub use policy::Policy;

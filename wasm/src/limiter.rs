@@ -12,10 +12,13 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::limiter::{validate_keys, LimitError};
-use tollgate::policy::{Policy as CorePolicy, PolicyDecision, PolicyState};
+#[cfg(feature = "full")]
+use tollgate::policy::PolicyDecision;
+use tollgate::policy::{Policy as CorePolicy, PolicyState};
 use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "full")]
 use crate::batch::{BatchOut, Handles};
 use crate::errors::{check_error, decode_error};
 use crate::key_store::CompactKeyed;
@@ -30,8 +33,10 @@ pub struct Limiter {
     pub(crate) store: CompactKeyed,
     pub(crate) out: Out,
     /// Interned keys for `limitHandle`/`limitBatch` (see `batch.rs`).
+    #[cfg(feature = "full")]
     pub(crate) handles: Handles,
     /// Where the last batch's summaries are.
+    #[cfg(feature = "full")]
     pub(crate) batch: BatchOut,
 }
 
@@ -54,29 +59,54 @@ impl Limiter {
         self.policy.validate_cost(cost).map_err(|e| self.error(e.into(), false))
     }
 
-    fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
+    /// A hit (or a peek) for one key: decided in place, in the records for a one-limit policy
+    /// with a fixed-size state, in the key's slab state for the sliding log and buckets; the
+    /// general path only for several limits.
+    fn run_one(&mut self, key: &str, now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+        validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
         self.validate_cost(cost)?;
-        if let ([key], Some(keyed)) = (keys, self.store.words_mut()) {
+        let d = if let Some(keyed) = self.store.words_mut() {
             let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
-            let d = r.map_err(|e| self.error(e.into(), true))?;
-            self.out.write_one(&d);
-            return Ok(d.allowed);
+            r.map_err(|e| self.error(e.into(), true))?
+        } else if let Some(d) = self.single(key, now, cost, peek) {
+            d?
+        } else {
+            return self.run_general(&[key], now, cost, peek);
+        };
+        self.out.write_one(&d);
+        Ok(d.allowed)
+    }
+
+    #[cfg(feature = "full")]
+    fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
+        if let [key] = keys {
+            return self.run_one(key, now, cost, peek);
         }
-        if let ([key], false) = (keys, peek) {
-            if let Some(d) = self.check_single(key, now, cost) {
-                let d = d?;
-                self.out.write_one(&d);
-                return Ok(d.allowed);
-            }
-        }
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        validate_keys(keys).map_err(|e| key_error(&e, false))?;
+        self.validate_cost(cost)?;
+        self.run_general(keys, now, cost, peek)
+    }
+
+    /// The core policy's decision for the keys (validated), written to the output buffer.
+    #[cfg(feature = "full")]
+    fn run_general(&mut self, keys: &[&str], now: Nanos, cost: u64, peek: bool) -> Result<bool, JsValue> {
         let d = self.decide_policy(keys, now, cost, peek)?;
         self.out.write(&d);
         Ok(d.allowed)
     }
 
+    /// The lite module decides one key under one limit, always in place: its `Policy`
+    /// refuses several limits, so nothing reaches here.
+    #[cfg(not(feature = "full"))]
+    fn run_general(&mut self, _: &[&str], _: Nanos, _: u64, _: bool) -> Result<bool, JsValue> {
+        Err(crate::errors::range_error("this policy needs the full tollgate module"))
+    }
+
+    #[cfg(feature = "full")]
     /// Runs `f` over the keys' states (validated keys), moved out of the store and back,
     /// changed or not: the core `Limiter`'s update over its `MemoryStore`, here over the
     /// compact store.
@@ -104,15 +134,27 @@ impl Limiter {
     /// A hit for one key of a one-limit policy whose states are in the slab (the sliding log
     /// and sliding buckets): the core's `check_single`, in place. `None` for other policies.
     pub(crate) fn check_single(&mut self, key: &str, now: Nanos, cost: u64) -> Option<Result<Decision, JsValue>> {
+        self.single(key, now, cost, false)
+    }
+
+    /// `check_single`, or with `peek` the core's `peek_single`, which changes nothing.
+    fn single(&mut self, key: &str, now: Nanos, cost: u64, peek: bool) -> Option<Result<Decision, JsValue>> {
         let policy = &self.policy;
         if policy.limits().len() != 1 {
             return None; // several limits: no lookup here, `decide_policy` does its own
         }
-        let r = self.store.on_slab_state(key, now, |slot| policy.check_single(slot, now, cost))??;
+        let r = self.store.on_slab_state(key, now, |slot| {
+            if peek {
+                policy.peek_single(slot.as_ref(), now, cost)
+            } else {
+                policy.check_single(slot, now, cost)
+            }
+        })??;
         Some(r.map_err(|e| self.error(e.into(), false)))
     }
 
     /// The core policy's decision for the keys (validated keys and cost), all or nothing.
+    #[cfg(feature = "full")]
     pub(crate) fn decide_policy(
         &mut self,
         keys: &[&str],
@@ -145,7 +187,9 @@ impl Limiter {
             store: CompactKeyed::for_policy(&policy.inner, cap),
             policy: policy.inner.clone(),
             out: Out::new(),
+            #[cfg(feature = "full")]
             handles: Handles::default(),
+            #[cfg(feature = "full")]
             batch: BatchOut::default(),
         }
     }
@@ -157,19 +201,21 @@ impl Limiter {
 
     /// Decides and counts a hit for one key.
     pub fn limit(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&[key], now, cost, false)
+        self.run_one(key, now, cost, false)
     }
 
     /// Decides and counts a hit for several keys, all or nothing.
+    #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = limitKeys)]
     pub fn limit_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
         self.run(&refs(&keys), now, cost, false)
     }
 
     pub fn peek(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&[key], now, cost, true)
+        self.run_one(key, now, cost, true)
     }
 
+    #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = peekKeys)]
     pub fn peek_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
         self.run(&refs(&keys), now, cost, true)
@@ -182,7 +228,12 @@ impl Limiter {
         let cost = cost_from(cost)?;
         let keys = refs(&keys);
         validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
-        self.with_states(&keys, now, |policy, states| policy.refund(states, now, cost))
+        // Each key on its own, as the core policy's refund does over several: a refund is
+        // not all or nothing (it only ever gives back).
+        for key in keys {
+            self.store.refund_one(&self.policy, key, now, cost).map_err(|e| decode_error(&e))?;
+        }
+        Ok(())
     }
 
     /// Forgets the keys.

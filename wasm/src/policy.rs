@@ -27,6 +27,10 @@ impl Policy {
         bursts: Vec<f64>,
         precisions: Vec<String>,
     ) -> Result<Policy, JsValue> {
+        #[cfg(not(feature = "full"))]
+        if names.len() > 1 {
+            return Err(js_sys::TypeError::new(crate::LITE_ONE_LIMIT).into());
+        }
         let inner = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
         Ok(Policy { inner })
     }

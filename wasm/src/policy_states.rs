@@ -63,6 +63,19 @@ impl CompactKeyed {
         })
     }
 
+    /// Gives back `cost` units to one key (the core policy's refund of its state), in place:
+    /// a state that becomes fresh takes its record with it.
+    pub(crate) fn refund_one(&mut self, policy: &Policy, key: &str, now: Nanos, cost: u64) -> Result<(), DecodeError> {
+        let Some(offset) = self.find(key) else {
+            return Ok(()); // a fresh key has nothing to give back
+        };
+        let mut state = self.take(policy, key)?;
+        policy.refund(core::slice::from_mut(&mut state), now, cost);
+        self.put_at(offset, state);
+        self.compact();
+        Ok(())
+    }
+
     /// Runs `f` on the slab state of one key in place (a fresh key's is `None`, kept if `f`
     /// makes it a state): one lookup, nothing moved. `None` when the records hold words.
     pub(crate) fn on_slab_state<R>(
