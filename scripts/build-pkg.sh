@@ -17,24 +17,32 @@ if [ ! -x "$tools/esbuild" ] || [ ! -x "$tools/wasm-opt" ]; then
   (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-modules="tollgate_wasm tollgate_wasm_extras"
+modules="tollgate_wasm tollgate_wasm_extras tollgate_wasm_lite"
+work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
+# The lite module (`tollgate/lite`) is the limiter's crate without its default `full` feature:
+# a second build of the same crate, copied aside under its own name before the first overwrites
+# the file (cargo keeps both builds, so each is incremental).
 if [ "$mode" = debug ]; then
+  built=target/wasm32-unknown-unknown/debug
+  cargo build -p tollgate-wasm --no-default-features --features debug --target wasm32-unknown-unknown
+  cp "$built/tollgate_wasm.wasm" "$work/tollgate_wasm_lite.wasm"
   cargo build -p tollgate-wasm -p tollgate-wasm-extras --target wasm32-unknown-unknown \
     --features tollgate-wasm/debug,tollgate-wasm-extras/debug
-  built=target/wasm32-unknown-unknown/debug
 else
-  cargo build -p tollgate-wasm -p tollgate-wasm-extras --target wasm32-unknown-unknown --profile wasm-release
   built=target/wasm32-unknown-unknown/wasm-release
+  cargo build -p tollgate-wasm --no-default-features --target wasm32-unknown-unknown --profile wasm-release
+  cp "$built/tollgate_wasm.wasm" "$work/tollgate_wasm_lite.wasm"
+  cargo build -p tollgate-wasm -p tollgate-wasm-extras --target wasm32-unknown-unknown --profile wasm-release
 fi
+cp "$built/tollgate_wasm.wasm" "$built/tollgate_wasm_extras.wasm" "$work/"
 
 out=pkg
 rm -rf "$out" && mkdir -p "$out/dist/cjs"
-work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 
 for m in $modules; do
   # The `web` glue, with `initSync` and an async `init`: Node ESM and workerd call initSync.
-  wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$built/$m.wasm"
-  wasm-bindgen --target nodejs --out-dir "$work/cjs" --no-typescript "$built/$m.wasm"
+  wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$work/$m.wasm"
+  wasm-bindgen --target nodejs --out-dir "$work/cjs" --no-typescript "$work/$m.wasm"
   for t in web cjs; do
     if [ "$mode" = release ]; then
       # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md. The
@@ -58,12 +66,17 @@ for t in node web workerd; do
   cp pkg-template/lib/*.js "$out/dist/$t/"
   cp "pkg-template/targets/$t.js" "$out/dist/$t/wasm.js"
   cp "pkg-template/targets/$t-extras.js" "$out/dist/$t/extras.js"
+  cp "pkg-template/targets/$t-lite.js" "$out/dist/$t/lite-wasm.js"
 done
 # CommonJS: one bundled file; the nodejs glue of each module stays a separate module it requires.
 mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/" && cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
 cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
 "$tools/esbuild" "$work/cjslib/index.js" --bundle --format=cjs --platform=node --log-level=warning \
   --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/index.js"
+# `require("tollgate/lite")`: lib/lite.js bundled on its own, over the lite module's glue.
+cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
+"$tools/esbuild" "$work/cjslib/lite.js" --bundle --format=cjs --platform=node --log-level=warning \
+  --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
 # `tollgate/limiter` in CommonJS: the same bundle's classes (see pkg-template/targets/cjs-limiter.js).
 cp pkg-template/targets/cjs-limiter.js "$out/dist/cjs/limiter.js"
 

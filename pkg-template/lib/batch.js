@@ -1,22 +1,8 @@
-// Key handles and batch calls (see wasm/src/batch.rs): the hot paths of `RateLimiter` without a
-// key string crossing into wasm per call. The decisions are the core's, exactly as `limit()`.
+// Batch calls (see wasm/src/batch.rs): the hot path of `RateLimiter` without a key string
+// crossing into wasm per call (key handles: key-handle.js). The decisions are the core's,
+// exactly as `limit()`'s.
 import { wasmMemory as memory } from "./wasm.js";
-
-/** An interned key of one limiter: `limiter.key("user:42")`. Pass it wherever a key goes. */
-export class KeyHandle {
-  /** The key string. */
-  key;
-  /** The number the wasm layer knows the key by (internal). */
-  id;
-  /** The limiter it belongs to (a handle is only valid there). */
-  owner;
-  constructor(key, id, owner) {
-    this.key = key;
-    this.id = id;
-    this.owner = owner;
-    Object.freeze(this);
-  }
-}
+import { KeyHandle } from "./key-handle.js";
 
 let u8 = new Uint8Array(memory().buffer);
 let f64 = new Float64Array(memory().buffer);

@@ -1,27 +1,29 @@
 // Reads a decision the wasm layer wrote into its output buffer (layout in wasm/src/out.rs).
-import { wasmMemory as memory } from "./wasm.js";
+// Each module's classes write into their own memory: the caller passes that memory's view.
 
 const HEADER = 8;
 const PAIR = 7;
 /** The key whose figures a multi-key decision shows (its headers are about that key). */
 export const bindingKey = new WeakMap();
 
-let view = new Float64Array(memory().buffer);
-
 /**
- * The buffer's current view. Memory growth detaches the old ArrayBuffer (its views then have
- * length 0), so the cheap length check replaces a call into wasm per decision.
+ * A function answering a Float64Array over the memory `memory()` returns, made on first use
+ * and renewed after memory growth detached the old buffer (its views then have length 0, so
+ * the cheap length check replaces a call into wasm per decision).
  */
-export function outView() {
-  if (view.length === 0) view = new Float64Array(memory().buffer);
-  return view;
+export function float64View(memory) {
+  let view = null;
+  return () => {
+    if (view === null || view.length === 0) view = new Float64Array(memory().buffer);
+    return view;
+  };
 }
 
 /**
- * A Decision object from the buffer at byte offset `ptr`; `names` are the limits' names; `v`
- * the view of the module that wrote it (the limiter's unless given).
+ * A Decision object from the buffer at byte offset `ptr` of the view `v` (of the module that
+ * wrote it); `names` are the limits' names.
  */
-export function readDecision(ptr, names, keys, v = outView()) {
+export function readDecision(ptr, names, keys, v) {
   const o = ptr / 8;
   const n = v[o + 7];
   const limits = new Array(n);

@@ -2,7 +2,7 @@
 // modules next to its own `wasm.js` (see scripts/build-pkg.sh).
 export { RateLimiter } from "./rate-limiter.js";
 export { Policy } from "./policy.js";
-export { KeyHandle } from "./batch.js";
+export { KeyHandle } from "./key-handle.js";
 export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
 export { LeasedPacer, LeaseError } from "./lease.js";
 export { RedisStore } from "./redis-store.js";

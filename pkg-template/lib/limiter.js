@@ -4,4 +4,4 @@
 // the limiter's (51 KB gzipped of 96). Same classes as `tollgate`'s (same module files), so
 // the two entries mix: a `RedisStore` from `tollgate` works as this `RateLimiter`'s store.
 export { RateLimiter } from "./rate-limiter.js";
-export { KeyHandle } from "./batch.js";
+export { KeyHandle } from "./key-handle.js";

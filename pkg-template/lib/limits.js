@@ -1,8 +1,8 @@
 // `Limits`: validated limits (their names, what they advertise, the longest window), which
 // the in-memory `RateLimiter` decides by. The public `Policy` (policy.js) extends it with the
 // decisions over encoded states that stores need; those live in the extras module, so this
-// file, and with it `RateLimiter`, never reaches that module (see docs/js-layer.md).
-import { Policy as WasmPolicy } from "./wasm.js";
+// file, and with it `RateLimiter`, never reaches that module (see docs/js-layer.md). The wasm
+// `Policy` class is the caller's: the full module's, or the lite module's for `tollgate/lite`.
 import { normalizeLimits } from "./options.js";
 
 export class Limits {
@@ -10,7 +10,7 @@ export class Limits {
   #names;
   #limits;
 
-  constructor(options) {
+  constructor(options, WasmPolicy) {
     const l = normalizeLimits(options);
     this.#wasm = new WasmPolicy(l.names, l.algorithms, l.quotas, l.bursts, l.precisions);
     this.#names = l.names;

@@ -3,6 +3,7 @@
 // (`Limits`, which `RateLimiter` decides by); deciding over encoded states is the extras
 // module's `StorePolicy`, made on first use (an in-memory limiter never needs it).
 import { Limits } from "./limits.js";
+import { Policy as WasmPolicy } from "./wasm.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { readDecision } from "./decision.js";
@@ -11,6 +12,10 @@ const SINGLE = [""];
 
 export class Policy extends Limits {
   #store = null;
+
+  constructor(options) {
+    super(options, WasmPolicy);
+  }
 
   check(states, now, cost = 1) {
     const store = this._store;

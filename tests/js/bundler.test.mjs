@@ -2,7 +2,8 @@
 // the browser platform (so the `browser` exports condition picks dist/web), run in headless
 // Chromium. esbuild leaves `new URL("../tollgate_wasm_bg.wasm", import.meta.url)` as it is
 // (webpack 5 and Vite emit that asset themselves), so, as the npm README says, the .wasm files
-// (the limiter's module and the extras module) are copied to where the bundle's URLs point.
+// (the limiter's module and the extras module, or the lite module) are copied to where the
+// bundle's URLs point.
 import test, { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -126,6 +127,24 @@ test("a bundle of RateLimiter alone leaves the extras module out: not in the bun
   assert.deepEqual(requests.filter((u) => u.endsWith(".wasm")), ["/tollgate_wasm_bg.wasm"]);
 });
 
+test("a bundle of tollgate/lite holds and fetches only the lite module", async () => {
+  // The lite module (one limit per limiter, one key per call) is issue 3's 40 KB core package.
+  const { bundle, errors, result, requests } = await bundleAndRun(`
+    import { RateLimiter } from "tollgate/lite";
+    const limiter = new RateLimiter({ algorithm: "sliding-log", limit: 2, window: "1s" });
+    const now = 1_700_000_000_000;
+    const d = [1, 2, 3].map(() => limiter.limit("user:42", { now }));
+    let refused = "";
+    try { limiter.limitBatch("user:42"); } catch (e) { refused = e.constructor.name; }
+    globalThis.result = JSON.stringify([d.map((x) => x.allowed), d[2].retryAfter, limiter.export("user:42").length > 0, refused]);`,
+  ["tollgate_wasm_lite_bg.wasm"]); // neither of the other modules is even served
+  assert.doesNotMatch(bundle, /tollgate_wasm_bg|tollgate_wasm_extras|limitBatchKeys/, "nothing of the other modules is bundled");
+  assert.deepEqual(errors, []);
+  // An entry exactly a window old still counts: the log admits again 1 ns after it, 1001 ms.
+  assert.equal(result, '[[true,true,false],1001,true,"TypeError"]');
+  assert.deepEqual(requests.filter((u) => u.endsWith(".wasm")), ["/tollgate_wasm_lite_bg.wasm"]);
+});
+
 /**
  * Runs `app` (a module setting `globalThis.result`) unbundled in Chromium, the user's project
  * (node_modules included) served, with an import map resolving "tollgate" and
@@ -134,19 +153,22 @@ test("a bundle of RateLimiter alone leaves the extras module out: not in the bun
  */
 async function runUnbundled(app) {
   const dist = "/node_modules/tollgate/dist/web";
-  const importMap = { imports: { tollgate: `${dist}/index.js`, "tollgate/limiter": `${dist}/limiter.js` } };
+  const importMap = { imports: { tollgate: `${dist}/index.js`, "tollgate/limiter": `${dist}/limiter.js`, "tollgate/lite": `${dist}/lite.js` } };
   const html = `<!doctype html><script type="importmap">${JSON.stringify(importMap)}</script><script type="module">${app}</script>`;
   const { errors, result, requests } = await runPage(project, html);
   assert.deepEqual(errors, []);
   return { result, wasm: requests.filter((u) => u.endsWith(".wasm")).map((u) => u.split("/").pop()).sort() };
 }
 
-test("unbundled ESM: tollgate/limiter fetches only the limiter's module, tollgate fetches both", async () => {
+test("unbundled ESM: tollgate/lite fetches only the lite module, tollgate/limiter only the limiter's, tollgate both of its own", async () => {
   const app = (entry) => `
     import { RateLimiter } from "${entry}";
     const limiter = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
     const now = 1_700_000_000_000;
     globalThis.result = JSON.stringify([1, 2, 3].map(() => limiter.limit("ip:1", { now }).allowed));`;
+  const lite = await runUnbundled(app("tollgate/lite"));
+  assert.equal(lite.result, "[true,true,false]");
+  assert.deepEqual(lite.wasm, ["tollgate_wasm_lite_bg.wasm"]);
   const limiterOnly = await runUnbundled(app("tollgate/limiter"));
   assert.equal(limiterOnly.result, "[true,true,false]");
   assert.deepEqual(limiterOnly.wasm, ["tollgate_wasm_bg.wasm"]);

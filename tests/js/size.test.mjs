@@ -1,8 +1,8 @@
 // The shipped wasm modules stay small (issue 3; figures and history in docs/benchmarks.md).
-// Two guards over pkg/ as `make pkg` built it:
+// Two guards over pkg/ as `make pkg` built it, for each of its three modules:
 // - a budget per module, gzipped, with a little headroom for compiler versions: growing past it
 //   should be a decision recorded in docs/benchmarks.md, not an accident;
-// - neither module has a function table. Each had one while anything reached `core::fmt` (a
+// - no module has a function table. Each had one while anything reached `core::fmt` (a
 //   `to_string()` of a `Display` type, a `format!`, std's panic handler): the table kept the
 //   formatting code alive, 2.6 KB gzipped in the limiter's module, 1.1 KB in the extras.
 //   Messages are built by wasm/src/msg.rs instead, and a release module links no std
@@ -15,7 +15,8 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
-const BUDGET = { tollgate_wasm: 52_500, tollgate_wasm_extras: 46_500 };
+// The lite module's budget is issue 3's goal for the core package, 40 KB (40,000 bytes).
+const BUDGET = { tollgate_wasm: 52_500, tollgate_wasm_extras: 46_500, tollgate_wasm_lite: 40_000 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {
@@ -43,7 +44,7 @@ for (const [module, budget] of Object.entries(BUDGET)) {
   });
 }
 
-test("neither module has a function table (nothing reaches core::fmt)", () => {
+test("no module has a function table (nothing reaches core::fmt)", () => {
   for (const module of Object.keys(BUDGET)) {
     for (const dir of [dist, `${dist}/cjs`]) {
       const ids = sectionIds(readFileSync(`${dir}/${module}_bg.wasm`));

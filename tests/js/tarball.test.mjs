@@ -70,6 +70,33 @@ test("tollgate/limiter: the same RateLimiter in ESM and CommonJS, without the re
   assert.equal(run("node", ["limiter.cjs"]).trim(), "true,false true true");
 });
 
+test("tollgate/lite: ESM and CommonJS decide as tollgate does, share its state bytes, and load only the lite module", () => {
+  writeFileSync(join(project, "lite.mjs"), `
+    import { RateLimiter } from "tollgate/lite";
+    import * as full from "tollgate";
+    import * as entry from "tollgate/lite";
+    const options = { algorithm: "sliding-log", limit: 2, window: "1s" };
+    const lite = new RateLimiter(options);
+    const now = 1_700_000_000_000;
+    const d = [1, 2, 3].map(() => lite.limit("user:42", { now }).allowed).join(",");
+    // The lite module's state, imported by the full one, decides on from where it was.
+    const other = new full.RateLimiter(options);
+    other.import("user:42", lite.export("user:42"));
+    const same = JSON.stringify(other.peek("user:42", { now })) === JSON.stringify(lite.peek("user:42", { now }));
+    let refused = "";
+    try { lite.limit(["a", "b"], { now }); } catch (e) { refused = e.constructor.name; }
+    console.log([d, same, refused, RateLimiter === full.RateLimiter, Object.keys(entry).join("+")].join(" "));`);
+  assert.equal(run("node", ["lite.mjs"]).trim(), "true,true,false true TypeError false RateLimiter");
+  writeFileSync(join(project, "lite.cjs"), `
+    const { RateLimiter } = require("tollgate/lite");
+    const loaded = (m) => Object.keys(require.cache).some((f) => f.endsWith(m));
+    const limiter = new RateLimiter({ algorithm: "gcra", quota: "1/s" });
+    const now = 1_700_000_000_000;
+    const d = [limiter.limit("k", { now }).allowed, limiter.limit("k", { now }).allowed].join(",");
+    console.log([d, loaded("tollgate_wasm_lite.js"), loaded("tollgate_wasm.js"), loaded("tollgate_wasm_extras.js")].join(" "));`);
+  assert.equal(run("node", ["lite.cjs"]).trim(), "true,false true false false");
+});
+
 test("a TypeScript user's file type-checks, and a wrong option does not", () => {
   const tsc = resolve(here, "node_modules/.bin/tsc");
   const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
@@ -102,6 +129,28 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const left: number = d.remaining;
     void left;`);
   run(tsc, [...flags, "limiter.mts"]);
+  writeFileSync(join(project, "lite.mts"), `
+    import { RateLimiter, type Decision, type LiteLimiterOptions } from "tollgate/lite";
+    const options: LiteLimiterOptions = { algorithm: "gcra", quota: "10/s", name: "second", maxKeys: 10_000 };
+    const limiter = new RateLimiter(options);
+    const d: Decision = limiter.limit("user:42", { now: Date.now() });
+    const one: Decision = limiter.peek(["user:42"]);
+    limiter.refund(["user:42", "ip:1"]);
+    const state: Uint8Array | null = limiter.export("user:42");
+    const headers: Record<string, string | undefined> = { ...limiter.headers(d) };
+    void one; void state; void headers;`);
+  run(tsc, [...flags, "lite.mts"]);
+  // What only tollgate's RateLimiter has: several limits, several keys per decision, handles, batches.
+  writeFileSync(join(project, "lite-bad.mts"), `
+    import { RateLimiter } from "tollgate/lite";
+    new RateLimiter({ limits: [{ algorithm: "gcra", quota: "1/s" }] });
+    const limiter = new RateLimiter({ algorithm: "gcra", quota: "1/s" });
+    limiter.limit(["a", "b"]);
+    limiter.key("a");
+    limiter.limitBatch("a");`);
+  assert.throws(() => run(tsc, [...flags, "lite-bad.mts"]), (e) =>
+    /'limits' does not exist/.test(e.stdout) && /\[string, string\]/.test(e.stdout) &&
+    /Property 'key' does not exist/.test(e.stdout) && /Property 'limitBatch' does not exist/.test(e.stdout));
   writeFileSync(join(project, "middleware.mts"), `
     import { rateLimit, ipKey, type Decision, type RateLimitMiddleware } from "tollgate";
     interface Req { ip?: string; headers: Record<string, string | undefined>; [p: string]: unknown }

@@ -63,6 +63,21 @@ test("the workerd entry of tollgate/limiter decides inside workerd", async () =>
   assert.deepEqual(answer, [true, true, false, true]);
 });
 
+test("the workerd entry of tollgate/lite decides inside workerd", async () => {
+  const answer = await answerOf(`
+    import { RateLimiter } from "./workerd/lite.js";
+    const limiter = new RateLimiter({ algorithm: "fixed-window", limit: 2, window: "1s", align: "first-hit" });
+    export default {
+      fetch(request) {
+        const now = 1_700_000_000_000;
+        const d = [1, 2, 3].map(() => limiter.limit("ip:1", { now }).allowed);
+        d.push(limiter.limit("ip:1", { now: now + 1000 }).allowed);
+        return Response.json(d);
+      },
+    };`);
+  assert.deepEqual(answer, [true, true, false, true]);
+});
+
 test("rateLimitFetch wraps a Worker's fetch handler inside workerd: env and ctx reach it, the 429 is its own", async () => {
   await inWorkerd(`
     import { rateLimitFetch } from "./workerd/index.js";

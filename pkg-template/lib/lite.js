@@ -1,0 +1,19 @@
+// `tollgate/lite`: `RateLimiter` over the lite wasm module, 39 KB gzipped against the full
+// module's 51: one limit per limiter and one key per call, every algorithm, `peek`, `refund`,
+// `reset`, `headers`, state export/import (the same bytes as the full module's), key count and
+// pruning. No multi-limit policies, no several keys at once, no key handles or `limitBatch`:
+// those throw a TypeError naming the full entry. Same methods and decisions otherwise (the
+// same Rust code, built without its `full` feature; docs/js-layer.md, "The lite module").
+import { Limiter, Policy, wasmMemory } from "./lite-wasm.js";
+import { float64View } from "./decision.js";
+import { MemoryLimiter, storeLimiter } from "./memory-limiter.js";
+
+const LITE = Object.freeze({ Limiter, Policy, view: float64View(wasmMemory), limitBatch: null, lite: true });
+
+export class RateLimiter extends MemoryLimiter {
+  constructor(options) {
+    const stored = storeLimiter(options);
+    if (stored !== null) return stored;
+    super(options, LITE);
+  }
+}

@@ -1,0 +1,193 @@
+// `MemoryLimiter`: the in-memory limiter's methods, over the wasm module its subclass binds.
+// `RateLimiter` (rate-limiter.js) binds the full module; `tollgate/lite`'s `RateLimiter`
+// (lite.js) the lite one, which decides one key under one limit per call and has neither key
+// handles nor `limitBatch` (see docs/js-layer.md, "The lite module"). Imports no wasm itself,
+// so that each entry loads only its own module.
+import { Limits } from "./limits.js";
+import { maxKeysOf, keysOf, callOptions } from "./options.js";
+import { readDecision } from "./decision.js";
+import { headersFor } from "./headers.js";
+import { KeyHandle } from "./key-handle.js";
+
+/** Keys of a one-key decision (readDecision only looks at more than one). */
+const ONE = [""];
+
+/**
+ * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
+ * for an in-memory limiter. Constructors return it in place of themselves.
+ */
+export function storeLimiter(options) {
+  if (options === null || typeof options !== "object" || options.store === undefined) return null;
+  const { store, ...rest } = options;
+  if (store === null || typeof store.limiter !== "function") {
+    throw new TypeError("store must be an object with a limiter(options) method");
+  }
+  return store.limiter(rest);
+}
+
+export class MemoryLimiter {
+  #wasm;
+  #module;
+  #policy;
+  #names;
+  #advertised;
+
+  /**
+   * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, view,
+   * limitBatch, lite }` (`lite`: the lite module, without several keys per call, key handles
+   * or batch calls; `limitBatch` is then null).
+   */
+  constructor(options, module) {
+    this.#module = module;
+    this.#policy = new Limits(options, module.Policy);
+    this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
+    this.#names = this.#policy.names;
+    this.#advertised = this.#policy.advertised();
+  }
+
+  /**
+   * The limits this limiter decides by (names, what they advertise, the longest window). For
+   * decisions over encoded states, make a `Policy` from the same options.
+   */
+  get policy() {
+    return this.#policy;
+  }
+
+  /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
+  limit(key, options) {
+    const { cost, now } = callOptions(options);
+    if (typeof key === "string") {
+      this.#wasm.limit(key, now, cost);
+      return this.#read(ONE);
+    }
+    if (key instanceof KeyHandle) {
+      this.#wasm.limitHandle(this.#handle(key), now, cost);
+      return this.#read(ONE);
+    }
+    const keys = keysOf(key);
+    if (keys.length === 1) this.#wasm.limit(keys[0], now, cost);
+    else this.#several("limit").limitKeys(keys, now, cost);
+    return this.#read(keys);
+  }
+
+  /** The decision `limit` would make, counting nothing. */
+  peek(key, options) {
+    const { cost, now } = callOptions(options);
+    if (key instanceof KeyHandle) {
+      this.#wasm.peekHandle(this.#handle(key), now, cost);
+      return this.#read(ONE);
+    }
+    const keys = keysOf(key);
+    if (keys.length === 1) this.#wasm.peek(keys[0], now, cost);
+    else this.#several("peek").peekKeys(keys, now, cost);
+    return this.#read(keys);
+  }
+
+  #read(keys) {
+    return readDecision(this.#wasm.outPtr, this.#names, keys, this.#module.view());
+  }
+
+  /** The wasm limiter, when its module decides several keys at once. */
+  #several(what) {
+    if (this.#module.lite) {
+      throw new TypeError(`tollgate/lite ${what}s one key per call; for several keys at once (all or nothing), use RateLimiter from "tollgate" or "tollgate/limiter"`);
+    }
+    return this.#wasm;
+  }
+
+  /**
+   * Interns `key` once and returns a handle: `limit(handle)` and `limitBatch([handle, ...])`
+   * then pass a number into wasm instead of the string. Keep handles for hot keys; `release`
+   * forgets one (the key's state stays).
+   */
+  key(key) {
+    this.#fast("key handles");
+    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    return new KeyHandle(key, this.#wasm.intern(key), this);
+  }
+
+  /** Forgets a handle made by `key()`; using it afterwards throws. The key's state is kept. */
+  release(handle) {
+    this.#wasm.release(this.#handle(handle));
+  }
+
+  /**
+   * `limit()` for every entry of `keys` (all key handles, or all strings), in order, in one
+   * call into wasm; `now`/`cost` are one number for all or `costs`/`now` one per entry. Fills
+   * `out` (or new typed arrays) with each entry's allowed/remaining/resetAt/retryAfter.
+   * Everything is validated first: bad input throws and counts nothing.
+   */
+  limitBatch(keys, options, out) {
+    this.#fast("batch calls (limitBatch)");
+    return this.#module.limitBatch(this.#wasm, this, keys, options, out);
+  }
+
+  /** Throws where the module has no key handles or batch calls. */
+  #fast(what) {
+    if (this.#module.lite) {
+      throw new TypeError(`${what} are not in tollgate/lite; use RateLimiter from "tollgate" or "tollgate/limiter"`);
+    }
+  }
+
+  #handle(h) {
+    if (!(h instanceof KeyHandle) || h.owner !== this) {
+      throw new TypeError(`key handle must come from this limiter's key(), got ${h instanceof KeyHandle ? "another limiter's" : typeof h}`);
+    }
+    return h.id;
+  }
+
+  /** Gives back `cost` units (a request that turned out not to count), never beyond fresh. */
+  refund(key, options) {
+    const { cost, now } = callOptions(options);
+    this.#wasm.refundKeys(keysOf(key instanceof KeyHandle ? key.key : key), now, cost);
+  }
+
+  /** Forgets the key(s): the next hit finds them fresh. */
+  reset(key) {
+    this.#wasm.resetKeys(keysOf(key instanceof KeyHandle ? key.key : key));
+  }
+
+  /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers. */
+  headers(decision, now = Date.now()) {
+    return headersFor(decision, this.#advertised, now);
+  }
+
+  /** The key's state as bytes (`null`: fresh); `import` takes it back, here or in another process. */
+  export(key) {
+    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    return this.#wasm.exportState(key) ?? null;
+  }
+
+  import(key, state) {
+    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (state !== null && !(state instanceof Uint8Array)) {
+      throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
+    }
+    this.#wasm.importState(key, state ?? undefined);
+  }
+
+  /** Every key that holds state. */
+  keys() {
+    return this.#wasm.keys();
+  }
+
+  /** How many keys hold state. */
+  get size() {
+    return this.#wasm.size;
+  }
+
+  /** How many keys the `maxKeys` cap evicted. */
+  get evictions() {
+    return this.#wasm.evictions;
+  }
+
+  /** Drops the keys that are fresh at `now` (default: the current time); returns how many. */
+  prune(now = Date.now()) {
+    return this.#wasm.prune(now);
+  }
+
+  /** Frees the wasm memory now rather than when collected. */
+  free() {
+    this.#wasm.free();
+  }
+}

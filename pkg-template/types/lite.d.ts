@@ -1,0 +1,56 @@
+// `tollgate/lite`: the in-memory RateLimiter over the lite wasm module (39 KB gzipped against
+// the full module's 51): one limit per limiter, one key per decision. No `limits` list, no
+// several keys at once for `limit`/`peek`, no key handles or `limitBatch` (they throw a
+// TypeError at run time; these types leave them out). Decisions, headers and exported states
+// are the full module's.
+import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, Limits, RateLimitHeaders } from "./index.js";
+
+export type {
+  Algorithm,
+  AsyncRateLimiter,
+  CallOptions,
+  Decision,
+  Duration,
+  Keys,
+  LimitOptions,
+  LimitResult,
+  Limits,
+  RateLimitHeaders,
+  Store,
+} from "./index.js";
+
+/** Options of a lite limiter: one limit inline. */
+export interface LiteLimiterOptions extends LimitOptions {
+  /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
+  maxKeys?: number;
+}
+
+export interface LiteRateLimiterConstructor {
+  /** With a store: returns `store.limiter(options)`, as `tollgate`'s RateLimiter does. */
+  new <L extends AsyncRateLimiter>(options: LiteLimiterOptions & { store: { limiter(options: LiteLimiterOptions): L } }): L;
+  /** In memory: decisions are synchronous. */
+  new (options: LiteLimiterOptions & { store?: undefined }): RateLimiter;
+  readonly prototype: RateLimiter;
+}
+
+export declare const RateLimiter: LiteRateLimiterConstructor;
+
+export interface RateLimiter {
+  /** The limit it decides by. */
+  readonly policy: Limits;
+  /** Decides a hit for one key (a string, or an array of exactly one) and counts it if allowed. */
+  limit(key: string | readonly [string], options?: CallOptions): Decision;
+  peek(key: string | readonly [string], options?: CallOptions): Decision;
+  /** Gives back `cost` units to each key, never beyond fresh. */
+  refund(key: Keys, options?: CallOptions): void;
+  reset(key: Keys): void;
+  headers(decision: Decision, now?: number): RateLimitHeaders;
+  /** The key's state as bytes (`null`: fresh), the same bytes `tollgate`'s RateLimiter exports. */
+  export(key: string): Uint8Array | null;
+  import(key: string, state: Uint8Array | null): void;
+  keys(): string[];
+  readonly size: number;
+  readonly evictions: number;
+  prune(now?: number): number;
+  free(): void;
+}
