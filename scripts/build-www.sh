@@ -3,8 +3,8 @@
 # www/vendor/tollgate/ (git-ignored: a build output, copied, never edited). Builds pkg/
 # (scripts/build-pkg.sh) only when it is missing or older than its sources, so `make run`
 # and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's layout
-# (web/*.js import ../tollgate_wasm.js), so the page imports vendor/tollgate/web/limiter.js
-# (`tollgate/limiter`: RateLimiter alone, so the browser fetches only the limiter's module).
+# (web/*.js import ../tollgate_wasm*.js), so the page imports vendor/tollgate/web/lite.js
+# (`tollgate/lite`: RateLimiter of one limit, so the browser fetches only the lite module).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stamp=pkg/dist/web/index.js
@@ -15,4 +15,4 @@ out=www/vendor/tollgate
 rm -rf "$out" && mkdir -p "$out/web"
 cp pkg/dist/tollgate_wasm*.js pkg/dist/tollgate_wasm*_bg.wasm "$out/"
 cp pkg/dist/web/*.js "$out/web/"
-echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_bg.wasm") bytes of wasm)"
+echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_lite_bg.wasm") bytes of wasm for the page)"
