@@ -38,7 +38,7 @@ test-nostd:
 test-worker:
 	scripts/test-worker.sh
 
-## The npm package in pkg/ (one cargo build of wasm/, wasm-bindgen per target; see docs/js-layer.md).
+## The npm package in pkg/ (cargo builds of its three wasm modules, wasm-bindgen per target; see docs/js-layer.md).
 pkg:
 	scripts/build-pkg.sh
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: one cargo build of its two wasm modules (wasm/, the
-# limiter's; wasm-extras/, the pacer's, the lease holder's and the Redis store's Synced; see
-# docs/js-layer.md), then per module wasm-bindgen for the `web` glue (shared by Node ESM,
-# browsers, bundlers and workerd) and the `nodejs` glue (CommonJS) and wasm-opt, then the JS
-# layer of pkg-template/lib copied next to each target's wasm.js.
+# Builds the npm package into pkg/: cargo builds of its three wasm modules (wasm/, the
+# limiter's, and the same crate without its `full` feature, the lite module; wasm-extras/, the
+# pacer's, the lease holder's and the Redis store's Synced; see docs/js-layer.md), then per
+# module wasm-bindgen for the `web` glue (shared by Node ESM, browsers, bundlers and workerd)
+# and the `nodejs` glue (CommonJS) and wasm-opt, then the JS layer of pkg-template/lib copied
+# next to each target's wasm.js.
 #   scripts/build-pkg.sh          release (size-optimised, no panic hook)
 #   scripts/build-pkg.sh debug    debug build with console_error_panic_hook
 set -euo pipefail
