@@ -1,7 +1,9 @@
 //! The wasm-bindgen layer of the npm package `tollgate`: the limiter's module (`RateLimiter`,
 //! `Policy`, `KeyHandle`). The pacer, the lease holder and the Redis store's `Synced` are a
 //! second module, `wasm-extras/`, which compiles this crate's `errors`, `out`, `spec` and
-//! `time` files into itself (they export nothing to JavaScript).
+//! `time` files into itself (they export nothing to JavaScript). Built without its default
+//! `full` feature this crate is the lite module of `tollgate/lite` (one limit, one key per
+//! call, no key handles or batches; docs/js-layer.md, "The lite module").
 //!
 //! A thin adapter: every decision is the core crate's. Each exported class lives in its own
 //! module; the JavaScript API users see is in `pkg-template/lib/` (see docs/js-layer.md).
@@ -32,9 +34,9 @@ mod time;
 mod validate_keys;
 
 pub use limiter::Limiter;
+pub use policy::Policy;
 
 /// What the lite module (built without the `full` feature) answers a policy of several limits.
 #[cfg(not(feature = "full"))]
 const LITE_ONE_LIMIT: &str =
     "tollgate/lite decides by one limit; for several, use RateLimiter from \"tollgate\" or \"tollgate/limiter\"";
-pub use policy::Policy;

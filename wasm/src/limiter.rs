@@ -1,13 +1,15 @@
 //! `Limiter`: the core's policy over the keys of one limiter, behind `RateLimiter`.
 //!
-//! One key is passed as a string (`limit`), several as an array (`limitKeys`). The decision
-//! is written to the output buffer (`out.rs`); the call itself returns only `allowed`.
+//! One key is passed as a string (`limit`), several as an array (`limitKeys`, not in the lite
+//! module: see the crate's `full` feature). The decision is written to the output buffer
+//! (`out.rs`); the call itself returns only `allowed`.
 //!
-//! Every key lives in one compact store (`key_store.rs`). A policy of one limit with a
-//! fixed-size state (the common case) is decided there in place, without allocating, for one
-//! key at a time; everything else (several keys at once, several limits, the sliding log and
-//! sliding buckets) goes through the core's `Policy` (all or nothing) over the keys' states,
-//! moved out of the store and back.
+//! Every key lives in one compact store (`key_store.rs`). One key under one limit is decided
+//! in place: in its record for a fixed-size state (the common case, without allocating), in
+//! its slab state for the sliding log and sliding buckets (`Policy::check_single`,
+//! `peek_single`). Several keys at once, or several limits, go through the core's `Policy`
+//! (all or nothing) over the keys' states, moved out of the store and back. Refunds act on
+//! each key on its own (`refund_one`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -106,10 +108,10 @@ impl Limiter {
         Err(crate::errors::range_error("this policy needs the full tollgate module"))
     }
 
-    #[cfg(feature = "full")]
     /// Runs `f` over the keys' states (validated keys), moved out of the store and back,
     /// changed or not: the core `Limiter`'s update over its `MemoryStore`, here over the
     /// compact store.
+    #[cfg(feature = "full")]
     pub(crate) fn with_states<R>(
         &mut self,
         keys: &[&str],
