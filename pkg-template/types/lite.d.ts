@@ -3,7 +3,7 @@
 // several keys at once for `limit`/`peek`, no key handles or `limitBatch` (they throw a
 // TypeError at run time; these types leave them out). Decisions, headers and exported states
 // are the full module's.
-import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, Limits, RateLimitHeaders } from "./index.js";
+import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, RateLimiter as FullRateLimiter } from "./index.js";
 
 export type {
   Algorithm,
@@ -35,22 +35,14 @@ export interface LiteRateLimiterConstructor {
 
 export declare const RateLimiter: LiteRateLimiterConstructor;
 
-export interface RateLimiter {
-  /** The limit it decides by. */
-  readonly policy: Limits;
-  /** Decides a hit for one key (a string, or an array of exactly one) and counts it if allowed. */
+/**
+ * `tollgate`'s RateLimiter less what the lite module lacks (key handles, batches) and with
+ * one key per `limit`/`peek` (a string, or an array of exactly one).
+ */
+export interface RateLimiter extends Omit<FullRateLimiter, "limit" | "peek" | "refund" | "reset" | "key" | "release" | "limitBatch"> {
   limit(key: string | readonly [string], options?: CallOptions): Decision;
   peek(key: string | readonly [string], options?: CallOptions): Decision;
   /** Gives back `cost` units to each key, never beyond fresh. */
   refund(key: Keys, options?: CallOptions): void;
   reset(key: Keys): void;
-  headers(decision: Decision, now?: number): RateLimitHeaders;
-  /** The key's state as bytes (`null`: fresh), the same bytes `tollgate`'s RateLimiter exports. */
-  export(key: string): Uint8Array | null;
-  import(key: string, state: Uint8Array | null): void;
-  keys(): string[];
-  readonly size: number;
-  readonly evictions: number;
-  prune(now?: number): number;
-  free(): void;
 }
