@@ -6,6 +6,7 @@
 // with promises, so it runs on the real clock with 1000 points per second).
 // Then heap bytes per key after 1,000,000 keys. N defaults to 10,000,000 (BENCH_N to change).
 import { RateLimiter } from "../../pkg/dist/node/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
 import { wasmMemory } from "../../pkg/dist/node/wasm.js";
 import { RateLimiterMemory } from "rate-limiter-flexible";
 
@@ -50,9 +51,9 @@ const fmt = (checks, s) => `${(checks / s / 1e6).toFixed(2)} M checks/s`;
 const gcra = () => new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
 const BATCH = 1024;
 
-/** `limit(key)` per check: the simple path. */
-function tollgateRun(keys) {
-  const l = gcra();
+/** `limit(key)` per check: the simple path (with `Limiter`: `tollgate/lite`'s). */
+function tollgateRun(keys, Limiter = RateLimiter) {
+  const l = new Limiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
   return time(() => {
     let ok = 0;
     for (let i = 0; i < N; i++) if (l.limit(keys[i % keys.length], { now: T0 + i * 0.001 }).allowed) ok++;
@@ -139,6 +140,7 @@ async function flexibleRun(keys) {
 async function workload(name, keys) {
   const runs = [
     ["limit(key)", tollgateRun(keys)],
+    ["limit(key), tollgate/lite", tollgateRun(keys, LiteRateLimiter)],
     ["limit(handle)", handleRun(keys)],
     [`limitBatch(handles, ${BATCH})`, batchRun(keys, true)],
     [`limitBatch(handles, ${BATCH}), allowed only`, batchRun(keys, true, true)],
