@@ -6,14 +6,12 @@
 // same Rust code, built without its `full` feature; docs/js-layer.md, "The lite module").
 import { Limiter, Policy, wasmMemory } from "./lite-wasm.js";
 import { float64View } from "./decision.js";
-import { MemoryLimiter, storeLimiter } from "./memory-limiter.js";
+import { MemoryLimiter } from "./memory-limiter.js";
 
 const LITE = Object.freeze({ Limiter, Policy, view: float64View(wasmMemory), limitBatch: null, lite: true });
 
 export class RateLimiter extends MemoryLimiter {
   constructor(options) {
-    const stored = storeLimiter(options);
-    if (stored !== null) return stored;
     super(options, LITE);
   }
 }

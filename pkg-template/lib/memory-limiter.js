@@ -14,9 +14,9 @@ const ONE = [""];
 
 /**
  * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
- * for an in-memory limiter. Constructors return it in place of themselves.
+ * for an in-memory limiter.
  */
-export function storeLimiter(options) {
+function storeLimiter(options) {
   if (options === null || typeof options !== "object" || options.store === undefined) return null;
   const { store, ...rest } = options;
   if (store === null || typeof store.limiter !== "function") {
@@ -38,6 +38,10 @@ export class MemoryLimiter {
    * or batch calls; `limitBatch` is then null).
    */
   constructor(options, module) {
+    // With a store, `new RateLimiter(...)` is the store's limiter (a base constructor that
+    // returns an object makes it the subclass's `this`, and so the result of `new`).
+    const stored = storeLimiter(options);
+    if (stored !== null) return stored;
     this.#module = module;
     this.#policy = new Limits(options, module.Policy);
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));

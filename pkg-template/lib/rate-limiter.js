@@ -5,14 +5,12 @@
 import { Limiter, Policy, wasmMemory } from "./wasm.js";
 import { float64View } from "./decision.js";
 import { limitBatch } from "./batch.js";
-import { MemoryLimiter, storeLimiter } from "./memory-limiter.js";
+import { MemoryLimiter } from "./memory-limiter.js";
 
 const FULL = Object.freeze({ Limiter, Policy, view: float64View(wasmMemory), limitBatch, lite: false });
 
 export class RateLimiter extends MemoryLimiter {
   constructor(options) {
-    const stored = storeLimiter(options);
-    if (stored !== null) return stored;
     super(options, FULL);
   }
 }

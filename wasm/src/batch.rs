@@ -300,7 +300,7 @@ impl Limiter {
         if let Some(keyed) = self.store.words_mut() {
             return keyed.check(key, now, cost).map_err(|e| self.error(e.into(), true));
         }
-        if let Some(d) = self.check_single(key, now, cost) {
+        if let Some(d) = self.decide_single(key, now, cost, false) {
             return d;
         }
         let pd = self.decide_policy(&[key], now, cost, false)?;

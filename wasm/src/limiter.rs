@@ -72,7 +72,7 @@ impl Limiter {
         let d = if let Some(keyed) = self.store.words_mut() {
             let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
             r.map_err(|e| self.error(e.into(), true))?
-        } else if let Some(d) = self.single(key, now, cost, peek) {
+        } else if let Some(d) = self.decide_single(key, now, cost, peek) {
             d?
         } else {
             return self.run_general(&[key], now, cost, peek);
@@ -133,14 +133,16 @@ impl Limiter {
         Ok(r)
     }
 
-    /// A hit for one key of a one-limit policy whose states are in the slab (the sliding log
-    /// and sliding buckets): the core's `check_single`, in place. `None` for other policies.
-    pub(crate) fn check_single(&mut self, key: &str, now: Nanos, cost: u64) -> Option<Result<Decision, JsValue>> {
-        self.single(key, now, cost, false)
-    }
-
-    /// `check_single`, or with `peek` the core's `peek_single`, which changes nothing.
-    fn single(&mut self, key: &str, now: Nanos, cost: u64, peek: bool) -> Option<Result<Decision, JsValue>> {
+    /// A hit (or with `peek` a peek, which changes nothing) for one key of a one-limit policy
+    /// whose states are in the slab (the sliding log and sliding buckets): the core's
+    /// `check_single` or `peek_single`, in place. `None` for other policies.
+    pub(crate) fn decide_single(
+        &mut self,
+        key: &str,
+        now: Nanos,
+        cost: u64,
+        peek: bool,
+    ) -> Option<Result<Decision, JsValue>> {
         let policy = &self.policy;
         if policy.limits().len() != 1 {
             return None; // several limits: no lookup here, `decide_policy` does its own

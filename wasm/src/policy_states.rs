@@ -53,6 +53,11 @@ impl CompactKeyed {
     /// leaving a placeholder until `put_states`; from words it is converted.
     pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
         let offset = self.find(key);
+        self.take_at(policy, offset)
+    }
+
+    /// `take` of the key whose record is at `offset` (`None`: no record, fresh).
+    fn take_at(&mut self, policy: &Policy, offset: Option<u32>) -> Result<Option<PolicyState>, DecodeError> {
         if self.slab.is_none() {
             return self.words_state(policy, offset);
         }
@@ -69,7 +74,7 @@ impl CompactKeyed {
         let Some(offset) = self.find(key) else {
             return Ok(()); // a fresh key has nothing to give back
         };
-        let mut state = self.take(policy, key)?;
+        let mut state = self.take_at(policy, Some(offset))?;
         policy.refund(core::slice::from_mut(&mut state), now, cost);
         self.put_at(offset, state);
         self.compact();
