@@ -48,12 +48,12 @@ function time(fn) {
 
 const fmt = (checks, s) => `${(checks / s / 1e6).toFixed(2)} M checks/s`;
 
-const gcra = () => new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+const gcra = (Limiter = RateLimiter) => new Limiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
 const BATCH = 1024;
 
 /** `limit(key)` per check: the simple path (with `Limiter`: `tollgate/lite`'s). */
 function tollgateRun(keys, Limiter = RateLimiter) {
-  const l = new Limiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
+  const l = gcra(Limiter);
   return time(() => {
     let ok = 0;
     for (let i = 0; i < N; i++) if (l.limit(keys[i % keys.length], { now: T0 + i * 0.001 }).allowed) ok++;
