@@ -21,8 +21,10 @@ pub mod merge;
 pub mod pacer;
 pub mod policy;
 pub mod quota;
+pub mod spec;
 pub mod store;
 pub mod sync;
+pub mod text;
 pub mod time;
 
 pub use algorithm::Algorithm;

@@ -167,6 +167,13 @@ impl fmt::Display for Quota {
 /// assert!(parse_duration("90").is_err());
 /// ```
 pub fn parse_duration(input: &str) -> Result<Nanos, ConfigError> {
+    let window = parse_duration_unchecked(input)?;
+    check_window(window)?;
+    Ok(window)
+}
+
+/// [`parse_duration`] without the window's range check: `"0s"` is a valid offset.
+pub(crate) fn parse_duration_unchecked(input: &str) -> Result<Nanos, ConfigError> {
     let bad = |reason| ConfigError::InvalidQuota { input: input.to_string(), reason };
     let s = input.trim();
     let digits = s.bytes().take_while(u8::is_ascii_digit).count();
@@ -189,9 +196,7 @@ pub fn parse_duration(input: &str) -> Result<Nanos, ConfigError> {
         window_ms: u64::try_from(n as u128 * per.as_nanos() as u128 / 1_000_000).unwrap_or(u64::MAX),
         max_ms: MAX_WINDOW.as_millis_floor(),
     };
-    let window = Nanos::new(n.checked_mul(per.as_nanos()).ok_or_else(too_long)?);
-    check_window(window)?;
-    Ok(window)
+    Ok(Nanos::new(n.checked_mul(per.as_nanos()).ok_or_else(too_long)?))
 }
 
 fn unit(s: &str) -> Option<Nanos> {

@@ -1,0 +1,641 @@
+//! One spec: the schema of a limit and of a policy's limits, parsed and validated once for
+//! every edge.
+//!
+//! The npm options (through the wasm module), the Worker's `wrangler.toml` policies and its
+//! HTTP bodies all describe limits as data. Each edge implements [`Input`] over its own values
+//! (a JS object, a `serde_json::Value`) and calls [`parse_policy`]; so every option exists
+//! at every edge, spelt the same way, and the same mistake gets the same [`SpecError`]: one
+//! `code` (lowercase snake_case, listed in [`CODES`]), the path of the field
+//! (`limits[1].window`), and a message in the units the user wrote (`"300ms"` as written, or
+//! `300 ms` for a number), never nanoseconds.
+//!
+//! ```
+//! use tollgate::spec::{parse_policy, Input, Value};
+//! # struct Obj(Vec<(&'static str, Value<Obj>)>);
+//! # impl Input for Obj {
+//! #     fn get(&self, field: &str) -> Value<Obj> {
+//! #         self.0.iter().find(|(k, _)| *k == field).map_or(Value::Missing, |(_, v)| match v {
+//! #             Value::Text(s) => Value::Text(s.clone()),
+//! #             Value::Number(n) => Value::Number(*n),
+//! #             _ => Value::Other,
+//! #         })
+//! #     }
+//! #     fn field_names(&self) -> Vec<String> { self.0.iter().map(|(k, _)| k.to_string()).collect() }
+//! # }
+//! let ok = Obj(vec![("algorithm", Value::Text("gcra".into())), ("quota", Value::Text("100/s".into()))]);
+//! assert_eq!(parse_policy(&ok, &[]).unwrap().policy.limits()[0].name(), "default");
+//! let bad = Obj(vec![("algorithm", Value::Text("sliding-buckets".into())), ("limit", Value::Number(10.0)),
+//!                    ("window", Value::Text("1s".into())), ("precision", Value::Text("300ms".into()))]);
+//! let e = parse_policy(&bad, &[]).unwrap_err();
+//! assert_eq!((e.code, e.field.as_str()), ("out_of_range", "precision"));
+//! assert_eq!(e.message, "precision 300ms must divide the window 1s exactly");
+//! ```
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use crate::algorithms::{AnyAlgorithm, Kind, LimitSpec};
+use crate::error::ConfigError;
+use crate::policy::{Limit, Policy, MAX_LIMITS};
+use crate::quota::{parse_duration_unchecked, MAX_LIMIT, MAX_WINDOW};
+use crate::text::{push_u64, Msg};
+use crate::time::Nanos;
+
+/// Error codes of configuration mistakes, lowercase snake_case at every edge.
+pub mod code {
+    /// A value of the wrong kind (a string where a number goes). JS: `TypeError`.
+    pub const INVALID_TYPE: &str = "invalid_type";
+    /// A required field is absent.
+    pub const MISSING_FIELD: &str = "missing_field";
+    /// A field the schema does not have (a typo would otherwise be silently ignored).
+    pub const UNKNOWN_FIELD: &str = "unknown_field";
+    /// A name (of a field or a value) that is spelt differently here; the message says how.
+    pub const RENAMED: &str = "renamed";
+    /// Fields that cannot be given together (`quota` with `limit`).
+    pub const CONFLICTING_FIELDS: &str = "conflicting_fields";
+    /// A string that is not one of the allowed values, or does not parse.
+    pub const INVALID_VALUE: &str = "invalid_value";
+    /// A number or duration outside its range (including fractions). JS: `RangeError`.
+    pub const OUT_OF_RANGE: &str = "out_of_range";
+    /// An option the chosen algorithm does not take (`burst` on a fixed window).
+    pub const UNSUPPORTED_OPTION: &str = "unsupported_option";
+    /// Two limits of one policy with the same name.
+    pub const DUPLICATE_NAME: &str = "duplicate_name";
+}
+
+/// Every code a [`SpecError`] can carry (docs/vocabulary.md lists them).
+pub const CODES: [&str; 9] = [
+    code::INVALID_TYPE,
+    code::MISSING_FIELD,
+    code::UNKNOWN_FIELD,
+    code::RENAMED,
+    code::CONFLICTING_FIELDS,
+    code::INVALID_VALUE,
+    code::OUT_OF_RANGE,
+    code::UNSUPPORTED_OPTION,
+    code::DUPLICATE_NAME,
+];
+
+/// The fields of one limit, at every edge.
+pub const LIMIT_FIELDS: [&str; 10] =
+    ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
+
+/// The algorithms by the one name every edge's configuration uses. First-hit fixed windows
+/// are `fixed-window` with `align: "first-hit"` (the npm package's spelling, which its users
+/// and the equivalence fixture already write).
+pub const ALGORITHMS: [(&str, Kind); 6] = [
+    ("fixed-window", Kind::FixedWindow),
+    ("sliding-log", Kind::SlidingLog),
+    ("sliding-window", Kind::SlidingWindow),
+    ("sliding-buckets", Kind::SlidingBuckets),
+    ("token-bucket", Kind::TokenBucket),
+    ("gcra", Kind::Gcra),
+];
+
+/// The values of `align` (fixed windows only): on the clock (the default) or from each key's
+/// first hit.
+pub const ALIGNS: [&str; 2] = ["clock", "first-hit"];
+
+/// Names spelt differently here, and what to write instead: refused with [`code::RENAMED`]
+/// rather than accepted as a second name, so each thing has one name everywhere.
+pub const RENAMED: [(&str, &str); 6] = [
+    ("fixed-window-first-hit", "algorithm \"fixed-window\" with align \"first-hit\""),
+    ("moving-window", "algorithm \"sliding-log\""),
+    ("sliding-window-counter", "algorithm \"sliding-window\""),
+    ("leaky-bucket", "algorithm \"gcra\""),
+    ("onError", "failure (\"open\" or \"closed\")"),
+    ("sync", "syncRate (milliseconds: 0 every hit, > 0 periodic, < 0 local only)"),
+];
+
+/// The configuration name of an algorithm, and its `align` when it is not the default.
+pub fn config_name(kind: Kind) -> (&'static str, Option<&'static str>) {
+    match kind {
+        Kind::FixedWindowFirstHit => ("fixed-window", Some("first-hit")),
+        other => (ALGORITHMS.iter().find(|(_, k)| *k == other).map_or("", |(n, _)| n), None),
+    }
+}
+
+/// A value as an edge holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<I> {
+    /// The field is absent (JS `undefined`).
+    Missing,
+    /// `null`.
+    Null,
+    /// A string.
+    Text(String),
+    /// A number.
+    Number(f64),
+    /// A boolean.
+    Bool(bool),
+    /// An array.
+    List(Vec<Value<I>>),
+    /// An object (a map of fields).
+    Object(I),
+    /// Anything else (a function, a symbol).
+    Other,
+}
+
+/// An object of fields, as an edge holds it: a JS object, a JSON object.
+pub trait Input: Sized {
+    /// The field `name` of this object.
+    fn get(&self, name: &str) -> Value<Self>;
+    /// The names of the fields present, for refusing unknown ones.
+    fn field_names(&self) -> Vec<String>;
+    /// A number as this edge's users write it (JavaScript: `1e+300`), for messages.
+    fn show_number(&self, n: f64) -> String {
+        show_number(n)
+    }
+}
+
+/// A configuration mistake: which rule (`code`), where (`field`, e.g. `limits[1].window`),
+/// and a message for people that starts with the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// One of [`CODES`].
+    pub code: &'static str,
+    /// The path of the field, as the user wrote it (`limits[1].window`); empty for the whole.
+    pub field: String,
+    /// What is wrong, in the units the user wrote.
+    pub message: String,
+}
+
+impl SpecError {
+    /// An error of `code` at `field`.
+    pub fn new(code: &'static str, field: &str, message: Msg) -> SpecError {
+        SpecError { code, field: field.to_string(), message: message.0 }
+    }
+}
+
+impl core::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl core::error::Error for SpecError {}
+
+/// A parsed policy: the core's `Policy` and the limits it was made of, as described.
+#[derive(Clone, Debug)]
+pub struct PolicySpec {
+    /// The policy, ready to decide.
+    pub policy: Policy,
+    /// Each limit's validated description, in order.
+    pub limits: Vec<LimitSpec>,
+}
+
+/// A number as JavaScript would print the common cases (whole numbers, NaN, infinities);
+/// fractions as their whole part and up to six decimals. Edges with `core::fmt` at hand
+/// override [`Input::show_number`].
+pub fn show_number(n: f64) -> String {
+    let mut out = String::new();
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n < 0.0 {
+        out.push('-');
+    }
+    let a = if n < 0.0 { -n } else { n };
+    if a.is_infinite() {
+        out.push_str("Infinity");
+    } else if a >= 1.8e19 {
+        out.push_str("a number above 2^64");
+    } else {
+        let whole = a as u64;
+        push_u64(&mut out, whole);
+        let mut frac = a - whole as f64;
+        if frac > 0.0 {
+            out.push('.');
+            for _ in 0..6 {
+                frac *= 10.0;
+                let d = frac as u8;
+                out.push((b'0' + d) as char);
+                frac -= d as f64;
+                if frac <= 0.0 {
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// How the user wrote a duration: a number of milliseconds, or a duration string.
+#[derive(Clone, Debug)]
+enum Written {
+    Ms(u64),
+    Text(String),
+}
+
+impl Written {
+    fn put(&self, m: Msg) -> Msg {
+        match self {
+            Written::Ms(n) => m.n(*n).s(" ms"),
+            Written::Text(t) => m.s(t.trim()),
+        }
+    }
+}
+
+fn show_kind<I: Input>(input: &I, v: &Value<I>) -> String {
+    match v {
+        Value::Missing => "undefined".into(),
+        Value::Null => "null".into(),
+        Value::Text(s) => Msg::new("").q(s).0,
+        Value::Number(n) => input.show_number(*n),
+        Value::Bool(true) => "true".into(),
+        Value::Bool(false) => "false".into(),
+        Value::List(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+        Value::Other => "a value of another type".into(),
+    }
+}
+
+/// `<field> must be <expected>, got <value>`: a value of the wrong kind.
+pub fn wrong_type<I: Input>(input: &I, field: &str, v: &Value<I>, expected: &str) -> SpecError {
+    SpecError::new(
+        code::INVALID_TYPE,
+        field,
+        Msg::new(field).s(" must be ").s(expected).s(", got ").s(&show_kind(input, v)),
+    )
+}
+
+/// A whole number from `min` to `max` (`what` follows "a whole number", e.g. " of
+/// milliseconds"); `None` when absent.
+pub fn whole<I: Input>(input: &I, field: &str, min: u64, max: u64, what: &str) -> Result<Option<u64>, SpecError> {
+    match input.get(leaf(field)) {
+        Value::Missing => Ok(None),
+        Value::Number(n) => whole_number(input, field, n, min, max, what).map(Some),
+        other => Err(wrong_type(input, field, &other, "a number")),
+    }
+}
+
+/// `n` as a whole number from `min` to `max`, or an `out_of_range` error naming the range.
+pub fn whole_number<I: Input>(input: &I, field: &str, n: f64, min: u64, max: u64, what: &str) -> Result<u64, SpecError> {
+    let ok = n.is_finite() && n >= min as f64 && n <= max as f64 && (n as u64) as f64 == n;
+    if ok {
+        return Ok(n as u64);
+    }
+    Err(SpecError::new(
+        code::OUT_OF_RANGE,
+        field,
+        Msg::new(field)
+            .s(" must be a whole number")
+            .s(what)
+            .s(" from ")
+            .n(min)
+            .s(" to ")
+            .n(max)
+            .s(", got ")
+            .s(&input.show_number(n)),
+    ))
+}
+
+/// One of `allowed` (strings); `None` when absent.
+pub fn one_of<I: Input>(input: &I, field: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, SpecError> {
+    let v = input.get(leaf(field));
+    if let Value::Missing = v {
+        return Ok(None);
+    }
+    if let Value::Text(s) = &v {
+        if let Some(a) = allowed.iter().find(|a| **a == s.as_str()) {
+            return Ok(Some(a));
+        }
+    }
+    let mut expected = String::from("one of ");
+    for (i, a) in allowed.iter().enumerate() {
+        if i > 0 {
+            expected.push_str(", ");
+        }
+        expected = Msg(expected).q(a).0;
+    }
+    let code = if matches!(v, Value::Text(_)) { code::INVALID_VALUE } else { code::INVALID_TYPE };
+    Err(SpecError { code, ..wrong_type(input, field, &v, &expected) })
+}
+
+/// A duration: a number of milliseconds or a string such as `"250ms"`, `"15m"`; `None` when
+/// absent. `min_ms` is 0 for offsets, 1 otherwise; at most [`MAX_WINDOW`].
+pub fn duration<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Option<Nanos>, SpecError> {
+    Ok(duration_written(input, field, min_ms)?.map(|(n, _)| n))
+}
+
+fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Option<(Nanos, Written)>, SpecError> {
+    let max_ms = MAX_WINDOW.as_millis_floor();
+    let too_long = |w: &Written| {
+        let m = match w {
+            Written::Ms(n) => Msg::new(field).s(" of ").n(*n).s(" ms is longer than the maximum ").n(max_ms).s(" ms"),
+            Written::Text(t) => Msg::new(field).s(" ").q(t).s(" is longer than the maximum 366 days"),
+        };
+        SpecError::new(code::OUT_OF_RANGE, field, m)
+    };
+    match input.get(leaf(field)) {
+        Value::Missing => Ok(None),
+        Value::Number(n) => {
+            let ms = whole_number(input, field, n, min_ms, MAX_LIMIT, " of milliseconds")?;
+            let w = Written::Ms(ms);
+            if ms > max_ms {
+                return Err(too_long(&w));
+            }
+            Ok(Some((Nanos::from_millis(ms), w)))
+        }
+        Value::Text(s) => {
+            let w = Written::Text(s.clone());
+            let n = parse_duration_unchecked(&s).map_err(|e| match e {
+                ConfigError::InvalidQuota { reason, .. } => SpecError::new(
+                    code::INVALID_VALUE,
+                    field,
+                    Msg::new(field).s(" ").q(&s).s(" is not a duration: ").s(reason),
+                ),
+                _ => too_long(&w),
+            })?;
+            if n > MAX_WINDOW {
+                return Err(too_long(&w));
+            }
+            if min_ms > 0 && n == Nanos::ZERO {
+                let m = Msg::new(field).s(" ").q(&s).s(" must be longer than zero");
+                return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
+            }
+            Ok(Some((n, w)))
+        }
+        other => Err(wrong_type(input, field, &other, "a duration such as \"1s\" or a number of milliseconds")),
+    }
+}
+
+/// The last segment of a field path: what the object holding it calls it.
+fn leaf(path: &str) -> &str {
+    path.rsplit('.').next().unwrap_or(path)
+}
+
+/// Refuses fields of `input` outside `allowed` (a misspelt `brust` would otherwise be
+/// ignored, and the limiter would admit other than what its user wrote). `at` is the path of
+/// `input` (`limits[1]`), empty at the top.
+pub fn known_fields<I: Input>(input: &I, allowed: &[&[&str]], at: &str) -> Result<(), SpecError> {
+    for name in input.field_names() {
+        if allowed.iter().any(|list| list.contains(&name.as_str())) {
+            continue;
+        }
+        let field = path(at, &name);
+        if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| *old == name) {
+            let m = Msg::new(&field).s(" is not an option here; write ").s(instead);
+            return Err(SpecError::new(code::RENAMED, &field, m));
+        }
+        let mut m = Msg::new(&field).s(" is not an option (the options are ");
+        let mut first = true;
+        for name in allowed.iter().flat_map(|l| l.iter()) {
+            if !first {
+                m = m.s(", ");
+            }
+            first = false;
+            m = m.s(name);
+        }
+        return Err(SpecError::new(code::UNKNOWN_FIELD, &field, m.s(")")));
+    }
+    Ok(())
+}
+
+fn path(at: &str, name: &str) -> String {
+    if at.is_empty() {
+        name.to_string()
+    } else {
+        Msg::new(at).s(".").s(name).0
+    }
+}
+
+/// Parses a policy: one limit's fields at the top (`{ algorithm, quota }`), or `limits`, a
+/// list of them. `policy_fields` are the edge's own fields beside the limits (the npm
+/// limiter's `maxKeys`, the Worker's `syncRate`): accepted here, parsed by the edge.
+pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<PolicySpec, SpecError> {
+    let limits_field: &[&str] = &["limits"];
+    let items = match input.get("limits") {
+        Value::Missing => {
+            known_fields(input, &[&LIMIT_FIELDS, limits_field, policy_fields], "")?;
+            let (name, spec, limit) = parse_limit(input, "", "default")?;
+            let _ = name;
+            return finish(alloc::vec![limit], alloc::vec![spec]);
+        }
+        Value::List(items) => items,
+        other => return Err(wrong_type(input, "limits", &other, "a non-empty array of limits")),
+    };
+    if !matches!(input.get("algorithm"), Value::Missing) {
+        let m = Msg::new("give either algorithm (one limit) or limits (several), not both");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "algorithm", m));
+    }
+    if let Some(beside) = input.field_names().into_iter().find(|f| LIMIT_FIELDS.contains(&f.as_str())) {
+        let m = Msg::new(&beside).s(" goes in each of limits, not beside them");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, &beside, m));
+    }
+    known_fields(input, &[limits_field, policy_fields], "")?;
+    if items.is_empty() || items.len() > MAX_LIMITS {
+        let m = Msg::new("limits must hold 1 to ").n(MAX_LIMITS as u64).s(" limits, got ").n(items.len() as u64);
+        return Err(SpecError::new(code::OUT_OF_RANGE, "limits", m));
+    }
+    let mut limits = Vec::with_capacity(items.len());
+    let mut specs = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        let at = Msg::new("limits[").n(i as u64).s("]").0;
+        let Value::Object(obj) = item else {
+            return Err(wrong_type(input, &at, &item, "an object"));
+        };
+        known_fields(&obj, &[&LIMIT_FIELDS], &at)?;
+        let default = Msg::new("limit-").n(i as u64).0;
+        let (name, spec, limit) = parse_limit(&obj, &at, &default)?;
+        if limits.iter().any(|l: &Limit| l.name() == name) {
+            let field = path(&at, "name");
+            let m = Msg::new(&field).s(" ").q(&name).s(" is the name of an earlier limit; names must differ");
+            return Err(SpecError::new(code::DUPLICATE_NAME, &field, m));
+        }
+        limits.push(limit);
+        specs.push(spec);
+    }
+    finish(limits, specs)
+}
+
+fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>) -> Result<PolicySpec, SpecError> {
+    // Every rule `Policy::new` checks was checked above with the field named.
+    let policy = Policy::new(limits).map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?;
+    Ok(PolicySpec { policy, limits: specs })
+}
+
+/// One limit at `at` (`limits[1]`, or empty at the top).
+fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String, LimitSpec, Limit), SpecError> {
+    let f = |name: &str| path(at, name);
+    let kind = algorithm(o, &f("algorithm"))?;
+    let (kind, align_given) = match one_of(o, &f("align"), &ALIGNS)? {
+        None => (kind, false),
+        Some(align) => {
+            if kind != Kind::FixedWindow {
+                return Err(unsupported(&f("align"), kind));
+            }
+            (if align == "first-hit" { Kind::FixedWindowFirstHit } else { kind }, true)
+        }
+    };
+    let _ = align_given;
+    // The quota: "100/s", or limit and window.
+    let quota_field = f("quota");
+    let (limit, window, written, rate_field) = match o.get("quota") {
+        Value::Missing => {
+            let limit_field = f("limit");
+            let limit = match whole(o, &limit_field, 1, MAX_LIMIT, "")? {
+                Some(l) => l,
+                None => {
+                    let m = Msg::new(&limit_field).s(" is required (or give quota, e.g. \"100/s\")");
+                    return Err(SpecError::new(code::MISSING_FIELD, &limit_field, m));
+                }
+            };
+            let window_field = f("window");
+            let Some((window, written)) = duration_written(o, &window_field, 1)? else {
+                let m = Msg::new(&window_field).s(" is required with limit (or give quota)");
+                return Err(SpecError::new(code::MISSING_FIELD, &window_field, m));
+            };
+            (limit, window, written, limit_field)
+        }
+        Value::Text(q) => {
+            if !matches!(o.get("limit"), Value::Missing) || !matches!(o.get("window"), Value::Missing) {
+                let m = Msg::new(&quota_field).s(" replaces limit and window; give one or the other");
+                return Err(SpecError::new(code::CONFLICTING_FIELDS, &quota_field, m));
+            }
+            let (limit, window) = quota(&quota_field, &q)?;
+            let unit = q.split_once('/').map_or("", |(_, w)| w.trim());
+            let unit = if unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                String::from(unit)
+            } else {
+                Msg::new("1").s(unit).0
+            };
+            (limit, window, Written::Text(unit), quota_field)
+        }
+        other => return Err(wrong_type(o, &quota_field, &other, "a string such as \"100/s\"")),
+    };
+    let burst = whole(o, &f("burst"), 1, MAX_LIMIT, "")?;
+    let refill_amount = whole(o, &f("refillAmount"), 1, MAX_LIMIT, "")?;
+    let precision = duration_written(o, &f("precision"), 1)?;
+    let offset = duration_written(o, &f("offset"), 0)?;
+    let name = match o.get("name") {
+        Value::Missing => String::from(default_name),
+        Value::Text(s) => s,
+        other => return Err(wrong_type(o, &f("name"), &other, "a string")),
+    };
+    let spec = LimitSpec {
+        algorithm: kind,
+        limit,
+        window,
+        burst,
+        refill_amount,
+        precision: precision.as_ref().map(|p| p.0),
+        offset: offset.as_ref().map(|p| p.0),
+    };
+    let algorithm = AnyAlgorithm::from_spec(&spec).map_err(|e| {
+        let w = |x: &Option<(Nanos, Written)>, m: Msg| match x {
+            Some((_, written)) => written.put(m),
+            None => m,
+        };
+        match e {
+            ConfigError::UnsupportedOption { option, .. } => unsupported(&f(option), kind),
+            ConfigError::PrecisionNotDivisor { precision_ns: 0, .. } => {
+                let field = f("precision");
+                let m = Msg::new(&field).s(" is required with sliding-buckets (one bucket's length, e.g. \"100ms\")");
+                SpecError::new(code::MISSING_FIELD, &field, m)
+            }
+            ConfigError::PrecisionNotDivisor { .. } => {
+                let field = f("precision");
+                let m = written.put(w(&precision, Msg::new(&field).s(" ")).s(" must divide the window ")).s(" exactly");
+                SpecError::new(code::OUT_OF_RANGE, &field, m)
+            }
+            ConfigError::TooManyBuckets { buckets, max } => {
+                let field = f("precision");
+                let m = written.put(w(&precision, Msg::new(&field).s(" ")).s(" splits the window "));
+                let m = m.s(" into ").n(buckets).s(" buckets; at most ").n(max).s(" are allowed");
+                SpecError::new(code::OUT_OF_RANGE, &field, m)
+            }
+            ConfigError::OffsetTooLarge { .. } => {
+                let field = f("offset");
+                let m = written.put(w(&offset, Msg::new(&field).s(" ")).s(" must be shorter than the window "));
+                SpecError::new(code::OUT_OF_RANGE, &field, m)
+            }
+            ConfigError::RateTooHigh { limit, .. } => {
+                let m = written.put(Msg::new("rate too high: ").n(limit).s(" hits in ")).s(" is more than one per nanosecond");
+                SpecError::new(code::OUT_OF_RANGE, &rate_field, m)
+            }
+            ConfigError::BadRefillAmount { amount, capacity } => {
+                let field = f("refillAmount");
+                let m = Msg::new(&field).s(" ").n(amount).s(" must be between 1 and the capacity ").n(capacity);
+                SpecError::new(code::OUT_OF_RANGE, &field, m)
+            }
+            ConfigError::LimitTooLarge { limit, max } => {
+                let m = Msg::new(&rate_field).s(": a limit of ").n(limit).s(" is above the maximum ").n(max);
+                SpecError::new(code::OUT_OF_RANGE, &rate_field, m.s(" for ").s(config_name(kind).0))
+            }
+            _ => {
+                let field = if refill_amount.is_some() { f("refillAmount") } else { rate_field.clone() };
+                let m = Msg::new(&field).s(": the refill interval is out of range");
+                SpecError::new(code::OUT_OF_RANGE, &field, m)
+            }
+        }
+    })?;
+    let limit = Limit::new(&name, algorithm).map_err(|_| {
+        let field = f("name");
+        let m = Msg::new(&field).s(" ").q(&name).s(" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :");
+        SpecError::new(code::INVALID_VALUE, &field, m)
+    })?;
+    Ok((name, spec, limit))
+}
+
+fn unsupported(field: &str, kind: Kind) -> SpecError {
+    let (name, align) = config_name(kind);
+    let mut m = Msg::new("algorithm ").q(name);
+    if let Some(a) = align {
+        m = m.s(" with align ").q(a);
+    }
+    SpecError::new(code::UNSUPPORTED_OPTION, field, m.s(" does not take the option ").q(leaf(field)))
+}
+
+fn algorithm<I: Input>(o: &I, field: &str) -> Result<Kind, SpecError> {
+    let mut expected = String::from("one of ");
+    for (i, (a, _)) in ALGORITHMS.iter().enumerate() {
+        if i > 0 {
+            expected.push_str(", ");
+        }
+        expected = Msg(expected).q(a).0;
+    }
+    match o.get("algorithm") {
+        Value::Text(s) => {
+            if let Some((_, k)) = ALGORITHMS.iter().find(|(n, _)| *n == s) {
+                return Ok(*k);
+            }
+            if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| *old == s) {
+                let m = Msg::new(field).s(" ").q(&s).s(" is not a name here; write ").s(instead);
+                return Err(SpecError::new(code::RENAMED, field, m));
+            }
+            let m = Msg::new(field).s(" must be ").s(&expected).s(", got ").q(&s);
+            Err(SpecError::new(code::INVALID_VALUE, field, m))
+        }
+        Value::Missing => {
+            let m = Msg::new(field).s(" is required: ").s(&expected);
+            Err(SpecError::new(code::MISSING_FIELD, field, m))
+        }
+        other => Err(wrong_type(o, field, &other, &expected)),
+    }
+}
+
+/// A quota string as (limit, window), its errors naming `field`.
+pub fn quota(field: &str, q: &str) -> Result<(u64, Nanos), SpecError> {
+    let parsed: Result<crate::Quota, ConfigError> = q.parse();
+    let at = || Msg::new(field).s(" ").q(q).s(": ");
+    match parsed {
+        Ok(quota) => Ok((quota.limit(), quota.window())),
+        Err(ConfigError::InvalidQuota { reason, .. }) => Err(SpecError::new(
+            code::INVALID_VALUE,
+            field,
+            at().s(reason).s(" (write e.g. \"100/s\" or \"5000/1h\")"),
+        )),
+        Err(ConfigError::ZeroLimit) => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit must be at least 1"))),
+        Err(ConfigError::LimitTooLarge { max, .. }) => {
+            Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit is above the maximum ").n(max)))
+        }
+        Err(ConfigError::ZeroWindow) => {
+            Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the window must be longer than zero")))
+        }
+        Err(_) => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the window is longer than the maximum 366 days"))),
+    }
+}
+
+#[cfg(test)]
+mod tests;

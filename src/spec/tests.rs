@@ -1,0 +1,249 @@
+use alloc::boxed::Box;
+use alloc::vec;
+
+use super::*;
+
+/// A JSON-like value for the tests: what every edge's `Input` amounts to.
+#[derive(Clone, Debug)]
+enum J {
+    S(&'static str),
+    N(f64),
+    B(bool),
+    L(Vec<J>),
+    O(Vec<(&'static str, J)>),
+    Null,
+}
+
+impl Input for J {
+    fn get(&self, name: &str) -> Value<J> {
+        let J::O(fields) = self else { return Value::Missing };
+        fields.iter().find(|(k, _)| *k == name).map_or(Value::Missing, |(_, v)| v.value())
+    }
+    fn field_names(&self) -> Vec<String> {
+        let J::O(fields) = self else { return Vec::new() };
+        fields.iter().map(|(k, _)| (*k).into()).collect()
+    }
+}
+
+impl J {
+    fn value(&self) -> Value<J> {
+        match self {
+            J::S(s) => Value::Text((*s).into()),
+            J::N(n) => Value::Number(*n),
+            J::B(b) => Value::Bool(*b),
+            J::L(l) => Value::List(l.iter().map(J::value).collect()),
+            o @ J::O(_) => Value::Object(o.clone()),
+            J::Null => Value::Null,
+        }
+    }
+}
+
+use J::*;
+
+fn err(v: J) -> SpecError {
+    parse_policy(&v, &["maxKeys"]).unwrap_err()
+}
+
+fn check(v: J, code: &str, field: &str, message: &str) {
+    let e = err(v);
+    assert_eq!((e.code, e.field.as_str()), (code, field), "{}", e.message);
+    assert_eq!(e.message, message);
+}
+
+#[test]
+fn one_limit_in_each_quota_form() {
+    for v in [
+        O(vec![("algorithm", S("gcra")), ("quota", S("100/s"))]),
+        O(vec![("algorithm", S("gcra")), ("limit", N(100.0)), ("window", S("1s"))]),
+        O(vec![("algorithm", S("gcra")), ("limit", N(100.0)), ("window", N(1000.0))]),
+    ] {
+        let p = parse_policy(&v, &[]).unwrap();
+        assert_eq!(p.limits[0], LimitSpec::new(Kind::Gcra, 100, Nanos::from_secs(1)));
+        assert_eq!(p.policy.limits()[0].name(), "default");
+    }
+}
+
+#[test]
+fn every_option_reaches_the_core() {
+    let v = O(vec![(
+        "limits",
+        L(vec![
+            O(vec![("algorithm", S("token-bucket")), ("quota", S("100/s")), ("burst", N(500.0)), ("refillAmount", N(10.0))]),
+            O(vec![("algorithm", S("sliding-buckets")), ("quota", S("12/1s")), ("precision", N(250.0)), ("offset", S("0s"))]),
+            O(vec![("algorithm", S("fixed-window")), ("quota", S("5000/1h")), ("offset", S("15m")), ("name", S("hour"))]),
+            O(vec![("algorithm", S("fixed-window")), ("quota", S("15/2s")), ("align", S("first-hit"))]),
+            O(vec![("algorithm", S("fixed-window")), ("quota", S("15/2s")), ("align", S("clock"))]),
+        ]),
+    )]);
+    let p = parse_policy(&v, &[]).unwrap();
+    assert_eq!((p.limits[0].burst, p.limits[0].refill_amount), (Some(500), Some(10)));
+    assert_eq!((p.limits[1].precision, p.limits[1].offset), (Some(Nanos::from_millis(250)), Some(Nanos::ZERO)));
+    assert_eq!(p.limits[2].offset, Some(Nanos::from_secs(900)));
+    assert_eq!(p.limits[3].algorithm, Kind::FixedWindowFirstHit);
+    assert_eq!(p.limits[4].algorithm, Kind::FixedWindow);
+    let names: Vec<&str> = p.policy.limits().iter().map(|l| l.name()).collect();
+    assert_eq!(names, ["limit-0", "limit-1", "hour", "limit-3", "limit-4"]);
+}
+
+#[test]
+fn every_algorithm_name_parses_and_round_trips() {
+    for (name, kind) in ALGORITHMS {
+        let mut fields = vec![("algorithm", S(name)), ("quota", S("10/s"))];
+        if kind == Kind::SlidingBuckets {
+            fields.push(("precision", S("100ms")));
+        }
+        let p = parse_policy(&O(fields), &[]).unwrap();
+        assert_eq!(p.limits[0].algorithm, kind);
+        assert_eq!(config_name(kind), (name, None));
+    }
+    assert_eq!(config_name(Kind::FixedWindowFirstHit), ("fixed-window", Some("first-hit")));
+    // Every core algorithm has a configuration name.
+    for kind in Kind::ALL {
+        assert!(!config_name(kind).0.is_empty(), "{kind:?}");
+    }
+}
+
+#[test]
+fn errors_name_the_field_and_speak_the_units_written() {
+    let buckets = |window: J, precision: J| {
+        O(vec![("algorithm", S("sliding-buckets")), ("limit", N(10.0)), ("window", window), ("precision", precision)])
+    };
+    check(buckets(S("1s"), S("300ms")), "out_of_range", "precision", "precision 300ms must divide the window 1s exactly");
+    check(buckets(N(1000.0), N(300.0)), "out_of_range", "precision", "precision 300 ms must divide the window 1000 ms exactly");
+    check(
+        buckets(S("1h"), S("1ms")),
+        "out_of_range",
+        "precision",
+        "precision 1ms splits the window 1h into 3600000 buckets; at most 3600 are allowed",
+    );
+    check(
+        O(vec![("algorithm", S("sliding-buckets")), ("quota", S("10/s"))]),
+        "missing_field",
+        "precision",
+        "precision is required with sliding-buckets (one bucket's length, e.g. \"100ms\")",
+    );
+    check(
+        O(vec![("algorithm", S("fixed-window")), ("quota", S("10/1h")), ("offset", S("2h"))]),
+        "out_of_range",
+        "offset",
+        "offset 2h must be shorter than the window 1h",
+    );
+    check(
+        O(vec![("algorithm", S("gcra")), ("limit", N(2_000_000.0)), ("window", S("1ms"))]),
+        "out_of_range",
+        "limit",
+        "rate too high: 2000000 hits in 1ms is more than one per nanosecond",
+    );
+    check(
+        O(vec![("algorithm", S("gcra")), ("limit", N(1e300)), ("window", S("1s"))]),
+        "out_of_range",
+        "limit",
+        "limit must be a whole number from 1 to 9007199254740991, got a number above 2^64",
+    );
+    check(
+        O(vec![("algorithm", S("gcra")), ("limit", N(10.0)), ("window", N(9007199254740991.0))]),
+        "out_of_range",
+        "window",
+        "window of 9007199254740991 ms is longer than the maximum 31622400000 ms",
+    );
+    check(
+        O(vec![("algorithm", S("gcra")), ("limit", N(10.0)), ("window", S("400d"))]),
+        "out_of_range",
+        "window",
+        "window \"400d\" is longer than the maximum 366 days",
+    );
+    check(
+        O(vec![("algorithm", S("token-bucket")), ("quota", S("10/s")), ("refillAmount", N(11.0))]),
+        "out_of_range",
+        "refillAmount",
+        "refillAmount 11 must be between 1 and the capacity 10",
+    );
+}
+
+#[test]
+fn every_mistake_has_a_code_and_a_field() {
+    let gcra = |extra: Vec<(&'static str, J)>| {
+        let mut f = vec![("algorithm", S("gcra")), ("quota", S("10/s"))];
+        f.extend(extra);
+        O(f)
+    };
+    let cases: Vec<(J, &str, &str)> = vec![
+        (gcra(vec![("brust", N(5.0))]), "unknown_field", "brust"),
+        (gcra(vec![("burst", S("5"))]), "invalid_type", "burst"),
+        (gcra(vec![("burst", N(0.0))]), "out_of_range", "burst"),
+        (gcra(vec![("burst", N(1.5))]), "out_of_range", "burst"),
+        (gcra(vec![("burst", N(-3.0))]), "out_of_range", "burst"),
+        (gcra(vec![("burst", N(f64::NAN))]), "out_of_range", "burst"),
+        (gcra(vec![("limit", N(5.0))]), "conflicting_fields", "quota"),
+        (gcra(vec![("precision", S("1s"))]), "unsupported_option", "precision"),
+        (gcra(vec![("offset", N(5.0))]), "unsupported_option", "offset"),
+        (gcra(vec![("refillAmount", N(5.0))]), "unsupported_option", "refillAmount"),
+        (gcra(vec![("align", S("first-hit"))]), "unsupported_option", "align"),
+        (gcra(vec![("name", S("a b"))]), "invalid_value", "name"),
+        (gcra(vec![("name", N(3.0))]), "invalid_type", "name"),
+        (gcra(vec![("onError", S("open"))]), "renamed", "onError"),
+        (O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("align", S("sometimes"))]), "invalid_value", "align"),
+        (O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("burst", N(3.0))]), "unsupported_option", "burst"),
+        (O(vec![("algorithm", S("fixed-window-first-hit")), ("quota", S("1/s"))]), "renamed", "algorithm"),
+        (O(vec![("algorithm", S("leaky-bucket")), ("quota", S("1/s"))]), "renamed", "algorithm"),
+        (O(vec![("algorithm", S("leaky")), ("quota", S("1/s"))]), "invalid_value", "algorithm"),
+        (O(vec![("algorithm", N(1.0)), ("quota", S("1/s"))]), "invalid_type", "algorithm"),
+        (O(vec![("quota", S("1/s"))]), "missing_field", "algorithm"),
+        (O(vec![("algorithm", S("gcra"))]), "missing_field", "limit"),
+        (O(vec![("algorithm", S("gcra")), ("limit", N(5.0))]), "missing_field", "window"),
+        (O(vec![("algorithm", S("gcra")), ("limit", N(5.0)), ("window", S("soon"))]), "invalid_value", "window"),
+        (O(vec![("algorithm", S("gcra")), ("limit", N(5.0)), ("window", S("0s"))]), "out_of_range", "window"),
+        (O(vec![("algorithm", S("gcra")), ("limit", N(5.0)), ("window", N(0.0))]), "out_of_range", "window"),
+        (O(vec![("algorithm", S("gcra")), ("limit", N(5.0)), ("window", B(true))]), "invalid_type", "window"),
+        (O(vec![("algorithm", S("gcra")), ("quota", S("5/parsec"))]), "invalid_value", "quota"),
+        (O(vec![("algorithm", S("gcra")), ("quota", S("0/s"))]), "out_of_range", "quota"),
+        (O(vec![("algorithm", S("gcra")), ("quota", N(5.0))]), "invalid_type", "quota"),
+        (O(vec![("limits", L(vec![]))]), "out_of_range", "limits"),
+        (O(vec![("limits", S("x"))]), "invalid_type", "limits"),
+        (O(vec![("limits", L(vec![Null]))]), "invalid_type", "limits[0]"),
+        (O(vec![("limits", L(vec![gcra(vec![])])), ("burst", N(5.0))]), "conflicting_fields", "burst"),
+        (O(vec![("limits", L(vec![gcra(vec![])])), ("algorithm", S("gcra"))]), "conflicting_fields", "algorithm"),
+        (O(vec![("limits", L(vec![gcra(vec![])])), ("maxkeys", N(5.0))]), "unknown_field", "maxkeys"),
+        (O(vec![("limits", L(vec![gcra(vec![]), gcra(vec![("windw", N(1.0))])]))]), "unknown_field", "limits[1].windw"),
+        (O(vec![("limits", L(vec![gcra(vec![]), gcra(vec![("burst", N(0.5))])]))]), "out_of_range", "limits[1].burst"),
+        (
+            O(vec![("limits", L(vec![gcra(vec![("name", S("a"))]), gcra(vec![("name", S("a"))])]))]),
+            "duplicate_name",
+            "limits[1].name",
+        ),
+    ];
+    for (v, code, field) in cases {
+        let e = err(v.clone());
+        assert_eq!((e.code, e.field.as_str()), (code, field), "{v:?}: {}", e.message);
+        assert!(e.message.starts_with(field) || e.message.contains(field), "{}", e.message);
+        assert!(CODES.contains(&e.code));
+    }
+    // The edge's own fields are accepted beside the limits, and listed with them.
+    assert!(parse_policy(&gcra(vec![("maxKeys", N(5.0))]), &["maxKeys"]).is_ok());
+    assert_eq!(
+        err(gcra(vec![("brust", N(5.0))])).message,
+        "brust is not an option (the options are algorithm, limit, window, quota, burst, refillAmount, align, \
+         precision, offset, name, limits, maxKeys)"
+    );
+    let _ = Box::new(0);
+}
+
+#[test]
+fn the_first_hit_spelling_says_what_to_write() {
+    let e = err(O(vec![("algorithm", S("fixed-window-first-hit")), ("quota", S("1/s"))]));
+    assert_eq!(
+        e.message,
+        "algorithm \"fixed-window-first-hit\" is not a name here; write algorithm \"fixed-window\" with align \"first-hit\""
+    );
+    let e = err(O(vec![("algorithm", S("fixed-window")), ("align", S("first-hit")), ("quota", S("1/s")), ("offset", N(5.0))]));
+    assert_eq!(e.message, "algorithm \"fixed-window\" with align \"first-hit\" does not take the option \"offset\"");
+}
+
+#[test]
+fn numbers_are_shown_as_written() {
+    assert_eq!(show_number(12.0), "12");
+    assert_eq!(show_number(-5.0), "-5");
+    assert_eq!(show_number(0.5), "0.5");
+    assert_eq!(show_number(f64::NAN), "NaN");
+    assert_eq!(show_number(f64::NEG_INFINITY), "-Infinity");
+}
