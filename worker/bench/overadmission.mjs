@@ -16,7 +16,7 @@ const isolateCounts = [1, 2, 4];
 const offsetMs = (((Date.now() - 1_800_000) % 3_600_000) + 3_600_000) % 3_600_000;
 const policy = (sync) => ({
   limits: [{ name: "per-hour", algorithm: "fixed-window", limit: LIMIT, window: "1h", offset: `${offsetMs}ms` }],
-  sync,
+  syncRate: sync,
 });
 const POLICIES = Object.fromEntries(syncs.map((s) => [`s${s < 0 ? "local" : s}`, policy(s)]));
 

@@ -8,23 +8,30 @@
 //! [vars.POLICIES.login]
 //! limits = [{ name = "per-minute", algorithm = "sliding-window", quota = "5/m" },
 //!           { name = "per-hour", algorithm = "sliding-window", quota = "20/h" }]
-//! sync = 0          # ms; 0 exact (every hit to the Durable Object), > 0 periodic, < 0 local
-//! onError = "open"  # or "closed": what to answer when the Durable Object fails
+//! syncRate = 0      # ms; 0 exact (every hit to the Durable Object), > 0 periodic, < 0 local
+//! failure = "open"  # or "closed": what to answer when the Durable Object fails
 //! timeoutMs = 1000  # how long to wait for the Durable Object
 //! ```
 //!
-//! Every number and name is validated here, by the core's own constructors, so a bad
-//! configuration is a clear `config_error` on every request rather than a surprise later.
+//! The limits are the core's schema (`tollgate::spec`, the same parser the npm package's
+//! options go through): a policy is one limit's fields, or `limits`, a list of them. Every
+//! number and name is validated here, so a bad configuration is a clear `config_error` on
+//! every request rather than a surprise later.
 
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tollgate::quota::parse_duration;
+use tollgate::spec::{
+    code, config_name, duration, one_of, parse_policy as parse_spec, whole, wrong_type, Input, PolicySpec, SpecError,
+    Value as Field,
+};
 use tollgate::sync::SyncRate;
-use tollgate::{AnyAlgorithm, Kind, LimitSpec, Nanos, Policy, Quota};
+use tollgate::text::Msg;
+use tollgate::{LimitSpec, Nanos, Policy};
 
 use crate::pool_config::PoolConfig;
+use crate::spec_input::{field, Json};
 
 /// The most milliseconds a policy may wait for its Durable Object.
 pub const MAX_TIMEOUT_MS: u64 = 30_000;
@@ -109,39 +116,6 @@ pub struct Config {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct LimitJson {
-    name: String,
-    algorithm: String,
-    #[serde(default)]
-    quota: Option<String>,
-    #[serde(default)]
-    limit: Option<u64>,
-    #[serde(default)]
-    window: Option<String>,
-    #[serde(default)]
-    burst: Option<u64>,
-    #[serde(default)]
-    refill_amount: Option<u64>,
-    #[serde(default)]
-    precision: Option<String>,
-    #[serde(default)]
-    offset: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PolicyJson {
-    limits: Vec<LimitJson>,
-    #[serde(default)]
-    sync: i64,
-    #[serde(default)]
-    on_error: Option<String>,
-    #[serde(default)]
-    timeout_ms: Option<u64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct ProxyJson {
     policy: String,
     #[serde(default)]
@@ -158,10 +132,6 @@ pub fn valid_policy_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
-fn duration(field: &str, s: &str) -> Result<Nanos, String> {
-    parse_duration(s).map_err(|e| format!("{field}: {e}"))
-}
-
 fn ms(n: Nanos) -> Value {
     // Durations are shown in milliseconds; a sub-millisecond one as a fraction.
     if n.as_nanos() % 1_000_000 == 0 {
@@ -171,26 +141,16 @@ fn ms(n: Nanos) -> Value {
     }
 }
 
-fn limit_spec(l: &LimitJson) -> Result<(LimitSpec, Value), String> {
-    let algorithm: Kind = l.algorithm.parse().map_err(|e| format!("{e}"))?;
-    let (limit, window) = match (&l.quota, l.limit, &l.window) {
-        (Some(q), None, None) => {
-            let q: Quota = q.parse().map_err(|e| format!("{e}"))?;
-            (q.limit(), q.window())
-        }
-        (None, Some(limit), Some(w)) => (limit, duration("window", w)?),
-        _ => return Err("give either quota (e.g. \"100/s\") or both limit and window (e.g. 100 and \"1s\")".into()),
-    };
-    let spec = LimitSpec {
-        algorithm,
-        limit,
-        window,
-        burst: l.burst,
-        refill_amount: l.refill_amount,
-        precision: l.precision.as_deref().map(|p| duration("precision", p)).transpose()?,
-        offset: l.offset.as_deref().map(|o| duration("offset", o)).transpose()?,
-    };
-    let mut d = json!({ "name": l.name, "algorithm": algorithm.name(), "limit": limit, "windowMs": ms(window) });
+/// A policy's fields besides its limits (which `tollgate::spec` owns).
+pub const POLICY_FIELDS: [&str; 3] = ["syncRate", "failure", "timeoutMs"];
+
+/// What `GET /v1/policies` shows of one limit: its options as configured, durations in ms.
+fn describe(name: &str, spec: &LimitSpec) -> Value {
+    let (algorithm, align) = config_name(spec.algorithm);
+    let mut d = json!({ "name": name, "algorithm": algorithm, "limit": spec.limit, "windowMs": ms(spec.window) });
+    if let Some(a) = align {
+        d["align"] = json!(a);
+    }
     if let Some(b) = spec.burst {
         d["burst"] = json!(b);
     }
@@ -203,43 +163,56 @@ fn limit_spec(l: &LimitJson) -> Result<(LimitSpec, Value), String> {
     if let Some(o) = spec.offset {
         d["offsetMs"] = ms(o);
     }
-    Ok((spec, d))
+    d
 }
 
-/// Parses one policy.
-pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, String> {
-    let p: PolicyJson = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-    let mut limits = Vec::with_capacity(p.limits.len());
-    let mut described = Vec::with_capacity(p.limits.len());
-    for (i, l) in p.limits.iter().enumerate() {
-        let (spec, d) = limit_spec(l).map_err(|e| format!("limit {i} ({}): {e}", l.name))?;
-        let algorithm = AnyAlgorithm::from_spec(&spec).map_err(|e| format!("limit {i} ({}): {e}", l.name))?;
-        limits.push(tollgate::Limit::new(&l.name, algorithm).map_err(|e| format!("limit {i}: {e}"))?);
-        described.push(d);
+/// `syncRate`: whole milliseconds (0 exact, > 0 periodic, < 0 local only) or a duration.
+fn sync_rate(input: &Json) -> Result<i64, SpecError> {
+    let field = "syncRate";
+    match input.get(field) {
+        Field::Missing => Ok(0),
+        Field::Number(n) if n.fract() == 0.0 && n.abs() <= MAX_SYNC_MS as f64 => Ok(n as i64),
+        Field::Number(n) => Err(SpecError::new(
+            code::OUT_OF_RANGE,
+            field,
+            Msg::new(&format!("syncRate must be a whole number of milliseconds from -{MAX_SYNC_MS} to {MAX_SYNC_MS}, got {}", input.show_number(n))),
+        )),
+        Field::Text(_) => {
+            let d = duration(input, field, 1)?.unwrap_or(Nanos::ZERO);
+            if d > Nanos::from_millis(MAX_SYNC_MS as u64) {
+                let m = Msg::new(&format!("syncRate is above the maximum {MAX_SYNC_MS} ms"));
+                return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
+            }
+            Ok(d.as_millis_ceil() as i64)
+        }
+        other => Err(wrong_type(input, field, &other, "a number of milliseconds or a duration such as \"100ms\"")),
     }
-    let policy = Policy::new(limits).map_err(|e| e.to_string())?;
-    if p.sync != 0 && !policy.is_mergeable() {
-        return Err(format!(
-            "sync = {} needs every limit to be mergeable (fixed-window, sliding-window or sliding-buckets); \
-             use sync = 0 with this policy",
-            p.sync
+}
+
+/// Parses one policy. Its errors name the field within the policy (`limits[1].window`).
+pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
+    let input = Json(v);
+    if !v.is_object() {
+        return Err(wrong_type(&input, "", &field(v), "an object of limits and policy options"));
+    }
+    let PolicySpec { policy, limits } = parse_spec(&input, &POLICY_FIELDS)?;
+    let sync_ms = sync_rate(&input)?;
+    if sync_ms != 0 && !policy.is_mergeable() {
+        let m = Msg::new(&format!(
+            "syncRate = {sync_ms} needs every limit to be mergeable (fixed-window, sliding-window or sliding-buckets); \
+             use syncRate = 0 with this policy"
         ));
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "syncRate", m));
     }
-    if p.sync > MAX_SYNC_MS {
-        return Err(format!("sync = {} ms is above the maximum {MAX_SYNC_MS} ms", p.sync));
-    }
-    let on_error = match p.on_error.as_deref() {
+    let on_error = match one_of(&input, "failure", &["open", "closed"])? {
         None | Some("open") => FailMode::Open,
-        Some("closed") => FailMode::Closed,
-        Some(other) => return Err(format!("onError must be \"open\" or \"closed\", not {other:?}")),
+        _ => FailMode::Closed,
     };
-    let timeout_ms = p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-    if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
-        return Err(format!("timeoutMs must be between 1 and {MAX_TIMEOUT_MS}"));
-    }
+    let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let described: Vec<Value> = policy.limits().iter().zip(&limits).map(|(l, s)| describe(l.name(), s)).collect();
     let description =
-        json!({ "limits": described, "sync": p.sync, "onError": on_error.name(), "timeoutMs": timeout_ms });
-    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms: p.sync, on_error, timeout_ms, description })
+        json!({ "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms });
+    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, description })
 }
 
 /// Parses the `POLICIES` var: an object of policy name to policy.
@@ -253,7 +226,7 @@ pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, Strin
         if !valid_policy_name(name) {
             return Err(format!("policy name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
         }
-        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {e}"))?);
+        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", e.message))?);
     }
     Ok(out)
 }
@@ -295,6 +268,7 @@ pub fn test_mode_on(v: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tollgate::Kind;
 
     fn issue_policies() -> Value {
         json!({
@@ -302,7 +276,7 @@ mod tests {
             "login": { "limits": [
                 { "name": "per-minute", "algorithm": "sliding-window", "quota": "5/m" },
                 { "name": "per-hour", "algorithm": "sliding-window", "quota": "20/h" }
-            ], "onError": "closed", "timeoutMs": 250, "sync": 100 }
+            ], "failure": "closed", "timeoutMs": 250, "syncRate": 100 }
         })
     }
 
@@ -320,24 +294,24 @@ mod tests {
     #[test]
     fn bad_configurations_say_what_is_wrong() {
         let cases = [
-            (json!({ "x": { "limits": [] } }), "at least one limit"),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "nope", "quota": "1/s" }] } }), "unknown algorithm"),
+            (json!({ "x": { "limits": [] } }), "limits must hold 1 to 16"),
+            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "nope", "quota": "1/s" }] } }), "algorithm must be one of"),
             (
-                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "sync": 100 } }),
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "syncRate": 100 } }),
                 "mergeable",
             ),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "limit": 1 }] } }), "either quota"),
+            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "limit": 1 }] } }), "limits[0].window is required"),
             (
                 json!({ "x": { "limits": [{ "name": "a", "algorithm": "fixed-window", "quota": "1/s", "burst": 3 }] } }),
                 "burst",
             ),
             (
-                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "onError": "maybe" } }),
-                "onError",
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "failure": "maybe" } }),
+                "failure must be one of",
             ),
             (
                 json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "typo": 1 } }),
-                "unknown field",
+                "typo is not an option",
             ),
             (json!({ "a/b": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }] } }), "policy name"),
             (json!({}), "no policy"),
@@ -346,6 +320,53 @@ mod tests {
             let err = parse_policies(&v).unwrap_err();
             assert!(err.contains(want), "{err:?} should mention {want:?}");
         }
+    }
+
+    /// The names this edge spelt differently before are refused with what to write now.
+    #[test]
+    fn renamed_options_say_what_to_write() {
+        let limits = json!([{ "algorithm": "gcra", "quota": "1/s" }]);
+        for (old, new) in [("onError", "failure"), ("sync", "syncRate")] {
+            let e = parse_policy("x", &json!({ "limits": limits, old: 1 })).unwrap_err();
+            assert_eq!((e.code, e.field.as_str()), ("renamed", old));
+            assert!(e.message.contains(new), "{}", e.message);
+        }
+        let e = parse_policy("x", &json!({ "algorithm": "fixed-window-first-hit", "quota": "1/s" })).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("renamed", "algorithm"));
+    }
+
+    /// Every limit option of the core's schema reaches the Worker, one limit's fields may
+    /// stand alone, and durations may be numbers (ms) or strings.
+    #[test]
+    fn every_limit_option_and_form_is_accepted() {
+        let p = parse_policy(
+            "x",
+            &json!({ "algorithm": "fixed-window", "align": "first-hit", "limit": 3, "window": 2000, "syncRate": 0 }),
+        )
+        .unwrap();
+        assert_eq!(p.policy.limits()[0].name(), "default");
+        assert_eq!(p.description["limits"][0]["align"], "first-hit");
+        assert_eq!(p.description["limits"][0]["windowMs"], 2000);
+        let p = parse_policy(
+            "x",
+            &json!({ "limits": [
+                { "algorithm": "token-bucket", "quota": "10/s", "burst": 20, "refillAmount": 5 },
+                { "algorithm": "sliding-buckets", "quota": "60/1m", "precision": "10s", "offset": 5000 }
+            ], "syncRate": "100ms", "failure": "closed" }),
+        );
+        let e = p.unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "syncRate"));
+        let p = parse_policy(
+            "x",
+            &json!({ "limits": [
+                { "algorithm": "fixed-window", "quota": "10/s" },
+                { "algorithm": "sliding-buckets", "quota": "60/1m", "precision": "10s", "offset": 5000 }
+            ], "syncRate": "100ms" }),
+        )
+        .unwrap();
+        assert_eq!(p.sync_ms, 100);
+        assert_eq!(p.description["limits"][1]["offsetMs"], 5000);
+        assert_eq!(p.description["limits"][1]["precisionMs"], 10_000);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod pools_api;
 pub mod proxy;
 pub mod respond;
 pub mod routes;
+pub mod spec_input;
 pub mod sync_mode;
 pub mod wire;
 

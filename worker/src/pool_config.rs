@@ -9,18 +9,21 @@
 //! timeoutMs = 1000      # how long to wait for the pool's Durable Object (default 1000)
 //! ```
 //!
-//! Validated like the policies, by the core's own constructors (`Quota`, `LeasePool::new`),
-//! so a bad pool is the same `config_error` on every route.
+//! Validated like the policies, by the core's spec rules and constructors (`tollgate::spec`,
+//! `LeasePool::new`), so a bad pool is the same `config_error` on every route, and its
+//! mistakes carry the same codes as a policy's.
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::{json, Value};
 use tollgate::lease::{LeasePool, MAX_HOLDER_LEN, MAX_PARTITIONS};
-use tollgate::quota::{parse_duration, MAX_LIMIT};
-use tollgate::{Nanos, Quota};
+use tollgate::quota::MAX_LIMIT;
+use tollgate::spec::{code, duration, known_fields, quota, whole, wrong_type, Input, SpecError, Value as Field};
+use tollgate::text::Msg;
+use tollgate::Nanos;
 
 use crate::config::{valid_policy_name, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+use crate::spec_input::{field, Json};
 
 /// The longest lease any pool may allow: a crashed holder's partitions stay taken this long.
 pub const MAX_TTL: Nanos = Nanos::from_secs(24 * 3600);
@@ -63,50 +66,49 @@ impl PoolConfig {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct PoolJson {
-    partitions: u64,
-    rate: String,
-    #[serde(default)]
-    max_ttl: Option<String>,
-    #[serde(default)]
-    timeout_ms: Option<u64>,
+/// A pool's fields.
+pub const POOL_FIELDS: [&str; 4] = ["partitions", "rate", "maxTtl", "timeoutMs"];
+
+fn required<T>(v: Option<T>, field: &str, what: &str) -> Result<T, SpecError> {
+    v.ok_or_else(|| SpecError::new(code::MISSING_FIELD, field, Msg::new(field).s(" is required: ").s(what)))
 }
 
-/// Parses one pool.
-pub fn parse_pool(name: &str, v: &Value) -> Result<PoolConfig, String> {
-    let p: PoolJson = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-    if p.partitions == 0 || p.partitions > MAX_PARTITIONS as u64 {
-        return Err(format!("partitions must be a whole number from 1 to {MAX_PARTITIONS}, not {}", p.partitions));
+/// Parses one pool, by the core's spec rules (`tollgate::spec`), so its errors carry the
+/// same codes and field names as a policy's.
+pub fn parse_pool(name: &str, v: &Value) -> Result<PoolConfig, SpecError> {
+    let input = Json(v);
+    if !v.is_object() {
+        return Err(wrong_type(&input, "", &field(v), "an object { partitions, rate }"));
     }
-    let partitions = p.partitions as u32;
-    let rate: Quota = p.rate.parse().map_err(|e| format!("rate {:?} (per partition, e.g. \"25/s\"): {e}", p.rate))?;
-    let capacity = rate.limit() as u128 * partitions as u128;
-    if capacity > MAX_LIMIT as u128 {
-        return Err(format!("capacity {partitions} x {} = {capacity} is above the maximum {MAX_LIMIT}", rate.limit()));
-    }
-    let max_ttl = match p.max_ttl.as_deref() {
-        None => DEFAULT_MAX_TTL,
-        Some(s) => parse_duration(s).map_err(|e| format!("maxTtl: {e}"))?,
+    known_fields(&input, &[&POOL_FIELDS], "")?;
+    let partitions = whole(&input, "partitions", 1, MAX_PARTITIONS as u64, "")?;
+    let partitions = required(partitions, "partitions", "how many partitions the capacity is split into")? as u32;
+    let rate = match input.get("rate") {
+        Field::Text(r) => quota("rate", &r)?,
+        Field::Missing => return Err(required(None, "rate", "the quota one partition carries, e.g. \"25/s\"")?),
+        other => return Err(wrong_type(&input, "rate", &other, "a quota string such as \"25/s\"")),
     };
+    let capacity = rate.0 as u128 * partitions as u128;
+    if capacity > MAX_LIMIT as u128 {
+        let m = format!("capacity {partitions} x {} = {capacity} is above the maximum {MAX_LIMIT}", rate.0);
+        return Err(SpecError::new(code::OUT_OF_RANGE, "rate", Msg::new(&m)));
+    }
+    let max_ttl = duration(&input, "maxTtl", 1)?.unwrap_or(DEFAULT_MAX_TTL);
     if max_ttl < Nanos::from_millis(1) || max_ttl > MAX_TTL {
-        return Err(format!("maxTtl must be from 1ms to 1d ({} ms)", MAX_TTL.as_millis_floor()));
+        let m = format!("maxTtl must be from 1ms to 1d ({} ms)", MAX_TTL.as_millis_floor());
+        return Err(SpecError::new(code::OUT_OF_RANGE, "maxTtl", Msg::new(&m)));
     }
-    let timeout_ms = p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-    if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
-        return Err(format!("timeoutMs must be between 1 and {MAX_TIMEOUT_MS}"));
-    }
+    let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);
     let mut pc = PoolConfig {
         name: name.to_string(),
         partitions,
-        partition_rate: rate.limit(),
-        window: rate.window(),
+        partition_rate: rate.0,
+        window: rate.1,
         max_ttl,
         timeout_ms,
         description: Value::Null,
     };
-    pc.empty_pool()?;
+    pc.empty_pool().map_err(|e| SpecError::new(code::OUT_OF_RANGE, "rate", Msg::new(&e)))?;
     pc.description = json!({
         "partitions": partitions,
         "partitionRate": pc.partition_rate,
@@ -129,7 +131,7 @@ pub fn parse_pools(v: Option<&Value>) -> Result<BTreeMap<String, PoolConfig>, St
         if !valid_policy_name(name) {
             return Err(format!("pool name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
         }
-        out.insert(name.clone(), parse_pool(name, p).map_err(|e| format!("pool {name:?}: {e}"))?);
+        out.insert(name.clone(), parse_pool(name, p).map_err(|e| format!("pool {name:?}: {}", e.message))?);
     }
     Ok(out)
 }
@@ -164,15 +166,15 @@ mod tests {
             (json!({ "a/b": { "partitions": 2, "rate": "1/s" } }), "pool name"),
             (json!({ "p": { "partitions": 0, "rate": "1/s" } }), "partitions"),
             (json!({ "p": { "partitions": 1025, "rate": "1/s" } }), "1 to 1024"),
-            (json!({ "p": { "partitions": -1, "rate": "1/s" } }), "invalid value"),
-            (json!({ "p": { "partitions": 2 } }), "missing field `rate`"),
+            (json!({ "p": { "partitions": -1, "rate": "1/s" } }), "partitions must be a whole number"),
+            (json!({ "p": { "partitions": 2 } }), "rate is required"),
             (json!({ "p": { "partitions": 2, "rate": "fast" } }), "rate \"fast\""),
             (json!({ "p": { "partitions": 2, "rate": "0/s" } }), "rate"),
             (json!({ "p": { "partitions": 1024, "rate": "9007199254740991/s" } }), "capacity"),
             (json!({ "p": { "partitions": 2, "rate": "1/s", "maxTtl": "2d" } }), "maxTtl"),
             (json!({ "p": { "partitions": 2, "rate": "1/s", "maxTtl": "soon" } }), "maxTtl"),
             (json!({ "p": { "partitions": 2, "rate": "1/s", "timeoutMs": 0 } }), "timeoutMs"),
-            (json!({ "p": { "partitions": 2, "rate": "1/s", "ttl": "5s" } }), "unknown field"),
+            (json!({ "p": { "partitions": 2, "rate": "1/s", "ttl": "5s" } }), "ttl is not an option"),
         ];
         for (v, want) in cases {
             let err = parse_pools(Some(&v)).unwrap_err();

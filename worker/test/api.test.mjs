@@ -37,7 +37,7 @@ test("healthz and policies", async () => {
     burst: 500,
   });
   assert.equal(p.body.policies.login.limits.length, 2);
-  assert.equal(p.body.policies.api.sync, 0);
+  assert.equal(p.body.policies.api.syncRate, 0);
 });
 
 test("allowed then denied: body shape, draft-10 headers as Structured Field Lists, Retry-After", async () => {

@@ -22,7 +22,7 @@ test("without TEST_MODE a request cannot carry now, and fault headers are ignore
 });
 
 test("a bad configuration answers config_error on every route", async () => {
-  const bad = { x: { limits: [{ name: "a", algorithm: "gcra", quota: "1/s" }], sync: 100 } };
+  const bad = { x: { limits: [{ name: "a", algorithm: "gcra", quota: "1/s" }], syncRate: 100 } };
   const s = await start({ bindings: { POLICIES: bad } });
   try {
     for (const r of [await get(s.url, "/healthz"), await post(s.url, "/v1/limit", { key: "k", policy: "x" })]) {

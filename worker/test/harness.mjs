@@ -28,9 +28,9 @@ export const POLICIES = {
   gcra: { limits: [{ name: "per-second", algorithm: "gcra", quota: "10/s" }] },
   // From the first hit, so a key's state lasts exactly one window after it (a clock-aligned
   // window may end a moment after the hit, before a test can read the state).
-  short: { limits: [{ name: "per-second", algorithm: "fixed-window-first-hit", limit: 2, window: "1s" }] },
-  open: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "open", timeoutMs: 300 },
-  closed: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], onError: "closed", timeoutMs: 300 },
+  short: { limits: [{ name: "per-second", algorithm: "fixed-window", align: "first-hit", limit: 2, window: "1s" }] },
+  open: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], failure: "open", timeoutMs: 300 },
+  closed: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], failure: "closed", timeoutMs: 300 },
 };
 
 /** Capacity pools, as in wrangler.toml: 500/s as 20 partitions of 25/s (the notes' example). */

@@ -10,7 +10,7 @@ import { start, post, get, del, freshKey, sleep } from "./harness.mjs";
 const offsetMs = (((Date.now() - 1_800_000) % 3_600_000) + 3_600_000) % 3_600_000;
 const limit = (sync) => ({
   limits: [{ name: "per-hour", algorithm: "fixed-window", limit: 10, window: "1h", offset: `${offsetMs}ms` }],
-  sync,
+  syncRate: sync,
 });
 
 let s;
