@@ -80,17 +80,14 @@ pub const CODES: [&str; 9] = [
 pub const LIMIT_FIELDS: [&str; 10] =
     ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
 
-/// The algorithms by the one name every edge's configuration uses. First-hit fixed windows
-/// are `fixed-window` with `align: "first-hit"` (the npm package's spelling, which its users
-/// and the equivalence fixture already write).
-pub const ALGORITHMS: [(&str, Kind); 6] = [
-    ("fixed-window", Kind::FixedWindow),
-    ("sliding-log", Kind::SlidingLog),
-    ("sliding-window", Kind::SlidingWindow),
-    ("sliding-buckets", Kind::SlidingBuckets),
-    ("token-bucket", Kind::TokenBucket),
-    ("gcra", Kind::Gcra),
-];
+/// The algorithms by the one name every edge's configuration uses (in the order of
+/// [`KINDS`]). First-hit fixed windows are `fixed-window` with `align: "first-hit"` (the npm
+/// package's spelling, which its users and the equivalence fixture already write).
+pub const ALGORITHMS: [&str; 6] = ["fixed-window", "sliding-log", "sliding-window", "sliding-buckets", "token-bucket", "gcra"];
+
+/// The core algorithm of each name of [`ALGORITHMS`].
+pub const KINDS: [Kind; 6] =
+    [Kind::FixedWindow, Kind::SlidingLog, Kind::SlidingWindow, Kind::SlidingBuckets, Kind::TokenBucket, Kind::Gcra];
 
 /// The values of `align` (fixed windows only): on the clock (the default) or from each key's
 /// first hit.
@@ -111,12 +108,11 @@ pub const RENAMED: [(&str, &str); 6] = [
 pub fn config_name(kind: Kind) -> (&'static str, Option<&'static str>) {
     match kind {
         Kind::FixedWindowFirstHit => ("fixed-window", Some("first-hit")),
-        other => (ALGORITHMS.iter().find(|(_, k)| *k == other).map_or("", |(n, _)| n), None),
+        other => (KINDS.iter().position(|k| *k == other).map_or("", |i| ALGORITHMS[i]), None),
     }
 }
 
 /// A value as an edge holds it.
-#[derive(Clone, Debug, PartialEq)]
 pub enum Value<I> {
     /// The field is absent (JS `undefined`).
     Missing,
@@ -136,7 +132,8 @@ pub enum Value<I> {
     Other,
 }
 
-/// An object of fields, as an edge holds it: a JS object, a JSON object.
+/// An object of fields, as an edge holds it: a JS object, a JSON object. (Generic rather than
+/// `dyn`: a trait object would give the wasm modules a function table.)
 pub trait Input: Sized {
     /// The field `name` of this object.
     fn get(&self, name: &str) -> Value<Self>;
@@ -290,26 +287,39 @@ pub fn whole_number<I: Input>(input: &I, field: &str, n: f64, min: u64, max: u64
     ))
 }
 
-/// One of `allowed` (strings); `None` when absent.
-pub fn one_of<I: Input>(input: &I, field: &str, allowed: &[&'static str]) -> Result<Option<&'static str>, SpecError> {
+/// The index in `allowed` of the string at `field`; `None` when absent. A value of
+/// [`RENAMED`] is refused with what to write instead.
+pub fn one_of<I: Input>(input: &I, field: &str, allowed: &[&'static str]) -> Result<Option<usize>, SpecError> {
     let v = input.get(leaf(field));
-    if let Value::Missing = v {
-        return Ok(None);
-    }
-    if let Value::Text(s) = &v {
-        if let Some(a) = allowed.iter().find(|a| **a == s.as_str()) {
-            return Ok(Some(a));
+    let mut code = code::INVALID_TYPE;
+    match &v {
+        Value::Missing => return Ok(None),
+        Value::Text(s) => {
+            if let Some(i) = allowed.iter().position(|a| *a == s.as_str()) {
+                return Ok(Some(i));
+            }
+            if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| *old == s.as_str()) {
+                let m = Msg::new(field).s(" ").q(s).s(" is not a name here; write ").s(instead);
+                return Err(SpecError::new(code::RENAMED, field, m));
+            }
+            code = code::INVALID_VALUE;
         }
+        _ => {}
     }
-    let mut expected = String::from("one of ");
-    for (i, a) in allowed.iter().enumerate() {
-        if i > 0 {
-            expected.push_str(", ");
-        }
-        expected = Msg(expected).q(a).0;
-    }
-    let code = if matches!(v, Value::Text(_)) { code::INVALID_VALUE } else { code::INVALID_TYPE };
+    let expected = Msg::new("one of ").0 + &join(allowed, true);
     Err(SpecError { code, ..wrong_type(input, field, &v, &expected) })
+}
+
+/// `list` joined by ", ", each in quotes when `quoted`.
+fn join(list: &[&str], quoted: bool) -> String {
+    let mut m = Msg::new("");
+    for (i, a) in list.iter().enumerate() {
+        if i > 0 {
+            m = m.s(", ");
+        }
+        m = if quoted { m.q(a) } else { m.s(a) };
+    }
+    m.0
 }
 
 /// A duration: a number of milliseconds or a string such as `"250ms"`, `"15m"`; `None` when
@@ -362,7 +372,11 @@ fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Opt
 
 /// The last segment of a field path: what the object holding it calls it.
 fn leaf(path: &str) -> &str {
-    path.rsplit('.').next().unwrap_or(path)
+    // A byte scan, not `rsplit`: the fields are ASCII, and `rsplit` links a reverse searcher.
+    match path.bytes().rposition(|b| b == b'.') {
+        Some(dot) => path.get(dot + 1..).unwrap_or(path),
+        None => path,
+    }
 }
 
 /// Refuses fields of `input` outside `allowed` (a misspelt `brust` would otherwise be
@@ -378,16 +392,9 @@ pub fn known_fields<I: Input>(input: &I, allowed: &[&[&str]], at: &str) -> Resul
             let m = Msg::new(&field).s(" is not an option here; write ").s(instead);
             return Err(SpecError::new(code::RENAMED, &field, m));
         }
-        let mut m = Msg::new(&field).s(" is not an option (the options are ");
-        let mut first = true;
-        for name in allowed.iter().flat_map(|l| l.iter()) {
-            if !first {
-                m = m.s(", ");
-            }
-            first = false;
-            m = m.s(name);
-        }
-        return Err(SpecError::new(code::UNKNOWN_FIELD, &field, m.s(")")));
+        let all: Vec<&str> = allowed.iter().flat_map(|l| l.iter().copied()).collect();
+        let m = Msg::new(&field).s(" is not an option (the options are ").s(&join(&all, false)).s(")");
+        return Err(SpecError::new(code::UNKNOWN_FIELD, &field, m));
     }
     Ok(())
 }
@@ -458,17 +465,20 @@ fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>) -> Result<PolicySpec, SpecE
 /// One limit at `at` (`limits[1]`, or empty at the top).
 fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String, LimitSpec, Limit), SpecError> {
     let f = |name: &str| path(at, name);
-    let kind = algorithm(o, &f("algorithm"))?;
-    let (kind, align_given) = match one_of(o, &f("align"), &ALIGNS)? {
-        None => (kind, false),
-        Some(align) => {
-            if kind != Kind::FixedWindow {
-                return Err(unsupported(&f("align"), kind));
-            }
-            (if align == "first-hit" { Kind::FixedWindowFirstHit } else { kind }, true)
-        }
+    let algorithm_field = f("algorithm");
+    let Some(i) = one_of(o, &algorithm_field, &ALGORITHMS)? else {
+        let m = Msg::new(&algorithm_field).s(" is required: one of ").s(&join(&ALGORITHMS, true));
+        return Err(SpecError::new(code::MISSING_FIELD, &algorithm_field, m));
     };
-    let _ = align_given;
+    let mut kind = KINDS[i];
+    if let Some(align) = one_of(o, &f("align"), &ALIGNS)? {
+        if kind != Kind::FixedWindow {
+            return Err(unsupported(&f("align"), kind));
+        }
+        if align == 1 {
+            kind = Kind::FixedWindowFirstHit;
+        }
+    }
     // The quota: "100/s", or limit and window.
     let quota_field = f("quota");
     let (limit, window, written, rate_field) = match o.get("quota") {
@@ -585,34 +595,6 @@ fn unsupported(field: &str, kind: Kind) -> SpecError {
         m = m.s(" with align ").q(a);
     }
     SpecError::new(code::UNSUPPORTED_OPTION, field, m.s(" does not take the option ").q(leaf(field)))
-}
-
-fn algorithm<I: Input>(o: &I, field: &str) -> Result<Kind, SpecError> {
-    let mut expected = String::from("one of ");
-    for (i, (a, _)) in ALGORITHMS.iter().enumerate() {
-        if i > 0 {
-            expected.push_str(", ");
-        }
-        expected = Msg(expected).q(a).0;
-    }
-    match o.get("algorithm") {
-        Value::Text(s) => {
-            if let Some((_, k)) = ALGORITHMS.iter().find(|(n, _)| *n == s) {
-                return Ok(*k);
-            }
-            if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| *old == s) {
-                let m = Msg::new(field).s(" ").q(&s).s(" is not a name here; write ").s(instead);
-                return Err(SpecError::new(code::RENAMED, field, m));
-            }
-            let m = Msg::new(field).s(" must be ").s(&expected).s(", got ").q(&s);
-            Err(SpecError::new(code::INVALID_VALUE, field, m))
-        }
-        Value::Missing => {
-            let m = Msg::new(field).s(" is required: ").s(&expected);
-            Err(SpecError::new(code::MISSING_FIELD, field, m))
-        }
-        other => Err(wrong_type(o, field, &other, &expected)),
-    }
 }
 
 /// A quota string as (limit, window), its errors naming `field`.

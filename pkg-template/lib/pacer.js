@@ -10,7 +10,7 @@ export class PacerQueueFullError extends Error {
   constructor(maxQueue) {
     super(`the pacer's queue is full: ${maxQueue} waiters already (maxQueue); retry later or raise maxQueue`);
     this.name = "PacerQueueFullError";
-    this.code = "PACER_QUEUE_FULL";
+    this.code = "pacer_queue_full";
     this.maxQueue = maxQueue;
   }
 }
@@ -20,7 +20,7 @@ export class PacerCostError extends RangeError {
   constructor(message, cost, maxCost) {
     super(message);
     this.name = "PacerCostError";
-    this.code = "PACER_COST_EXCEEDS_CAPACITY";
+    this.code = "pacer_cost_exceeds_capacity";
     this.cost = cost;
     this.maxCost = maxCost;
   }

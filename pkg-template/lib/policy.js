@@ -7,6 +7,7 @@ import { Policy as WasmPolicy } from "./wasm.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { readDecision } from "./decision.js";
+import { POLICY_FIELDS } from "./options.js";
 
 const SINGLE = [""];
 
@@ -32,9 +33,9 @@ export class Policy extends Limits {
     return this.#written(store, states);
   }
 
-  /** The decision `store` just wrote for `states` (the limits' names without a copy: `_limits`). */
+  /** The decision `store` just wrote for `states` (the limits' names without a copy: `_names`). */
   #written(store, states) {
-    return readDecision(store.outPtr, this._limits.names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
+    return readDecision(store.outPtr, this._names, states.length > 1 ? states.map((_, i) => i) : SINGLE, extrasOutView());
   }
 
   refund(states, now, cost = 1) {
@@ -52,8 +53,7 @@ export class Policy extends Limits {
    */
   get _store() {
     if (this.#store === null) {
-      const l = this._limits;
-      this.#store = new (extras().StorePolicy)(l.names, l.algorithms, l.quotas, l.bursts, l.precisions);
+      this.#store = new (extras().StorePolicy)(this._options, POLICY_FIELDS);
     }
     return this.#store;
   }

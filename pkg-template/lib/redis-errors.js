@@ -6,7 +6,7 @@ export class RedisStateError extends Error {
   constructor(key, cause) {
     super(`Redis key ${JSON.stringify(key)} does not hold a tollgate state of this policy: ${cause}`);
     this.name = "RedisStateError";
-    this.code = "REDIS_STATE_INVALID";
+    this.code = "redis_state_invalid";
     this.key = key;
   }
 }
@@ -16,7 +16,7 @@ export class RedisUnavailableError extends Error {
   constructor(message, cause) {
     super(message, cause === undefined ? undefined : { cause });
     this.name = "RedisUnavailableError";
-    this.code = "REDIS_UNAVAILABLE";
+    this.code = "redis_unavailable";
   }
 }
 

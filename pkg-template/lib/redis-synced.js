@@ -10,7 +10,7 @@
 // with its newest window; fields of windows no decision reads any more are deleted.
 import { validateKeys } from "./wasm.js";
 import { extras } from "./extras.js";
-import { keysOf, callOptions } from "./options.js";
+import { keysOf, callOptions, POLICY_FIELDS } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./headers.js";
@@ -33,9 +33,8 @@ export class SyncedRedisLimiter {
     this.#store = store;
     this.#policy = policy;
     try {
-      const l = policy._limits;
       const { Synced } = extras();
-      this.#wasm = new Synced(l.names, l.algorithms, l.quotas, l.bursts, l.precisions, store._namespace, store._syncRate);
+      this.#wasm = new Synced(policy._options, POLICY_FIELDS, store._namespace, store._syncRate);
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       throw new TypeError(

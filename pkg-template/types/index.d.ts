@@ -16,10 +16,14 @@ export interface LimitOptions {
   quota?: string;
   /** Largest burst: the bucket's capacity (`token-bucket`, `gcra`); defaults to `limit`. */
   burst?: number;
+  /** `token-bucket` only: tokens added per refill (default 1; at most the capacity). */
+  refillAmount?: number;
   /** `fixed-window` only: windows on the clock (default) or starting at a key's first hit. */
   align?: "clock" | "first-hit";
   /** `sliding-buckets` only: sub-bucket length, dividing the window. */
   precision?: Duration;
+  /** Clock-aligned windows (`fixed-window`, `sliding-window`, `sliding-buckets`): boundaries shifted by this much (UTC). */
+  offset?: Duration;
   /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
   name?: string;
 }
@@ -30,6 +34,15 @@ export interface LimiterOptions extends Partial<LimitOptions> {
   /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
   maxKeys?: number;
 }
+
+/**
+ * The `code` of a configuration mistake (the core's `tollgate::spec`; docs/vocabulary.md): the
+ * same code, and the same `field` (`"limits[1].window"`), as the Worker gives the same mistake.
+ * Thrown as a `RangeError` (`out_of_range`) or a `TypeError` carrying `code` and `field`.
+ */
+export type ConfigErrorCode =
+  | "invalid_type" | "missing_field" | "unknown_field" | "renamed" | "conflicting_fields"
+  | "invalid_value" | "out_of_range" | "unsupported_option" | "duplicate_name";
 
 /** One (key, limit) pair's own answer. */
 export interface LimitResult {

@@ -52,15 +52,15 @@ export declare class Pacer {
   readonly queued: number;
 }
 
-/** `acquire` rejected: `maxQueue` waiters are already queued. `code` is `"PACER_QUEUE_FULL"`. */
+/** `acquire` rejected: `maxQueue` waiters are already queued. `code` is `"pacer_queue_full"`. */
 export declare class PacerQueueFullError extends Error {
-  readonly code: "PACER_QUEUE_FULL";
+  readonly code: "pacer_queue_full";
   readonly maxQueue: number;
 }
 
 /** The cost is above what one grain releases: waiting never helps. */
 export declare class PacerCostError extends RangeError {
-  readonly code: "PACER_COST_EXCEEDS_CAPACITY";
+  readonly code: "pacer_cost_exceeds_capacity";
   readonly cost: number;
   readonly maxCost: number;
 }

@@ -71,16 +71,16 @@ export class RedisStore {
   limiter(options: LimiterOptions): RedisRateLimiter;
 }
 
-/** A Redis value that is not a state of this limiter's policy (`code: "REDIS_STATE_INVALID"`). */
+/** A Redis value that is not a state of this limiter's policy (`code: "redis_state_invalid"`). */
 export class RedisStateError extends Error {
-  readonly code: "REDIS_STATE_INVALID";
+  readonly code: "redis_state_invalid";
   /** The Redis key. */
   readonly key: string;
 }
 
-/** Redis failed or timed out and `failure` is `"throw"` (`code: "REDIS_UNAVAILABLE"`). */
+/** Redis failed or timed out and `failure` is `"throw"` (`code: "redis_unavailable"`). */
 export class RedisUnavailableError extends Error {
-  readonly code: "REDIS_UNAVAILABLE";
+  readonly code: "redis_unavailable";
 }
 
 export type { Decision };

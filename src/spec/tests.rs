@@ -87,7 +87,7 @@ fn every_option_reaches_the_core() {
 
 #[test]
 fn every_algorithm_name_parses_and_round_trips() {
-    for (name, kind) in ALGORITHMS {
+    for (name, kind) in ALGORITHMS.into_iter().zip(KINDS) {
         let mut fields = vec![("algorithm", S(name)), ("quota", S("10/s"))];
         if kind == Kind::SlidingBuckets {
             fields.push(("precision", S("100ms")));

@@ -217,7 +217,7 @@ test("errors: the Worker's refusals are LeaseErrors with its code; bad costs and
   await one.start();
   const err = await one.acquire(6).catch((e) => e);
   assert.ok(err instanceof PacerCostError && err instanceof RangeError, String(err));
-  assert.deepEqual([err.cost, err.maxCost, err.code], [6, 5, "PACER_COST_EXCEEDS_CAPACITY"]);
+  assert.deepEqual([err.cost, err.maxCost, err.code], [6, 5, "pacer_cost_exceeds_capacity"]);
   assert.match(err.message, /cost 6 can never be paced at the held rate \(25 per 1000 ms\)/);
   await assert.rejects(one.acquire(0), { name: "RangeError", message: /cost .* 0/ });
   await assert.rejects(one.acquire("1"), { name: "TypeError", message: /cost must be a number/ });

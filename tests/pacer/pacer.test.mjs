@@ -94,7 +94,7 @@ test("a full queue rejects with a clear, distinct error", async () => {
   await settle();
   const err = await pacer.acquire().catch((e) => e);
   assert.ok(err instanceof PacerQueueFullError);
-  assert.equal(err.code, "PACER_QUEUE_FULL");
+  assert.equal(err.code, "pacer_queue_full");
   assert.match(err.message, /queue is full: 2 waiters.*maxQueue/);
   assert.equal(pacer.queued, 2, "the rejected call changed nothing");
   await clock.advance(1001);
@@ -107,7 +107,7 @@ test("a cost above what one grain releases is its own error; the largest cost is
   const pacer = new Pacer({ rate: "100/s", grain: "200ms", ...instantClock() });
   const err = await pacer.acquire(21).catch((e) => e);
   assert.ok(err instanceof PacerCostError && err instanceof RangeError);
-  assert.equal(err.code, "PACER_COST_EXCEEDS_CAPACITY");
+  assert.equal(err.code, "pacer_cost_exceeds_capacity");
   assert.deepEqual([err.cost, err.maxCost], [21, 20]);
   assert.match(err.message, /cost 21 can never be paced: at most 20 units/);
   const one = await new Pacer({ rate: "5/s", grain: "200ms", ...instantClock() }).acquire(2).catch((e) => e);

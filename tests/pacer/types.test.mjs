@@ -26,7 +26,7 @@ test("the pacer's types: a user's file type-checks, a wrong option does not", (t
     const until: number | null = pacer.observe(r.headers) ?? pacer.observe({ "retry-after": "1" });
     pacer.setRate("50/s");
     function why(e: unknown): string {
-      if (e instanceof PacerQueueFullError) { const c: "PACER_QUEUE_FULL" = e.code; return c; }
+      if (e instanceof PacerQueueFullError) { const c: "pacer_queue_full" = e.code; return c; }
       if (e instanceof PacerCostError) { const m: number = e.maxCost; return String(m); }
       return "other";
     }

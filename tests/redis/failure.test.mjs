@@ -37,7 +37,7 @@ for (const kind of CLIENTS) {
     assert.equal(c.degraded, "closed");
     assert.equal(c.remaining, 0);
     assert.ok(c.retryAfter > 0);
-    await assert.rejects(thrower.limit("k"), (e) => e instanceof RedisUnavailableError && e.code === "REDIS_UNAVAILABLE");
+    await assert.rejects(thrower.limit("k"), (e) => e instanceof RedisUnavailableError && e.code === "redis_unavailable");
     await assert.rejects(thrower.peek("k"), RedisUnavailableError);
 
     // Restarted empty (no persistence): the script is loaded again, the stale bytes this

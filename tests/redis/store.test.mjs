@@ -56,7 +56,7 @@ for (const kind of CLIENTS) {
     for (let i = 0; i < 2; i++) {
       await assert.rejects(limiter.limit("k"), (e) => {
         assert.ok(e instanceof RedisStateError);
-        assert.equal(e.code, "REDIS_STATE_INVALID");
+        assert.equal(e.code, "redis_state_invalid");
         assert.equal(e.key, `${prefix}k`);
         assert.match(e.message, /does not hold a tollgate state/);
         return true;

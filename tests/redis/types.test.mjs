@@ -30,8 +30,8 @@ test("the Redis store's types: async with a store, sync without, wrong uses refu
     const m: Decision = memory.limit("k");
     const bytes: Uint8Array | null = memory.export("k");
     function why(e: unknown): string {
-      if (e instanceof RedisStateError) { const c: "REDIS_STATE_INVALID" = e.code; return c + e.key; }
-      if (e instanceof RedisUnavailableError) { const c: "REDIS_UNAVAILABLE" = e.code; return c; }
+      if (e instanceof RedisStateError) { const c: "redis_state_invalid" = e.code; return c + e.key; }
+      if (e instanceof RedisUnavailableError) { const c: "redis_unavailable" = e.code; return c; }
       return "other";
     }
     void degraded; void m; void bytes; void why;`);

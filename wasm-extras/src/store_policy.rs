@@ -54,16 +54,10 @@ impl StorePolicy {
 
 #[wasm_bindgen]
 impl StorePolicy {
-    /// One limit per index; see `spec.rs`.
+    /// The policy the options describe (see `spec.rs`), as the limiter's module's `Policy`.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        names: Vec<String>,
-        algorithms: Vec<String>,
-        quotas: Vec<String>,
-        bursts: Vec<f64>,
-        precisions: Vec<String>,
-    ) -> Result<StorePolicy, JsValue> {
-        let inner = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
+    pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
+        let inner = build_policy(options, &fields)?;
         Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new() })
     }
 

@@ -53,25 +53,22 @@ impl Synced {
 
 #[wasm_bindgen]
 impl Synced {
-    /// A node of `namespace` deciding by the policy of the normalised limits (the lists the
-    /// limiter module's `Policy` takes; this module builds its own copy, as a class of one
-    /// wasm module cannot be passed to the other). Every limit must be a window counter.
+    /// A node of `namespace` deciding by the policy the options describe (as the limiter
+    /// module's `Policy` takes them; this module builds its own copy, as a class of one wasm
+    /// module cannot be passed to the other). Every limit must be a window counter.
     /// `syncRateMs`: > 0 periodic, < 0 local only (0 is deciding in the store, which the Redis
     /// store does without this class).
     #[wasm_bindgen(constructor)]
     pub fn new(
-        names: Vec<String>,
-        algorithms: Vec<String>,
-        quotas: Vec<String>,
-        bursts: Vec<f64>,
-        precisions: Vec<String>,
+        options: JsValue,
+        fields: Vec<String>,
         namespace: &str,
         sync_rate_ms: f64,
     ) -> Result<Synced, JsValue> {
         if !crate::time::is_whole(sync_rate_ms) {
             return Err(range_error("syncRate must be a whole number of milliseconds"));
         }
-        let policy = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
+        let policy = build_policy(options, &fields)?;
         let rate = SyncRate::from_millis(sync_rate_ms as i64);
         let inner = SyncedLimiter::new(namespace, policy, rate).map_err(|e| config_error("", &e))?;
         Ok(Synced { inner, out: Out::new(), diff_keys: Vec::new() })

@@ -22,6 +22,23 @@ pub fn range_error(msg: &str) -> JsValue {
     RangeError::new(msg).into()
 }
 
+/// A spec error (`tollgate::spec`) as a JavaScript error: `RangeError` for a value out of
+/// range, `TypeError` otherwise, with the core's `code` and `field` as properties, so a
+/// program branches on the same code the Worker answers for the same mistake.
+#[cold]
+pub fn spec_error(e: &tollgate::spec::SpecError) -> JsValue {
+    let err = if e.code == tollgate::spec::code::OUT_OF_RANGE { range_error(&e.message) } else { type_error(&e.message) };
+    with_code(err, e.code, &e.field)
+}
+
+/// `err` with the `code` and `field` the Worker answers for the same mistake (docs/vocabulary.md).
+#[cold]
+pub fn with_code(err: JsValue, code: &str, field: &str) -> JsValue {
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(code));
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("field"), &JsValue::from_str(field));
+    err
+}
+
 /// A configuration error, prefixed with where it happened (e.g. `limits[1]`).
 #[cold]
 pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
@@ -41,16 +58,20 @@ pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
 #[cold]
 pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsValue {
     match e {
-        CheckError::CostExceedsCapacity { cost, capacity, limit } => range_error(
-            &Msg::new("cost ")
-                .n(*cost)
-                .s(" can never fit: the capacity of limit ")
-                .q(&limit_name(*limit))
-                .s(" is ")
-                .n(*capacity)
-                .0,
+        CheckError::CostExceedsCapacity { cost, capacity, limit } => with_code(
+            range_error(
+                &Msg::new("cost ")
+                    .n(*cost)
+                    .s(" can never fit: the capacity of limit ")
+                    .q(&limit_name(*limit))
+                    .s(" is ")
+                    .n(*capacity)
+                    .0,
+            ),
+            "invalid_cost",
+            "cost",
         ),
-        other => range_error(&check_message(other)),
+        other => with_code(range_error(&check_message(other)), "invalid_cost", "cost"),
     }
 }
 
@@ -64,7 +85,13 @@ pub fn decode_error(e: &DecodeError) -> JsValue {
 #[cold]
 pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
     let name = |i: &usize| if single { Msg::new("key") } else { Msg::new("keys[").n(*i as u64).s("]") };
-    range_error(
+    let (code, field) = match e {
+        KeyError::Empty { index } => ("missing_key", name(index).0),
+        KeyError::TooLong { index, .. } => ("key_too_long", name(index).0),
+        KeyError::Duplicate { index } => ("invalid_value", name(index).0),
+        _ => ("invalid_value", String::from("keys")),
+    };
+    let err = range_error(
         &match e {
             KeyError::NoKeys => Msg::new("keys must hold at least one key"),
             KeyError::TooManyKeys { count } => Msg::new("keys holds ")
@@ -79,7 +106,8 @@ pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
             KeyError::Duplicate { index } => name(index).s(" repeats an earlier key"),
         }
         .0,
-    )
+    );
+    with_code(err, code, &field)
 }
 
 /// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float

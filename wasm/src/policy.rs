@@ -18,20 +18,15 @@ pub struct Policy {
 
 #[wasm_bindgen]
 impl Policy {
-    /// One limit per index; see `spec.rs`.
+    /// The policy the options describe (the core's schema; see `spec.rs`); `fields` are the
+    /// caller's own options beside the limits.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        names: Vec<String>,
-        algorithms: Vec<String>,
-        quotas: Vec<String>,
-        bursts: Vec<f64>,
-        precisions: Vec<String>,
-    ) -> Result<Policy, JsValue> {
+    pub fn new(options: JsValue, fields: Vec<String>) -> Result<Policy, JsValue> {
+        let inner = build_policy(options, &fields)?;
         #[cfg(not(feature = "full"))]
-        if names.len() > 1 {
+        if inner.limits().len() > 1 {
             return Err(js_sys::TypeError::new(crate::LITE_ONE_LIMIT).into());
         }
-        let inner = build_policy(&names, &algorithms, &quotas, &bursts, &precisions)?;
         Ok(Policy { inner })
     }
 

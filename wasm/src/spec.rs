@@ -1,44 +1,67 @@
-//! Builds a core policy from the limits the JavaScript layer normalised (`lib/options.js`
-//! checks types and names fields; the core checks every value and range).
+//! The core's spec parser (`tollgate::spec`) over JavaScript values: the options object users
+//! write goes to the same parser as the Worker's `wrangler.toml`, so both take the same
+//! options and refuse the same mistakes with the same `code` and field. Shared by both wasm
+//! modules (the extras module builds its own copy of a policy from the same options).
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use tollgate::policy::{Limit, Policy};
-use tollgate::quota::parse_duration;
-use tollgate::{AnyAlgorithm, Kind, LimitSpec, Quota};
-use wasm_bindgen::JsValue;
+use js_sys::{Array, Object, Reflect};
+use tollgate::policy::Policy;
+use tollgate::spec::{parse_policy, Input, SpecError, Value};
+use wasm_bindgen::{JsCast, JsValue};
 
-use crate::errors::config_error;
-use crate::msg::Msg;
+use crate::errors::spec_error;
 
-/// One limit per index of the slices: its name, algorithm name, quota string (`"100/1s"`),
-/// burst (0: none) and precision string (`""`: none).
-pub fn build_policy(
-    names: &[String],
-    algorithms: &[String],
-    quotas: &[String],
-    bursts: &[f64],
-    precisions: &[String],
-) -> Result<Policy, JsValue> {
-    let n = names.len();
-    let mut limits = Vec::with_capacity(n);
-    for (i, name) in names.iter().enumerate() {
-        let at = if n > 1 { Msg::new("limits[").n(i as u64).s("]").0 } else { String::new() };
-        let err = |e| config_error(&at, &e);
-        let kind: Kind = algorithms.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
-        let quota: Quota = quotas.get(i).map_or("", |s| s.as_str()).parse().map_err(err)?;
-        let burst = bursts.get(i).copied().unwrap_or(0.0);
-        let precision = match precisions.get(i).map_or("", |s| s.as_str()) {
-            "" => None,
-            p => Some(parse_duration(p).map_err(err)?),
-        };
-        let spec = LimitSpec {
-            burst: (burst > 0.0).then_some(burst as u64),
-            precision,
-            ..LimitSpec::new(kind, quota.limit(), quota.window())
-        };
-        let algorithm = AnyAlgorithm::from_spec(&spec).map_err(err)?;
-        limits.push(Limit::new(name, algorithm).map_err(err)?);
+/// A JavaScript object as the spec parser reads it.
+pub struct Js(pub JsValue);
+
+fn value(v: JsValue) -> Value<Js> {
+    if v.is_undefined() {
+        Value::Missing
+    } else if v.is_null() {
+        Value::Null
+    } else if let Some(s) = v.as_string() {
+        Value::Text(s)
+    } else if let Some(n) = v.as_f64() {
+        Value::Number(n)
+    } else if let Some(b) = v.as_bool() {
+        Value::Bool(b)
+    } else if Array::is_array(&v) {
+        Value::List(Array::from(&v).iter().map(value).collect())
+    } else if v.is_object() {
+        Value::Object(Js(v))
+    } else {
+        Value::Other
     }
-    Policy::new(limits).map_err(|e| config_error("", &e))
+}
+
+impl Input for Js {
+    fn get(&self, name: &str) -> Value<Js> {
+        value(Reflect::get(&self.0, &JsValue::from_str(name)).unwrap_or(JsValue::UNDEFINED))
+    }
+
+    fn field_names(&self) -> Vec<String> {
+        match self.0.dyn_ref::<Object>() {
+            Some(o) => Object::keys(o).iter().filter_map(|k| k.as_string()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn show_number(&self, n: f64) -> String {
+        let mut s = String::new();
+        crate::errors::push_number(&mut s, n);
+        s
+    }
+}
+
+/// The policy `options` describe; `fields` are the JavaScript edge's own options beside the
+/// limits (the limiter's `maxKeys`, `store`), accepted and left to it.
+pub fn build_policy(options: JsValue, fields: &[String]) -> Result<Policy, JsValue> {
+    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    let input = Js(options);
+    if !input.0.is_object() || Array::is_array(&input.0) {
+        let got = value(input.0.clone());
+        return Err(spec_error(&tollgate::spec::wrong_type(&input, "options", &got, "an object")));
+    }
+    parse_policy(&input, &fields).map(|p| p.policy).map_err(|e: SpecError| spec_error(&e))
 }

@@ -13,7 +13,8 @@ const MAX_NOW_MS: f64 = 16_725_225_600_000.0;
 
 pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
     if !now_in_range(ms) {
-        return Err(number_error("now must be epoch milliseconds between 0 and 16725225600000, got ", ms));
+        let err = number_error("now must be epoch milliseconds between 0 and 16725225600000, got ", ms);
+        return Err(crate::errors::with_code(err, "invalid_now", "now"));
     }
     Ok(nanos_of_valid_ms(ms))
 }
@@ -56,7 +57,8 @@ const _: () = assert!(MAX_LIMIT == 9_007_199_254_740_991);
 
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
     if !(1.0..=MAX_LIMIT as f64).contains(&cost) || !is_whole(cost) {
-        return Err(number_error("cost must be a whole number from 1 to 9007199254740991, got ", cost));
+        let err = number_error("cost must be a whole number from 1 to 9007199254740991, got ", cost);
+        return Err(crate::errors::with_code(err, "invalid_cost", "cost"));
     }
     Ok(cost as u64)
 }

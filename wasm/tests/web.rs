@@ -4,8 +4,12 @@ use tollgate_wasm::{Limiter, Policy};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 
+/// A policy of one limit, from the options object a JavaScript user would write.
 fn policy(algorithm: &str, quota: &str) -> Result<Policy, wasm_bindgen::JsValue> {
-    Policy::new(vec!["default".into()], vec![algorithm.into()], vec![quota.into()], vec![0.0], vec!["".into()])
+    let options = js_sys::Object::new();
+    js_sys::Reflect::set(&options, &"algorithm".into(), &algorithm.into()).unwrap();
+    js_sys::Reflect::set(&options, &"quota".into(), &quota.into()).unwrap();
+    Policy::new(options.into(), vec![])
 }
 
 #[wasm_bindgen_test]
@@ -25,6 +29,9 @@ fn bad_input_throws_a_range_or_type_error_and_changes_nothing() {
     assert!(e.is_instance_of::<js_sys::RangeError>());
     let e = policy("leaky", "1/s").err().unwrap();
     assert!(e.is_instance_of::<js_sys::TypeError>());
+    // The core's code and field, as the Worker answers them for the same mistake.
+    let prop = |name: &str| js_sys::Reflect::get(&e, &name.into()).unwrap().as_string();
+    assert_eq!((prop("code").as_deref(), prop("field").as_deref()), (Some("invalid_value"), Some("algorithm")));
     let mut l = Limiter::new(&policy("fixed-window", "2/s").unwrap(), 0.0);
     let e = l.limit("k", -1.0, 1.0).err().unwrap();
     assert!(e.is_instance_of::<js_sys::RangeError>());

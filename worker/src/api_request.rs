@@ -11,6 +11,7 @@ use tollgate::Nanos;
 
 use crate::config::{Config, PolicyConfig};
 use crate::errors::ApiError;
+use crate::spec_input::Json;
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 8 * 1024;
@@ -28,7 +29,8 @@ pub struct HitRequest<'c> {
     pub now: Option<Nanos>,
 }
 
-const FIELDS: [&str; 4] = ["key", "policy", "cost", "now"];
+/// The fields of a `/v1/limit`, `/v1/peek` or `/v1/refund` body (docs/vocabulary.md).
+pub const FIELDS: [&str; 4] = ["key", "policy", "cost", "now"];
 
 /// Checks a key against the core's rules, as an API error.
 pub fn check_key(key: &str) -> Result<(), ApiError> {
@@ -36,8 +38,9 @@ pub fn check_key(key: &str) -> Result<(), ApiError> {
         KeyError::TooLong { len, .. } => ApiError::bad_request(
             "key_too_long",
             format!("key is {len} bytes; at most {MAX_KEY_LEN} bytes (UTF-8) are allowed"),
-        ),
-        _ => ApiError::bad_request("missing_key", "key must be a non-empty string"),
+        )
+        .with_field("key"),
+        _ => ApiError::bad_request("missing_key", "key must be a non-empty string").with_field("key"),
     })
 }
 
@@ -52,6 +55,7 @@ pub fn find_policy<'c>(config: &'c Config, name: &str) -> Result<&'c PolicyConfi
 fn whole(v: &Value, field: &str, code: &'static str) -> Result<u64, ApiError> {
     v.as_u64().filter(|&n| n <= MAX_LIMIT).ok_or_else(|| {
         ApiError::bad_request(code, format!("{field} must be a whole number from 0 to {MAX_LIMIT}, not {v}"))
+            .with_field(field)
     })
 }
 
@@ -72,16 +76,19 @@ pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiE
             r#"the body must be a JSON object like {"key":"user:42","policy":"api","cost":1}"#,
         )
     })?;
-    if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(ApiError::bad_request(
-            "invalid_body",
-            format!("unknown field {unknown:?}; expected key, policy, cost"),
-        ));
-    }
+    // The core's spec rule for unknown fields: the same `unknown_field` (or `renamed`) as a
+    // misspelt option gets in npm and wrangler.toml.
+    tollgate::spec::known_fields(&Json(v.clone()), &[&FIELDS], "")
+        .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
     let key = match obj.get("key") {
         Some(Value::String(k)) => k.clone(),
-        None | Some(Value::Null) => return Err(ApiError::bad_request("missing_key", "key is required")),
-        Some(other) => return Err(ApiError::bad_request("missing_key", format!("key must be a string, not {other}"))),
+        None | Some(Value::Null) => {
+            return Err(ApiError::bad_request("missing_key", "key is required").with_field("key"))
+        }
+        Some(other) => {
+            let m = format!("key must be a string, got {other}");
+            return Err(ApiError::bad_request("invalid_type", m).with_field("key"));
+        }
     };
     check_key(&key)?;
     let policy = match obj.get("policy") {
@@ -102,7 +109,7 @@ pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiE
             }
             _ => String::new(),
         };
-        ApiError::bad_request("invalid_cost", format!("{e}{limit}"))
+        ApiError::bad_request("invalid_cost", format!("{e}{limit}")).with_field("cost")
     })?;
     let now = match obj.get("now") {
         None => None,
@@ -151,10 +158,10 @@ mod tests {
         let cases: [(&str, &str); 15] = [
             ("nope", "invalid_json"),
             ("[1]", "invalid_body"),
-            (r#"{"key":"k","policy":"api","extra":1}"#, "invalid_body"),
+            (r#"{"key":"k","policy":"api","extra":1}"#, "unknown_field"),
             (r#"{"policy":"api"}"#, "missing_key"),
             (r#"{"key":"","policy":"api"}"#, "missing_key"),
-            (r#"{"key":7,"policy":"api"}"#, "missing_key"),
+            (r#"{"key":7,"policy":"api"}"#, "invalid_type"),
             (&long, "key_too_long"),
             (r#"{"key":"k"}"#, "missing_policy"),
             (r#"{"key":"k","policy":"nope"}"#, "unknown_policy"),

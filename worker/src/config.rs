@@ -191,7 +191,7 @@ fn sync_rate(input: &Json) -> Result<i64, SpecError> {
 
 /// Parses one policy. Its errors name the field within the policy (`limits[1].window`).
 pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
-    let input = Json(v);
+    let input = Json(v.clone());
     if !v.is_object() {
         return Err(wrong_type(&input, "", &field(v), "an object of limits and policy options"));
     }
@@ -205,7 +205,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         return Err(SpecError::new(code::CONFLICTING_FIELDS, "syncRate", m));
     }
     let on_error = match one_of(&input, "failure", &["open", "closed"])? {
-        None | Some("open") => FailMode::Open,
+        None | Some(0) => FailMode::Open,
         _ => FailMode::Closed,
     };
     let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);

@@ -18,12 +18,15 @@ pub struct ApiError {
     pub message: String,
     /// Extra headers (`Allow` on a 405, `WWW-Authenticate` on a 401).
     pub headers: Vec<(&'static str, String)>,
+    /// The field the mistake is in (`cost`, `key`), as the npm package's error `.field`
+    /// names it for the same mistake; answered as `error.field` when known.
+    pub field: Option<String>,
 }
 
 impl ApiError {
     /// An error of `status` with `code` and `message`.
     pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ApiError {
-        ApiError { status, code, message: message.into(), headers: Vec::new() }
+        ApiError { status, code, message: message.into(), headers: Vec::new(), field: None }
     }
 
     /// 400 with `code`.
@@ -48,6 +51,12 @@ impl ApiError {
         ApiError::new(500, "internal", message)
     }
 
+    /// The same error naming the field it is about.
+    pub fn with_field(mut self, field: impl Into<String>) -> ApiError {
+        self.field = Some(field.into());
+        self
+    }
+
     /// The same error with one more response header.
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> ApiError {
         self.headers.push((name, value.into()));
@@ -60,12 +69,15 @@ impl ApiError {
         struct Inner<'a> {
             code: &'a str,
             message: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            field: Option<&'a str>,
         }
         #[derive(Serialize)]
         struct Outer<'a> {
             error: Inner<'a>,
         }
-        serde_json::to_string(&Outer { error: Inner { code: self.code, message: &self.message } })
+        let field = self.field.as_deref();
+        serde_json::to_string(&Outer { error: Inner { code: self.code, message: &self.message, field } })
             .unwrap_or_else(|_| r#"{"error":{"code":"internal","message":"could not encode the error"}}"#.into())
     }
 

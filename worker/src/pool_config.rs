@@ -76,7 +76,7 @@ fn required<T>(v: Option<T>, field: &str, what: &str) -> Result<T, SpecError> {
 /// Parses one pool, by the core's spec rules (`tollgate::spec`), so its errors carry the
 /// same codes and field names as a policy's.
 pub fn parse_pool(name: &str, v: &Value) -> Result<PoolConfig, SpecError> {
-    let input = Json(v);
+    let input = Json(v.clone());
     if !v.is_object() {
         return Err(wrong_type(&input, "", &field(v), "an object { partitions, rate }"));
     }

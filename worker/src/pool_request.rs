@@ -125,15 +125,12 @@ fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Val
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
+    // The core's spec rule for unknown fields, as for every body and configuration.
+    tollgate::spec::known_fields(&crate::spec_input::Json(v.clone()), &[fields], "")
+        .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
     let Value::Object(obj) = v else {
         return Err(ApiError::bad_request("invalid_body", format!("the body must be a JSON object like {example}")));
     };
-    if let Some(unknown) = obj.keys().find(|k| !fields.contains(&k.as_str())) {
-        return Err(ApiError::bad_request(
-            "invalid_body",
-            format!("unknown field {unknown:?}; expected {}", fields.join(", ")),
-        ));
-    }
     Ok(obj)
 }
 
@@ -264,7 +261,7 @@ mod tests {
         let cases: [(&str, &str); 16] = [
             ("nope", "invalid_json"),
             ("[1]", "invalid_body"),
-            (r#"{"holder":"w","partitions":1,"ttlMs":1,"x":1}"#, "invalid_body"),
+            (r#"{"holder":"w","partitions":1,"ttlMs":1,"x":1}"#, "unknown_field"),
             (r#"{"partitions":1,"ttlMs":1}"#, "invalid_holder"),
             (r#"{"holder":"","partitions":1,"ttlMs":1}"#, "invalid_holder"),
             (r#"{"holder":7,"partitions":1,"ttlMs":1}"#, "invalid_holder"),
@@ -289,7 +286,7 @@ mod tests {
         assert_eq!(parse_renew(b"{}", "w".into(), &ingest(), false).unwrap_err().code, "invalid_ttl");
         assert_eq!(
             parse_renew(br#"{"ttlMs":5,"holder":"w"}"#, "w".into(), &ingest(), false).unwrap_err().code,
-            "invalid_body"
+            "unknown_field"
         );
     }
 

@@ -38,8 +38,9 @@ impl Answer {
 /// The answer to a decision made at `now`: 200 when allowed, 429 when denied.
 ///
 /// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
-/// rounded up, 0 when allowed), `policy`, and `limitName` (the limit the figures are about:
-/// the one that blocked, or the one with the least left).
+/// rounded up, 0 when allowed), `policy`, and `blockedBy` (the limit that denied the hit, null
+/// when allowed: the npm decision's field). The figures are the binding limit's: the one that
+/// blocked, or the one with the least left.
 pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
     let s = &d.decision;
     let body = json!({
@@ -49,7 +50,7 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
         "resetAt": s.reset_at.as_millis_ceil(),
         "retryAfter": if d.allowed { 0 } else { s.retry_after.as_millis_ceil() },
         "policy": pc.name,
-        "limitName": pc.policy.limit_name(d.binding),
+        "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
     });
     Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now) }
 }

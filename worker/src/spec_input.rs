@@ -6,11 +6,11 @@ use serde_json::Value;
 use tollgate::spec::{Input, Value as Field};
 
 /// A JSON object (or any JSON value) as the core's spec parser reads it.
-#[derive(Clone, Copy, Debug)]
-pub struct Json<'a>(pub &'a Value);
+#[derive(Clone, Debug)]
+pub struct Json(pub Value);
 
 /// One JSON value as the parser's [`Field`].
-pub fn field(v: &Value) -> Field<Json<'_>> {
+pub fn field(v: &Value) -> Field<Json> {
     match v {
         Value::Null => Field::Null,
         Value::Bool(b) => Field::Bool(*b),
@@ -18,12 +18,12 @@ pub fn field(v: &Value) -> Field<Json<'_>> {
         Value::Number(n) => Field::Number(n.as_f64().unwrap_or(f64::NAN)),
         Value::String(s) => Field::Text(s.clone()),
         Value::Array(items) => Field::List(items.iter().map(field).collect()),
-        Value::Object(_) => Field::Object(Json(v)),
+        Value::Object(_) => Field::Object(Json(v.clone())),
     }
 }
 
-impl<'a> Input for Json<'a> {
-    fn get(&self, name: &str) -> Field<Json<'a>> {
+impl Input for Json {
+    fn get(&self, name: &str) -> Field<Json> {
         match self.0.get(name) {
             None => Field::Missing,
             Some(v) => field(v),

@@ -45,7 +45,7 @@ test("allowed then denied: body shape, draft-10 headers as Structured Field List
   for (let i = 0; i < 5; i++) {
     const r = await limit({ key, policy: "login", cost: 1, now: T0 });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.body).sort(), ["allowed", "limit", "limitName", "policy", "remaining", "resetAt", "retryAfter"]);
+    assert.deepEqual(Object.keys(r.body).sort(), ["allowed", "blockedBy", "limit", "policy", "remaining", "resetAt", "retryAfter"]);
     assert.equal(r.body.allowed, true);
     assert.equal(r.body.limit, 5);
     assert.equal(r.body.remaining, 4 - i);
@@ -68,7 +68,7 @@ test("allowed then denied: body shape, draft-10 headers as Structured Field List
   assert.equal(denied.status, 429, denied.text);
   assert.equal(denied.body.allowed, false);
   assert.equal(denied.body.remaining, 0);
-  assert.equal(denied.body.limitName, "per-minute");
+  assert.equal(denied.body.blockedBy, "per-minute");
   assert.ok(denied.body.retryAfter > 0);
   assert.ok(denied.body.resetAt > T0);
   const retry = Number(denied.headers.get("retry-after"));
@@ -125,10 +125,10 @@ test("every bad request is a JSON error and changes nothing", async () => {
   const cases = [
     ["nope", 400, "invalid_json"],
     ["[1,2]", 400, "invalid_body"],
-    [{ key, policy: "login", extra: true }, 400, "invalid_body"],
+    [{ key, policy: "login", extra: true }, 400, "unknown_field"],
     [{ policy: "login" }, 400, "missing_key"],
     [{ key: "", policy: "login" }, 400, "missing_key"],
-    [{ key: 42, policy: "login" }, 400, "missing_key"],
+    [{ key: 42, policy: "login" }, 400, "invalid_type"],
     [{ key: "x".repeat(257), policy: "login" }, 400, "key_too_long"],
     [{ key }, 400, "missing_policy"],
     [{ key, policy: "nope" }, 400, "unknown_policy"],

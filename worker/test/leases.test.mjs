@@ -204,7 +204,7 @@ test("every bad lease request is a JSON error with its code and changes nothing"
   const cases = [
     ["nope", 400, "invalid_json"],
     ["[1]", 400, "invalid_body"],
-    [{ holder: "h", partitions: 1, ttlMs: 10, extra: 1 }, 400, "invalid_body"],
+    [{ holder: "h", partitions: 1, ttlMs: 10, extra: 1 }, 400, "unknown_field"],
     [{ partitions: 1, ttlMs: 10 }, 400, "invalid_holder"],
     [{ holder: "", partitions: 1, ttlMs: 10 }, 400, "invalid_holder"],
     [{ holder: 5, partitions: 1, ttlMs: 10 }, 400, "invalid_holder"],
@@ -223,7 +223,7 @@ test("every bad lease request is a JSON error with its code and changes nothing"
   for (const [body, code, name] of cases) assertErr(await grant(P, body), code, name);
   assertErr(await renew(P, "keep", { ttlMs: 0 }), 400, "invalid_ttl");
   assertErr(await renew(P, "keep", {}), 400, "invalid_ttl");
-  assertErr(await renew(P, "keep", { ttlMs: 10, holder: "x" }), 400, "invalid_body");
+  assertErr(await renew(P, "keep", { ttlMs: 10, holder: "x" }), 400, "unknown_field");
   assertErr(await renew(P, "h".repeat(129), { ttlMs: 10 }), 400, "invalid_holder");
   assertErr(await status(P, "yesterday"), 400, "invalid_now");
   assertErr(await grant("nope", { holder: "h", partitions: 1, ttlMs: 10 }), 404, "unknown_pool");

@@ -98,7 +98,7 @@ test("wrangler dev (wrangler.toml) restarted on the same --persist-to folder kee
   try {
     const r = await post(w.base, "/v1/limit", { key, policy: "login" });
     assert.equal(r.status, 429, r.text);
-    assert.equal(r.body.limitName, "per-minute");
+    assert.equal(r.body.blockedBy, "per-minute");
     const st = await get(w.base, "/v1/pools/ingest");
     assert.equal(st.body.leases.find((l) => l.holder === holder)?.partitions.length, 4, st.text);
     const renewed = await post(w.base, `/v1/pools/ingest/leases/${encodeURIComponent(holder)}/renew`, { ttlMs: 1000 });
