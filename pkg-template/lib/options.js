@@ -35,9 +35,11 @@ export const LIMITER_FIELDS = ["limits", ...POLICY_FIELDS];
  * options object of the package goes through it (limiters, Pacer, LeasedPacer, RedisStore).
  */
 export function known(o, allowed, at = "") {
-  for (const field of Object.keys(o)) {
-    if (!allowed.includes(field)) {
-      throw new TypeError(`${at ? `${at}.` : ""}${field} is not an option (the options are ${allowed.join(", ")})`);
+  for (const name of Object.keys(o)) {
+    if (!allowed.includes(name)) {
+      const field = `${at ? `${at}.` : ""}${name}`;
+      const e = new TypeError(`${field} is not an option (the options are ${allowed.join(", ")})`);
+      throw Object.assign(e, { code: "unknown_field", field });
     }
   }
 }

@@ -27,6 +27,8 @@ pub mod pools_api;
 pub mod proxy;
 pub mod respond;
 pub mod routes;
+pub mod same_error;
+pub mod vocabulary;
 pub mod spec_input;
 pub mod sync_mode;
 pub mod wire;

@@ -115,6 +115,11 @@ pub struct LeaseBody {
     pub now: Option<Nanos>,
 }
 
+/// The fields of a lease request's body (docs/vocabulary.md).
+pub const GRANT_FIELDS: [&str; 4] = ["holder", "partitions", "ttlMs", "now"];
+/// The fields of a renewal's body.
+pub const RENEW_FIELDS: [&str; 2] = ["ttlMs", "now"];
+
 fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Value>, ApiError> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::new(
@@ -182,7 +187,7 @@ pub fn query_now(query: Option<&str>, test_mode: bool) -> Result<Option<Nanos>, 
 pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
     let obj = object(
         body,
-        &["holder", "partitions", "ttlMs", "now"],
+        &GRANT_FIELDS,
         r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#,
     )?;
     let holder = match obj.get("holder") {
@@ -210,7 +215,7 @@ pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<Leas
 
 /// The body of `POST .../leases/{holder}/renew`: `{"ttlMs"}`.
 pub fn parse_renew(body: &[u8], holder: String, pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
-    let obj = object(body, &["ttlMs", "now"], r#"{"ttlMs":15000}"#)?;
+    let obj = object(body, &RENEW_FIELDS, r#"{"ttlMs":15000}"#)?;
     let ttl = ttl(&obj, pc)?;
     let now = test_now(obj.get("now"), test_mode)?;
     Ok(LeaseBody { holder, partitions: 0, ttl, now })

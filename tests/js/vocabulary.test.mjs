@@ -1,0 +1,99 @@
+// docs/vocabulary.md against the npm edges: each edge accepts exactly the options the table
+// gives it, decisions carry exactly its decision fields, and the codes of configuration
+// mistakes are the table's. The Worker's names are held to the same table by
+// worker/src/vocabulary.rs.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { RateLimiter, RedisStore, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
+import { namesOf, optionsListedBy, vocabulary } from "./vocabulary.mjs";
+
+const ONE = { algorithm: "gcra", quota: "10/s" };
+
+/** Each npm edge and how to ask it which options it takes. */
+const EDGES = {
+  limiter: (extra) => new RateLimiter({ ...ONE, [extra]: 1 }),
+  rateLimit: (extra) => rateLimit({ ...ONE, [extra]: 1 }),
+  rateLimitFetch: (extra) => rateLimitFetch({ ...ONE, key: () => "k", [extra]: 1 }),
+  redis: (extra) => new RedisStore({}, { [extra]: 1 }),
+};
+
+/** Names the limiter edge lists in the table that are call options, not constructor options. */
+const CALL_OPTIONS = ["cost", "now"];
+
+for (const [edge, make] of Object.entries(EDGES)) {
+  test(`${edge}: accepts exactly the options docs/vocabulary.md gives it`, () => {
+    let table = namesOf(edge, "option");
+    if (edge === "limiter") table = table.filter((n) => !CALL_OPTIONS.includes(n));
+    assert.deepEqual(optionsListedBy(make), table);
+  });
+}
+
+test("tollgate/lite takes the same options as RateLimiter", () => {
+  assert.deepEqual(
+    optionsListedBy((extra) => new LiteRateLimiter({ ...ONE, [extra]: 1 })),
+    optionsListedBy(EDGES.limiter),
+  );
+});
+
+test("a decision carries exactly the decision fields of docs/vocabulary.md", () => {
+  const l = new RateLimiter({ ...ONE, name: "second" });
+  const now = 1_700_000_000_000;
+  for (const d of [l.limit("k", { now }), l.peek("k", { now, cost: 10 })]) {
+    assert.deepEqual(Object.keys(d).sort(), namesOf("limiter", "field"));
+  }
+});
+
+test("the limiter's call options are the table's", () => {
+  const l = new RateLimiter(ONE);
+  // Known call options are read; the table lists them for the limiter.
+  for (const name of CALL_OPTIONS) assert.ok(namesOf("limiter", "option").includes(name), name);
+  assert.throws(() => l.limit("k", { cost: "1" }), { code: "invalid_cost", field: "cost" });
+  assert.throws(() => l.limit("k", { now: "soon" }), { code: "invalid_now", field: "now" });
+});
+
+test("every code a configuration mistake gets is in the table, for the limiter and the middleware", () => {
+  const mistakes = [
+    { ...ONE, brust: 1 },
+    { ...ONE, burst: "5" },
+    { ...ONE, burst: 0 },
+    { ...ONE, limit: 5 },
+    { ...ONE, precision: "1s" },
+    { algorithm: "leaky", quota: "1/s" },
+    { algorithm: "fixed-window-first-hit", quota: "1/s" },
+    { quota: "1/s" },
+    { limits: [{ ...ONE, name: "a" }, { ...ONE, name: "a" }] },
+    { limits: [] },
+  ];
+  const codes = new Set();
+  for (const options of mistakes) {
+    for (const make of [(o) => new RateLimiter(o), (o) => rateLimit(o)]) {
+      try {
+        make(options);
+        assert.fail(`accepted ${JSON.stringify(options)}`);
+      } catch (e) {
+        assert.equal(typeof e.code, "string", e.message);
+        codes.add(e.code);
+      }
+    }
+  }
+  for (const code of codes) {
+    assert.ok(namesOf("limiter", "code").includes(code), `${code} is not in docs/vocabulary.md for the limiter`);
+    assert.ok(namesOf("rateLimit", "code").includes(code), `${code} is not in docs/vocabulary.md for rateLimit`);
+  }
+  assert.equal(codes.size, 9, [...codes].join(", "));
+});
+
+test("the table lists each name once per kind and uses only known edges and kinds", () => {
+  const rows = vocabulary();
+  assert.ok(rows.length > 50);
+  const seen = new Set();
+  for (const r of rows) {
+    const id = `${r.kind}:${r.name}`;
+    assert.ok(!seen.has(id), `${id} is listed twice`);
+    seen.add(id);
+    assert.ok(["option", "field", "code", "value"].includes(r.kind), id);
+    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "redis", "toml", "http", "www"].includes(e), `${id}: ${e}`);
+    if (r.kind === "code") assert.match(r.name, /^[a-z][a-z0-9_]*$/, `${r.name}: codes are lowercase snake_case`);
+  }
+});
