@@ -94,11 +94,13 @@ impl fmt::Display for ConfigError {
                 )
             }
             InvalidQuota { input, reason } => write!(f, "invalid quota \"{input}\": {reason}"),
-            UnknownAlgorithm { name } => write!(
-                f,
-                "unknown algorithm \"{name}\"; expected one of fixed-window, fixed-window-first-hit, \
-                 sliding-log, sliding-window, sliding-buckets, token-bucket, gcra"
-            ),
+            UnknownAlgorithm { name } => {
+                write!(f, "unknown algorithm \"{name}\"; expected one of ")?;
+                for (i, kind) in crate::Kind::ALL.iter().enumerate() {
+                    write!(f, "{}{}", if i > 0 { ", " } else { "" }, kind.name())?;
+                }
+                Ok(())
+            }
             UnsupportedOption { algorithm, option } => {
                 write!(f, "algorithm {algorithm} does not take the option \"{option}\"")
             }

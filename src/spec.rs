@@ -80,10 +80,11 @@ pub const CODES: [&str; 9] = [
 pub const LIMIT_FIELDS: [&str; 10] =
     ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
 
-/// The algorithms by the one name every edge's configuration uses (in the order of
-/// [`KINDS`]). First-hit fixed windows are `fixed-window` with `align: "first-hit"` (the npm
+/// The algorithms by the one name every edge's configuration uses: [`Kind::name`] of each of
+/// [`KINDS`]. First-hit fixed windows are `fixed-window` with `align: "first-hit"` (the npm
 /// package's spelling, which its users and the equivalence fixture already write).
-pub const ALGORITHMS: [&str; 6] = ["fixed-window", "sliding-log", "sliding-window", "sliding-buckets", "token-bucket", "gcra"];
+pub const ALGORITHMS: [&str; 6] =
+    [KINDS[0].name(), KINDS[1].name(), KINDS[2].name(), KINDS[3].name(), KINDS[4].name(), KINDS[5].name()];
 
 /// The core algorithm of each name of [`ALGORITHMS`].
 pub const KINDS: [Kind; 6] =

@@ -26,15 +26,15 @@ pub enum Kind {
     FixedWindow,
     /// [`FixedWindowFirstHit`], `"fixed-window-first-hit"`.
     FixedWindowFirstHit,
-    /// [`SlidingLog`], `"sliding-log"` (alias `"moving-window"`).
+    /// [`SlidingLog`], `"sliding-log"`.
     SlidingLog,
-    /// [`SlidingWindow`], `"sliding-window"` (alias `"sliding-window-counter"`).
+    /// [`SlidingWindow`], `"sliding-window"`.
     SlidingWindow,
     /// [`SlidingBuckets`], `"sliding-buckets"`.
     SlidingBuckets,
     /// [`TokenBucket`], `"token-bucket"`.
     TokenBucket,
-    /// [`Gcra`], `"gcra"` (alias `"leaky-bucket"`).
+    /// [`Gcra`], `"gcra"`.
     Gcra,
 }
 
@@ -50,8 +50,9 @@ impl Kind {
         Kind::Gcra,
     ];
 
-    /// The canonical name.
-    pub fn name(self) -> &'static str {
+    /// The name, listed here once. Configurations (`crate::spec`) spell first-hit windows as
+    /// `fixed-window` with `align: "first-hit"`; this name is the Rust API's and the state's.
+    pub const fn name(self) -> &'static str {
         match self {
             Kind::FixedWindow => "fixed-window",
             Kind::FixedWindowFirstHit => "fixed-window-first-hit",
@@ -71,19 +72,10 @@ impl Kind {
 
 impl FromStr for Kind {
     type Err = ConfigError;
-    /// Canonical names, plus the names peers use: `moving-window` (Python `limits`),
-    /// `sliding-window-counter`, `leaky-bucket`.
+    /// [`Kind::name`]: one name per algorithm (the names peers use, `moving-window`,
+    /// `leaky-bucket`, are refused by the configurations with what to write: `crate::spec`).
     fn from_str(s: &str) -> Result<Kind, ConfigError> {
-        Ok(match s {
-            "fixed-window" => Kind::FixedWindow,
-            "fixed-window-first-hit" => Kind::FixedWindowFirstHit,
-            "sliding-log" | "moving-window" => Kind::SlidingLog,
-            "sliding-window" | "sliding-window-counter" => Kind::SlidingWindow,
-            "sliding-buckets" => Kind::SlidingBuckets,
-            "token-bucket" => Kind::TokenBucket,
-            "gcra" | "leaky-bucket" => Kind::Gcra,
-            other => return Err(ConfigError::UnknownAlgorithm { name: other.to_string() }),
-        })
+        Kind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| ConfigError::UnknownAlgorithm { name: s.to_string() })
     }
 }
 

@@ -39,10 +39,13 @@ pub fn config_message(e: &ConfigError) -> String {
             m("offset ").d(*offset_ns).s(" must be shorter than the window ").d(*window_ns)
         }
         InvalidQuota { input, reason } => m("invalid quota ").q(input).s(": ").s(reason),
-        UnknownAlgorithm { name } => m("unknown algorithm ")
-            .q(name)
-            .s("; expected one of fixed-window, fixed-window-first-hit, sliding-log, sliding-window, \
-             sliding-buckets, token-bucket, gcra"),
+        UnknownAlgorithm { name } => {
+            let mut msg = m("unknown algorithm ").q(name).s("; expected one of ");
+            for (i, kind) in tollgate::Kind::ALL.iter().enumerate() {
+                msg = msg.s(if i > 0 { ", " } else { "" }).s(kind.name());
+            }
+            msg
+        }
         UnsupportedOption { algorithm, option } => {
             m("algorithm ").s(algorithm).s(" does not take the option ").q(option)
         }
