@@ -8,8 +8,9 @@ use tollgate::{CheckError, ConfigError, DecodeError};
 
 use crate::msg::Msg;
 
-/// `ConfigError`'s `Display` text.
+/// `ConfigError`'s `Display` text (for `errors::config_error`, which the extras module calls).
 #[inline(never)]
+#[allow(dead_code)]
 pub fn config_message(e: &ConfigError) -> String {
     use ConfigError::*;
     let m = Msg::new;

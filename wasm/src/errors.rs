@@ -39,8 +39,11 @@ pub fn with_code(err: JsValue, code: &str, field: &str) -> JsValue {
     err
 }
 
-/// A configuration error, prefixed with where it happened (e.g. `limits[1]`).
+/// A configuration error, prefixed with where it happened (e.g. `limits[1]`). Options are the
+/// spec parser's (`spec_error`); this is for the core's own errors past it, which only the
+/// extras module meets (`Synced`, the pacer), so the limiter's module does not call it.
 #[cold]
+#[allow(dead_code)]
 pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
     let text = config_message(e);
     let msg = if at.is_empty() { text } else { Msg::new(at).s(": ").s(&text).0 };
