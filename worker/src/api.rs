@@ -30,13 +30,19 @@ async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
     req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
 }
 
-/// `POST /v1/limit` (`op = Check`) and `POST /v1/peek` (`op = Peek`).
+/// `POST /v1/limit` (`op = Check`) and `POST /v1/peek` (`op = Peek`). A denial is an
+/// answer: 200 with `"allowed": false` (and every header) unless the policy's `statusCode` or
+/// the request's `?status=429` asks for 429. HTTP clients retry 429s on their own, which
+/// would multiply the decision service's load by its own denials.
 pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op: Op) -> Result<Response, ApiError> {
     let fault = fault(cfg, &req);
+    let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg)?;
     let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault };
-    Ok(decide(env, ctx, r.policy, &hit, op).await?.to_response())
+    let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
+    answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
+    Ok(answer.to_response())
 }
 
 fn unavailable(message: String) -> ApiError {

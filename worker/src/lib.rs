@@ -28,6 +28,7 @@ pub mod proxy;
 pub mod respond;
 pub mod routes;
 pub mod sync_mode;
+pub mod vars;
 pub mod wire;
 
 use worker::{event, Context, Env, Request, Response, Result};

@@ -64,7 +64,8 @@ function workerOptions(name, bindings, hostObjects) {
  */
 export async function start({ bindings = {}, persist, isolates = 1, assets = false } = {}) {
   const dir = persist ?? tempDir();
-  const vars = { POLICIES, POOLS, TEST_MODE: "on", ...bindings };
+  // PUBLIC opens /v1 without a token, as `make run` does; tests of the secure default unset it.
+  const vars = { POLICIES, POOLS, TEST_MODE: "on", PUBLIC: "true", ...bindings };
   for (const [k, v] of Object.entries(vars)) if (v === undefined) delete vars[k];
   const workers = [];
   for (let i = 0; i < isolates; i++) {
@@ -91,6 +92,7 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
     mf,
     url,
     dir,
+    bindings: vars,
     async stop() {
       await mf.dispose();
     },
