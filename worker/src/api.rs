@@ -146,10 +146,28 @@ pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, Ap
     json_response(200, &reply.stored.unwrap_or(Value::Null))
 }
 
-/// `GET /v1/policies`: every policy, normalised.
+/// What a policy's description says about reconfiguration: what each limit keeps of a key's
+/// usage when its numbers change (the core's rule), and that another algorithm starts fresh.
+pub const RECONFIGURE: &str = "when a limit's numbers change (limit, window, burst...), each key keeps what it has \
+     used by the limit's rule, capped at the new limit; a limit whose algorithm changes, or a new limit, starts fresh";
+
+/// A policy's description with what reconfiguration does to it.
+pub fn describe(pc: &crate::config::PolicyConfig) -> Value {
+    let mut d = pc.description.clone();
+    if let Some(limits) = d["limits"].as_array_mut() {
+        for (described, limit) in limits.iter_mut().zip(pc.policy.limits()) {
+            described["reconfigure"] = json!(tollgate::reconfigure::rule(limit.algorithm().kind()));
+        }
+    }
+    d["reconfigure"] = json!(RECONFIGURE);
+    d
+}
+
+/// `GET /v1/policies`: every policy, normalised, with what a change of its configuration
+/// keeps.
 pub fn policies(cfg: &Config) -> Result<Response, ApiError> {
     let map: serde_json::Map<String, Value> =
-        cfg.policies.iter().map(|(name, pc)| (name.clone(), pc.description.clone())).collect();
+        cfg.policies.iter().map(|(name, pc)| (name.clone(), describe(pc))).collect();
     json_response(200, &json!({ "policies": map }))
 }
 

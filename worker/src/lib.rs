@@ -19,6 +19,7 @@ pub mod do_client;
 pub mod env_config;
 pub mod errors;
 pub mod ip;
+pub mod log;
 pub mod object;
 pub mod pool_config;
 pub mod pool_request;

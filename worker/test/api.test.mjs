@@ -35,7 +35,9 @@ test("healthz and policies", async () => {
     limit: 100,
     windowMs: 1000,
     burst: 500,
+    reconfigure: "tokens used stay used: the new capacity minus what was used, at least 0",
   });
+  assert.match(p.body.policies.api.reconfigure, /algorithm changes.*starts fresh/);
   assert.equal(p.body.policies.login.limits.length, 2);
   assert.equal(p.body.policies.api.sync, 0);
 });
