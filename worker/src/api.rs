@@ -11,6 +11,7 @@ use crate::decide::{decide, Hit};
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
 use crate::object::clock;
+use crate::observe::{self, Route};
 use crate::respond;
 use crate::sync_mode;
 use crate::wire::{DoRequest, Fault, Op};
@@ -41,6 +42,8 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let r = api_request::parse(&bytes, cfg)?;
     let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault };
     let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
+    let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
+    observe::decision(env, cfg, r.policy, route, &r.key, r.cost, &answer);
     answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
     Ok(answer.to_response())
 }

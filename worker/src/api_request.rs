@@ -142,7 +142,15 @@ mod tests {
             "api": { "limits": [{ "name": "per-second", "algorithm": "gcra", "limit": 100, "window": "1s", "burst": 500 }] }
         }))
         .unwrap();
-        Config { policies, pools: Default::default(), proxy: None, test_mode, api_token: None, public: false }
+        Config {
+            policies,
+            pools: Default::default(),
+            proxy: None,
+            test_mode,
+            api_token: None,
+            public: false,
+            denial_log_sample_rate: 0.0,
+        }
     }
 
     fn code(body: &str, test_mode: bool) -> &'static str {

@@ -114,6 +114,23 @@ pub struct Config {
     /// `PUBLIC = "true"`: without `API_TOKEN`, `/v1` is open to anyone (local development).
     /// Off by default: without a token and without this switch `/v1` answers 503.
     pub public: bool,
+    /// The share of denials logged (`DENIAL_LOG_SAMPLE_RATE`, 0 to 1, default
+    /// [`DEFAULT_DENIAL_LOG_SAMPLE_RATE`]): one JSON line each, with the key's hash.
+    pub denial_log_sample_rate: f64,
+}
+
+/// One denial in a hundred is logged unless `DENIAL_LOG_SAMPLE_RATE` says otherwise: enough to
+/// see who is limited, not a line per request of a client hammering a limit.
+pub const DEFAULT_DENIAL_LOG_SAMPLE_RATE: f64 = 0.01;
+
+/// Parses `DENIAL_LOG_SAMPLE_RATE`: a number from 0 (none) to 1 (every denial).
+pub fn parse_sample_rate(v: Option<&str>) -> Result<f64, String> {
+    match v.map(str::trim) {
+        None | Some("") => Ok(DEFAULT_DENIAL_LOG_SAMPLE_RATE),
+        Some(s) => s.parse::<f64>().ok().filter(|r| (0.0..=1.0).contains(r)).ok_or_else(|| {
+            format!("DENIAL_LOG_SAMPLE_RATE must be a number from 0 (log no denial) to 1 (every denial), not {s:?}")
+        }),
+    }
 }
 
 #[derive(Deserialize)]

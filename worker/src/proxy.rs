@@ -13,6 +13,7 @@ use crate::config::{Config, ProxyConfig};
 use crate::decide::{decide, Hit};
 use crate::errors::ApiError;
 use crate::ip::ip_key;
+use crate::observe::{self, Route};
 use crate::wire::Op;
 
 /// The header Cloudflare sets to the connecting client's address (the client cannot forge it
@@ -51,6 +52,7 @@ pub async fn forward(
     let key = request_key(proxy, req.headers())?;
     let hit = Hit { key: &key, cost: 1, test_now: None, fault: fault(cfg, &req) };
     let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
+    observe::decision(env, cfg, pc, Route::Proxy, &key, 1, &answer);
     if !answer.allowed() {
         return Ok(answer.to_response());
     }

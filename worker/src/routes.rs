@@ -27,6 +27,24 @@ fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Re
     }
 }
 
+/// The route of `path` for logs: the API's paths with their variable parts as placeholders
+/// (a key, a holder or a pool name never appears), `proxy` or `assets` for everything else.
+pub fn label(path: &str) -> &'static str {
+    match path {
+        "/healthz" => "/healthz",
+        "/v1/limit" => "/v1/limit",
+        "/v1/peek" => "/v1/peek",
+        "/v1/refund" => "/v1/refund",
+        "/v1/policies" => "/v1/policies",
+        "/v1/pools" => "/v1/pools",
+        p if p.starts_with("/v1/keys/") => "/v1/keys/{policy}/{key}",
+        p if p.starts_with("/v1/pools/") => "/v1/pools/{pool}/...",
+        p if p.starts_with("/v1/test/") => "/v1/test/...",
+        p if p == "/v1" || p.starts_with("/v1/") => "/v1/...",
+        _ => "other",
+    }
+}
+
 /// Routes one request.
 pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
     let path = req.path();

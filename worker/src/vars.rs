@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::config::{parse_policies, parse_proxy, public_on, test_mode_on, Config};
+use crate::config::{parse_policies, parse_proxy, parse_sample_rate, public_on, test_mode_on, Config};
 use crate::pool_config::parse_pools;
 
 /// A var as JSON: an object var as is, a string var parsed as JSON when it is not empty.
@@ -38,9 +38,10 @@ pub fn read_config(var: &dyn Fn(&str) -> Option<Value>, api_token: Option<String
     let proxy = parse_proxy(origin.as_deref(), json_var("PROXY", var("PROXY"))?.as_ref(), &policies)?;
     let test_mode = test_mode_on(text_var(var("TEST_MODE")).as_deref());
     let public = public_on(text_var(var("PUBLIC")).as_deref());
+    let denial_log_sample_rate = parse_sample_rate(text_var(var("DENIAL_LOG_SAMPLE_RATE")).as_deref())?;
     // An empty token is treated as unset: "" would otherwise accept `Bearer ` (no token).
     let api_token = api_token.filter(|t| !t.is_empty());
-    Ok(Config { policies, pools, proxy, test_mode, api_token, public })
+    Ok(Config { policies, pools, proxy, test_mode, api_token, public, denial_log_sample_rate })
 }
 
 #[cfg(test)]
@@ -60,6 +61,11 @@ mod tests {
             .unwrap();
         assert_eq!(a.policies.keys().collect::<Vec<_>>(), b.policies.keys().collect::<Vec<_>>());
         assert!(!a.public && b.public);
+        assert_eq!(a.denial_log_sample_rate, 0.01);
+        let every = read_config(&vars(json!({ "POLICIES": policies, "DENIAL_LOG_SAMPLE_RATE": 1 })), None).unwrap();
+        assert_eq!(every.denial_log_sample_rate, 1.0);
+        let e = read_config(&vars(json!({ "POLICIES": policies, "DENIAL_LOG_SAMPLE_RATE": "2" })), None).unwrap_err();
+        assert!(e.contains("DENIAL_LOG_SAMPLE_RATE"), "{e}");
         assert_eq!(b.api_token, None, "an empty token is no token");
     }
 
