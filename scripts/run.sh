@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh worker,npm
 export PATH="$HOME/.cargo/bin:$PATH"
 export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
-scripts/build-www.sh   # the playground's copy of the wasm package (www/vendor/tollgate)
+# The configuration check, the playground's copy of the wasm package (www/vendor/tollgate)
+# and the Worker, each skipped when current: a bad wrangler.toml stops here, naming the field.
 sh worker/scripts/build.sh
 cd worker
 # The build above is fresh, so wrangler's own [build] step (the same script) only checks.
