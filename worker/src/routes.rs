@@ -28,7 +28,8 @@ fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Re
 }
 
 /// The route of `path` for logs: the API's paths with their variable parts as placeholders
-/// (a key, a holder or a pool name never appears), `proxy` or `assets` for everything else.
+/// (a key, a holder or a pool name never appears), `other` for everything else (proxied
+/// paths, assets).
 pub fn label(path: &str) -> &'static str {
     match path {
         "/healthz" => "/healthz",
