@@ -5,6 +5,8 @@
 # and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's layout
 # (web/*.js import ../tollgate_wasm*.js), so the page imports vendor/tollgate/web/lite.js
 # (`tollgate/lite`: RateLimiter of one limit, so the browser fetches only the lite module).
+# The Worker's build (worker/scripts/build.sh) runs it, so `wrangler deploy` ships the page
+# with its module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stamp=pkg/dist/web/index.js
@@ -12,6 +14,10 @@ if [ ! -f "$stamp" ] || [ -n "$(find src wasm/src wasm/Cargo.toml wasm-extras pk
   scripts/build-pkg.sh
 fi
 out=www/vendor/tollgate
+# The Worker's build calls this too (every wrangler dev/deploy): a current copy stays as it is.
+if [ -f "$out/web/index.js" ] && [ "$out/web/index.js" -nt "$stamp" ]; then
+  echo "www/vendor/tollgate is up to date"; exit 0
+fi
 rm -rf "$out" && mkdir -p "$out/web"
 cp pkg/dist/tollgate_wasm*.js pkg/dist/tollgate_wasm*_bg.wasm "$out/"
 cp pkg/dist/web/*.js "$out/web/"

@@ -11,4 +11,4 @@ cargo test --quiet -p tollgate-worker
 sh worker/scripts/build.sh
 cd worker
 # Each file starts and stops its own runtime; one at a time keeps 2-core machines calm.
-timeout 600 node --test --test-concurrency=1 --test-timeout=180000 test/
+timeout 900 node --test --test-concurrency=1 --test-timeout=180000 test/

@@ -13,5 +13,5 @@ scripts/setup.sh worker,browser,npm
 scripts/build-www.sh
 sh worker/scripts/build.sh
 rm -rf artifacts/www
-timeout 300 node --test --test-concurrency=1 --test-timeout=120000 tests/www/
+timeout 600 node --test --test-concurrency=1 --test-timeout=300000 tests/www/
 echo "screenshots: $(ls artifacts/www | tr '\n' ' ')"

@@ -68,7 +68,7 @@ impl FixedWindow {
 
     /// The window a hit at `now` counts in and that window's count so far. A clock that went
     /// back before the stored window counts in the stored window (never in an older one).
-    fn current(&self, state: Option<&FixedWindowState>, now: Nanos) -> FixedWindowState {
+    pub(crate) fn current(&self, state: Option<&FixedWindowState>, now: Nanos) -> FixedWindowState {
         let start = self.align.start_of(now);
         match state {
             Some(s) if s.start >= start => *s,

@@ -48,9 +48,14 @@ impl FixedWindowFirstHit {
         FixedWindowFirstHit { limit: quota.limit(), window: quota.window() }
     }
 
+    /// The window length.
+    pub fn window(&self) -> Nanos {
+        self.window
+    }
+
     /// The window in force at `now`: the stored one until it expires (also when the clock
     /// went back before it opened), else a new one opening now.
-    fn current(&self, state: Option<&FirstHitState>, now: Nanos) -> FirstHitState {
+    pub(crate) fn current(&self, state: Option<&FirstHitState>, now: Nanos) -> FirstHitState {
         match state {
             Some(s) if now < s.start + self.window => *s,
             _ => FirstHitState { start: now, count: 0 },

@@ -89,6 +89,11 @@ impl SlidingBuckets {
         })
     }
 
+    /// The window length.
+    pub fn window(&self) -> Nanos {
+        self.window
+    }
+
     /// The bucket length.
     pub fn precision(&self) -> Nanos {
         self.align.length()
@@ -106,7 +111,7 @@ impl SlidingBuckets {
 
     /// The counts that matter at `now`, rolled forward to the bucket holding `now` (or kept
     /// at the newest stored bucket when the clock went back): `(newest index, counts)`.
-    fn view(&self, state: Option<&SlidingBucketsState>, now: Nanos) -> (u64, VecDeque<u64>) {
+    pub(crate) fn view(&self, state: Option<&SlidingBucketsState>, now: Nanos) -> (u64, VecDeque<u64>) {
         let index = self.align.index(now);
         let Some(s) = state else {
             return (index, VecDeque::new());

@@ -88,8 +88,13 @@ impl SlidingLog {
         Ok(SlidingLog { limit: quota.limit(), window: quota.window() })
     }
 
+    /// The window length.
+    pub fn window(&self) -> Nanos {
+        self.window
+    }
+
     /// The instant an entry stops counting: once it is older than the window.
-    fn expiry(&self, entry: &LogEntry) -> Nanos {
+    pub(crate) fn expiry(&self, entry: &LogEntry) -> Nanos {
         entry.at + self.window + Nanos::new(1)
     }
 

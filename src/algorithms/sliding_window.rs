@@ -121,6 +121,11 @@ impl SlidingWindow {
         view.state.current.saturating_add(self.weighted_previous(view.state.previous, view.elapsed))
     }
 
+    /// The count a hit at `now` is decided against (the estimate's floor).
+    pub(crate) fn count_at(&self, state: Option<&SlidingWindowState>, now: Nanos) -> u64 {
+        self.count(&self.view(state, now))
+    }
+
     /// The estimated rate at `now` as a real number, `current + previous * weight` (the
     /// gateway's `sliding_window()`; decisions use its floor).
     pub fn rate(&self, state: Option<&SlidingWindowState>, now: Nanos) -> f64 {

@@ -113,7 +113,7 @@ impl TokenBucket {
     /// The bucket at `now`: refilled for every whole interval since the anchor. A full bucket
     /// re-anchors at `now` (a full bucket is a new bucket); a clock that went back sees the
     /// bucket as stored, and the anchor never moves back.
-    fn level(&self, state: Option<&TokenBucketState>, now: Nanos) -> TokenBucketState {
+    pub(crate) fn level(&self, state: Option<&TokenBucketState>, now: Nanos) -> TokenBucketState {
         let Some(s) = state else {
             return TokenBucketState { tokens: self.capacity, anchor: now };
         };

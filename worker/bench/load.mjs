@@ -22,7 +22,7 @@ const only = process.env.SCENARIO;
 const scenarios = [
   ["sync = 0, one hot key (every hit to its Durable Object)", "exact", () => "hot"],
   ["sync = 0, 10,000 keys (one Durable Object each)", "exact", () => `k${Math.floor(Math.random() * 10_000)}`],
-  ["sync = 0, one hot key over its limit (block cache answers 429)", "denied", () => "blocked"],
+  ["sync = 0, one hot key over its limit (block cache answers the denial)", "denied", () => "blocked"],
   ["sync = 100 ms, one hot key (decided in the isolate)", "synced", () => "hot"],
   ["sync = 100 ms, 10,000 keys", "synced", () => `k${Math.floor(Math.random() * 10_000)}`],
 ];

@@ -45,7 +45,7 @@ for (const n of isolateCounts) {
           const r = await post(s.url, "/v1/limit", { key, policy: name }, n > 1 ? { host: `w${i % n}.test` } : {});
           i += 1;
           sent += 1;
-          if (r.status === 200) allowed += 1;
+          if (r.body?.allowed === true) allowed += 1;
         }
       };
       await Promise.all(Array.from({ length: concurrency }, (_, c) => worker(c)));

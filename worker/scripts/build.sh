@@ -5,9 +5,27 @@
 #  - esbuild from npm `esbuild` via ESBUILD_BIN
 # Skips when build/index.js is newer than every input (wrangler dev and deploy run this too),
 # or whenever SKIP_WORKER_BUILD=1 and build/ exists. FORCE_WORKER_BUILD=1 forces a build.
+#
+# Always first, even when the build is skipped: the configuration check. The wrangler.toml
+# being built (the one in the directory wrangler runs this from, else worker/wrangler.toml;
+# TOLLGATE_WRANGLER_CONFIG names another) is read by the Worker's own parser, natively
+# (examples/check_config.rs), and a bad POLICIES/POOLS/PROXY fails here with the var, the
+# field and the reason, before anything can serve it.
+#
+# Then the playground's assets (www/vendor/tollgate, scripts/build-www.sh, skipped when
+# current), so that a plain `wrangler deploy` ships a page that can load its module.
 set -eu
+caller="$PWD"
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+config="${TOLLGATE_WRANGLER_CONFIG:-}"
+if [ -z "$config" ]; then
+  if [ -f "$caller/wrangler.toml" ]; then config="$caller/wrangler.toml"; else config="$PWD/wrangler.toml"; fi
+fi
+cargo run --quiet -p tollgate-worker --example check_config -- "$config"
+if [ "${SKIP_WWW_BUILD:-0}" != "1" ]; then
+  ../scripts/build-www.sh
+fi
 if [ -f build/index.js ] && [ "${FORCE_WORKER_BUILD:-0}" != "1" ]; then
   if [ "${SKIP_WORKER_BUILD:-0}" = "1" ]; then
     echo "SKIP_WORKER_BUILD=1: reusing build/"; exit 0

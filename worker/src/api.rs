@@ -11,6 +11,7 @@ use crate::decide::{decide, Hit};
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
 use crate::object::clock;
+use crate::observe::{self, Route};
 use crate::respond;
 use crate::sync_mode;
 use crate::wire::{DoRequest, Fault, Op};
@@ -30,13 +31,21 @@ async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
     req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
 }
 
-/// `POST /v1/limit` (`op = Check`) and `POST /v1/peek` (`op = Peek`).
+/// `POST /v1/limit` (`op = Check`) and `POST /v1/peek` (`op = Peek`). A denial is an
+/// answer: 200 with `"allowed": false` (and every header) unless the policy's `statusCode` or
+/// the request's `?status=429` asks for 429. HTTP clients retry 429s on their own, which
+/// would multiply the decision service's load by its own denials.
 pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op: Op) -> Result<Response, ApiError> {
     let fault = fault(cfg, &req);
+    let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg)?;
     let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault };
-    Ok(decide(env, ctx, r.policy, &hit, op).await?.to_response())
+    let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
+    let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
+    observe::decision(env, cfg, r.policy, route, &r.key, r.cost, &answer);
+    answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
+    Ok(answer.to_response())
 }
 
 fn unavailable(message: String) -> ApiError {
@@ -140,10 +149,28 @@ pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, Ap
     json_response(200, &reply.stored.unwrap_or(Value::Null))
 }
 
-/// `GET /v1/policies`: every policy, normalised.
+/// What a policy's description says about reconfiguration: what each limit keeps of a key's
+/// usage when its numbers change (the core's rule), and that another algorithm starts fresh.
+pub const RECONFIGURE: &str = "when a limit's numbers change (limit, window, burst...), each key keeps what it has \
+     used by the limit's rule, capped at the new limit; a limit whose algorithm changes, or a new limit, starts fresh";
+
+/// A policy's description with what reconfiguration does to it.
+pub fn describe(pc: &crate::config::PolicyConfig) -> Value {
+    let mut d = pc.description.clone();
+    if let Some(limits) = d["limits"].as_array_mut() {
+        for (described, limit) in limits.iter_mut().zip(pc.policy.limits()) {
+            described["reconfigure"] = json!(tollgate::reconfigure::rule(limit.algorithm().kind()));
+        }
+    }
+    d["reconfigure"] = json!(RECONFIGURE);
+    d
+}
+
+/// `GET /v1/policies`: every policy, normalised, with what a change of its configuration
+/// keeps.
 pub fn policies(cfg: &Config) -> Result<Response, ApiError> {
     let map: serde_json::Map<String, Value> =
-        cfg.policies.iter().map(|(name, pc)| (name.clone(), pc.description.clone())).collect();
+        cfg.policies.iter().map(|(name, pc)| (name.clone(), describe(pc))).collect();
     json_response(200, &json!({ "policies": map }))
 }
 

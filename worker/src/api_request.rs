@@ -59,6 +59,20 @@ fn whole(v: &Value, field: &str, code: &'static str) -> Result<u64, ApiError> {
     })
 }
 
+/// The `?status=` of `/v1/limit` and `/v1/peek`: the HTTP status a denial is answered with,
+/// 200 or 429 (`None`: the policy's `statusCode`).
+pub fn deny_status_param(url: &worker::Url) -> Result<Option<u16>, ApiError> {
+    let Some((_, v)) = url.query_pairs().find(|(k, _)| k == "status") else { return Ok(None) };
+    match v.as_ref() {
+        "200" => Ok(Some(200)),
+        "429" => Ok(Some(429)),
+        other => Err(ApiError::bad_request(
+            "invalid_status",
+            format!("status must be 200 or 429 (the HTTP status of a denial), not {other:?}"),
+        )),
+    }
+}
+
 /// Parses and validates a body. `default_cost` applies when `cost` is absent.
 pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiError> {
     if body.len() > MAX_BODY_BYTES {
@@ -135,7 +149,15 @@ mod tests {
             "api": { "limits": [{ "name": "per-second", "algorithm": "gcra", "limit": 100, "window": "1s", "burst": 500 }] }
         }))
         .unwrap();
-        Config { policies, pools: Default::default(), proxy: None, test_mode, api_token: None }
+        Config {
+            policies,
+            pools: Default::default(),
+            proxy: None,
+            test_mode,
+            api_token: None,
+            public: false,
+            denial_log_sample_rate: 0.0,
+        }
     }
 
     fn code(body: &str, test_mode: bool) -> &'static str {
@@ -178,6 +200,15 @@ mod tests {
         assert_eq!(code(r#"{"key":"k","policy":"api","now":-5}"#, true), "invalid_now");
         let huge = format!(r#"{{"key":"k","policy":"api","pad":"{}"}}"#, "x".repeat(MAX_BODY_BYTES));
         assert_eq!(code(&huge, false), "body_too_large");
+    }
+
+    #[test]
+    fn the_status_parameter_is_200_or_429() {
+        let url = |q: &str| worker::Url::parse(&format!("https://t/v1/limit{q}")).unwrap();
+        assert_eq!(deny_status_param(&url("")).unwrap(), None);
+        assert_eq!(deny_status_param(&url("?status=429")).unwrap(), Some(429));
+        assert_eq!(deny_status_param(&url("?x=1&status=200")).unwrap(), Some(200));
+        assert_eq!(deny_status_param(&url("?status=503")).unwrap_err().code, "invalid_status");
     }
 
     #[test]

@@ -1,4 +1,6 @@
-//! Bearer-token authentication for `/v1`, when the `API_TOKEN` secret is set.
+//! Bearer-token authentication for `/v1`. Secure by default: without the `API_TOKEN` secret
+//! `/v1` serves nothing (503 `auth_not_configured`, saying what to set) unless the `PUBLIC`
+//! var opens it explicitly, for local development. A set token always applies, `PUBLIC` or not.
 
 use crate::errors::ApiError;
 
@@ -14,9 +16,25 @@ pub fn constant_time_eq(expected: &[u8], given: &[u8]) -> bool {
     diff == 0
 }
 
-/// Checks `Authorization: Bearer <token>` against the configured token (none: open).
-pub fn check(token: Option<&str>, authorization: Option<&str>) -> Result<(), ApiError> {
-    let Some(token) = token else { return Ok(()) };
+/// The code of the answer to `/v1` when neither `API_TOKEN` nor `PUBLIC` is set.
+pub const NOT_CONFIGURED: &str = "auth_not_configured";
+
+/// Checks `Authorization: Bearer <token>` against the configured token. No token: open only
+/// when `public`, otherwise 503 (the deployment is incomplete, not the caller wrong). No
+/// message ever holds the token or what the caller sent.
+pub fn check(token: Option<&str>, public: bool, authorization: Option<&str>) -> Result<(), ApiError> {
+    let Some(token) = token else {
+        if public {
+            return Ok(());
+        }
+        return Err(ApiError::new(
+            503,
+            NOT_CONFIGURED,
+            "this API serves nothing until it is secured: set the API_TOKEN secret \
+             (npx wrangler secret put API_TOKEN), or set the var PUBLIC = \"true\" to serve it to anyone \
+             (local development only)",
+        ));
+    };
     let unauthorized = |msg: &str| {
         ApiError::new(401, "unauthorized", msg).with_header("WWW-Authenticate", "Bearer realm=\"tollgate\"")
     };
@@ -37,14 +55,25 @@ mod tests {
 
     #[test]
     fn only_the_exact_token_passes() {
-        assert!(check(None, None).is_ok());
-        assert!(check(Some("s3cret"), Some("Bearer s3cret")).is_ok());
+        assert!(check(Some("s3cret"), false, Some("Bearer s3cret")).is_ok());
+        assert!(check(Some("s3cret"), true, Some("bearer s3cret")).is_ok());
         for bad in
             [None, Some("s3cret"), Some("Bearer s3cre"), Some("Bearer s3cret2"), Some("Basic s3cret"), Some("Bearer ")]
         {
-            let e = check(Some("s3cret"), bad).unwrap_err();
-            assert_eq!((e.status, e.code), (401, "unauthorized"), "{bad:?}");
+            for public in [false, true] {
+                let e = check(Some("s3cret"), public, bad).unwrap_err();
+                assert_eq!((e.status, e.code), (401, "unauthorized"), "{bad:?}, a token applies even when public");
+                assert!(!e.message.contains("s3cre"), "never echoes a secret");
+            }
         }
+    }
+
+    #[test]
+    fn without_a_token_only_public_opens_the_api() {
+        assert!(check(None, true, None).is_ok());
+        let e = check(None, false, Some("Bearer anything")).unwrap_err();
+        assert_eq!((e.status, e.code), (503, NOT_CONFIGURED));
+        assert!(e.message.contains("API_TOKEN") && e.message.contains("PUBLIC"), "{}", e.message);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! syncRate = 0      # ms; 0 exact (every hit to the Durable Object), > 0 periodic, < 0 local
 //! failure = "open"  # or "closed": what to answer when the Durable Object fails
 //! timeoutMs = 1000  # how long to wait for the Durable Object
+//! statusCode = 200  # the HTTP status of a denial on /v1/limit and /v1/peek (200 or 429)
 //! ```
 //!
 //! The limits are the core's schema (`tollgate::spec`, the same parser the npm package's
@@ -72,6 +73,10 @@ pub struct PolicyConfig {
     pub on_error: FailMode,
     /// How long to wait for the Durable Object.
     pub timeout_ms: u64,
+    /// The HTTP status a denial is answered with on `/v1/limit` and `/v1/peek`: 200 (a denial
+    /// is an answer, which HTTP clients do not retry on their own) unless the policy asks for
+    /// 429. A request's `?status=` overrides it.
+    pub deny_status: u16,
     /// The normalised description `GET /v1/policies` shows.
     pub description: Value,
 }
@@ -90,13 +95,14 @@ pub struct ProxyConfig {
     pub origin: String,
     /// The policy proxied requests are limited by.
     pub policy: String,
-    /// A request header whose value is the key (e.g. `x-api-key`); the client IP otherwise.
+    /// A request header whose value is the key (e.g. `x-api-key`), only when configured: a
+    /// client can send any value, so it is trustworthy only behind a gateway that has already
+    /// authenticated the value. The client IP otherwise (the default).
     pub key_header: Option<String>,
-    /// IPv4 addresses are grouped by this prefix length (32: one key per address).
-    pub ipv4_prefix: u8,
-    /// IPv6 addresses are grouped by this prefix length (64 by default: one key per subnet a
-    /// single customer usually gets).
-    pub ipv6_prefix: u8,
+    /// IPv6 clients are keyed by their network of this prefix length (56 by default, as the
+    /// npm middleware and express-rate-limit v8; 128 keys each address). IPv4 addresses are
+    /// always whole.
+    pub ipv6_subnet: u8,
 }
 
 /// The whole configuration.
@@ -112,6 +118,26 @@ pub struct Config {
     pub test_mode: bool,
     /// The bearer token `/v1` requires, when the `API_TOKEN` secret is set.
     pub api_token: Option<String>,
+    /// `PUBLIC = "true"`: without `API_TOKEN`, `/v1` is open to anyone (local development).
+    /// Off by default: without a token and without this switch `/v1` answers 503.
+    pub public: bool,
+    /// The share of denials logged (`DENIAL_LOG_SAMPLE_RATE`, 0 to 1, default
+    /// [`DEFAULT_DENIAL_LOG_SAMPLE_RATE`]): one JSON line each, with the key's hash.
+    pub denial_log_sample_rate: f64,
+}
+
+/// One denial in a hundred is logged unless `DENIAL_LOG_SAMPLE_RATE` says otherwise: enough to
+/// see who is limited, not a line per request of a client hammering a limit.
+pub const DEFAULT_DENIAL_LOG_SAMPLE_RATE: f64 = 0.01;
+
+/// Parses `DENIAL_LOG_SAMPLE_RATE`: a number from 0 (none) to 1 (every denial).
+pub fn parse_sample_rate(v: Option<&str>) -> Result<f64, String> {
+    match v.map(str::trim) {
+        None | Some("") => Ok(DEFAULT_DENIAL_LOG_SAMPLE_RATE),
+        Some(s) => s.parse::<f64>().ok().filter(|r| (0.0..=1.0).contains(r)).ok_or_else(|| {
+            format!("DENIAL_LOG_SAMPLE_RATE must be a number from 0 (log no denial) to 1 (every denial), not {s:?}")
+        }),
+    }
 }
 
 #[derive(Deserialize)]
@@ -120,11 +146,13 @@ struct ProxyJson {
     policy: String,
     #[serde(default)]
     key_header: Option<String>,
+    /// A prefix length, or `false` for whole addresses (as express-rate-limit v8).
     #[serde(default)]
-    ipv4_prefix: Option<u8>,
-    #[serde(default)]
-    ipv6_prefix: Option<u8>,
+    ipv6_subnet: Option<Value>,
 }
+
+/// The IPv6 grouping of the npm middleware and express-rate-limit v8.
+pub const DEFAULT_IPV6_SUBNET: u8 = 56;
 
 /// Whether `name` is a valid policy name: 1 to 64 of `A-Z a-z 0-9 - _ .`. No `/`, which is
 /// what makes `policy/key` an unambiguous Durable Object name.
@@ -142,7 +170,7 @@ fn ms(n: Nanos) -> Value {
 }
 
 /// A policy's fields besides its limits (which `tollgate::spec` owns).
-pub const POLICY_FIELDS: [&str; 3] = ["syncRate", "failure", "timeoutMs"];
+pub const POLICY_FIELDS: [&str; 4] = ["syncRate", "failure", "timeoutMs", "statusCode"];
 
 /// What `GET /v1/policies` shows of one limit: its options as configured, durations in ms.
 fn describe(name: &str, spec: &LimitSpec) -> Value {
@@ -209,10 +237,20 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         _ => FailMode::Closed,
     };
     let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let deny_status = match whole(&input, "statusCode", 200, 429, "")? {
+        None => 200,
+        Some(s @ (200 | 429)) => s as u16,
+        Some(other) => {
+            let m = Msg::new(&format!("statusCode must be 200 or 429 (the status of a denial), got {other}"));
+            return Err(SpecError::new(code::INVALID_VALUE, "statusCode", m));
+        }
+    };
     let described: Vec<Value> = policy.limits().iter().zip(&limits).map(|(l, s)| describe(l.name(), s)).collect();
-    let description =
-        json!({ "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms });
-    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, description })
+    let description = json!({
+        "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms,
+        "statusCode": deny_status,
+    });
+    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, deny_status, description })
 }
 
 /// Parses the `POLICIES` var: an object of policy name to policy.
@@ -244,6 +282,12 @@ pub fn parse_proxy(
     if !(origin.starts_with("http://") || origin.starts_with("https://")) {
         return Err(format!("ORIGIN must be an http:// or https:// URL, not {origin:?}"));
     }
+    if let Some(old) = ["ipv6Prefix", "ipv4Prefix"].iter().find(|f| proxy.and_then(|p| p.get(**f)).is_some()) {
+        return Err(format!(
+            "PROXY.{old} is no longer an option: IPv6 clients are grouped by PROXY.ipv6Subnet (default \
+             {DEFAULT_IPV6_SUBNET}, as the npm middleware) and IPv4 addresses are always whole"
+        ));
+    }
     let p: ProxyJson = match proxy {
         Some(v) => serde_json::from_value(v.clone()).map_err(|e| format!("PROXY: {e}"))?,
         None => return Err("ORIGIN is set but PROXY (which policy proxied requests use) is not".into()),
@@ -251,13 +295,31 @@ pub fn parse_proxy(
     if !policies.contains_key(&p.policy) {
         return Err(format!("PROXY names the unknown policy {:?}", p.policy));
     }
-    let ipv4_prefix = p.ipv4_prefix.unwrap_or(32);
-    let ipv6_prefix = p.ipv6_prefix.unwrap_or(64);
-    if ipv4_prefix == 0 || ipv4_prefix > 32 || ipv6_prefix == 0 || ipv6_prefix > 128 {
-        return Err("PROXY: ipv4Prefix must be 1..=32 and ipv6Prefix 1..=128".into());
-    }
-    let key_header = p.key_header.map(|h| h.trim().to_ascii_lowercase()).filter(|h| !h.is_empty());
-    Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv4_prefix, ipv6_prefix }))
+    let ipv6_subnet = match &p.ipv6_subnet {
+        None => DEFAULT_IPV6_SUBNET,
+        Some(Value::Bool(false)) => 128,
+        Some(v) => v
+            .as_u64()
+            .filter(|n| (1..=128).contains(n))
+            .map(|n| n as u8)
+            .ok_or_else(|| format!("PROXY.ipv6Subnet must be a whole number from 1 to 128, or false, not {v}"))?,
+    };
+    let key_header = match p.key_header.map(|h| h.trim().to_ascii_lowercase()) {
+        None => None,
+        Some(h) if valid_header_name(&h) => Some(h),
+        Some(h) => return Err(format!("PROXY.keyHeader must be an HTTP header name, not {h:?}")),
+    };
+    Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv6_subnet }))
+}
+
+/// Whether `h` is a header name (an HTTP token).
+fn valid_header_name(h: &str) -> bool {
+    !h.is_empty() && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Whether a `PUBLIC` value opens `/v1` without a token (only `true`, `"true"`, `"on"`, `"1"`).
+pub fn public_on(v: Option<&str>) -> bool {
+    matches!(v.map(str::trim), Some("on" | "true" | "1"))
 }
 
 /// Whether a `TEST_MODE` value turns the test switch on.
@@ -379,12 +441,46 @@ mod tests {
                 .unwrap()
                 .unwrap();
         assert_eq!(
-            (cfg.origin.as_str(), cfg.key_header.as_deref(), cfg.ipv6_prefix),
-            ("http://127.0.0.1:9", Some("x-api-key"), 64)
+            (cfg.origin.as_str(), cfg.key_header.as_deref(), cfg.ipv6_subnet),
+            ("http://127.0.0.1:9", Some("x-api-key"), 56)
         );
+        let by_ip = parse_proxy(Some("http://o"), Some(&json!({ "policy": "api" })), &p).unwrap().unwrap();
+        assert_eq!((by_ip.key_header, by_ip.ipv6_subnet), (None, 56), "the client IP by default, IPv6 by /56");
+        let whole = parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "ipv6Subnet": false })), &p);
+        assert_eq!(whole.unwrap().unwrap().ipv6_subnet, 128);
+        let s64 = parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "ipv6Subnet": 64 })), &p);
+        assert_eq!(s64.unwrap().unwrap().ipv6_subnet, 64);
         assert!(parse_proxy(Some("http://o"), Some(&json!({ "policy": "nope" })), &p).is_err());
         assert!(parse_proxy(Some("ftp://o"), Some(&json!({ "policy": "api" })), &p).is_err());
-        assert!(parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "ipv6Prefix": 129 })), &p).is_err());
+        for bad in [json!(129), json!(0), json!(true), json!("56")] {
+            let e =
+                parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "ipv6Subnet": bad })), &p).unwrap_err();
+            assert!(e.contains("ipv6Subnet"), "{e}");
+        }
+        let old = parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "ipv6Prefix": 64 })), &p).unwrap_err();
+        assert!(old.contains("ipv6Subnet"), "{old}");
+        let e = parse_proxy(Some("http://o"), Some(&json!({ "policy": "api", "keyHeader": "a b" })), &p).unwrap_err();
+        assert!(e.contains("keyHeader"), "{e}");
+    }
+
+    #[test]
+    fn a_denial_is_answered_200_unless_the_policy_asks_for_429() {
+        let p = parse_policies(&issue_policies()).unwrap();
+        assert_eq!(p["api"].deny_status, 200);
+        let limits = json!([{ "name": "a", "algorithm": "gcra", "quota": "1/s" }]);
+        let p429 = parse_policy("x", &json!({ "limits": limits, "statusCode": 429 })).unwrap();
+        assert_eq!((p429.deny_status, &p429.description["statusCode"]), (429, &json!(429)));
+        let e = parse_policy("x", &json!({ "limits": limits, "statusCode": 403 })).unwrap_err();
+        assert!(e.contains("statusCode"), "{e}");
+    }
+
+    #[test]
+    fn public_is_off_unless_turned_on() {
+        for (v, on) in
+            [(None, false), (Some("false"), false), (Some(""), false), (Some("true"), true), (Some("1"), true)]
+        {
+            assert_eq!(public_on(v), on, "{v:?}");
+        }
     }
 
     #[test]

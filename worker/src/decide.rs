@@ -8,6 +8,7 @@ use crate::block_cache;
 use crate::config::PolicyConfig;
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
+use crate::log;
 use crate::object::clock;
 use crate::respond::{self, Answer, CACHE_HEADER};
 use crate::sync_mode;
@@ -64,7 +65,11 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
             Ok(respond::decision(pc, &d, Nanos::new(reply.now)))
         }
         Err((why, message)) => {
-            worker::console_error!("durable object {name:?} failed ({}): {message}", why.name());
+            // The object's name holds the key: the log names the policy only.
+            log::error(
+                "object_failed",
+                serde_json::json!({ "policy": pc.name, "failure": why.name(), "failMode": pc.on_error.name(), "message": message }),
+            );
             Ok(respond::degraded(pc, pc.on_error, why, now))
         }
     }

@@ -19,7 +19,9 @@ pub mod do_client;
 pub mod env_config;
 pub mod errors;
 pub mod ip;
+pub mod log;
 pub mod object;
+pub mod observe;
 pub mod pool_config;
 pub mod pool_request;
 pub mod pool_wire;
@@ -31,17 +33,25 @@ pub mod same_error;
 pub mod vocabulary;
 pub mod spec_input;
 pub mod sync_mode;
+pub mod vars;
 pub mod wire;
 
 use worker::{event, Context, Env, Request, Response, Result};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
+    let (method, route) = (req.method().to_string(), routes::label(&req.path()));
     Ok(match routes::route(req, &env, &ctx).await {
         Ok(resp) => resp,
         Err(e) => {
+            // One line per error answered: the route's shape, never its keys or holders.
+            let fields = serde_json::json!({
+                "status": e.status, "code": e.code, "message": e.message, "method": method, "route": route,
+            });
             if e.status >= 500 {
-                worker::console_error!("{e}");
+                log::error("error", fields);
+            } else {
+                log::warn("error", fields);
             }
             e.to_response()
         }

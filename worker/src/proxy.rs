@@ -1,7 +1,9 @@
 //! Proxy mode: with `ORIGIN` set, every path outside `/v1` and `/healthz` is limited by the
-//! proxy policy, keyed by a configured header or the client IP, and forwarded to the origin
-//! with the rate-limit headers added (to the request the origin sees and to the response the
-//! client gets), or answered 429 (503 when the policy fails closed).
+//! proxy policy, keyed by the client IP (IPv6 by its `ipv6Subnet` network) or, only when
+//! configured, a request header, and forwarded to the origin with the rate-limit headers added
+//! (to the request the origin sees and to the response the client gets), or answered 429 (503
+//! when the policy fails closed): here the answer is the protected service's, so a denial is
+//! the 429 clients and crawlers know to back off from.
 
 use worker::{Context, Env, Fetch, Headers, Request, RequestInit, RequestRedirect, Response};
 
@@ -11,14 +13,16 @@ use crate::config::{Config, ProxyConfig};
 use crate::decide::{decide, Hit};
 use crate::errors::ApiError;
 use crate::ip::ip_key;
+use crate::observe::{self, Route};
 use crate::wire::Op;
 
 /// The header Cloudflare sets to the connecting client's address (the client cannot forge it
 /// at the edge; locally, workerd sets it too).
 pub const CLIENT_IP_HEADER: &str = "CF-Connecting-IP";
 
-/// The key a proxied request is limited by: `key:<header value>` when the configured header is
-/// present, else `ip:<address or network>`.
+/// The key a proxied request is limited by: `key:<header value>` when a key header is
+/// configured and present, else `ip:<address or network>`. The client cannot choose the IP
+/// key: Cloudflare sets the address header itself, replacing any the client sent.
 pub fn request_key(proxy: &ProxyConfig, headers: &Headers) -> Result<String, ApiError> {
     if let Some(h) = &proxy.key_header {
         if let Some(v) = headers.get(h)?.filter(|v| !v.trim().is_empty()) {
@@ -28,7 +32,7 @@ pub fn request_key(proxy: &ProxyConfig, headers: &Headers) -> Result<String, Api
         }
     }
     let ip = headers.get(CLIENT_IP_HEADER)?.unwrap_or_default();
-    ip_key(&ip, proxy.ipv4_prefix, proxy.ipv6_prefix).ok_or_else(|| {
+    ip_key(&ip, proxy.ipv6_subnet).ok_or_else(|| {
         ApiError::bad_request("missing_client_ip", format!("no client address in {CLIENT_IP_HEADER} to limit by"))
     })
 }
@@ -48,6 +52,7 @@ pub async fn forward(
     let key = request_key(proxy, req.headers())?;
     let hit = Hit { key: &key, cost: 1, test_now: None, fault: fault(cfg, &req) };
     let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
+    observe::decision(env, cfg, pc, Route::Proxy, &key, 1, &answer);
     if !answer.allowed() {
         return Ok(answer.to_response());
     }

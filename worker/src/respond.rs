@@ -29,6 +29,14 @@ impl Answer {
         self.body["allowed"].as_bool().unwrap_or(false)
     }
 
+    /// Answers a denial (a 429 decision) with `status` instead: 200 on the decision API by
+    /// default. Allowed answers and degraded ones (fail closed is 503) keep theirs.
+    pub fn set_deny_status(&mut self, status: u16) {
+        if self.status == 429 {
+            self.status = status;
+        }
+    }
+
     /// The JSON response.
     pub fn to_response(&self) -> Response {
         json_response(self.status, &self.headers, self.body.to_string())

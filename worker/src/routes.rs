@@ -1,5 +1,6 @@
-//! Which path goes where: `/healthz`, `/v1/*` (behind the bearer token when one is set),
-//! then proxy mode (when `ORIGIN` is set) or the static assets (the playground, `www/`).
+//! Which path goes where: `/healthz` (liveness, open), `/v1/*` (behind the bearer token, or
+//! open only with `PUBLIC`), then proxy mode (when `ORIGIN` is set) or the static assets (the
+//! playground, `www/`).
 //!
 //! Routing is a plain `match` rather than workers-rs' `Router`, whose 404/405 answers are
 //! plain text: here every error is the JSON shape.
@@ -26,23 +27,38 @@ fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Re
     }
 }
 
+/// The route of `path` for logs: the API's paths with their variable parts as placeholders
+/// (a key, a holder or a pool name never appears), `other` for everything else (proxied
+/// paths, assets).
+pub fn label(path: &str) -> &'static str {
+    match path {
+        "/healthz" => "/healthz",
+        "/v1/limit" => "/v1/limit",
+        "/v1/peek" => "/v1/peek",
+        "/v1/refund" => "/v1/refund",
+        "/v1/policies" => "/v1/policies",
+        "/v1/pools" => "/v1/pools",
+        p if p.starts_with("/v1/keys/") => "/v1/keys/{policy}/{key}",
+        p if p.starts_with("/v1/pools/") => "/v1/pools/{pool}/...",
+        p if p.starts_with("/v1/test/") => "/v1/test/...",
+        p if p == "/v1" || p.starts_with("/v1/") => "/v1/...",
+        _ => "other",
+    }
+}
+
 /// Routes one request.
 pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
     let path = req.path();
     let method = req.method();
     if path == "/healthz" {
+        // Liveness only, for anyone: nothing about the configuration (that is behind auth).
         only(&method, Method::Get, &path, "GET")?;
-        let cfg = config(env)?;
-        let names: Vec<&String> = cfg.policies.keys().collect();
-        let pools: Vec<&String> = cfg.pools.keys().collect();
-        return api::json_response(
-            200,
-            &json!({ "ok": true, "policies": names, "pools": pools, "proxy": cfg.proxy.is_some(), "testMode": cfg.test_mode }),
-        );
+        config(env)?;
+        return api::json_response(200, &json!({ "ok": true }));
     }
     if path == "/v1" || path.starts_with("/v1/") {
         let cfg = config(env)?;
-        auth::check(cfg.api_token.as_deref(), req.headers().get("authorization")?.as_deref())?;
+        auth::check(cfg.api_token.as_deref(), cfg.public, req.headers().get("authorization")?.as_deref())?;
         return match path.as_str() {
             "/v1/limit" => {
                 only(&method, Method::Post, &path, "POST")?;

@@ -26,7 +26,7 @@ function assertErr(r, status, code) {
 test("healthz and policies", async () => {
   const h = await get(s.url, "/healthz");
   assert.equal(h.status, 200);
-  assert.equal(h.body.ok, true);
+  assert.deepEqual(h.body, { ok: true }, "liveness only: the configuration is behind auth");
   const p = await get(s.url, "/v1/policies");
   assert.equal(p.status, 200);
   assert.deepEqual(p.body.policies.api.limits[0], {
@@ -35,7 +35,9 @@ test("healthz and policies", async () => {
     limit: 100,
     windowMs: 1000,
     burst: 500,
+    reconfigure: "tokens used stay used: the new capacity minus what was used, at least 0",
   });
+  assert.match(p.body.policies.api.reconfigure, /algorithm changes.*starts fresh/);
   assert.equal(p.body.policies.login.limits.length, 2);
   assert.equal(p.body.policies.api.syncRate, 0);
 });
@@ -65,7 +67,7 @@ test("allowed then denied: body shape, draft-10 headers as Structured Field List
     assert.equal(r.headers.get("x-ratelimit-limit"), "5");
   }
   const denied = await limit({ key, policy: "login", now: T0 + 1000 });
-  assert.equal(denied.status, 429, denied.text);
+  assert.equal(denied.status, 200, "a denial is an answer, not an error: " + denied.text);
   assert.equal(denied.body.allowed, false);
   assert.equal(denied.body.remaining, 0);
   assert.equal(denied.body.blockedBy, "per-minute");
@@ -84,10 +86,10 @@ test("the token bucket of the issue: 100/s with bursts of 500", async () => {
   assert.equal(r.status, 200);
   assert.equal(r.body.remaining, 0);
   r = await limit({ key, policy: "api", now: T0 });
-  assert.equal(r.status, 429);
+  assert.equal(r.body.allowed, false);
   assert.equal(r.body.retryAfter, 10); // one token every 10 ms
   r = await limit({ key, policy: "api", now: T0 + 10 });
-  assert.equal(r.status, 200);
+  assert.equal(r.body.allowed, true);
 });
 
 test("peek answers the same and consumes nothing; refund gives back; reset forgets", async () => {
@@ -99,7 +101,8 @@ test("peek answers the same and consumes nothing; refund gives back; reset forge
   assert.deepEqual(p1.body, p2.body);
   assert.equal(p1.body.remaining, 1);
   const big = await post(s.url, "/v1/peek", { key, policy: "login", cost: 3, now: T0 });
-  assert.equal(big.status, 429);
+  assert.equal(big.status, 200);
+  assert.equal(big.body.allowed, false);
   const ref = await post(s.url, "/v1/refund", { key, policy: "login", cost: 2, now: T0 });
   assert.equal(ref.status, 200, ref.text);
   assert.equal(ref.body.refunded, 2);
@@ -183,9 +186,44 @@ test("the alarm deletes a key's state once its longest window (and the grace per
 
 test("a GCRA key with the test clock: exactly the burst, then one per emission interval", async () => {
   const key = freshKey();
-  const statuses = [];
-  for (let i = 0; i < 11; i++) statuses.push((await limit({ key, policy: "gcra", now: T0 })).status);
-  assert.deepEqual(statuses, [...Array(10).fill(200), 429]);
-  assert.equal((await limit({ key, policy: "gcra", now: T0 + 99 })).status, 429);
-  assert.equal((await limit({ key, policy: "gcra", now: T0 + 100 })).status, 200);
+  const answers = [];
+  for (let i = 0; i < 11; i++) answers.push((await limit({ key, policy: "gcra", now: T0 })).body.allowed);
+  assert.deepEqual(answers, [...Array(10).fill(true), false]);
+  assert.equal((await limit({ key, policy: "gcra", now: T0 + 99 })).body.allowed, false);
+  assert.equal((await limit({ key, policy: "gcra", now: T0 + 100 })).body.allowed, true);
+});
+
+test("a denial is 200 by default; ?status=429 or the policy's statusCode keeps 429, with the same body and headers", async () => {
+  const key = freshKey("status");
+  await limit({ key, policy: "login", cost: 5, now: T0 });
+  const plain = await limit({ key, policy: "login", now: T0 });
+  const asked = await post(s.url, "/v1/limit?status=429", { key, policy: "login", now: T0 });
+  const peeked = await post(s.url, "/v1/peek?status=429", { key, policy: "login", now: T0 });
+  assert.deepEqual([plain.status, asked.status, peeked.status], [200, 429, 429]);
+  for (const r of [plain, asked, peeked]) {
+    assert.equal(r.body.allowed, false);
+    assert.ok(Number(r.headers.get("retry-after")) >= 1, "Retry-After with the 200 too");
+    assert.equal(parseList(r.headers.get("ratelimit"))[0][1].get("r"), 0);
+  }
+  assert.deepEqual(plain.body, asked.body);
+  // An allowed hit is 200 whatever the parameter asks for denials.
+  const other = await post(s.url, "/v1/limit?status=429", { key: freshKey(), policy: "login", now: T0 });
+  assert.equal(other.status, 200);
+  assertErr(await post(s.url, "/v1/limit?status=418", { key, policy: "login", now: T0 }), 400, "invalid_status");
+});
+
+test("a policy with statusCode = 429 denies with 429 unless the request asks ?status=200", async () => {
+  const strict = { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "1/m" }], statusCode: 429 };
+  const w = await start({ bindings: { POLICIES: { strict } } });
+  try {
+    const key = freshKey();
+    assert.equal((await post(w.url, "/v1/limit", { key, policy: "strict" })).status, 200);
+    const denied = await post(w.url, "/v1/limit", { key, policy: "strict" });
+    assert.equal(denied.status, 429);
+    assert.equal(denied.body.allowed, false);
+    assert.equal((await post(w.url, "/v1/limit?status=200", { key, policy: "strict" })).status, 200);
+    assert.equal((await get(w.url, "/v1/policies")).body.policies.strict.statusCode, 429);
+  } finally {
+    await w.stop();
+  }
 });

@@ -1,14 +1,13 @@
-// Configuration and switches: the test clock is off by default, a bad configuration is a
-// JSON config_error, assets are served at / when no ORIGIN is set.
+// Configuration and switches: secure by default (no token and no PUBLIC: /v1 serves nothing),
+// the test clock is off by default, a bad configuration is a JSON config_error, assets are
+// served at / when no ORIGIN is set.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { start, post, get, freshKey } from "./harness.mjs";
+import { start, post, get, request, freshKey } from "./harness.mjs";
 
 test("without TEST_MODE a request cannot carry now, and fault headers are ignored", async () => {
   const s = await start({ bindings: { TEST_MODE: undefined } });
   try {
-    const h = await get(s.url, "/healthz");
-    assert.equal(h.body.testMode, false);
     const r = await post(s.url, "/v1/limit", { key: freshKey(), policy: "login", now: 1 });
     assert.equal(r.status, 400);
     assert.equal(r.body.error.code, "test_mode_disabled");
@@ -41,8 +40,8 @@ test("POLICIES may also be a JSON string (as `wrangler secret`/dashboard vars ar
   });
   try {
     const key = freshKey();
-    assert.equal((await post(s.url, "/v1/limit", { key, policy: "p" })).status, 200);
-    assert.equal((await post(s.url, "/v1/limit", { key, policy: "p" })).status, 429);
+    assert.equal((await post(s.url, "/v1/limit", { key, policy: "p" })).body.allowed, true);
+    assert.equal((await post(s.url, "/v1/limit", { key, policy: "p" })).body.allowed, false);
   } finally {
     await s.stop();
   }
@@ -61,8 +60,56 @@ test("the playground is served as static assets at /", async () => {
   }
 });
 
+test("secure by default: without API_TOKEN and PUBLIC, /v1 serves nothing and says what to set", async () => {
+  const s = await start({ bindings: { PUBLIC: undefined } });
+  try {
+    const key = freshKey();
+    const routes = [
+      ["POST", "/v1/limit", { key, policy: "login" }],
+      ["POST", "/v1/peek", { key, policy: "login" }],
+      ["GET", "/v1/policies"],
+      ["GET", "/v1/pools"],
+      ["GET", "/v1/pools/ingest"],
+      ["DELETE", `/v1/keys/login/${key}`],
+    ];
+    for (const [method, route, body] of routes) {
+      const r = method === "POST" ? await post(s.url, route, body) : await request(s.url, route, { method });
+      assert.equal(r.status, 503, `${method} ${route}: ${r.text}`);
+      assert.equal(r.body.error.code, "auth_not_configured");
+      assert.match(r.body.error.message, /API_TOKEN/);
+      assert.match(r.body.error.message, /PUBLIC/);
+    }
+    // A bearer token sent to an API that has none opens nothing either.
+    const guessed = await post(s.url, "/v1/limit", { key, policy: "login" }, { authorization: "Bearer guess" });
+    assert.equal(guessed.status, 503);
+    const h = await get(s.url, "/healthz");
+    assert.equal(h.status, 200);
+    assert.deepEqual(h.body, { ok: true }, "liveness only: no policy list");
+  } finally {
+    await s.stop();
+  }
+});
+
+test("PUBLIC opens /v1 only when it says true; a set API_TOKEN applies even then", async () => {
+  for (const [PUBLIC, status] of [["false", 503], ["", 503], ["true", 200]]) {
+    const s = await start({ bindings: { PUBLIC } });
+    try {
+      assert.equal((await get(s.url, "/v1/policies")).status, status, `PUBLIC=${JSON.stringify(PUBLIC)}`);
+    } finally {
+      await s.stop();
+    }
+  }
+  const s = await start({ bindings: { PUBLIC: "true", API_TOKEN: "t0ken" } });
+  try {
+    assert.equal((await get(s.url, "/v1/policies")).status, 401);
+    assert.equal((await get(s.url, "/v1/policies", { headers: { authorization: "Bearer t0ken" } })).status, 200);
+  } finally {
+    await s.stop();
+  }
+});
+
 test("auth: with API_TOKEN, /v1 needs the bearer token; /healthz does not", async () => {
-  const s = await start({ bindings: { API_TOKEN: "s3cret-token" } });
+  const s = await start({ bindings: { API_TOKEN: "s3cret-token", PUBLIC: undefined } });
   try {
     const key = freshKey();
     for (const h of [{}, { authorization: "Bearer wrong" }, { authorization: "Bearer s3cret-toke" }, { authorization: "s3cret-token" }]) {
@@ -70,6 +117,7 @@ test("auth: with API_TOKEN, /v1 needs the bearer token; /healthz does not", asyn
       assert.equal(r.status, 401, JSON.stringify(h));
       assert.equal(r.body.error.code, "unauthorized");
       assert.match(r.headers.get("www-authenticate"), /^Bearer/);
+      assert.doesNotMatch(r.text, /s3cret/, "an error never echoes the secret");
     }
     assert.equal((await get(s.url, "/v1/policies")).status, 401);
     const ok = await post(s.url, "/v1/limit", { key, policy: "login" }, { authorization: "Bearer s3cret-token" });

@@ -40,11 +40,14 @@ export function tempDir(prefix = "tollgate-test-") {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
-function workerOptions(name, bindings, hostObjects) {
+function workerOptions(name, bindings, hostObjects, scriptPath) {
   return {
     name,
     modules: true,
-    scriptPath: path.join(root, "build/index.js"),
+    scriptPath,
+    // Module names are paths relative to this root (a bundle outside the working folder,
+    // such as a dry run's output, would otherwise need "..").
+    modulesRoot: path.dirname(scriptPath),
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
@@ -61,14 +64,20 @@ function workerOptions(name, bindings, hostObjects) {
 /**
  * Starts Miniflare. `isolates` > 1 starts workers w0..wN-1 (w0 hosts the Durable Objects);
  * `urls[i]` reaches worker i through its own HTTP port-less route (see `fetchFor`).
+ * `script`: the Worker's entry module (default build/index.js; e.g. the output of
+ * `wrangler deploy --dry-run --outdir`). `extra`: more Miniflare options for worker 0 (e.g.
+ * `analyticsEngineDatasets`), `extraWorkers` more workers after them (e.g. a wrapped binding's).
+ * `onLog(line)`: every line the runtime prints (console.*).
  */
-export async function start({ bindings = {}, persist, isolates = 1, assets = false } = {}) {
+export async function start({ bindings = {}, persist, isolates = 1, assets = false, script, extra = {}, extraWorkers = [], onLog } = {}) {
   const dir = persist ?? tempDir();
-  const vars = { POLICIES, POOLS, TEST_MODE: "on", ...bindings };
+  // PUBLIC opens /v1 without a token, as `make run` does; tests of the secure default unset it.
+  const vars = { POLICIES, POOLS, TEST_MODE: "on", PUBLIC: "true", ...bindings };
   for (const [k, v] of Object.entries(vars)) if (v === undefined) delete vars[k];
   const workers = [];
   for (let i = 0; i < isolates; i++) {
-    const w = workerOptions(`w${i}`, vars, i === 0);
+    const w = workerOptions(`w${i}`, vars, i === 0, script ?? path.join(root, "build/index.js"));
+    if (i === 0) Object.assign(w, extra);
     if (isolates > 1) w.routes = [`w${i}.test/*`];
     if (assets && i === 0) {
       w.assets = {
@@ -79,18 +88,35 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
     }
     workers.push(w);
   }
+  workers.push(...extraWorkers);
+  const logs = onLog
+    ? {
+        handleRuntimeStdio(stdout, stderr) {
+          for (const stream of [stdout, stderr]) {
+            let rest = "";
+            stream.on("data", (chunk) => {
+              const lines = (rest + chunk).split("\n");
+              rest = lines.pop();
+              for (const line of lines) onLog(line);
+            });
+          }
+        },
+      }
+    : {};
   const mf = new Miniflare({
     host: "127.0.0.1",
     port: 0,
     workers,
     durableObjectsPersist: dir,
     cf: false,
+    ...logs,
   });
   const url = (await mf.ready).toString().replace(/\/$/, "");
   return {
     mf,
     url,
     dir,
+    bindings: vars,
     async stop() {
       await mf.dispose();
     },

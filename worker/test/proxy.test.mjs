@@ -1,6 +1,6 @@
 // Proxy mode against a local origin: allowed requests are forwarded with the rate-limit
-// headers, denied ones answered 429 and never reach the origin; keys come from a header or
-// the client IP, IPv6 grouped by /64.
+// headers, denied ones answered 429 and never reach the origin; keys come from the client IP
+// (IPv6 grouped by ipv6Subnet, /56 by default) or, only when configured, a header.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -70,19 +70,50 @@ test("methods, bodies and origin statuses pass through", async () => {
   assert.ok(r.headers.get("ratelimit"));
 });
 
-test("without the key header the client IP is the key; IPv6 is grouped by /64", async () => {
+test("without the key header the client IP is the key; IPv6 is grouped by /56", async () => {
   // Each address family gets its own fresh network so reruns do not collide.
   const n = (Date.now() % 65000).toString(16);
   const a = { "cf-connecting-ip": `2001:db8:${n}:1::1` };
-  const b = { "cf-connecting-ip": `2001:db8:${n}:1:ffff:ffff:ffff:fffe` };
-  const c = { "cf-connecting-ip": `2001:db8:${n}:2::1` };
+  const b = { "cf-connecting-ip": `2001:db8:${n}:ff:ffff:ffff:ffff:fffe` };
+  const c = { "cf-connecting-ip": `2001:db8:${n}:100::1` };
   await clearOfMinuteTurn(10_000);
   const remaining = async (h) => parseList((await get(s.url, "/x", { headers: h })).headers.get("ratelimit"))[0][1].get("r");
   assert.equal(await remaining(a), 4);
-  assert.equal(await remaining(b), 3, "same /64, same key");
-  assert.equal(await remaining(c), 4, "another /64");
+  assert.equal(await remaining(b), 3, "same /56 (another /64 of it), same key");
+  assert.equal(await remaining(c), 4, "another /56");
   const v4 = { "cf-connecting-ip": `198.51.100.${Date.now() % 250}` };
   assert.equal(await remaining(v4), 4);
+});
+
+test("by default the key is the client IP: a client changing x-api-key (or any header) gets no fresh limit", async () => {
+  const w = await start({ bindings: { ORIGIN: s.bindings.ORIGIN, PROXY: { policy: "login", ipv6Subnet: 64 } } });
+  try {
+    await clearOfMinuteTurn(10_000);
+    const n = (Date.now() % 65000).toString(16);
+    const statuses = [];
+    for (let i = 0; i < 7; i++) {
+      // Each request from a new address of one /64 (the configured ipv6Subnet), with a new key header.
+      const headers = { "cf-connecting-ip": `2001:db8:${n}:7::${i + 1}`, "x-api-key": freshKey("forged") };
+      statuses.push((await get(w.url, "/x", { headers })).status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429]);
+    const otherNet = await get(w.url, "/x", { headers: { "cf-connecting-ip": `2001:db8:${n}:8::1` } });
+    assert.equal(otherNet.status, 200, "ipv6Subnet 64: the next /64 is another client");
+  } finally {
+    await w.stop();
+  }
+});
+
+test("the old PROXY options are refused with a pointer to ipv6Subnet", async () => {
+  const w = await start({ bindings: { ORIGIN: s.bindings.ORIGIN, PROXY: { policy: "login", ipv6Prefix: 64 } } });
+  try {
+    const r = await get(w.url, "/healthz");
+    assert.equal(r.status, 500);
+    assert.equal(r.body.error.code, "config_error");
+    assert.match(r.body.error.message, /ipv6Subnet/);
+  } finally {
+    await w.stop();
+  }
 });
 
 test("the API is not proxied", async () => {

@@ -2,17 +2,57 @@
 // (POST /v1/limit, same origin under `make run`), and its real answers charted. The Worker
 // decides on its own clock (its `now` is only accepted in TEST_MODE), so live mode always
 // runs at 1x on real time; keys get a random per-session prefix so every session starts fresh.
+//
+// A deployed Worker answers /v1 only with its API token: the page sends the token typed into
+// it as `Authorization: Bearer`, and keeps it in sessionStorage, so it lasts for this tab
+// only (never in the URL, never in localStorage).
 
 import { makeTrace } from "./traffic.js";
 import { Track } from "./track.js";
 
+const TOKEN_KEY = "tollgate.apiToken";
+
+/** The API token typed for this tab ("" when none). */
+export function apiToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+/** Keeps `token` for this tab (an empty one forgets it). */
+export function setApiToken(token) {
+  try {
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // Storage refused (a sandboxed frame): the token then lasts as long as the page's field.
+  }
+}
+
+/** Request headers for the Worker's API, with the tab's token when there is one. */
+function apiHeaders(extra = {}) {
+  const token = apiToken();
+  return token ? { ...extra, authorization: `Bearer ${token}` } : extra;
+}
+
+/** A failed call to the Worker's API: its HTTP status and error code. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
 /** The Worker's policies (GET /v1/policies): { name: { limits: [{ limit, windowMs, ... }] } }. */
 export async function loadPolicies(fetchImpl = fetch) {
-  const res = await fetchImpl("/v1/policies", { headers: { accept: "application/json" } });
+  const res = await fetchImpl("/v1/policies", { headers: apiHeaders({ accept: "application/json" }) });
   const body = await res.json().catch(() => null);
   if (!res.ok || !body || typeof body.policies !== "object") {
     const why = body?.error?.message ?? `HTTP ${res.status}`;
-    throw new Error(`GET /v1/policies failed: ${why}`);
+    throw new ApiError(res.status, body?.error?.code ?? "", `GET /v1/policies failed: ${why}`);
   }
   return body.policies;
 }
@@ -84,10 +124,11 @@ export class LiveSession {
     try {
       const res = await fetch("/v1/limit", {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: apiHeaders({ "content-type": "application/json" }),
         body: JSON.stringify({ key: this.prefix + this.keys[k], policy: this.policy }),
       });
       const body = await res.json();
+      // A denial is an answer (200, "allowed": false), or a 429 for a policy that asks for it.
       if (res.status !== 200 && res.status !== 429) {
         throw new Error(body?.error ? `${body.error.code}: ${body.error.message}` : `HTTP ${res.status}`);
       }

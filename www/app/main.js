@@ -8,7 +8,7 @@ import { ALGORITHMS, DEFAULTS, fromSearch, toSearch } from "./params.js";
 import { Player, START } from "./player.js";
 import { drawTimeline } from "./timeline.js";
 import { maxInWindow, disagreements } from "./measure.js";
-import { LiveSession, loadPolicies } from "./live.js";
+import { LiveSession, loadPolicies, apiToken, setApiToken } from "./live.js";
 
 const $ = (id) => document.getElementById(id);
 const form = $("controls");
@@ -299,7 +299,11 @@ async function startLive() {
     state.live = false;
     updateUrl();
     syncButtons();
-    showError(`Live mode needs the Worker serving this page (make run, then http://127.0.0.1:8787/): ${e.message}`);
+    if (e.status === 401) {
+      showError(`Live mode: the Worker needs its API token; type it in "Worker API token" and turn Live on again (${e.message})`);
+    } else {
+      showError(`Live mode needs the Worker serving this page (make run, then http://127.0.0.1:8787/): ${e.message}`);
+    }
     return;
   }
   const names = Object.keys(policies);
@@ -376,6 +380,13 @@ async function main() {
   buildCompareRows();
 
   form.addEventListener("change", onChange);
+  // The token is no setting of the page: never in the URL, kept in this tab's sessionStorage.
+  $("token").value = apiToken();
+  $("token").addEventListener("change", () => {
+    setApiToken($("token").value.trim());
+    policies = null;
+    if (state.live) startLive();
+  });
   $("hit").addEventListener("click", async () => {
     const d = driverNow();
     selected = -1;

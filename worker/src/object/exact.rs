@@ -4,12 +4,14 @@
 use std::cell::RefCell;
 use std::slice;
 
+use serde_json::json;
 use tollgate::Nanos;
 use worker::SqlStorage;
 
-use super::storage::{load_exact, save_exact, storage_deadline, Mem};
+use super::storage::{load_exact, save_exact, storage_deadline, Loaded, Mem};
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
+use crate::log;
 use crate::wire::{DoReply, Op, PolicyDecisionWire};
 
 /// Runs a check, peek or refund at `now`. Returns the reply and, when state was written, the
@@ -26,7 +28,11 @@ pub fn run(
 ) -> Result<(DoReply, Option<u64>), ApiError> {
     let policy = &pc.policy;
     let mut mem = mem.borrow_mut();
-    load_exact(&mut mem, sql, policy)?;
+    match load_exact(&mut mem, sql, policy, now)? {
+        Some(Loaded::Converted) => log::info("state_converted", json!({ "policy": pc.name })),
+        Some(Loaded::Dropped(why)) => log::warn("state_dropped", json!({ "policy": pc.name, "reason": why })),
+        Some(Loaded::AsStored) | None => {}
+    }
     let Some(state) = mem.exact.as_mut() else {
         return Err(ApiError::internal("state not loaded"));
     };
@@ -50,12 +56,13 @@ pub fn run(
     if wrote {
         let deadline =
             storage_deadline(worker::Date::now().as_millis(), now, state.as_ref().map_or(now, |s| s.expires_at()));
-        if let Err(e) = save_exact(sql, state.as_ref(), deadline) {
+        let stored = state.is_some();
+        if let Err(e) = save_exact(&mut mem, sql, policy, deadline) {
             // Memory is ahead of storage: forget it so the next request reloads what is durable.
             mem.exact = None;
             return Err(e);
         }
-        alarm = state.is_some().then_some(deadline);
+        alarm = stored.then_some(deadline);
     }
     Ok((
         DoReply {

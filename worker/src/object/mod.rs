@@ -134,7 +134,10 @@ impl DurableObject for KeyLimiter {
             Ok(reply) => Response::from_json(&reply),
             Err(e) => {
                 if e.status >= 500 {
-                    worker::console_error!("durable object: {e}");
+                    crate::log::error(
+                        "object_error",
+                        serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }),
+                    );
                 }
                 Ok(e.to_response())
             }

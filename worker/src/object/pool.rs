@@ -150,7 +150,10 @@ impl DurableObject for CapacityPool {
             Ok(reply) => Response::from_json(&reply),
             Err(e) => {
                 if e.status >= 500 {
-                    worker::console_error!("pool object: {e}");
+                    crate::log::error(
+                        "pool_object_error",
+                        serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }),
+                    );
                 }
                 Ok(e.to_response())
             }
@@ -166,7 +169,7 @@ impl DurableObject for CapacityPool {
             Ok(cfg) => cfg,
             Err(e) => {
                 // Never drop leases because of a broken configuration: keep them for a fixed one.
-                worker::console_error!("pool alarm: {e}");
+                crate::log::error("pool_alarm_failed", serde_json::json!({ "message": e.to_string() }));
                 return Response::ok("config error");
             }
         };

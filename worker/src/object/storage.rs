@@ -1,15 +1,24 @@
 //! The object's memory and its SQLite tables.
 //!
 //! ```sql
-//! state   (id = 0, bytes BLOB, deadline INTEGER)  -- PolicyState::encode(), exact mode
-//! central (id = 0, json TEXT,  deadline INTEGER)  -- merged window counts, sync mode
+//! state         (id = 0, bytes BLOB, deadline INTEGER)  -- PolicyState::encode(), exact mode
+//! central       (id = 0, json TEXT,  deadline INTEGER)  -- merged window counts, sync mode
+//! written_under (id = 0, config BLOB)                   -- policy_codec::encode_policy() of
+//!                                                       -- the policy `state` was written under
 //! ```
+//!
+//! When the policy's configuration changes (a new deployment, a `wrangler dev` restart), the
+//! state is read under the configuration it was written under and converted to the running
+//! one by the core (`tollgate::reconfigure`): a key keeps what it used. A state stored before
+//! `written_under` existed is read as written under the running configuration.
 //! `deadline` is the real time (Unix ms) from which the row decides like a fresh key; the
 //! alarm handler drops everything once every row's deadline has passed. Reads and writes use
 //! the synchronous SQL API, so no request can interleave between a read and its write.
 
 use std::collections::BTreeMap;
 
+use tollgate::policy_codec::{decode_policy, encode_policy};
+use tollgate::reconfigure::convert;
 use tollgate::{Nanos, Policy, PolicyState};
 use worker::{SqlStorage, SqlStorageValue};
 
@@ -29,6 +38,8 @@ pub struct Mem {
     pub central: Option<CentralCounts>,
     /// The alarm this object set, if it knows of one.
     pub alarm_at: Option<u64>,
+    /// The configuration `written_under` holds (`None`: not loaded, or no row).
+    pub written_under: Option<Vec<u8>>,
 }
 
 impl Mem {
@@ -55,6 +66,11 @@ pub fn ensure_schema(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
             None,
         )
         .map_err(sql_err)?;
+        sql.exec(
+            "CREATE TABLE IF NOT EXISTS written_under (id INTEGER PRIMARY KEY CHECK (id = 0), config BLOB NOT NULL)",
+            None,
+        )
+        .map_err(sql_err)?;
         mem.schema = true;
     }
     Ok(())
@@ -64,43 +80,94 @@ fn first_row(sql: &SqlStorage, query: &str) -> Result<Option<Vec<SqlStorageValue
     sql.exec(query, None).map_err(sql_err)?.raw().next().transpose().map_err(sql_err)
 }
 
-/// Loads the exact-mode state if not loaded. A stored state that does not fit the policy (the
-/// configuration changed under it) is dropped: the key starts fresh, and a warning is logged.
-pub fn load_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy) -> Result<(), ApiError> {
-    if mem.exact.is_some() {
-        return Ok(());
-    }
-    ensure_schema(mem, sql)?;
-    let state = match first_row(sql, "SELECT bytes FROM state WHERE id = 0")? {
-        Some(row) => match row.into_iter().next() {
-            Some(SqlStorageValue::Blob(bytes)) => {
-                match PolicyState::decode(&bytes).and_then(|s| policy.validate_state(&s).map(|()| s)) {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        worker::console_warn!("stored state dropped: {e}");
-                        None
-                    }
-                }
-            }
-            _ => None,
-        },
-        None => None,
-    };
-    mem.exact = Some(state);
-    Ok(())
+fn blob(sql: &SqlStorage, query: &str) -> Result<Option<Vec<u8>>, ApiError> {
+    Ok(match first_row(sql, query)?.and_then(|row| row.into_iter().next()) {
+        Some(SqlStorageValue::Blob(bytes)) => Some(bytes),
+        _ => None,
+    })
 }
 
-/// Writes the exact-mode state through (or deletes it when fresh).
-pub fn save_exact(sql: &SqlStorage, state: Option<&PolicyState>, deadline_ms: u64) -> Result<(), ApiError> {
-    match state {
-        Some(s) => sql.exec(
-            "INSERT OR REPLACE INTO state (id, bytes, deadline) VALUES (0, ?, ?)",
-            vec![SqlStorageValue::Blob(s.encode()), SqlStorageValue::Integer(deadline_ms as i64)],
-        ),
-        None => sql.exec("DELETE FROM state", None),
+/// What became of a stored state on load.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Loaded {
+    /// Nothing stored, or a state of the running configuration.
+    AsStored,
+    /// Written under another configuration and converted (`tollgate::reconfigure`).
+    Converted,
+    /// Unreadable, or written under a configuration that cannot be rebuilt: dropped.
+    Dropped(String),
+}
+
+/// The stored `bytes`, written under `written_under` (when known), as a state of `policy` at
+/// `now`.
+pub fn read_state(
+    bytes: &[u8],
+    written_under: Option<&[u8]>,
+    policy: &Policy,
+    now: Nanos,
+) -> (Option<PolicyState>, Loaded) {
+    let state = match PolicyState::decode(bytes) {
+        Ok(s) => s,
+        Err(e) => return (None, Loaded::Dropped(format!("unreadable state: {e}"))),
+    };
+    match written_under {
+        Some(config) if config != encode_policy(policy).as_slice() => {
+            let old = match decode_policy(config) {
+                Ok(old) => old,
+                Err(e) => return (None, Loaded::Dropped(format!("unreadable configuration: {e}"))),
+            };
+            if let Err(e) = old.validate_state(&state) {
+                return (None, Loaded::Dropped(format!("state does not fit its configuration: {e}")));
+            }
+            (convert(&old, policy, &state, now), Loaded::Converted)
+        }
+        _ => match policy.validate_state(&state) {
+            Ok(()) => (Some(state), Loaded::AsStored),
+            Err(e) => (None, Loaded::Dropped(format!("state does not fit the policy: {e}"))),
+        },
     }
-    .map(|_| ())
-    .map_err(sql_err)
+}
+
+/// Loads the exact-mode state if not loaded, converting a state written under another
+/// configuration to `policy` at `now`. Returns what happened (for the log) when it loaded.
+pub fn load_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy, now: Nanos) -> Result<Option<Loaded>, ApiError> {
+    if mem.exact.is_some() {
+        return Ok(None);
+    }
+    ensure_schema(mem, sql)?;
+    mem.written_under = blob(sql, "SELECT config FROM written_under WHERE id = 0")?;
+    let (state, loaded) = match blob(sql, "SELECT bytes FROM state WHERE id = 0")? {
+        Some(bytes) => read_state(&bytes, mem.written_under.as_deref(), policy, now),
+        None => (None, Loaded::AsStored),
+    };
+    mem.exact = Some(state);
+    Ok(Some(loaded))
+}
+
+/// Writes the exact-mode state through (or deletes it when fresh), and the configuration it
+/// is written under when storage holds another.
+pub fn save_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy, deadline_ms: u64) -> Result<(), ApiError> {
+    let Some(state) = mem.exact.as_ref() else { return Err(ApiError::internal("state not loaded")) };
+    match state {
+        Some(s) => {
+            sql.exec(
+                "INSERT OR REPLACE INTO state (id, bytes, deadline) VALUES (0, ?, ?)",
+                vec![SqlStorageValue::Blob(s.encode()), SqlStorageValue::Integer(deadline_ms as i64)],
+            )
+            .map_err(sql_err)?;
+            let config = encode_policy(policy);
+            if mem.written_under.as_deref() != Some(config.as_slice()) {
+                sql.exec(
+                    "INSERT OR REPLACE INTO written_under (id, config) VALUES (0, ?)",
+                    vec![SqlStorageValue::Blob(config.clone())],
+                )
+                .map_err(sql_err)?;
+                mem.written_under = Some(config);
+            }
+            Ok(())
+        }
+        None => sql.exec("DELETE FROM state", None).map(|_| ()).map_err(sql_err),
+    }
 }
 
 /// Loads the sync-mode merged counts if not loaded.
@@ -114,7 +181,7 @@ pub fn load_central(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
         if let Some(SqlStorageValue::String(json)) = row.into_iter().next() {
             match serde_json::from_str::<Vec<(usize, u64, u64, u64)>>(&json) {
                 Ok(rows) => counts.extend(rows.into_iter().map(|(l, s, c, e)| ((l, s), (c, e)))),
-                Err(e) => worker::console_warn!("stored counts dropped: {e}"),
+                Err(e) => crate::log::warn("stored_counts_dropped", serde_json::json!({ "reason": e.to_string() })),
             }
         }
     }
@@ -180,4 +247,44 @@ pub fn stored_rows(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<(u
         })
     };
     Ok((count("state")?, count("central")?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tollgate::{AnyAlgorithm, FixedWindow, Gcra, Quota};
+
+    fn fixed(limit: u64) -> Policy {
+        Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_hour(limit).unwrap())))
+    }
+
+    #[test]
+    fn a_state_written_under_another_configuration_is_converted_not_dropped() {
+        let now = Nanos::from_secs(7200 + 60);
+        let (old, new) = (fixed(100), fixed(50));
+        let mut states = [None];
+        old.check(&mut states, now, 60).unwrap();
+        let bytes = states[0].as_ref().unwrap().encode();
+        let (state, loaded) = read_state(&bytes, Some(&encode_policy(&old)), &new, now);
+        assert_eq!(loaded, Loaded::Converted);
+        assert!(!new.peek(&[state], now, 1).unwrap().allowed, "not a fresh 50");
+        // Written under the running configuration, or before the configuration was stored.
+        for under in [Some(encode_policy(&old)), None] {
+            let (state, loaded) = read_state(&bytes, under.as_deref(), &old, now);
+            assert_eq!((state.as_ref(), loaded), (states[0].as_ref(), Loaded::AsStored));
+        }
+    }
+
+    #[test]
+    fn another_algorithm_starts_fresh_and_garbage_is_dropped() {
+        let now = Nanos::from_secs(100);
+        let gcra = Policy::single(AnyAlgorithm::Gcra(Gcra::new(Quota::per_hour(100).unwrap()).unwrap()));
+        let mut states = [None];
+        fixed(100).check(&mut states, now, 60).unwrap();
+        let bytes = states[0].as_ref().unwrap().encode();
+        assert_eq!(read_state(&bytes, Some(&encode_policy(&fixed(100))), &gcra, now), (None, Loaded::Converted));
+        assert!(matches!(read_state(&bytes, Some(b"junk"), &gcra, now), (None, Loaded::Dropped(_))));
+        assert!(matches!(read_state(b"junk", None, &gcra, now), (None, Loaded::Dropped(_))));
+        assert!(matches!(read_state(&bytes, None, &gcra, now), (None, Loaded::Dropped(_))), "no record: as before");
+    }
 }
