@@ -471,7 +471,7 @@ mod tests {
         let p429 = parse_policy("x", &json!({ "limits": limits, "statusCode": 429 })).unwrap();
         assert_eq!((p429.deny_status, &p429.description["statusCode"]), (429, &json!(429)));
         let e = parse_policy("x", &json!({ "limits": limits, "statusCode": 403 })).unwrap_err();
-        assert!(e.contains("statusCode"), "{e}");
+        assert_eq!(e.field, "statusCode", "{e}");
     }
 
     #[test]

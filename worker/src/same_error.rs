@@ -32,7 +32,15 @@ mod tests {
     fn a_body_mistake_gets_the_tables_code_and_field() {
         let t = table();
         let policies = parse_policies(&json!({ "same": t["policy"] })).unwrap();
-        let config = Config { policies, pools: Default::default(), proxy: None, test_mode: true, api_token: None };
+        let config = Config {
+            policies,
+            pools: Default::default(),
+            proxy: None,
+            test_mode: true,
+            api_token: None,
+            public: true,
+            denial_log_sample_rate: 0.0,
+        };
         for case in t["hit"].as_array().unwrap() {
             if !applies_here(case, "http") {
                 continue;
