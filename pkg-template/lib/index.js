@@ -9,4 +9,4 @@ export { RedisStore } from "./redis-store.js";
 export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
 export { rateLimit } from "./middleware.js";
 export { rateLimitFetch } from "./fetch-middleware.js";
-export { ipKey } from "./client-ip.js";
+export { ipKey, ipKeyGenerator } from "./client-ip.js";
