@@ -26,7 +26,7 @@ export function install() {
   return {
     project,
     tarball: join(project, tgz),
-    // node's `import` conditions for this package: "node" then "import" (package.json exports).
+    // Node's `import` of this package takes its "node" condition (package.json exports).
     esm: (entry = "") => import(pathToFileURL(join(project, "node_modules/tollgate", esmPath(require, entry))).href),
     cjs: (entry = "") => require(`tollgate${entry}`),
     remove: () => rmSync(project, { recursive: true, force: true }),
@@ -37,5 +37,5 @@ export function install() {
 function esmPath(require, entry) {
   const manifest = require("tollgate/package.json");
   const target = manifest.exports[`.${entry}`];
-  return target.node.import;
+  return target.node.default;
 }

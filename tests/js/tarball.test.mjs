@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = resolve(here, "../../pkg");
 let project;
+let tarball;
 
 const run = (cmd, args, cwd = project) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
@@ -18,10 +19,40 @@ before(() => {
   project = mkdtempSync(join(tmpdir(), "tollgate-user-"));
   const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true }));
-  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)]);
+  tarball = join(project, tgz);
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", tarball]);
 });
 
 after(() => rmSync(project, { recursive: true, force: true }));
+
+test("publishable: publint (strict) and arethetypeswrong find no problem, for every entry and resolution mode", () => {
+  const bin = (name) => resolve(here, "node_modules/.bin", name);
+  assert.match(run(bin("publint"), ["run", "--strict", tarball]), /All good!/);
+  // Exits non-zero on any problem; --no-definitely-typed: the package's own types only, offline.
+  const report = JSON.parse(run(bin("attw"), [tarball, "--no-definitely-typed", "--format", "json"]));
+  assert.deepEqual(report.analysis.problems, []);
+  const entries = report.analysis.entrypoints;
+  assert.deepEqual(Object.keys(entries), [".", "./limiter", "./lite", "./package.json"]);
+  for (const [entry, { resolutions }] of Object.entries(entries)) {
+    assert.deepEqual(Object.keys(resolutions).sort(), ["bundler", "node10", "node16-cjs", "node16-esm"], entry);
+    for (const [mode, r] of Object.entries(resolutions)) {
+      assert.ok(r.resolution?.fileName, `${entry} resolves its types under ${mode}`);
+    }
+  }
+  const cjsTypes = entries["."].resolutions["node16-cjs"].resolution.fileName;
+  assert.match(cjsTypes, /index\.d\.cts$/, "require() gets CommonJS declarations");
+});
+
+test("the tarball holds the licenses, the metadata and each wasm module once", () => {
+  const files = run("tar", ["-tzf", tarball]).trim().split("\n").map((f) => f.replace(/^package\//, ""));
+  for (const f of ["LICENSE-MIT", "LICENSE-APACHE", "README.md", "index.d.ts", "index.d.cts", "lite.d.cts", "limiter.d.cts"]) {
+    assert.ok(files.includes(f), f);
+  }
+  assert.deepEqual(files.filter((f) => f.endsWith(".wasm")).sort(), ["dist/tollgate_wasm_bg.wasm", "dist/tollgate_wasm_extras_bg.wasm", "dist/tollgate_wasm_lite_bg.wasm"]);
+  const manifest = JSON.parse(run("tar", ["-xzOf", tarball, "package/package.json"]));
+  assert.equal(manifest.engines.node, ">=20");
+  for (const field of ["repository", "homepage", "bugs", "keywords", "license"]) assert.ok(manifest[field], field);
+});
 
 test("ESM import decides synchronously", () => {
   writeFileSync(join(project, "esm.mjs"), `
