@@ -4,7 +4,7 @@
 // hits itself and answers a total; its guarantees are its own (tollgate's algorithms and its
 // atomic compare-and-swap do not apply). So the decision is express-rate-limit's: a hit is
 // allowed while the store's total is at most the limit.
-import { headersFor } from "./headers.js";
+import { RateLimiter } from "./rate-limiter.js";
 
 /** Whether `store` speaks express-rate-limit's Store interface (rather than tollgate's `limiter(options)`). */
 export function isErlStore(store) {
@@ -36,21 +36,22 @@ export function promisifyStore(store) {
 
 /**
  * The limiter methods over one store for one limit: `limit` increments and decides, `refund`
- * decrements, `reset` forgets, `headers` formats the decision as tollgate's limiters do.
+ * decrements, `reset` forgets, `headers` writes the decision's headers as tollgate's limiters
+ * do (by an in-memory limiter of the same limit and window, which only formats).
  */
 export class ErlStoreLimiter {
   #store;
   #limit;
   #name;
   #windowMs;
-  #advertised;
+  #formatter;
 
   constructor(store, { limit, name, windowMs }) {
     this.#store = store;
     this.#limit = limit;
     this.#name = name;
     this.#windowMs = windowMs;
-    this.#advertised = new Map([[name, [limit, windowMs]]]);
+    this.#formatter = headerWriter(limit, windowMs, name);
   }
 
   /** Counts a hit on the store and decides it; the decision also carries the store's `used` and `resetTime`. */
@@ -85,7 +86,16 @@ export class ErlStoreLimiter {
     await this.#store.resetKey(key);
   }
 
-  headers(decision, now = Date.now()) {
-    return headersFor(decision, this.#advertised, now);
+  /** The headers of a decision of this limiter; the arguments are `RateLimiter.headers`'s. */
+  headers(decision, ...options) {
+    return this.#formatter.headers(decision, ...options);
   }
+}
+
+/**
+ * An in-memory limiter whose `headers` writes those of a limit of `limit` per `windowMs` named
+ * `name` (a limit of 0 is advertised as 1, the least a limiter takes); it decides nothing.
+ */
+export function headerWriter(limit, windowMs, name) {
+  return new RateLimiter({ algorithm: "fixed-window", align: "first-hit", limit: Math.max(1, limit), window: windowMs, name, maxKeys: 1 });
 }

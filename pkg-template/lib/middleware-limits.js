@@ -7,8 +7,7 @@
 // each value it returns gets its own limiter (a client keeps its count as long as its limit
 // stays the same).
 import { RateLimiter } from "./rate-limiter.js";
-import { headersFor } from "./headers.js";
-import { ErlStoreLimiter, isErlStore, promisifyStore } from "./erl-store.js";
+import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
 
 /** express-rate-limit's defaults, used when the options name no algorithm. */
 export const ERL_DEFAULTS = Object.freeze({ windowMs: 60_000, limit: 5 });
@@ -30,9 +29,11 @@ export function erlIdentifier(limit, windowMs) {
 class DenyAll {
   #name;
   #windowMs;
+  #formatter;
   constructor(name, windowMs) {
     this.#name = name;
     this.#windowMs = windowMs;
+    this.#formatter = headerWriter(0, windowMs, name);
   }
   limit(key, { now = Date.now() } = {}) {
     const entry = { name: this.#name, allowed: false, limit: 0, remaining: 0, resetAt: now + this.#windowMs, retryAfter: this.#windowMs };
@@ -40,8 +41,8 @@ class DenyAll {
   }
   refund() {}
   reset() {}
-  headers(decision, now = Date.now()) {
-    return headersFor(decision, new Map([[this.#name, [0, this.#windowMs]]]), now);
+  headers(decision, ...options) {
+    return this.#formatter.headers(decision, ...options);
   }
 }
 
