@@ -7,6 +7,7 @@
 // each value it returns gets its own limiter (a client keeps its count as long as its limit
 // stays the same).
 import { RateLimiter } from "./rate-limiter.js";
+import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
 
 /** express-rate-limit's defaults, used when the options name no algorithm. */
@@ -152,8 +153,8 @@ export class MiddlewareLimits {
     if (named !== undefined) options.name = named;
     else delete options.name;
     if (this.#erlMode) Object.assign(options, { algorithm: "fixed-window", align: "first-hit" });
-    if (this.#store !== undefined) options.store = this.#store;
-    return new RateLimiter(options);
+    if (this.#store === undefined) return new RateLimiter(options);
+    return new AsyncRateLimiter({ ...options, store: this.#store });
   }
 
   /** A limiter of the same limits with limit 1, to learn the window's length in milliseconds. */

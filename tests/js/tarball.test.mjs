@@ -188,7 +188,7 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const mw: RateLimitMiddleware<Req> = rateLimit<Req>({
       algorithm: "sliding-window", quota: "100/15m", headers: "draft-10",
       key: (req) => req.headers["x-api-key"] ?? ipKey(req.ip ?? "", 64),
-      message: (d: Decision) => ({ retryAfterMs: d.retryAfter }),
+      message: (req, res, d: Decision) => ({ retryAfterMs: d.retryAfter }),
       skipFailedRequests: true,
     });
     void mw.limiter;`);
@@ -234,11 +234,98 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const typed = rateLimit<Request, Response>({
       limits: [{ algorithm: "gcra", quota: "10/s" }, { algorithm: "fixed-window", quota: "1000/1h" }],
       key: (req) => [req.ip ?? "anon", String(req.headers["x-user"])],
-      handler: (req, res: Response, next: NextFunction, d) => { res.status(429).json({ wait: d.retryAfter }); },
+      handler: (req, res: Response, next: NextFunction, options, d) => { res.status(options.statusCode).json({ wait: d.retryAfter }); },
     });
     const viaStore = (store: RedisStore): RequestHandler => rateLimit({ algorithm: "sliding-window", quota: "5/1m", store });
     void plain; void typed; void viaStore;`);
   run(tsc, [...flags, "express.mts"]);
+  // express-rate-limit's README and docs, with only the import line changed.
+  writeFileSync(join(project, "erl.mts"), `
+    import express, { type Request, type Response, type NextFunction } from "express";
+    import rateLimit, { ipKeyGenerator, type ErlStore, type ClientRateLimitInfo, type RateLimitInfo, type RateLimitOptionsUsed } from "tollgate";
+    const app = express();
+    app.use(rateLimit({ windowMs: 15 * 60 * 1000, limit: 100, ipv6Subnet: 56 }));
+    app.use(rateLimit<Request, Response>({
+      windowMs: 60_000,
+      limit: async (req) => (req.query.premium ? 100 : 10),
+      keyGenerator: (req) => String(req.query.apiKey ?? ipKeyGenerator(req.ip ?? "", 56)),
+      message: async (req, res) => ({ error: "slow down", path: req.path }),
+      handler: (req, res, next: NextFunction, options: RateLimitOptionsUsed) => { res.status(options.statusCode).send(options.message); },
+      skip: (req) => req.path === "/health",
+      requestWasSuccessful: (req, res) => res.statusCode < 400,
+      skipFailedRequests: true,
+      requestPropertyName: "limits",
+      identifier: "api",
+      validate: { trustProxy: false, default: true },
+      logger: { error: (e: unknown) => console.error(e), warn: (e: unknown) => console.warn(e) },
+      passOnStoreError: true,
+    }));
+    class CountingStore implements ErlStore {
+      hits = new Map<string, number>();
+      init(options: RateLimitOptionsUsed) { void options.windowMs; }
+      async increment(key: string): Promise<ClientRateLimitInfo> {
+        const totalHits = (this.hits.get(key) ?? 0) + 1;
+        this.hits.set(key, totalHits);
+        return { totalHits, resetTime: undefined };
+      }
+      async decrement(key: string) { this.hits.set(key, (this.hits.get(key) ?? 1) - 1); }
+      async resetKey(key: string) { this.hits.delete(key); }
+    }
+    const limiter = rateLimit({ max: 5, store: new CountingStore() });
+    app.get("/", limiter, (req, res) => res.json((req as unknown as { rateLimit: RateLimitInfo }).rateLimit.resetTime));
+    await limiter.resetKey("127.0.0.1");
+    const info: ClientRateLimitInfo | undefined = await limiter.getKey("127.0.0.1");
+    void info;`);
+  run(tsc, [...flags, "erl.mts"]);
+  // What does not mean the same: refused by the types as by the middleware.
+  writeFileSync(join(project, "erl-bad.mts"), `
+    import rateLimit from "tollgate";
+    rateLimit({ limit: "100" });
+    rateLimit({ windowMs: "15m" });
+    rateLimit({ store: { increment: 1 } });
+    rateLimit({ message: 42 });
+    rateLimit({ validate: { trustProxyy: false } });
+    const mw = rateLimit({ limit: 5 });
+    const n: number = mw.getKey("k");`);
+  assert.throws(() => run(tsc, [...flags, "erl-bad.mts"]), (e) =>
+    (e.stdout.match(/error TS/g) ?? []).length === 6 && /trustProxyy/.test(e.stdout) && /Promise<ClientRateLimitInfo/.test(e.stdout));
+  // The store-backed limiter's type: asynchronous, named where it is made; a limiter needs an algorithm.
+  writeFileSync(join(project, "async.mts"), `
+    import { RateLimiter, AsyncRateLimiter, RedisStore, type Decision } from "tollgate";
+    declare const client: unknown;
+    const shared = new AsyncRateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client) });
+    const d: Decision = await shared.limit("k");
+    const closing: Promise<void> = shared.close();
+    const memory: Decision = new RateLimiter({ algorithm: "gcra", quota: "10/s" }).limit("k");
+    const several = new RateLimiter({ limits: [{ algorithm: "gcra", quota: "10/s" }, { algorithm: "fixed-window", limit: 100, window: "1h" }] });
+    void d; void closing; void memory; void several;`);
+  run(tsc, [...flags, "async.mts"]);
+  writeFileSync(join(project, "async-bad.mts"), `
+    import { RateLimiter, AsyncRateLimiter, RedisStore, type Decision } from "tollgate";
+    declare const client: unknown;
+    // @ts-expect-error a limiter has no default algorithm
+    new RateLimiter({ limit: 5, window: "1s" });
+    // @ts-expect-error a store's decisions are promises
+    const d: Decision = new AsyncRateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client) }).limit("k");
+    // @ts-expect-error AsyncRateLimiter needs a store
+    new AsyncRateLimiter({ algorithm: "gcra", quota: "10/s" });
+    // @ts-expect-error algorithm goes in each of limits
+    new RateLimiter({ algorithm: "gcra", limits: [{ algorithm: "gcra", quota: "1/s" }] });
+    declare const maybe: RedisStore | undefined;
+    // @ts-expect-error a store that may be absent would change the return type unseen
+    new RateLimiter({ algorithm: "gcra", quota: "10/s", store: maybe });
+    void d;`);
+  run(tsc, [...flags, "async-bad.mts"]);
+  // CommonJS users get the .d.cts declarations, and the same names.
+  writeFileSync(join(project, "user.cts"), `
+    import tollgate = require("tollgate");
+    import lite = require("tollgate/lite");
+    const limiter = new tollgate.RateLimiter({ algorithm: "gcra", quota: "10/s" });
+    const d: tollgate.Decision = limiter.limit("k");
+    const mw: tollgate.RateLimitMiddleware = tollgate.rateLimit({ windowMs: 60_000, limit: 5 });
+    const small: lite.Decision = new lite.RateLimiter({ algorithm: "gcra", quota: "1/s" }).limit("k");
+    void d; void mw; void small;`);
+  run(tsc, [...flags, "user.cts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
     new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });
