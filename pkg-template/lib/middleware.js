@@ -141,7 +141,7 @@ export function rateLimit(passed = {}) {
       decision = await limiter.limit(key, { cost, now });
     } catch (e) {
       if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw e;
-      logger.error(e, "tollgate: error from the store, allowing the request without rate limiting.");
+      logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       return true;
     }
     if (store !== null) v.positiveHits(decision.used);
@@ -220,8 +220,8 @@ function initStore(store, config, logger) {
   if (typeof store.init !== "function") return;
   try {
     const done = store.init(config);
-    if (done instanceof Promise) done.catch((e) => logger.error(e, "tollgate: async error during store initialization."));
+    if (done instanceof Promise) done.catch((e) => logger.error(e, "express-rate-limit: async error during store initialization."));
   } catch (e) {
-    logger.error(e, "tollgate: error during store initialization.");
+    logger.error(e, "express-rate-limit: error during store initialization.");
   }
 }
