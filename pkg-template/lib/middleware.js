@@ -110,7 +110,7 @@ export function rateLimit(passed = {}) {
     return ipKeyGenerator(ip, bits);
   };
 
-  const defaultHandler = async (req, res, next, used, decision) => {
+  const defaultHandler = async (req, res, next, options, decision) => {
     const body = typeof message === "function" ? await message(req, res, decision) : message;
     if (typeof res.status === "function" && typeof res.send === "function") {
       // Express: its own status and body rules, as express-rate-limit answers.
@@ -147,8 +147,8 @@ export function rateLimit(passed = {}) {
     if (store !== null) v.positiveHits(decision.used);
     v.limit(decision.limit);
     v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
-    addRateLimitInfo(decision, key, cost);
-    if (property !== false) req[property] = decision;
+    const info = withRateLimitInfo(decision, key, cost);
+    if (property !== false) req[property] = info;
     for (const [name, value] of Object.entries(limiter.headers(decision, now))) {
       if (o.sends(name) && !res.headersSent) res.setHeader(name, value);
     }
@@ -157,7 +157,7 @@ export function rateLimit(passed = {}) {
       void settle(outcome, req, res, limiter, key, cost, decision);
     }
     if (decision.allowed) return true;
-    await handler(req, res, next, config, decision);
+    await handler(req, res, next, config, info);
     return false;
   };
 
@@ -205,14 +205,19 @@ function outcomeOf(res) {
   });
 }
 
-/** express-rate-limit's `req.rateLimit` fields, added to tollgate's decision. */
-function addRateLimitInfo(decision, key, cost) {
+/**
+ * `req.rateLimit`: the decision with express-rate-limit's fields added (on the decision itself,
+ * so that `limiter.headers(req.rateLimit)` still knows it; on a copy if it cannot be extended).
+ */
+function withRateLimitInfo(decision, key, cost) {
+  const info = Object.isExtensible(decision) ? decision : { ...decision };
   const used = decision.used ?? decision.limit - decision.remaining + (decision.allowed ? 0 : cost);
-  decision.used = used;
-  if (!("resetTime" in decision)) decision.resetTime = new Date(decision.resetAt);
-  decision.key = key;
+  info.used = used;
+  if (!("resetTime" in decision)) info.resetTime = new Date(decision.resetAt);
+  info.key = key;
   // express-rate-limit's older name of `used`, hidden from iteration and JSON as there.
-  Object.defineProperty(decision, "current", { value: used, enumerable: false });
+  Object.defineProperty(info, "current", { value: used, enumerable: false, configurable: true });
+  return info;
 }
 
 /** Calls an express-rate-limit Store's `init(options)`; its errors are logged, as express-rate-limit does. */
