@@ -1,6 +1,7 @@
 // express-rate-limit's option names, read as aliases of tollgate's: `rateLimit` takes either
 // (one vocabulary, docs/vocabulary.md). Only names are translated here; what the options mean is
 // decided where tollgate's own names are read (options.js, http-options.js, middleware-limits.js).
+import { LIMITER_FIELDS, LIMIT_FIELDS } from "./options.js";
 
 /** express-rate-limit name -> tollgate name. */
 export const ALIASES = Object.freeze({ windowMs: "window", max: "limit", keyGenerator: "key", identifier: "name" });
@@ -12,8 +13,8 @@ export const MIDDLEWARE_ONLY = [
   "draft_polli_ratelimit_headers", "onLimitReached",
 ];
 
-/** What limits are made of (see middleware-limits.js). */
-const SPEC = ["algorithm", "limit", "window", "quota", "burst", "align", "precision", "name", "limits", "maxKeys"];
+/** What limits are made of (see middleware-limits.js): every limit and limiter option but the store. */
+const SPEC = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !== "store");
 
 /**
  * `options` in tollgate's names: undefined values dropped (as express-rate-limit does, so that

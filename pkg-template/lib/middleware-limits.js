@@ -14,7 +14,8 @@ import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl
 export const ERL_DEFAULTS = Object.freeze({ windowMs: 60_000, limit: 5 });
 /** How many distinct limits (values of a `limit` function, names of an `identifier` function) get a limiter each. */
 const MAX_LIMITERS = 1000;
-const SINGLE = ["algorithm", "quota", "burst", "align", "precision"];
+/** The limit options an express-rate-limit Store can take: it counts `limit` per `windowMs`. */
+const ERL_STORE_FIELDS = ["limit", "window", "name"];
 
 /** express-rate-limit's name of a limit: `100-in-15min`. */
 export function erlIdentifier(limit, windowMs) {
@@ -85,7 +86,7 @@ export class MiddlewareLimits {
     }
     this.#spec = spec;
     if (isErlStore(store)) {
-      const beside = [...SINGLE, "limits", "maxKeys"].find((f) => spec[f] !== undefined);
+      const beside = Object.keys(spec).find((f) => !ERL_STORE_FIELDS.includes(f));
       if (beside !== undefined) {
         throw new TypeError(`${beside} does not apply to an express-rate-limit Store (it counts hits in its own windows of windowMs); for tollgate's algorithms use a tollgate store, such as RedisStore`);
       }
