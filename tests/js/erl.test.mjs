@@ -39,6 +39,7 @@ const codes = (entries) => entries.map((args) => args[0]?.code);
 /** express-rate-limit's test server: "/" answers "Hi there!", "/error" a 400. */
 function createServer(middleware, setup = () => {}) {
   const app = express();
+  app.set("env", "test"); // Express's default error handler then answers 500 without printing the stack
   setup(app);
   app.use(middleware);
   app.all("/", (req, res) => res.send("Hi there!"));

@@ -21,7 +21,7 @@ async function serving(handler, body) {
 /** An Express app behind the middleware, answering `req.rateLimit.remaining`, or `status`. */
 function app(middleware, { status = 200, trustProxy = false } = {}) {
   const a = express();
-  if (trustProxy) a.set("trust proxy", true);
+  if (trustProxy) a.set("trust proxy", 1); // one proxy in front: the X-Forwarded-For the tests send
   a.use(middleware);
   a.get("/", (req, res) => res.status(status).json({ remaining: req.rateLimit?.remaining ?? null }));
   return a;
