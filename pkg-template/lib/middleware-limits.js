@@ -4,8 +4,9 @@
 // `quota`) get express-rate-limit's MemoryStore behaviour: a fixed window per client opened at
 // its first hit (`fixed-window` aligned to the first hit), 5 per 60000 ms unless `limit` and
 // `windowMs` say otherwise. `limit` may be a function of the request, as in express-rate-limit:
-// each value it returns gets its own limiter (a client keeps its count as long as its limit
-// stays the same).
+// each value it returns gets its own limiter, and in memory a key's state moves to the limiter
+// of its current limit (`handOver`), so a client keeps one count whatever limit it is given, as
+// in express-rate-limit's one store.
 import { RateLimiter } from "./rate-limiter.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
@@ -126,6 +127,26 @@ export class MiddlewareLimits {
     const limit = typeof this.#spec.limit === "function" ? await this.#spec.limit(req, res) : this.#spec.limit;
     const name = typeof this.#spec.name === "function" ? await this.#spec.name(req, res) : this.#spec.name;
     return this.forLimit(limit, name);
+  }
+
+  /**
+   * Before `limiter` decides `key`: with a limiter per limit value, in memory, moves the key's
+   * state to `limiter` from another that holds it (the state bytes of one algorithm do not
+   * depend on the limit), so that a client switching limits keeps its count rather than
+   * starting a fresh one under each.
+   */
+  handOver(limiter, key) {
+    if (this.fixed !== null || this.#store !== undefined || this.#erlStore !== null || this.#byLimit.size < 2) return;
+    if (typeof limiter.import !== "function") return;
+    for (const k of typeof key === "string" ? [key] : key) {
+      for (const other of this.#byLimit.values()) {
+        if (other === limiter || typeof other.export !== "function") continue;
+        const state = other.export(k);
+        if (state === null) continue;
+        limiter.import(k, state);
+        other.reset(k);
+      }
+    }
   }
 
   /** The limiter for a limit value and name (made once per pair, up to MAX_LIMITERS). */

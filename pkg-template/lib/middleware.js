@@ -135,6 +135,7 @@ export function rateLimit(passed = {}) {
     const key = o.key !== undefined ? await o.key(req, res) : await defaultKey(req, res);
     const cost = o.costOf !== undefined ? await o.costOf(req, res) : 1;
     const limiter = await limits.forRequest(req, res);
+    limits.handOver(limiter, key);
     const now = Date.now();
     let decision;
     try {

@@ -203,6 +203,11 @@ test("keyGenerator, skip (sync or async) and limit as a function of the request"
     for (let i = 0; i < 3; i++) assert.equal((await request("/?key=3&tier=gold")).status, 200);
     const denied = await request("/?key=3&tier=gold");
     assert.deepEqual([denied.status, denied.headers.get("x-ratelimit-limit")], [429, "3"]);
+    // One count per client whatever its limit, as in express-rate-limit's store: 1 hit as
+    // basic, then 2 more as gold (3 in all), then neither basic nor gold lets it through.
+    assert.equal((await request("/?key=4")).status, 200);
+    assert.deepEqual([(await request("/?key=4&tier=gold")).status, (await request("/?key=4&tier=gold")).status], [200, 200]);
+    assert.deepEqual([(await request("/?key=4&tier=gold")).status, (await request("/?key=4")).status], [429, 429]);
   });
 });
 
