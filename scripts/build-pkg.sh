@@ -2,9 +2,11 @@
 # Builds the npm package into pkg/: cargo builds of its three wasm modules (wasm/, the
 # limiter's, and the same crate without its `full` feature, the lite module; wasm-extras/, the
 # pacer's, the lease holder's and the Redis store's Synced; see docs/js-layer.md), then per
-# module wasm-bindgen for the `web` glue (shared by Node ESM, browsers, bundlers and workerd)
-# and the `nodejs` glue (CommonJS) and wasm-opt, then the JS layer of pkg-template/lib copied
-# next to each target's wasm.js.
+# module wasm-bindgen for the `web` glue and wasm-opt. Each .wasm file is shipped once, in
+# dist/: Node ESM, browsers, bundlers and workerd load it through the `web` glue, CommonJS
+# through the same glue converted to CommonJS (dist/cjs/). Then the JS layer of
+# pkg-template/lib is copied next to each target's wasm.js, and the type declarations are
+# written twice: .d.ts for `import`, .d.cts for `require`.
 #   scripts/build-pkg.sh          release (size-optimised, no panic hook)
 #   scripts/build-pkg.sh debug    debug build with console_error_panic_hook
 set -euo pipefail
@@ -41,20 +43,21 @@ out=pkg
 rm -rf "$out" && mkdir -p "$out/dist/cjs"
 
 for m in $modules; do
-  # The `web` glue, with `initSync` and an async `init`: Node ESM and workerd call initSync.
+  # The `web` glue, with `initSync` and an async `init`: Node (ESM and CommonJS) and workerd
+  # call initSync with the module's bytes, browsers and bundlers the async init.
   wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$work/$m.wasm"
-  wasm-bindgen --target nodejs --out-dir "$work/cjs" --no-typescript "$work/$m.wasm"
-  for t in web cjs; do
-    if [ "$mode" = release ]; then
-      # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md. The
-      # producers and target-features sections are for tools only (0.2 KB gzipped).
-      "$tools/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-        --enable-mutable-globals --strip-producers --strip-target-features \
-        "$work/$t/${m}_bg.wasm" -o "$work/$t/${m}_bg.wasm"
-    fi
-  done
+  if [ "$mode" = release ]; then
+    # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md. The
+    # producers and target-features sections are for tools only (0.2 KB gzipped).
+    "$tools/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+      --enable-mutable-globals --strip-producers --strip-target-features \
+      "$work/web/${m}_bg.wasm" -o "$work/web/${m}_bg.wasm"
+  fi
   cp "$work/web/$m.js" "$work/web/${m}_bg.wasm" "$out/dist/"
-  cp "$work/cjs/$m.js" "$work/cjs/${m}_bg.wasm" "$out/dist/cjs/"
+  # The same glue as CommonJS (its async init, which reads import.meta.url, is never called
+  # there: the CommonJS targets call initSync with ../<module>_bg.wasm).
+  "$tools/esbuild" "$work/web/$m.js" --format=cjs --platform=node --log-level=warning \
+    --log-override:empty-import-meta=silent --outfile="$out/dist/cjs/$m.js"
 done
 echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 
@@ -69,7 +72,7 @@ for t in node web workerd; do
   cp "pkg-template/targets/$t-extras.js" "$out/dist/$t/extras.js"
   cp "pkg-template/targets/$t-lite.js" "$out/dist/$t/lite-wasm.js"
 done
-# CommonJS: one bundled file; the nodejs glue of each module stays a separate module it requires.
+# CommonJS: one bundled file; the glue of each module stays a separate module it requires.
 mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/" && cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
 cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
 "$tools/esbuild" "$work/cjslib/index.js" --bundle --format=cjs --platform=node --log-level=warning \
@@ -81,9 +84,15 @@ cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
 # `tollgate/limiter` in CommonJS: the same bundle's classes (see pkg-template/targets/cjs-limiter.js).
 cp pkg-template/targets/cjs-limiter.js "$out/dist/cjs/limiter.js"
 
-cp pkg-template/package.json pkg-template/README.md "$out/"
-cp pkg-template/types/*.d.ts "$out/"
-cp LICENSE* "$out/" 2>/dev/null || true
+cp pkg-template/package.json pkg-template/README.md LICENSE-MIT LICENSE-APACHE "$out/"
+# Types: the .d.ts files answer `import` (the package is "type": "module"); the same
+# declarations as .d.cts, their relative imports renamed to .cjs, answer `require`, so that
+# TypeScript sees a CommonJS module where Node loads one.
+for f in pkg-template/types/*.d.ts; do
+  base=$(basename "$f" .d.ts)
+  cp "$f" "$out/$base.d.ts"
+  sed -E 's#(from "\./[A-Za-z0-9_-]+)\.js"#\1.cjs"#g' "$f" > "$out/$base.d.cts"
+done
 
 sizes=""
 for m in $modules; do

@@ -76,3 +76,19 @@ function canonical(groups) {
   if (best[0] < 0) return hex.join(":");
   return `${hex.slice(0, best[0]).join(":")}::${hex.slice(best[0] + best[1]).join(":")}`;
 }
+
+/**
+ * express-rate-limit's `ipKeyGenerator(ip, ipv6Subnet = 56)`, for custom key generators that
+ * fall back to the client address: `ipKey` for an IP address, and, as in express-rate-limit,
+ * any other string (a unix socket's, a misconfigured proxy's "1.2.3.4:5678") returned as it is.
+ */
+export function ipKeyGenerator(ip, ipv6Subnet = 56) {
+  if (typeof ip !== "string") throw new TypeError(`ip must be a string, got ${typeof ip}`);
+  if (ipv4(ip) === null && ipv6(ip.replace(/%.*$/, "")) === null) return ip;
+  return ipKey(ip, ipv6Subnet);
+}
+
+/** Whether `ip` is an IPv6 address (not IPv4-mapped ones' IPv4 text, which has no colon). */
+export function isIPv6(ip) {
+  return typeof ip === "string" && ip.includes(":") && ipv6(ip.replace(/%.*$/, "")) !== null;
+}

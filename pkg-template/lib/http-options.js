@@ -48,11 +48,12 @@ function defaultMessage(decision) {
 
 /**
  * Reads `options` of an HTTP adapter whose own extra option names are `own`. The names that are
- * neither shared nor `own` go to `new RateLimiter(...)` (unless `limiter` is given). Returns the
+ * neither shared nor `own` go to `makeLimiter(options, rest)` (default: `new RateLimiter(rest)`,
+ * unless `limiter` is given). Returns the
  * limiter and the checked options; `sends(name)` says whether a header of
  * `limiter.headers(decision)` is sent (`Retry-After` always is, on a denial).
  */
-export function httpOptions(options, own) {
+export function httpOptions(options, own, makeLimiter = limiterOf) {
   if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
   if (options.windowMs !== undefined) {
     // express-rate-limit's name; refused with what to write instead.
@@ -85,7 +86,7 @@ export function httpOptions(options, own) {
     skipSuccessful,
     /** Whether a request's answer can give its hit back (`settleHit` is needed at all). */
     settles: skipFailed || skipSuccessful,
-    limiter: limiterOf(options, rest),
+    limiter: makeLimiter(options, rest),
   };
 }
 

@@ -1,73 +1,180 @@
 // `rateLimit(options)`: HTTP middleware for Express, Connect and plain `node:http`
-// (`(req, res, next)`), in the vocabulary of express-rate-limit. It is a thin adapter: the
-// decision is a `RateLimiter`'s (in memory, or over a store such as `RedisStore`), the headers
-// are `limiter.headers(decision)`, and nothing here counts anything itself.
-import { checkSubnet, ipKey } from "./client-ip.js";
-import { denialBody, httpOptions, settleHit } from "./http-options.js";
+// (`(req, res, next)`), a drop-in for express-rate-limit v8: its options (as aliases of
+// tollgate's, erl-options.js), its defaults (middleware-limits.js), its checks and warnings
+// (erl-validations.js), its `req.rateLimit` and handler. It is a thin adapter: the decision is
+// a `RateLimiter`'s (in memory, or over a store such as `RedisStore`) or, with an
+// express-rate-limit Store, that store's count (erl-store.js); the headers are
+// `limiter.headers(decision)`; nothing here counts anything itself.
+import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
+import { denialBody, httpOptions } from "./http-options.js";
+import { MIDDLEWARE_ONLY, translate } from "./erl-options.js";
+import { MiddlewareLimits, ERL_DEFAULTS } from "./middleware-limits.js";
+import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 
-/** The client address the default key uses: Express's `req.ip` (which honours `trust proxy`), else the socket's. */
-function clientAddress(req) {
-  const ip = req.ip ?? req.socket?.remoteAddress;
-  if (typeof ip !== "string" || ip === "") {
-    throw new TypeError("the request has no client IP address (req.ip, req.socket.remoteAddress): give key(req)");
-  }
-  return ip;
+/** express-rate-limit's default body of a denial. */
+export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
+
+function flag(options, name) {
+  const v = options[name] ?? false;
+  if (typeof v !== "boolean") throw new TypeError(`${name} must be true or false, got ${JSON.stringify(v)}`);
+  return v;
 }
 
+/** Errors of a store (or of a limiter over one) as opposed to bad input, which is never passed over. */
+const isStoreError = (e) => !(e instanceof TypeError) && !(e instanceof RangeError);
+
 /**
- * Middleware deciding each request by a `RateLimiter` and answering 429 when it is denied.
- * See the npm README ("HTTP middleware") for the options; `middleware.limiter` is the limiter
- * (to `reset` a key after a successful login, say).
+ * Middleware deciding each request and answering 429 (`statusCode`) with `message` when it is
+ * denied. See the npm README ("HTTP middleware", "Moving from express-rate-limit") for the
+ * options. `middleware.limiter` is the limiter (null when `limit` is a function: one per
+ * value), `resetKey(key)` and `getKey(key)` are express-rate-limit's.
  */
-export function rateLimit(options) {
-  if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
+export function rateLimit(passed = {}) {
+  if (passed === null || typeof passed !== "object") throw new TypeError("options must be an object");
+  const logger = passed.logger ?? consoleLogger;
+  checkLogger(logger);
+  const validate = passed.validate ?? true;
+  if (typeof validate !== "boolean" && (validate === null || typeof validate !== "object")) {
+    throw new TypeError(`validate must be true, false or an object of check names, got ${JSON.stringify(validate)}`);
+  }
+  const v = validations(validate, logger);
+  v.validationsConfig();
+  v.draftPolliHeaders(passed.draft_polli_ratelimit_headers);
+  v.onLimitReached(passed.onLimitReached);
+
+  const { options, spec } = translate(passed);
   const subnet = options.ipv6Subnet ?? 56;
-  checkSubnet(subnet); // now rather than at the first request
+  // A subnet that cannot be one is reported here and fails the IPv6 requests (ipKey throws).
+  if (typeof subnet !== "function") v.ipv6Subnet(subnet);
+  v.keyGeneratorIpFallback(options.key);
+  v.ipv6SubnetOrKeyGenerator({ ipv6Subnet: options.ipv6Subnet, keyGenerator: options.key });
   const property = options.requestPropertyName ?? "rateLimit";
   if (property !== false && typeof property !== "string") throw new TypeError("requestPropertyName must be a string or false");
-  const o = httpOptions(options, ["ipv6Subnet", "requestPropertyName"]);
-  const { key, costOf, skip, handler, limiter } = o;
-  const wasSuccessful = o.wasSuccessful ?? ((req, res) => res.statusCode < 400);
+  const passOnStoreError = flag(options, "passOnStoreError");
 
-  // Settles a counted hit once the response finishes (a response that never finished counts
-  // as failed).
-  const refundOnFinish = (req, res, keys, cost) => {
-    let done = false;
-    const settle = (finished) => {
-      if (done) return;
-      done = true;
-      void settleHit(o, () => finished && wasSuccessful(req, res), keys, cost);
-    };
-    res.once("finish", () => settle(true));
-    res.once("close", () => settle(res.writableFinished === true));
+  let limits;
+  const o = httpOptions(options, MIDDLEWARE_ONLY, () => {
+    limits = new MiddlewareLimits({ spec, store: options.store, limiter: options.limiter });
+    return limits.fixed;
+  });
+  const message = options.message ?? DEFAULT_MESSAGE;
+  const wasSuccessful = o.wasSuccessful ?? ((req, res) => res.statusCode < 400);
+  const store = limits.erlStore;
+  if (store !== null && o.costOf !== undefined) {
+    throw new TypeError("cost does not apply to an express-rate-limit Store (it counts one per request); use a tollgate store, such as RedisStore");
+  }
+
+  // What express-rate-limit hands to a store's init and to handler: its options, defaults filled.
+  const config = {
+    limit: spec.limit ?? (limits.erlMode ? ERL_DEFAULTS.limit : undefined),
+    message,
+    statusCode: o.status,
+    requestPropertyName: property,
+    skipFailedRequests: o.skipFailed,
+    skipSuccessfulRequests: o.skipSuccessful,
+    ipv6Subnet: subnet,
+    passOnStoreError,
+    ...Object.fromEntries(Object.entries(passed).filter(([, value]) => value !== undefined)),
+    validate,
+    logger,
   };
+  delete config.max;
+  if (spec.limit !== undefined) config.limit = spec.limit;
+  // Read when asked: with several limits or a duration string, the core works it out.
+  Object.defineProperty(config, "windowMs", { enumerable: true, get: () => limits.windowMs });
+
+  const counter = store !== null && !store.localKeys ? store.constructor?.name : (store ?? limits);
+  v.creationStack(store === null ? options.store === undefined : store.localKeys);
+  if (store !== null) {
+    v.unsharedStore(options.store);
+    initStore(store, config, logger);
+  }
+
+  /** express-rate-limit's default key: the client IP, IPv6 addresses by their subnet. */
+  const defaultKey = async (req, res) => {
+    const ip = req.ip ?? req.socket?.remoteAddress;
+    v.ip(ip);
+    if (typeof req.app?.get === "function") {
+      v.trustProxy(req);
+      v.xForwardedForHeader(req);
+    }
+    v.forwardedHeader(req);
+    // As express-rate-limit does: requests without an address (a socket already destroyed)
+    // share one key, and the check above reported it.
+    if (typeof ip !== "string") return String(ip);
+    let bits = 56;
+    if (isIPv6(ip)) {
+      bits = typeof subnet === "function" ? await subnet(req, res) : subnet;
+      if (typeof subnet === "function") v.ipv6Subnet(bits);
+    }
+    return ipKeyGenerator(ip, bits);
+  };
+
+  const defaultHandler = async (req, res, next, options, decision) => {
+    const body = typeof message === "function" ? await message(req, res, decision) : message;
+    if (typeof res.status === "function" && typeof res.send === "function") {
+      // Express: its own status and body rules, as express-rate-limit answers.
+      res.status(o.status);
+      if (!res.writableEnded) res.send(body);
+      return;
+    }
+    const { text, type } = denialBody(body);
+    res.statusCode = o.status;
+    res.setHeader("Content-Type", type);
+    res.end(text);
+  };
+  const handler = o.handler ?? defaultHandler;
 
   // Decides `req`; true when the request goes on (`next()`), false when it was answered here
   // (or by `handler`). `next` is called outside, so an error thrown downstream is not caught
   // here and passed to `next` a second time.
   const decide = async (req, res, next) => {
-    if (skip !== undefined && (await skip(req, res))) return true;
-    const keys = key !== undefined ? await key(req, res) : ipKey(clientAddress(req), subnet);
-    const cost = costOf !== undefined ? await costOf(req, res) : 1;
+    // Watched before anything is awaited, so that an answer sent meanwhile is not missed.
+    const outcome = o.settles ? outcomeOf(res) : null;
+    if (o.skip !== undefined && (await o.skip(req, res))) return true;
+    const key = o.key !== undefined ? await o.key(req, res) : await defaultKey(req, res);
+    const cost = o.costOf !== undefined ? await o.costOf(req, res) : 1;
+    const limiter = await limits.forRequest(req, res);
+    limits.handOver(limiter, key);
     const now = Date.now();
-    const decision = await limiter.limit(keys, { cost, now });
-    if (property !== false) req[property] = decision;
-    for (const [name, value] of Object.entries(limiter.headers(decision, now))) {
-      if (o.sends(name)) res.setHeader(name, value);
-    }
-    if (decision.allowed) {
-      if (o.settles) refundOnFinish(req, res, keys, cost);
+    let decision;
+    try {
+      decision = await limiter.limit(key, { cost, now });
+    } catch (e) {
+      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw e;
+      logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       return true;
     }
-    if (handler !== undefined) {
-      await handler(req, res, next, decision);
-      return false;
+    if (store !== null) v.positiveHits(decision.used);
+    v.limit(decision.limit);
+    v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
+    const info = withRateLimitInfo(decision, key, cost);
+    if (property !== false) req[property] = info;
+    for (const [name, value] of Object.entries(limiter.headers(decision, now))) {
+      if (o.sends(name) && !res.headersSent) res.setHeader(name, value);
     }
-    const { text, type } = denialBody(typeof o.message === "function" ? await o.message(decision, req, res) : o.message);
-    res.statusCode = o.status;
-    res.setHeader("Content-Type", type);
-    res.end(text);
+    // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
+    if (outcome !== null && (decision.allowed || store !== null)) {
+      void settle(outcome, req, res, limiter, key, cost, decision);
+    }
+    if (decision.allowed) return true;
+    await handler(req, res, next, config, info);
     return false;
+  };
+
+  /** Gives a counted hit back once the answer shows it should not count (skip*Requests). */
+  const settle = async (outcome, req, res, limiter, key, cost, decision) => {
+    try {
+      const finished = await outcome;
+      const success = finished && (await wasSuccessful(req, res)) === true;
+      if (!(success ? o.skipSuccessful : o.skipFailed)) return;
+      // After its window reset, the count holds other hits: nothing of this one is left to give back.
+      const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
+      if (Date.now() >= resetAt) return;
+      await limiter.refund(key, { cost, now: Date.now() });
+    } catch {
+      // A judge that threw, or a refund that failed, leaves the hit counted.
+    }
   };
 
   const middleware = async (req, res, next) => {
@@ -80,6 +187,47 @@ export function rateLimit(options) {
     }
     if (goesOn) next();
   };
-  middleware.limiter = limiter;
+  middleware.limiter = limits.fixed;
+  middleware.resetKey = (key) => limits.reset(key);
+  middleware.getKey = store !== null && typeof store.get !== "function"
+    ? () => {
+        throw new Error("The current store does not support the get/getKey method");
+      }
+    : (key) => limits.get(key);
   return middleware;
+}
+
+/** Resolves once `res` is done: true when its answer was sent in full, false when the connection closed first. */
+function outcomeOf(res) {
+  return new Promise((resolve) => {
+    res.once("finish", () => resolve(true));
+    res.once("close", () => resolve(res.writableFinished === true));
+    res.once("error", () => resolve(false));
+  });
+}
+
+/**
+ * `req.rateLimit`: the decision with express-rate-limit's fields added (on the decision itself,
+ * so that `limiter.headers(req.rateLimit)` still knows it; on a copy if it cannot be extended).
+ */
+function withRateLimitInfo(decision, key, cost) {
+  const info = Object.isExtensible(decision) ? decision : { ...decision };
+  const used = decision.used ?? decision.limit - decision.remaining + (decision.allowed ? 0 : cost);
+  info.used = used;
+  if (!("resetTime" in decision)) info.resetTime = new Date(decision.resetAt);
+  info.key = key;
+  // express-rate-limit's older name of `used`, hidden from iteration and JSON as there.
+  Object.defineProperty(info, "current", { value: used, enumerable: false, configurable: true });
+  return info;
+}
+
+/** Calls an express-rate-limit Store's `init(options)`; its errors are logged, as express-rate-limit does. */
+function initStore(store, config, logger) {
+  if (typeof store.init !== "function") return;
+  try {
+    const done = store.init(config);
+    if (done instanceof Promise) done.catch((e) => logger.error(e, "express-rate-limit: async error during store initialization."));
+  } catch (e) {
+    logger.error(e, "express-rate-limit: error during store initialization.");
+  }
 }

@@ -1,5 +1,9 @@
 // Node CommonJS: esbuild bundles lib/ into one .cjs file with this module standing in for
-// wasm.js; the wasm-bindgen `nodejs` glue loads the limiter's module synchronously from its
-// directory when required (the extras module: cjs-extras.js, on first use).
+// wasm.js. The glue is the `web` one converted to CommonJS (dist/cjs/tollgate_wasm.js), and the
+// module is the one .wasm file every target loads, in dist/: read and instantiated
+// synchronously when required (the extras module: cjs-extras.js, on first use).
+const { readFileSync } = require("node:fs");
+const { join } = require("node:path");
 const glue = require("./tollgate_wasm.js");
+glue.initSync({ module: readFileSync(join(__dirname, "..", "tollgate_wasm_bg.wasm")) });
 export const { Policy, Limiter, validateKeys, wasmMemory } = glue;

@@ -28,9 +28,9 @@ export interface LimitOptions {
   name?: string;
 }
 
-/** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
-export interface LimiterOptions extends Partial<LimitOptions> {
-  limits?: LimitOptions[];
+/** One limit inline: `algorithm` is required (a limiter has no default algorithm; `rateLimit`'s is express-rate-limit's). */
+export interface SingleLimitOptions extends LimitOptions {
+  limits?: undefined;
   /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
   maxKeys?: number;
 }
@@ -43,6 +43,20 @@ export interface LimiterOptions extends Partial<LimitOptions> {
 export type ConfigErrorCode =
   | "invalid_type" | "missing_field" | "unknown_field" | "renamed" | "conflicting_fields"
   | "invalid_value" | "out_of_range" | "unsupported_option" | "duplicate_name";
+
+/** Several limits, all of which must admit a hit; each has its own `algorithm`. */
+export interface MultiLimitOptions {
+  limits: LimitOptions[];
+  /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
+  maxKeys?: number;
+  algorithm?: undefined;
+  limit?: undefined;
+  window?: undefined;
+  quota?: undefined;
+}
+
+/** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
+export type LimiterOptions = SingleLimitOptions | MultiLimitOptions;
 
 /** One (key, limit) pair's own answer. */
 export interface LimitResult {
@@ -93,7 +107,10 @@ export interface RateLimitHeaders {
   "Retry-After"?: string;
 }
 
-/** What a store's `limiter(options)` returns: the same methods, asynchronous. */
+/**
+ * A limiter over a store (`new AsyncRateLimiter({ ..., store })`, or `store.limiter(options)`):
+ * the in-memory limiter's methods, asynchronous.
+ */
 export interface AsyncRateLimiter {
   limit(key: Keys, options?: CallOptions): Promise<Decision>;
   peek(key: Keys, options?: CallOptions): Promise<Decision>;
@@ -160,11 +177,12 @@ export interface BatchResult {
 }
 
 /**
- * `new RateLimiter(options)` decides in memory, synchronously; with a `store` it returns the
- * store's limiter instead, whose methods return promises.
+ * `new RateLimiter(options)` decides in memory, synchronously. With a `store` it returns the
+ * store's limiter, whose methods return promises; its type says so (the first signature), but
+ * `new AsyncRateLimiter({ ..., store })` says it where it is written.
  */
 export interface RateLimiterConstructor {
-  /** With a store: returns `store.limiter(options)` (e.g. a `RedisRateLimiter`). */
+  /** With a store: returns `store.limiter(options)` (e.g. a `RedisRateLimiter`); prefer `AsyncRateLimiter`. */
   new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
   /** In memory: decisions are synchronous. */
   new (options: LimiterOptions & { store?: undefined }): RateLimiter;
@@ -172,6 +190,13 @@ export interface RateLimiterConstructor {
 }
 
 export declare const RateLimiter: RateLimiterConstructor;
+
+/** `new AsyncRateLimiter({ ..., store })`: the store's limiter (`store.limiter(options)`), whose methods return promises. */
+export interface AsyncRateLimiterConstructor {
+  new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
+}
+
+export declare const AsyncRateLimiter: AsyncRateLimiterConstructor;
 
 export interface RateLimiter {
   /** The limits it decides by; for decisions over encoded states, `new Policy(options)`. */
@@ -233,3 +258,5 @@ export * from "./pacer.js";
 export * from "./lease.js";
 export * from "./redis.js";
 export * from "./middleware.js";
+/** `import rateLimit from "tollgate"`, as from express-rate-limit. */
+export { rateLimit as default } from "./middleware.js";

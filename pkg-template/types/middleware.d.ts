@@ -3,7 +3,7 @@
 // "HTTP middleware"). The request and response types are structural, so the package needs
 // neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
 // Request/Response all fit.
-import type { AsyncRateLimiter, Decision, Keys, LimiterOptions, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, Decision, Duration, Keys, LimitOptions, LimiterOptions, RateLimiter, Store } from "./index.js";
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {
@@ -16,22 +16,128 @@ export interface MiddlewareResponse {
   statusCode: number;
   setHeader(name: string, value: string): unknown;
   end(body?: string): unknown;
-  once(event: "finish" | "close", listener: () => void): unknown;
+  once(event: "finish" | "close" | "error", listener: () => void): unknown;
   readonly writableFinished?: boolean;
 }
 
 type Maybe<T> = T | Promise<T>;
 
-export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse> {
-  /** An existing limiter to decide by (instead of the limiter options alongside). */
+/** A value of the request, as express-rate-limit's options take them (`limit`, `message`, `identifier`, ...). */
+export type ValueDeterminingMiddleware<T, Req = MiddlewareRequest, Res = MiddlewareResponse> = (req: Req, res: Res) => Maybe<T>;
+
+/** express-rate-limit's Logger: where the checks (`validate`) and store errors are reported. */
+export interface Logger {
+  error(error: unknown, message?: string): void;
+  warn(error: unknown, message?: string): void;
+}
+
+/** express-rate-limit's checks by name (`default`: the rest); see the npm README, "Moving from express-rate-limit". */
+export type EnabledValidations = {
+  [check in
+    | "default" | "ip" | "trustProxy" | "xForwardedForHeader" | "forwardedHeader" | "positiveHits" | "unsharedStore"
+    | "singleCount" | "limit" | "draftPolliHeaders" | "onLimitReached" | "knownOptions" | "validationsConfig"
+    | "creationStack" | "ipv6Subnet" | "ipv6SubnetOrKeyGenerator" | "keyGeneratorIpFallback"]?: boolean;
+};
+
+/** A client's count in an express-rate-limit Store. */
+export interface ClientRateLimitInfo {
+  totalHits: number;
+  resetTime: Date | undefined;
+}
+
+/**
+ * An express-rate-limit Store (rate-limit-redis, rate-limit-memcached, ...): it counts hits
+ * itself, with its own guarantees; a hit is allowed while its total is at most the limit.
+ */
+export interface ErlStore {
+  init?(options: RateLimitOptionsUsed): void | Promise<void>;
+  get?(key: string): Promise<ClientRateLimitInfo | undefined> | ClientRateLimitInfo | undefined;
+  increment(key: string): Promise<ClientRateLimitInfo> | ClientRateLimitInfo;
+  decrement(key: string): Promise<void> | void;
+  resetKey(key: string): Promise<void> | void;
+  resetAll?(): Promise<void> | void;
+  shutdown?(): Promise<void> | void;
+  /** True when each instance holds its own counts (a memory store). */
+  localKeys?: boolean;
+  prefix?: string;
+}
+
+/** express-rate-limit's store before v7: `incr` with a callback. */
+export interface LegacyErlStore {
+  incr(key: string, callback: (error: Error | undefined, totalHits: number, resetTime: Date | undefined) => void): void;
+  decrement(key: string): void;
+  resetKey(key: string): void;
+  resetAll?(): void;
+}
+
+/** `req.rateLimit`: the decision, with express-rate-limit's fields. */
+export interface RateLimitInfo extends Decision {
+  /** Hits counted in the window, this one included (a denied one too). */
+  used: number;
+  /** When the window resets (an express-rate-limit Store may not say). */
+  resetTime: Date | undefined;
+  /** The key the request was counted under. */
+  key: Keys;
+  /** express-rate-limit's older name of `used` (not enumerable). */
+  readonly current: number;
+}
+
+/** The options `handler` and an express-rate-limit Store's `init` receive: those given, defaults filled in. */
+export interface RateLimitOptionsUsed {
+  windowMs: number;
+  limit: number | ((req: any, res: any) => Maybe<number>) | undefined;
+  message: unknown;
+  statusCode: number;
+  requestPropertyName: string | false;
+  skipFailedRequests: boolean;
+  skipSuccessfulRequests: boolean;
+  ipv6Subnet: number | false | ((req: any, res: any) => Maybe<number | false>);
+  passOnStoreError: boolean;
+  validate: boolean | EnabledValidations;
+  logger: Logger;
+  [option: string]: unknown;
+}
+
+/**
+ * The limits of `rateLimit`: tollgate's (`algorithm`, `quota`, `limits`, ...) or
+ * express-rate-limit's (`windowMs`, `limit`/`max`, `identifier`). Without `algorithm`, `quota` or
+ * `limits`, express-rate-limit's MemoryStore behaviour: a fixed window per client opened at its
+ * first hit, `limit` (default 5) per `windowMs` (default 60000).
+ */
+export interface MiddlewareLimitOptions<Req, Res> {
+  algorithm?: LimitOptions["algorithm"];
+  /** Hits per window; a function of the request gets a limiter per value it returns. 0 denies every request. */
+  limit?: number | ValueDeterminingMiddleware<number, Req, Res>;
+  /** express-rate-limit's older name of `limit` (`limit` wins when both are given). */
+  max?: number | ValueDeterminingMiddleware<number, Req, Res>;
+  window?: Duration;
+  /** express-rate-limit's name of `window`: milliseconds. */
+  windowMs?: number;
+  quota?: string;
+  burst?: number;
+  align?: "clock" | "first-hit";
+  precision?: Duration;
+  /** The limit's name in the headers and `blockedBy`. Default: `"default"`; without `algorithm`, express-rate-limit's `"<limit>-in-<window>"`. */
+  name?: string | ValueDeterminingMiddleware<string, Req, Res>;
+  /** express-rate-limit's name of `name`. */
+  identifier?: string | ValueDeterminingMiddleware<string, Req, Res>;
+  limits?: LimitOptions[];
+  maxKeys?: number;
+}
+
+export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>
+  extends MiddlewareLimitOptions<Req, Res> {
+  /** An existing limiter to decide by (instead of the limit options alongside). */
   limiter?: RateLimiter | AsyncRateLimiter;
-  /** Decide over a store (e.g. `new RedisStore(client)`), as `new RateLimiter({ ..., store })`. */
-  store?: Store;
+  /** Decide over a tollgate store (e.g. `new RedisStore(client)`), or count in an express-rate-limit Store. */
+  store?: Store | ErlStore | LegacyErlStore;
   /** The key(s) of a request; default: the client IP, IPv6 addresses by their `ipv6Subnet` prefix. */
   key?: (req: Req, res: Res) => Maybe<Keys>;
-  /** Prefix length IPv6 clients are keyed by (default 56); false keys whole addresses. */
-  ipv6Subnet?: number | false;
-  /** Units a request costs (default 1). */
+  /** express-rate-limit's name of `key`. */
+  keyGenerator?: (req: Req, res: Res) => Maybe<Keys>;
+  /** Prefix length IPv6 clients are keyed by (default 56), or a function of the request; false keys whole addresses. */
+  ipv6Subnet?: number | false | ValueDeterminingMiddleware<number | false, Req, Res>;
+  /** Units a request costs (default 1; not with an express-rate-limit Store). */
   cost?: (req: Req, res: Res) => Maybe<number>;
   /** Requests for which this returns true are neither decided nor counted. */
   skip?: (req: Req, res: Res) => Maybe<boolean>;
@@ -39,33 +145,49 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   headers?: "both" | "draft-10" | "legacy" | false;
   /** Status of a denial (default 429; 400 to 599). */
   statusCode?: number;
-  /** Body of a denial: a string (text/plain), a value sent as JSON, or a function of the decision. Default: `{"error":{"code":"rate_limited","message":...}}`. */
-  message?: string | object | ((decision: Decision, req: Req, res: Res) => Maybe<string | object>);
+  /**
+   * Body of a denial, sent by Express's `res.send` (else a string as text/plain, a value as
+   * JSON), or a function of `(req, res, decision)`. Default: "Too many requests, please try again later."
+   */
+  message?: string | Record<string, unknown> | unknown[] | ((req: Req, res: Res, decision: RateLimitInfo) => unknown);
   /** Answers a denial instead of `statusCode` and `message` (the headers are already set). */
-  handler?: (req: Req, res: Res, next: (err?: unknown) => void, decision: Decision) => Maybe<unknown>;
+  handler?: (req: Req, res: Res, next: (err?: unknown) => void, options: RateLimitOptionsUsed, decision: RateLimitInfo) => unknown;
   /** Give back the hits of requests that failed (`requestWasSuccessful` false, or never finished). */
   skipFailedRequests?: boolean;
   /** Give back the hits of requests that succeeded. */
   skipSuccessfulRequests?: boolean;
   /** Default: `res.statusCode < 400`. */
-  requestWasSuccessful?: (req: Req, res: Res) => boolean;
+  requestWasSuccessful?: (req: Req, res: Res) => Maybe<boolean>;
   /** Where the decision is put on the request (default "rateLimit"); false: nowhere. */
   requestPropertyName?: string | false;
+  /** With a store: let requests through (logged) when the store fails, instead of `next(err)` (default false). */
+  passOnStoreError?: boolean;
+  /** express-rate-limit's checks, reported through `logger` (default true: all). */
+  validate?: boolean | EnabledValidations;
+  /** Where checks and store errors are reported (default: the console). */
+  logger?: Logger;
 }
 
 export interface RateLimitMiddleware<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse> {
   (req: Req, res: Res, next: (err?: unknown) => void): Promise<void>;
-  /** The limiter it decides by (to `reset` a key, `peek`, ...). */
-  readonly limiter: RateLimiter | AsyncRateLimiter;
+  /** The limiter it decides by (to `reset` a key, `peek`, ...); null when `limit` or `identifier` is a function (a limiter per value). */
+  readonly limiter: RateLimiter | AsyncRateLimiter | null;
+  /** Forgets a key's count (express-rate-limit's `resetKey`). */
+  resetKey(key: string): Promise<void>;
+  /** A key's count (express-rate-limit's `getKey`); undefined when it has none. Throws when an express-rate-limit Store has no `get`. */
+  getKey(key: string): Promise<ClientRateLimitInfo | undefined>;
 }
 
-/** Middleware deciding each request by a RateLimiter made of the same options (or `limiter`), answering 429 when denied. */
+/** Middleware deciding each request, answering 429 when denied: a drop-in for express-rate-limit v8 (see the npm README). */
 export declare function rateLimit<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>(
-  options: MiddlewareOptions<Req, Res> & Partial<LimiterOptions>,
+  options?: MiddlewareOptions<Req, Res>,
 ): RateLimitMiddleware<Req, Res>;
 
 /** The rate-limit key of a client address: IPv4 as is, IPv6 as its `/subnet` prefix (default 56), `false`: whole. */
 export declare function ipKey(address: string, subnet?: number | false): string;
+
+/** express-rate-limit's `ipKeyGenerator`: `ipKey` for an IP address, any other string as it is. */
+export declare function ipKeyGenerator(ip: string, ipv6Subnet?: number | false): string;
 
 /** What `rateLimitFetch` uses of a request: the fetch API's `Request` (any runtime's) fits. */
 export interface FetchRequest {

@@ -21,7 +21,7 @@ async function serving(handler, body) {
 /** An Express app behind the middleware, answering `req.rateLimit.remaining`, or `status`. */
 function app(middleware, { status = 200, trustProxy = false } = {}) {
   const a = express();
-  if (trustProxy) a.set("trust proxy", true);
+  if (trustProxy) a.set("trust proxy", 1); // one proxy in front: the X-Forwarded-For the tests send
   a.use(middleware);
   a.get("/", (req, res) => res.status(status).json({ remaining: req.rateLimit?.remaining ?? null }));
   return a;
@@ -31,7 +31,7 @@ const get = (url, headers = {}) => fetch(url, { headers });
 // Quotas long enough that no refill happens during a test, however slow the machine.
 const threePerHour = { algorithm: "gcra", quota: "3/1h" };
 
-test("Express: allowed requests go on with req.rateLimit; the denied one is a 429 with Retry-After and a JSON error", async () => {
+test("Express: allowed requests go on with req.rateLimit; the denied one is a 429 with Retry-After and express-rate-limit's message", async () => {
   await serving(app(rateLimit(threePerHour)), async (url) => {
     const ok = [];
     for (let i = 0; i < 3; i++) {
@@ -46,10 +46,10 @@ test("Express: allowed requests go on with req.rateLimit; the denied one is a 42
     assert.deepEqual(ok, [2, 1, 0]);
     const denied = await get(url);
     assert.equal(denied.status, 429);
-    assert.equal(denied.headers.get("content-type"), "application/json");
+    assert.equal(denied.headers.get("content-type"), "text/html; charset=utf-8", "Express's res.send of a string");
     const wait = Number(denied.headers.get("retry-after"));
     assert.ok(wait > 1000 && wait <= 1200, `Retry-After ${wait}`);
-    assert.deepEqual(await denied.json(), { error: { code: "rate_limited", message: `too many requests: retry after ${wait} s` } });
+    assert.equal(await denied.text(), "Too many requests, please try again later.");
     assert.equal(denied.headers.get("x-ratelimit-remaining"), "0");
   });
 });
@@ -95,7 +95,7 @@ test("key, cost and skip from the request; a custom message and status", async (
     cost: (req) => Number(req.headers["x-cost"] ?? 1),
     skip: async (req) => req.headers["x-health"] === "1",
     statusCode: 503,
-    message: (decision) => `slow down (${decision.remaining} left)`,
+    message: (req, res, decision) => `slow down (${decision.remaining} left, ${req.rateLimit.used} used)`,
   });
   await serving(app(mw), async (url) => {
     assert.equal((await get(url, { "x-user": "a", "x-cost": "4" })).status, 200);
@@ -103,7 +103,7 @@ test("key, cost and skip from the request; a custom message and status", async (
     // 1 unit left: a peek of one more says 0 would remain.
     assert.equal(mw.limiter.peek("user:a").remaining, 0);
     const denied = await get(url, { "x-user": "a", "x-cost": "2" });
-    assert.deepEqual([denied.status, denied.headers.get("content-type"), await denied.text()], [503, "text/plain; charset=utf-8", "slow down (1 left)"]);
+    assert.deepEqual([denied.status, denied.headers.get("content-type"), await denied.text()], [503, "text/html; charset=utf-8", "slow down (1 left, 6 used)"]);
     assert.equal((await get(url, { "x-user": "b", "x-cost": "5" })).status, 200, "another key");
     assert.equal(mw.limiter.peek("user:a").remaining, 0, "the denied hit was not counted");
   });
@@ -174,13 +174,13 @@ test("plain node:http: one middleware in front of a handler; a key function that
   });
 });
 
-test("a handler replaces the 429 answer and sees the decision", async () => {
+test("a handler replaces the 429 answer and sees express-rate-limit's options, then the decision", async () => {
   const seen = [];
   const mw = rateLimit({
     ...threePerHour,
     quota: "1/1h",
-    handler: (req, res, next, decision) => {
-      seen.push([decision.allowed, decision.limit]);
+    handler: (req, res, next, options, decision) => {
+      seen.push([options.statusCode, decision.allowed, decision.limit, req.rateLimit === decision]);
       res.status(418).send("teapot");
     },
   });
@@ -189,7 +189,7 @@ test("a handler replaces the 429 answer and sees the decision", async () => {
     const r = await get(url);
     assert.deepEqual([r.status, await r.text()], [418, "teapot"]);
   });
-  assert.deepEqual(seen, [[false, 1]]);
+  assert.deepEqual(seen, [[429, false, 1, true]]);
 });
 
 test("bad options throw when the middleware is made, naming the option", () => {
@@ -199,17 +199,33 @@ test("bad options throw when the middleware is made, naming the option", () => {
     [{ ...threePerHour, headers: "false" }, RangeError, /headers must be/],
     [{ ...threePerHour, statusCode: 200 }, RangeError, /statusCode must be a whole number from 400 to 599, got 200/],
     [{ ...threePerHour, key: "ip" }, TypeError, /key must be a function, got string/],
-    [{ ...threePerHour, ipv6Subnet: 0 }, RangeError, /ipv6Subnet must be a whole number from 1 to 128, or false, got 0/],
     [{ ...threePerHour, requestPropertyName: 1 }, TypeError, /requestPropertyName must be a string or false/],
     [{ limiter: new RateLimiter(threePerHour), algorithm: "gcra" }, TypeError, /either limiter or the limiter's options \(algorithm\)/],
     [{ limiter: {} }, TypeError, /limiter must be a RateLimiter/],
     [{ ...threePerHour, skipFailedRequests: "yes" }, TypeError, /skipFailedRequests must be true or false, got "yes"/],
     [{ ...threePerHour, skipFaildRequests: true }, TypeError, /^skipFaildRequests is not an option \(the options are limiter, key, .*, algorithm, .*, store\)$/],
-    [{ algorithm: "fixed-window", limit: 100, windowMs: 60000 }, TypeError, /windowMs is express-rate-limit's option: give window \(e.g. "15m", or 60000 for milliseconds\)/],
+    [{ algorithm: "fixed-window", limit: 100, windowMs: 60000, window: "1m" }, TypeError, /give window or windowMs \(express-rate-limit's name for it\), not both/],
     [{ algorithm: "leaky-bucket", quota: "1/s" }, TypeError, /algorithm "leaky-bucket" is not a name here; write algorithm "gcra"/],
   ]) {
     assert.throws(() => rateLimit(options), (e) => e instanceof error && text.test(e.message), JSON.stringify(options));
   }
+});
+
+test("ipv6Subnet that is no prefix: reported when the middleware is made (ERR_ERL_IPV6_SUBNET), and an IPv6 client's request fails", async () => {
+  const errors = [];
+  const logger = { error: (e) => errors.push(e.code), warn: () => {} };
+  const mw = rateLimit({ ...threePerHour, ipv6Subnet: 0, logger });
+  assert.deepEqual(errors, ["ERR_ERL_IPV6_SUBNET"]);
+  const handler = (req, res) =>
+    mw(req, res, (err) => {
+      res.statusCode = err ? 500 : 200;
+      res.end(err ? err.message : "ok");
+    });
+  await serving(handler, async (url) => {
+    assert.equal((await get(url)).status, 200, "IPv4 clients need no subnet");
+    const v6 = await get(url.replace("127.0.0.1", "[::1]")).catch(() => null);
+    if (v6 !== null) assert.deepEqual([v6.status, await v6.text()], [500, "ipv6Subnet must be a whole number from 1 to 128, or false, got 0"]);
+  });
 });
 
 test("ipKey: IPv4 as is, IPv4-mapped as IPv4, IPv6 as its prefix in RFC 5952 text; anything else throws", () => {

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 const pkgDir = resolve(here, "../../pkg");
 let project;
+let tarball;
 
 const run = (cmd, args, cwd = project) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
@@ -18,10 +19,40 @@ before(() => {
   project = mkdtempSync(join(tmpdir(), "tollgate-user-"));
   const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true }));
-  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)]);
+  tarball = join(project, tgz);
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", tarball]);
 });
 
 after(() => rmSync(project, { recursive: true, force: true }));
+
+test("publishable: publint (strict) and arethetypeswrong find no problem, for every entry and resolution mode", () => {
+  const bin = (name) => resolve(here, "node_modules/.bin", name);
+  assert.match(run(bin("publint"), ["run", "--strict", tarball]), /All good!/);
+  // Exits non-zero on any problem; --no-definitely-typed: the package's own types only, offline.
+  const report = JSON.parse(run(bin("attw"), [tarball, "--no-definitely-typed", "--format", "json"]));
+  assert.deepEqual(report.analysis.problems, []);
+  const entries = report.analysis.entrypoints;
+  assert.deepEqual(Object.keys(entries), [".", "./limiter", "./lite", "./package.json"]);
+  for (const [entry, { resolutions }] of Object.entries(entries)) {
+    assert.deepEqual(Object.keys(resolutions).sort(), ["bundler", "node10", "node16-cjs", "node16-esm"], entry);
+    for (const [mode, r] of Object.entries(resolutions)) {
+      assert.ok(r.resolution?.fileName, `${entry} resolves its types under ${mode}`);
+    }
+  }
+  const cjsTypes = entries["."].resolutions["node16-cjs"].resolution.fileName;
+  assert.match(cjsTypes, /index\.d\.cts$/, "require() gets CommonJS declarations");
+});
+
+test("the tarball holds the licenses, the metadata and each wasm module once", () => {
+  const files = run("tar", ["-tzf", tarball]).trim().split("\n").map((f) => f.replace(/^package\//, ""));
+  for (const f of ["LICENSE-MIT", "LICENSE-APACHE", "README.md", "index.d.ts", "index.d.cts", "lite.d.cts", "limiter.d.cts"]) {
+    assert.ok(files.includes(f), f);
+  }
+  assert.deepEqual(files.filter((f) => f.endsWith(".wasm")).sort(), ["dist/tollgate_wasm_bg.wasm", "dist/tollgate_wasm_extras_bg.wasm", "dist/tollgate_wasm_lite_bg.wasm"]);
+  const manifest = JSON.parse(run("tar", ["-xzOf", tarball, "package/package.json"]));
+  assert.equal(manifest.engines.node, ">=20");
+  for (const field of ["repository", "homepage", "bugs", "keywords", "license"]) assert.ok(manifest[field], field);
+});
 
 test("ESM import decides synchronously", () => {
   writeFileSync(join(project, "esm.mjs"), `
@@ -157,7 +188,7 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const mw: RateLimitMiddleware<Req> = rateLimit<Req>({
       algorithm: "sliding-window", quota: "100/15m", headers: "draft-10",
       key: (req) => req.headers["x-api-key"] ?? ipKey(req.ip ?? "", 64),
-      message: (d: Decision) => ({ retryAfterMs: d.retryAfter }),
+      message: (req, res, d: Decision) => ({ retryAfterMs: d.retryAfter }),
       skipFailedRequests: true,
     });
     void mw.limiter;`);
@@ -203,11 +234,98 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const typed = rateLimit<Request, Response>({
       limits: [{ algorithm: "gcra", quota: "10/s" }, { algorithm: "fixed-window", quota: "1000/1h" }],
       key: (req) => [req.ip ?? "anon", String(req.headers["x-user"])],
-      handler: (req, res: Response, next: NextFunction, d) => { res.status(429).json({ wait: d.retryAfter }); },
+      handler: (req, res: Response, next: NextFunction, options, d) => { res.status(options.statusCode).json({ wait: d.retryAfter }); },
     });
     const viaStore = (store: RedisStore): RequestHandler => rateLimit({ algorithm: "sliding-window", quota: "5/1m", store });
     void plain; void typed; void viaStore;`);
   run(tsc, [...flags, "express.mts"]);
+  // express-rate-limit's README and docs, with only the import line changed.
+  writeFileSync(join(project, "erl.mts"), `
+    import express, { type Request, type Response, type NextFunction } from "express";
+    import rateLimit, { ipKeyGenerator, type ErlStore, type ClientRateLimitInfo, type RateLimitInfo, type RateLimitOptionsUsed } from "tollgate";
+    const app = express();
+    app.use(rateLimit({ windowMs: 15 * 60 * 1000, limit: 100, ipv6Subnet: 56 }));
+    app.use(rateLimit<Request, Response>({
+      windowMs: 60_000,
+      limit: async (req) => (req.query.premium ? 100 : 10),
+      keyGenerator: (req) => String(req.query.apiKey ?? ipKeyGenerator(req.ip ?? "", 56)),
+      message: async (req, res) => ({ error: "slow down", path: req.path }),
+      handler: (req, res, next: NextFunction, options: RateLimitOptionsUsed) => { res.status(options.statusCode).send(options.message); },
+      skip: (req) => req.path === "/health",
+      requestWasSuccessful: (req, res) => res.statusCode < 400,
+      skipFailedRequests: true,
+      requestPropertyName: "limits",
+      identifier: "api",
+      validate: { trustProxy: false, default: true },
+      logger: { error: (e: unknown) => console.error(e), warn: (e: unknown) => console.warn(e) },
+      passOnStoreError: true,
+    }));
+    class CountingStore implements ErlStore {
+      hits = new Map<string, number>();
+      init(options: RateLimitOptionsUsed) { void options.windowMs; }
+      async increment(key: string): Promise<ClientRateLimitInfo> {
+        const totalHits = (this.hits.get(key) ?? 0) + 1;
+        this.hits.set(key, totalHits);
+        return { totalHits, resetTime: undefined };
+      }
+      async decrement(key: string) { this.hits.set(key, (this.hits.get(key) ?? 1) - 1); }
+      async resetKey(key: string) { this.hits.delete(key); }
+    }
+    const limiter = rateLimit({ max: 5, store: new CountingStore() });
+    app.get("/", limiter, (req, res) => res.json((req as unknown as { rateLimit: RateLimitInfo }).rateLimit.resetTime));
+    await limiter.resetKey("127.0.0.1");
+    const info: ClientRateLimitInfo | undefined = await limiter.getKey("127.0.0.1");
+    void info;`);
+  run(tsc, [...flags, "erl.mts"]);
+  // What does not mean the same: refused by the types as by the middleware.
+  writeFileSync(join(project, "erl-bad.mts"), `
+    import rateLimit from "tollgate";
+    rateLimit({ limit: "100" });
+    rateLimit({ windowMs: "15m" });
+    rateLimit({ store: { increment: 1 } });
+    rateLimit({ message: 42 });
+    rateLimit({ validate: { trustProxyy: false } });
+    const mw = rateLimit({ limit: 5 });
+    const n: number = mw.getKey("k");`);
+  assert.throws(() => run(tsc, [...flags, "erl-bad.mts"]), (e) =>
+    (e.stdout.match(/error TS/g) ?? []).length === 6 && /trustProxyy/.test(e.stdout) && /Promise<ClientRateLimitInfo/.test(e.stdout));
+  // The store-backed limiter's type: asynchronous, named where it is made; a limiter needs an algorithm.
+  writeFileSync(join(project, "async.mts"), `
+    import { RateLimiter, AsyncRateLimiter, RedisStore, type Decision } from "tollgate";
+    declare const client: unknown;
+    const shared = new AsyncRateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client) });
+    const d: Decision = await shared.limit("k");
+    const closing: Promise<void> = shared.close();
+    const memory: Decision = new RateLimiter({ algorithm: "gcra", quota: "10/s" }).limit("k");
+    const several = new RateLimiter({ limits: [{ algorithm: "gcra", quota: "10/s" }, { algorithm: "fixed-window", limit: 100, window: "1h" }] });
+    void d; void closing; void memory; void several;`);
+  run(tsc, [...flags, "async.mts"]);
+  writeFileSync(join(project, "async-bad.mts"), `
+    import { RateLimiter, AsyncRateLimiter, RedisStore, type Decision } from "tollgate";
+    declare const client: unknown;
+    // @ts-expect-error a limiter has no default algorithm
+    new RateLimiter({ limit: 5, window: "1s" });
+    // @ts-expect-error a store's decisions are promises
+    const d: Decision = new AsyncRateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client) }).limit("k");
+    // @ts-expect-error AsyncRateLimiter needs a store
+    new AsyncRateLimiter({ algorithm: "gcra", quota: "10/s" });
+    // @ts-expect-error algorithm goes in each of limits
+    new RateLimiter({ algorithm: "gcra", limits: [{ algorithm: "gcra", quota: "1/s" }] });
+    declare const maybe: RedisStore | undefined;
+    // @ts-expect-error a store that may be absent would change the return type unseen
+    new RateLimiter({ algorithm: "gcra", quota: "10/s", store: maybe });
+    void d;`);
+  run(tsc, [...flags, "async-bad.mts"]);
+  // CommonJS users get the .d.cts declarations, and the same names.
+  writeFileSync(join(project, "user.cts"), `
+    import tollgate = require("tollgate");
+    import lite = require("tollgate/lite");
+    const limiter = new tollgate.RateLimiter({ algorithm: "gcra", quota: "10/s" });
+    const d: tollgate.Decision = limiter.limit("k");
+    const mw: tollgate.RateLimitMiddleware = tollgate.rateLimit({ windowMs: 60_000, limit: 5 });
+    const small: lite.Decision = new lite.RateLimiter({ algorithm: "gcra", quota: "1/s" }).limit("k");
+    void d; void mw; void small;`);
+  run(tsc, [...flags, "user.cts"]);
   writeFileSync(join(project, "bad.mts"), `
     import { RateLimiter } from "tollgate";
     new RateLimiter({ algorithm: "leaky-bucket", limit: 1, window: "1s" });

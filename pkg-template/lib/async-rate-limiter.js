@@ -1,0 +1,19 @@
+// `AsyncRateLimiter`: a limiter over a store (e.g. `RedisStore`), whose methods return
+// promises. A class of its own so that the asynchronous limiter is named where it is made:
+// `new AsyncRateLimiter({ ..., store })` is `store.limiter(options)`.
+
+export class AsyncRateLimiter {
+  /** `options`: the limits (as for `RateLimiter`) and the `store` they are decided over. */
+  constructor(options) {
+    if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
+    const { store, ...limits } = options;
+    if (store === undefined) {
+      throw new TypeError("store is required: AsyncRateLimiter decides over a store (e.g. new RedisStore(client)); in memory, use RateLimiter");
+    }
+    if (store === null || typeof store.limiter !== "function") {
+      throw new TypeError("store must be an object with a limiter(options) method");
+    }
+    // A constructor that returns an object makes it the result of `new`.
+    return store.limiter(limits);
+  }
+}

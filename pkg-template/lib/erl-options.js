@@ -1,0 +1,40 @@
+// express-rate-limit's option names, read as aliases of tollgate's: `rateLimit` takes either
+// (one vocabulary, docs/vocabulary.md). Only names are translated here; what the options mean is
+// decided where tollgate's own names are read (options.js, http-options.js, middleware-limits.js).
+import { LIMITER_FIELDS, LIMIT_FIELDS } from "./options.js";
+
+/** express-rate-limit name -> tollgate name. */
+export const ALIASES = Object.freeze({ windowMs: "window", max: "limit", keyGenerator: "key", identifier: "name" });
+
+/** Options only `rateLimit` reads (not `rateLimitFetch`): express-rate-limit's, kept under their names. */
+export const MIDDLEWARE_ONLY = [
+  "ipv6Subnet", "requestPropertyName", "passOnStoreError", "validate", "logger",
+  // Removed from express-rate-limit in v7: accepted with its deprecation warning, and ignored.
+  "draft_polli_ratelimit_headers", "onLimitReached",
+];
+
+/** What limits are made of (see middleware-limits.js): every limit and limiter option but the store. */
+const SPEC = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !== "store");
+
+/**
+ * `options` in tollgate's names: undefined values dropped (as express-rate-limit does, so that
+ * `{ limit: undefined }` means the default), aliases renamed. Returns the renamed options and
+ * their limit fields (`spec`).
+ */
+export function translate(options) {
+  const out = {};
+  for (const [name, value] of Object.entries(options)) if (value !== undefined) out[name] = value;
+  for (const [erl, own] of Object.entries(ALIASES)) {
+    if (!(erl in out)) continue;
+    // express-rate-limit itself lets `limit` win over the older `max`.
+    if (erl === "max" && "limit" in out) {
+      delete out.max;
+      continue;
+    }
+    if (own in out) throw new TypeError(`give ${own} or ${erl} (express-rate-limit's name for it), not both`);
+    out[own] = out[erl];
+    delete out[erl];
+  }
+  const spec = Object.fromEntries(SPEC.filter((f) => f in out).map((f) => [f, out[f]]));
+  return { options: out, spec };
+}

@@ -1,0 +1,101 @@
+// An express-rate-limit `Store` (rate-limit-redis, rate-limit-memcached, ... : `increment`,
+// `decrement`, `resetKey`, optional `init`, `get`, `resetAll`; or a legacy one with
+// `incr(key, callback)`) behind the limiter methods the middleware calls. Such a store counts
+// hits itself and answers a total; its guarantees are its own (tollgate's algorithms and its
+// atomic compare-and-swap do not apply). So the decision is express-rate-limit's: a hit is
+// allowed while the store's total is at most the limit.
+import { RateLimiter } from "./rate-limiter.js";
+
+/** Whether `store` speaks express-rate-limit's Store interface (rather than tollgate's `limiter(options)`). */
+export function isErlStore(store) {
+  return store !== null && typeof store === "object" && typeof store.limiter !== "function" &&
+    (typeof store.increment === "function" || typeof store.incr === "function");
+}
+
+/** The store with promise-returning methods (a legacy `incr(key, callback)` store wrapped). */
+export function promisifyStore(store) {
+  const legacy = typeof store.incr === "function" && typeof store.increment !== "function";
+  const s = legacy
+    ? {
+        increment: (key) => new Promise((resolve, reject) => {
+          store.incr(key, (error, totalHits, resetTime) => (error ? reject(error) : resolve({ totalHits, resetTime })));
+        }),
+        decrement: async (key) => store.decrement(key),
+        resetKey: async (key) => store.resetKey(key),
+        init: undefined,
+        get: undefined,
+      }
+    : store;
+  const fn = (name) => typeof s[name] === "function";
+  const optional = (name) => s[name] === undefined || fn(name);
+  if (!fn("increment") || !fn("decrement") || !fn("resetKey") || !optional("init") || !optional("resetAll")) {
+    throw new TypeError("store: an express-rate-limit Store needs increment, decrement and resetKey methods (and init, resetAll, if present, must be methods); a tollgate store has limiter(options)");
+  }
+  return s;
+}
+
+/**
+ * The limiter methods over one store for one limit: `limit` increments and decides, `refund`
+ * decrements, `reset` forgets, `headers` writes the decision's headers as tollgate's limiters
+ * do (by an in-memory limiter of the same limit and window, which only formats).
+ */
+export class ErlStoreLimiter {
+  #store;
+  #limit;
+  #name;
+  #windowMs;
+  #formatter;
+
+  constructor(store, { limit, name, windowMs }) {
+    this.#store = store;
+    this.#limit = limit;
+    this.#name = name;
+    this.#windowMs = windowMs;
+    this.#formatter = headerWriter(limit, windowMs, name);
+  }
+
+  /** Counts a hit on the store and decides it; the decision also carries the store's `used` and `resetTime`. */
+  async limit(key, { now = Date.now() } = {}) {
+    if (typeof key !== "string") throw new TypeError("key: an express-rate-limit Store takes one string key per request");
+    const { totalHits, resetTime } = await this.#store.increment(key);
+    return this.decision(totalHits, resetTime, now);
+  }
+
+  /** A decision over the store's answer (`totalHits` so far in the window, when it resets). */
+  decision(totalHits, resetTime, now) {
+    const limit = this.#limit;
+    const allowed = totalHits <= limit;
+    const resetAt = resetTime instanceof Date ? resetTime.getTime() : now + this.#windowMs;
+    const entry = {
+      name: this.#name,
+      allowed,
+      limit,
+      remaining: Math.max(limit - totalHits, 0),
+      resetAt,
+      retryAfter: allowed ? 0 : Math.max(0, resetAt - now),
+    };
+    const { name, ...figures } = entry;
+    return { ...figures, blockedBy: allowed ? null : name, limits: [entry], used: totalHits, resetTime };
+  }
+
+  async refund(key) {
+    await this.#store.decrement(key);
+  }
+
+  async reset(key) {
+    await this.#store.resetKey(key);
+  }
+
+  /** The headers of a decision of this limiter; the arguments are `RateLimiter.headers`'s. */
+  headers(decision, ...options) {
+    return this.#formatter.headers(decision, ...options);
+  }
+}
+
+/**
+ * An in-memory limiter whose `headers` writes those of a limit of `limit` per `windowMs` named
+ * `name` (a limit of 0 is advertised as 1, the least a limiter takes); it decides nothing.
+ */
+export function headerWriter(limit, windowMs, name) {
+  return new RateLimiter({ algorithm: "fixed-window", align: "first-hit", limit: Math.max(1, limit), window: windowMs, name, maxKeys: 1 });
+}

@@ -1,0 +1,41 @@
+// The package as a user installs it: `npm pack` of pkg/ installed into a temporary project.
+// Test files that exercise the published files (not pkg/ in place) start with `install()`.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, dirname, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+export const here = dirname(fileURLToPath(import.meta.url));
+export const pkgDir = resolve(here, "../../pkg");
+
+export const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+/**
+ * Packs pkg/ and installs the tarball into a new temporary project. Returns the project's
+ * directory, the tarball's path, `esm(entry)` (the entry imported as an ESM user's `import`
+ * would resolve it), `cjs(entry)` (required as a CommonJS user would) and `remove()`.
+ */
+export function install() {
+  const project = mkdtempSync(join(tmpdir(), "tollgate-user-"));
+  const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true, type: "module" }));
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)], project);
+  const require = createRequire(join(project, "index.cjs"));
+  return {
+    project,
+    tarball: join(project, tgz),
+    // Node's `import` of this package takes its "node" condition (package.json exports).
+    esm: (entry = "") => import(pathToFileURL(join(project, "node_modules/tollgate", esmPath(require, entry))).href),
+    cjs: (entry = "") => require(`tollgate${entry}`),
+    remove: () => rmSync(project, { recursive: true, force: true }),
+  };
+}
+
+/** The file an ESM `import "tollgate<entry>"` resolves to under Node's conditions. */
+function esmPath(require, entry) {
+  const manifest = require("tollgate/package.json");
+  const target = manifest.exports[`.${entry}`];
+  return target.node.default;
+}
