@@ -52,9 +52,7 @@ export function rateLimit(options) {
     const now = Date.now();
     const decision = await limiter.limit(keys, { cost, now });
     if (property !== false) req[property] = decision;
-    for (const [name, value] of Object.entries(limiter.headers(decision, now))) {
-      if (o.sends(name)) res.setHeader(name, value);
-    }
+    for (const [name, value] of Object.entries(o.headers(decision, keys, now))) res.setHeader(name, value);
     if (decision.allowed) {
       if (o.settles) refundOnFinish(req, res, keys, cost);
       return true;

@@ -144,9 +144,10 @@ impl Algorithm for TokenBucket {
         self.capacity
     }
 
-    /// `capacity` per the time an empty bucket takes to fill.
+    /// The refill rate, `refill_amount` per `interval`, not the capacity: a client pacing at
+    /// it from a fresh key is admitted every time (the capacity is at least one refill).
     fn advertised_quota(&self) -> (u64, Nanos) {
-        (self.capacity, self.interval.saturating_mul(self.steps_for(self.capacity)))
+        (self.refill_amount, self.interval)
     }
 
     fn longest_window(&self) -> Nanos {
@@ -171,6 +172,7 @@ impl Algorithm for TokenBucket {
                     remaining: new.tokens,
                     reset_at: self.time_to_hold(&new, self.capacity),
                     retry_after: Nanos::ZERO,
+                    next_unit_after: self.time_to_hold(&new, 1).saturating_sub(now),
                 },
                 state: Some(new),
             })
@@ -182,6 +184,7 @@ impl Algorithm for TokenBucket {
                     remaining: level.tokens,
                     reset_at: self.time_to_hold(&level, self.capacity),
                     retry_after: self.time_to_hold(&level, cost) - now,
+                    next_unit_after: self.time_to_hold(&level, 1).saturating_sub(now),
                 },
                 state: None,
             })

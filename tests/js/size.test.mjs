@@ -15,8 +15,10 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
-// The lite module's budget is issue 3's goal for the core package, 40 KB (40,000 bytes).
-const BUDGET = { tollgate_wasm: 52_500, tollgate_wasm_extras: 46_500, tollgate_wasm_lite: 40_000 };
+// The lite module's budget was issue 3's goal for the core package, 40 KB (40,000 bytes); the
+// core's header writer, which JS now calls instead of a copy in JS (issue 21), added 4.1 KB to
+// it and 4.3 KB to the limiter's module (docs/benchmarks.md, "wasm size", the header writer).
+const BUDGET = { tollgate_wasm: 56_000, tollgate_wasm_extras: 46_500, tollgate_wasm_lite: 43_500 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tollgate::headers::Standard;
 use tollgate::quota::parse_duration;
 use tollgate::sync::SyncRate;
 use tollgate::{AnyAlgorithm, Kind, LimitSpec, Nanos, Policy, Quota};
@@ -67,6 +68,36 @@ pub struct PolicyConfig {
     pub timeout_ms: u64,
     /// The normalised description `GET /v1/policies` shows.
     pub description: Value,
+    /// Which rate-limit headers its answers carry (`standardHeaders`, `legacyHeaders`,
+    /// `partitionKey`, `jitter`), the npm middleware's options of the same names.
+    pub headers: HeaderConfig,
+}
+
+/// A policy's header options (docs/headers.md).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct HeaderConfig {
+    /// The `RateLimit` draft (`standardHeaders`: "draft-6" to "draft-10", true = "draft-6" as
+    /// in express-rate-limit, false = none); "draft-10" by default.
+    pub standard: Option<Standard>,
+    /// `X-RateLimit-*` (`legacyHeaders`, true by default).
+    pub legacy: bool,
+    /// Send the key, hashed, as `pk` (`partitionKey`, false by default).
+    pub partition_key: bool,
+    /// Spread `Retry-After` and `t` of denials (`jitter`, false by default).
+    pub jitter: bool,
+}
+
+/// `standardHeaders` as the npm middleware reads it.
+fn standard_headers(v: Option<&Value>) -> Result<Option<Standard>, String> {
+    match v {
+        None => Ok(Some(Standard::Draft10)),
+        Some(Value::Bool(false)) => Ok(None),
+        Some(Value::Bool(true)) => Ok(Some(Standard::Draft6)),
+        Some(Value::String(s)) if Standard::parse(s).is_some() => Ok(Standard::parse(s)),
+        Some(other) => Err(format!(
+            "standardHeaders must be \"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false, not {other}"
+        )),
+    }
 }
 
 impl PolicyConfig {
@@ -138,6 +169,14 @@ struct PolicyJson {
     on_error: Option<String>,
     #[serde(default)]
     timeout_ms: Option<u64>,
+    #[serde(default)]
+    standard_headers: Option<Value>,
+    #[serde(default)]
+    legacy_headers: Option<bool>,
+    #[serde(default)]
+    partition_key: Option<bool>,
+    #[serde(default)]
+    jitter: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -237,9 +276,15 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, String> {
     if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
         return Err(format!("timeoutMs must be between 1 and {MAX_TIMEOUT_MS}"));
     }
+    let headers = HeaderConfig {
+        standard: standard_headers(p.standard_headers.as_ref())?,
+        legacy: p.legacy_headers.unwrap_or(true),
+        partition_key: p.partition_key.unwrap_or(false),
+        jitter: p.jitter.unwrap_or(false),
+    };
     let description =
         json!({ "limits": described, "sync": p.sync, "onError": on_error.name(), "timeoutMs": timeout_ms });
-    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms: p.sync, on_error, timeout_ms, description })
+    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms: p.sync, on_error, timeout_ms, description, headers })
 }
 
 /// Parses the `POLICIES` var: an object of policy name to policy.

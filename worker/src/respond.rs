@@ -2,6 +2,7 @@
 //! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
 
 use serde_json::{json, Value};
+use tollgate::headers::HeaderOptions;
 use tollgate::{Nanos, PolicyDecision};
 use worker::{Headers, Response};
 
@@ -40,7 +41,7 @@ impl Answer {
 /// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
 /// rounded up, 0 when allowed), `policy`, and `limitName` (the limit the figures are about:
 /// the one that blocked, or the one with the least left).
-pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
+pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
     let s = &d.decision;
     let body = json!({
         "allowed": d.allowed,
@@ -51,7 +52,14 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
         "policy": pc.name,
         "limitName": pc.policy.limit_name(d.binding),
     });
-    Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now) }
+    let h = &pc.headers;
+    let options = HeaderOptions {
+        standard: h.standard,
+        legacy: h.legacy,
+        partition_key: h.partition_key.then_some(key),
+        jitter: (h.jitter && !d.allowed).then(worker::js_sys::Math::random),
+    };
+    Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now, &options) }
 }
 
 /// Why the Durable Object could not decide.
