@@ -412,6 +412,29 @@ mod tests {
     }
 
     #[test]
+    fn header_options_have_the_middleware_names_and_defaults() {
+        let limits = json!([{ "name": "m", "algorithm": "fixed-window", "quota": "5/m" }]);
+        let parse = |extra: Value| {
+            let mut v = json!({ "limits": limits });
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            parse_policy("p", &v).map(|p| p.headers)
+        };
+        let default = parse(json!({})).unwrap();
+        assert_eq!(
+            default,
+            HeaderConfig { standard: Some(Standard::Draft10), legacy: true, partition_key: false, jitter: false }
+        );
+        assert_eq!(parse(json!({ "standardHeaders": true })).unwrap().standard, Some(Standard::Draft6));
+        assert_eq!(parse(json!({ "standardHeaders": false })).unwrap().standard, None);
+        assert_eq!(parse(json!({ "standardHeaders": "draft-7" })).unwrap().standard, Some(Standard::Draft7));
+        let all = parse(json!({ "legacyHeaders": false, "partitionKey": true, "jitter": true })).unwrap();
+        assert!(!all.legacy && all.partition_key && all.jitter);
+        assert!(parse(json!({ "standardHeaders": "draft-9" })).unwrap_err().contains("standardHeaders must be"));
+        assert!(parse(json!({ "legacyHeaders": "no" })).is_err());
+        assert!(parse(json!({ "headers": "both" })).is_err(), "the old name is not taken");
+    }
+
+    #[test]
     fn the_test_switch_is_off_unless_turned_on() {
         assert!(!test_mode_on(None));
         assert!(!test_mode_on(Some("off")));
