@@ -5,10 +5,6 @@ const HEADER = 8;
 const PAIR = 8;
 /** The key whose figures a multi-key decision shows (its headers are about that key). */
 export const bindingKey = new WeakMap();
-/** On a decision: the index of the limit its figures are about (for the headers). */
-export const BINDING_LIMIT = Symbol("bindingLimit");
-/** On each pair of a decision: ms until one more unit fits (the draft-10 `t`, for the headers). */
-export const NEXT_UNIT = Symbol("nextUnitAfter");
 
 /**
  * A function answering a Float64Array over the memory `memory()` returns, made on first use
@@ -40,7 +36,7 @@ export function readDecision(ptr, names, keys, v) {
       remaining: v[r + 4],
       resetAt: v[r + 5],
       retryAfter: v[r + 6],
-      [NEXT_UNIT]: v[r + 7],
+      nextUnitAfter: v[r + 7],
     };
     if (keys.length > 1) entry.key = keys[v[r]];
     limits[i] = entry;
@@ -54,7 +50,6 @@ export function readDecision(ptr, names, keys, v) {
     retryAfter: v[o + 4],
     blockedBy: allowed ? null : names[v[o + 6]],
     limits,
-    [BINDING_LIMIT]: v[o + 6],
   };
   if (keys.length > 1) bindingKey.set(d, keys[v[o + 5]]);
   return d;

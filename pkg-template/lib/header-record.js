@@ -2,7 +2,7 @@
 // `Policy.headers`: the same writer the Worker calls, so the package and the Worker send the
 // same bytes. This file only reads the options and lays the decision out as numbers
 // (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
-import { bindingKey, BINDING_LIMIT, NEXT_UNIT } from "./decision.js";
+import { bindingKey } from "./decision.js";
 
 /** `standardHeaders` values, as express-rate-limit names them (true is its draft-6). */
 const STANDARD = new Map([["draft-6", 6], ["draft-7", 7], ["draft-8", 8], ["draft-10", 10], [true, 6], [false, 0]]);
@@ -39,20 +39,20 @@ function draw(jitter) {
 
 /**
  * The decision `d` (of a limiter over `names`) as the wasm writer reads it: `[now, summary...,
- * bindingKey, bindingLimit, pairs, pair...]`. A decision this package made carries the binding
- * limit and each pair's wait for one unit; one built elsewhere gets safe stand-ins (the wait
- * until the limit resets, never earlier than the true one).
+ * bindingKey, bindingLimit, pairs, pair...]`. The pair the figures are about is the core's
+ * rule: the limit that denied (`blockedBy`, of the key in `bindingKey`), else the pair with the
+ * least left, the first on ties. Each pair's wait for one unit is its `nextUnitAfter`; a
+ * decision built elsewhere without it gets a safe stand-in (the wait until the limit resets,
+ * never earlier than the true one).
  */
 function record(d, names, now) {
   const pairs = d.limits;
   const keyIndex = new Map();
   const out = new Float64Array(10 + pairs.length * 8);
-  const bound = bindingKey.get(d);
-  let bindingLimit = d[BINDING_LIMIT];
-  if (bindingLimit === undefined) {
-    bindingLimit = d.blockedBy != null ? names.indexOf(d.blockedBy) : names.indexOf(pairs.reduce((a, b) => (b.remaining < a.remaining ? b : a)).name);
-  }
-  const wait = (p) => p[NEXT_UNIT] ?? (p.remaining > 0 ? 0 : Math.max(0, p.resetAt - now));
+  const least = pairs.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  const bound = d.blockedBy != null ? bindingKey.get(d) : least.key;
+  const bindingLimit = names.indexOf(d.blockedBy ?? least.name);
+  const wait = (p) => p.nextUnitAfter ?? (p.remaining > 0 ? 0 : Math.max(0, p.resetAt - now));
   out.set([now, d.allowed ? 1 : 0, d.limit, d.remaining, d.resetAt, d.retryAfter, 0, 0, bindingLimit, pairs.length]);
   pairs.forEach((p, i) => {
     let k = keyIndex.get(p.key);

@@ -41,6 +41,8 @@ export interface LimitResult {
   resetAt: number;
   /** Ms; 0 when allowed. */
   retryAfter: number;
+  /** Ms until one more unit (a hit of cost 1) fits, after this decision: 0 while `remaining` > 0 (the draft-10 `t`). */
+  nextUnitAfter: number;
   /** Which key, when the hit named several. */
   key?: string;
 }
