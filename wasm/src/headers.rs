@@ -49,7 +49,7 @@ impl Policy {
         jitter: f64,
     ) -> Result<String, JsValue> {
         let pairs = record.get(HEAD - 1).map_or(0, |&n| n as usize);
-        if record.len() != HEAD + pairs * PAIR || pairs == 0 {
+        if pairs == 0 || pairs.checked_mul(PAIR).and_then(|n| n.checked_add(HEAD)) != Some(record.len()) {
             return Err(type_error("headers: not a decision of this limiter"));
         }
         let limits = self.inner.limits().len();
