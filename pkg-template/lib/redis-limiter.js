@@ -311,7 +311,7 @@ export class RedisLimiter {
       d.remaining = 0;
       d.retryAfter = retry;
       d.blockedBy = this.#names[0];
-      for (const l of d.limits) Object.assign(l, { allowed: false, remaining: 0, retryAfter: retry });
+      for (const l of d.limits) Object.assign(l, { allowed: false, remaining: 0, retryAfter: retry, nextUnitAfter: retry });
     }
     d.degraded = mode;
     return d;
