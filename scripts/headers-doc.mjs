@@ -93,7 +93,7 @@ the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{
   \`X-RateLimit-Reset\` (Unix seconds, rounded up, as GitHub and express-rate-limit send it).
   express-rate-limit also sets \`Date\` with it; tollgate leaves \`Date\` to the server.
 - \`Retry-After\` on **every denial**, whatever the mode (also with both options false): whole
-  seconds, rounded up, at least 1, and never less than any \`t\`.
+  seconds, rounded up, at least 1, and never less than any draft-10 \`t\` (draft-8's \`t\` is a reset and can be later).
 
 ## What the numbers mean
 

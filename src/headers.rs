@@ -19,7 +19,7 @@
 //!   burst), `X-RateLimit-Remaining`, `X-RateLimit-Reset` (Unix seconds, rounded up, as GitHub
 //!   and express-rate-limit send it).
 //! - `Retry-After` on every denial, whatever the mode: whole seconds, rounded up, at least 1,
-//!   never less than any `t`.
+//!   never less than any draft-10 `t` (draft-8's `t`, a reset, can be later).
 //!
 //! Seconds are always rounded up, so a client that waits what the headers say is never early.
 //! Numbers are written without `core::fmt`, which the npm package's wasm modules do not link.
