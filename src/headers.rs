@@ -117,6 +117,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 /// 1 s; 7 per 1.5 s is 14 per 3 s). Where that would not fit a Structured Field Integer, `w`
 /// is the window rounded up to seconds and `q` the most units that rate allows in it
 /// (rounded down: never a faster rate than the limit's).
+#[inline(never)]
 pub fn advertised_rate(quota: u64, window: Nanos) -> (u64, u64) {
     let window = window.as_nanos().max(1);
     let k = NS_PER_SEC / gcd(window, NS_PER_SEC);
@@ -138,6 +139,7 @@ fn secs(d: Nanos) -> u64 {
 /// plus `floor(u * (ceil(secs / 2) + 1))`, so between the wait and half as long again (rounded
 /// up), never earlier. It grows with `secs` for any one `u`, so a `Retry-After` never ends up
 /// below a `t` jittered by the same draw. A draw outside `[0, 1)` counts as 0.
+#[inline(never)]
 pub fn jittered(secs: u64, u: f64) -> u64 {
     if !(0.0..1.0).contains(&u) || secs == 0 {
         return secs;
@@ -192,6 +194,7 @@ pub fn push_u64(out: &mut String, mut n: u64) {
 
 /// A Structured Field string: quoted, with `\` and `"` escaped. Other characters are
 /// replaced by `?`, since an sf-string holds printable ASCII only.
+#[inline(never)]
 fn sf_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
