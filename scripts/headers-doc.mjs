@@ -112,7 +112,7 @@ the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{
   rate than the limit's.)
   - GCRA: its rate as configured (\`limit\` per \`window\`), not its burst: 1000/s with a burst of
     100 is \`q=1000;w=1\`. The burst shows in \`r\` (and \`X-RateLimit-Remaining\`) of a fresh key.
-  - Token bucket: the refill rate (\`refillAmount\` per interval), not the capacity.
+  - Token bucket: the refill rate as configured (\`limit\` per \`window\`), not the capacity.
   - The windows: \`limit\` per window.
   - \`X-RateLimit-Limit\`, draft-6's \`RateLimit-Limit\` and draft-7's \`limit\` are that \`q\`: never
     the burst.
@@ -125,9 +125,10 @@ the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{
   - sliding log: a hit counts for the closed interval of one window, so hits exactly one window
     apart (to the nanosecond) overlap; any slack (1 ns in Rust, 1 ms with a millisecond timer)
     avoids it.
-  - GCRA whose window does not divide by its limit in nanoseconds (3 per second): the emission
-    interval is rounded up, under 1 ns per unit; with a burst of 1, a client exact to the
-    nanosecond can be early, with a burst of \`b\` not before \`(b - 1) x T / (T - window / limit)\` units.
+  - GCRA and token bucket whose window does not divide by the limit in nanoseconds (3 per
+    second): the emission or refill interval is rounded up, by under 1 ns per unit, and \`q/w\`
+    states the configured rate; a client exact to the nanosecond can be early by that much
+    (with GCRA's burst of \`b\`, not before \`(b - 1) x T / (T - window / limit)\` units).
 - \`pk\`: FNV-1a (64 bits) of the key's UTF-8 bytes, as an 8-byte Byte Sequence (\`:base64:\`). It
   tells partitions apart without showing the key. It is not a secret: a key from a small set
   (an IPv4 address) can be found by trying them all, so it is off unless asked for.

@@ -40,7 +40,7 @@ use crate::time::Nanos;
 /// let sixth = check_slot(&gcra, &mut state, now, 1).unwrap();
 /// assert_eq!(sixth.retry_after, Nanos::from_millis(100)); // one emission interval
 /// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug)]
 pub struct Gcra {
     /// Emission interval `T`.
     t: Nanos,
@@ -49,6 +49,22 @@ pub struct Gcra {
     burst: u64,
     /// The rate as configured, `limit` per `window` (what `RateLimit-Policy` advertises).
     rate: (u64, Nanos),
+}
+
+/// Meters that decide alike are equal, however their rate was written (`10/s` or an
+/// emission interval of 100 ms): the advertised form is not part of the algorithm.
+impl PartialEq for Gcra {
+    fn eq(&self, other: &Gcra) -> bool {
+        (self.t, self.tau, self.burst) == (other.t, other.tau, other.burst)
+    }
+}
+
+impl Eq for Gcra {}
+
+impl core::hash::Hash for Gcra {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        (self.t, self.tau, self.burst).hash(state);
+    }
 }
 
 /// One key's meter: 8 bytes.
