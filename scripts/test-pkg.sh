@@ -18,5 +18,9 @@ echo "== wasm-bindgen-test (headless Chromium)"
 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
   cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
 
+# tests/js/headers-parity.test.mjs compares the middleware with the built Worker in workerd.
+scripts/setup.sh worker,npm >/dev/null
+sh worker/scripts/build.sh
+
 echo "== node --test (packed tarball)"
 node --test tests/js/

@@ -21,6 +21,11 @@ pub struct Decision {
     pub reset_at: Nanos,
     /// How long to wait before this same hit would be admitted; zero when allowed.
     pub retry_after: Nanos,
+    /// How long after `now` one more unit (a hit of cost 1) would be admitted, after this
+    /// decision and if nothing else arrives: zero while `remaining` is at least 1. It is the
+    /// draft-10 `RateLimit` header's `t` ([`headers`](crate::headers)), computed from the
+    /// state rather than from `reset_at`, which can be much later.
+    pub next_unit_after: Nanos,
 }
 
 impl Decision {

@@ -358,6 +358,8 @@ impl Policy {
         if !allowed {
             for l in limits.iter_mut().filter(|l| l.decision.allowed) {
                 l.decision.remaining = (l.decision.remaining + cost).min(l.decision.limit);
+                // Nothing was counted: this limit has `cost` (at least one unit) free now.
+                l.decision.next_unit_after = Nanos::ZERO;
             }
         }
         Ok(PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits })

@@ -2,7 +2,7 @@
 // Each module's classes write into their own memory: the caller passes that memory's view.
 
 const HEADER = 8;
-const PAIR = 7;
+const PAIR = 8;
 /** The key whose figures a multi-key decision shows (its headers are about that key). */
 export const bindingKey = new WeakMap();
 
@@ -36,6 +36,7 @@ export function readDecision(ptr, names, keys, v) {
       remaining: v[r + 4],
       resetAt: v[r + 5],
       retryAfter: v[r + 6],
+      nextUnitAfter: v[r + 7],
     };
     if (keys.length > 1) entry.key = keys[v[r]];
     limits[i] = entry;

@@ -55,7 +55,7 @@ export function rateLimitFetch(options) {
       const cost = costOf !== undefined ? await costOf(request, ...rest) : 1;
       const now = Date.now();
       const decision = await limiter.limit(keys, { cost, now });
-      const headers = Object.entries(limiter.headers(decision, now)).filter(([name]) => o.sends(name));
+      const headers = Object.entries(o.headers(o.limiter, decision, keys, now));
       if (!decision.allowed) {
         if (handler !== undefined) return withHeaders(await handler(request, decision, ...rest), headers);
         const { text, type } = denialBody(typeof o.message === "function" ? await o.message(decision, request) : o.message);

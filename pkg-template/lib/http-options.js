@@ -2,20 +2,17 @@
 // for the fetch API), read and checked once, when the middleware is made.
 import { RateLimiter } from "./rate-limiter.js";
 import { LIMITER_FIELDS, LIMIT_FIELDS, known } from "./options.js";
-
-/** Per value of the `headers` option: which of `limiter.headers(decision)` it sends. */
-const HEADER_SETS = new Map([
-  ["both", () => true],
-  ["draft-10", (name) => name === "RateLimit" || name === "RateLimit-Policy"],
-  ["legacy", (name) => name.startsWith("X-RateLimit-")],
-  [false, () => false],
-]);
+import { HEADER_OPTIONS, headerOptions } from "./header-record.js";
+import { bindingKey } from "./decision.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
-  "limiter", "key", "cost", "skip", "headers", "statusCode", "message", "handler",
-  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful",
+  "limiter", "key", "cost", "skip", "statusCode", "message", "handler",
+  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
 ];
+
+/** What the `headers` option of earlier versions becomes. */
+const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in express-rate-limit: \"both\" is the default, \"draft-10\" is { legacyHeaders: false }, \"legacy\" is { standardHeaders: false }, false is { standardHeaders: false, legacyHeaders: false }";
 
 function optionalFunction(options, name) {
   const f = options[name];
@@ -49,9 +46,9 @@ function defaultMessage(decision) {
 /**
  * Reads `options` of an HTTP adapter whose own extra option names are `own`. The names that are
  * neither shared nor `own` go to `makeLimiter(options, rest)` (default: `new RateLimiter(rest)`,
- * unless `limiter` is given). Returns the
- * limiter and the checked options; `sends(name)` says whether a header of
- * `limiter.headers(decision)` is sent (`Retry-After` always is, on a denial).
+ * unless `limiter` is given). Returns the limiter and the checked options;
+ * `headers(limiter, decision, keys, now)` is what the header options ask `limiter.headers` for
+ * (`Retry-After` is always in it, on a denial).
  */
 export function httpOptions(options, own, makeLimiter = limiterOf) {
   if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
@@ -59,18 +56,18 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
     // express-rate-limit's name; refused with what to write instead.
     throw new TypeError(`windowMs is express-rate-limit's option: give window (e.g. "15m", or ${options.windowMs} for milliseconds) or quota ("100/15m")`);
   }
+  if (options.headers !== undefined) throw new TypeError(OLD_HEADERS);
   const mine = [...SHARED, ...own];
   known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS]);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !mine.includes(k)));
-  const headers = options.headers ?? "both";
-  const sends = HEADER_SETS.get(headers);
-  if (sends === undefined) {
-    throw new RangeError(`headers must be "both", "draft-10", "legacy" or false, got ${JSON.stringify(headers)}`);
-  }
+  const { standardHeaders, legacyHeaders, jitter } = options;
+  headerOptions(options); // checked now rather than at the first request
+  const partitionKey = flag(options, "partitionKey");
   const status = options.statusCode ?? 429;
   if (!Number.isInteger(status) || status < 400 || status > 599) {
     throw new RangeError(`statusCode must be a whole number from 400 to 599, got ${String(status)}`);
   }
+  const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");
   const skipSuccessful = flag(options, "skipSuccessfulRequests");
   return {
@@ -79,15 +76,27 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
     skip: optionalFunction(options, "skip"),
     handler: optionalFunction(options, "handler"),
     wasSuccessful: optionalFunction(options, "requestWasSuccessful"),
-    sends: (name) => name === "Retry-After" || sends(name),
+    /** The headers of `decision` for `keys`, as the deciding limiter's `headers` writes them. */
+    headers: (decidedBy, decision, keys, now) => {
+      const options = { now, standardHeaders, legacyHeaders, jitter };
+      if (partitionKey) options.partitionKey = partitionKeyOf(decision, keys);
+      return decidedBy.headers(decision, options);
+    },
     status,
     message: options.message ?? defaultMessage,
     skipFailed,
     skipSuccessful,
     /** Whether a request's answer can give its hit back (`settleHit` is needed at all). */
     settles: skipFailed || skipSuccessful,
-    limiter: makeLimiter(options, rest),
+    limiter,
   };
+}
+
+/** The key a decision is about, as a string (`pk` is its hash). */
+function partitionKeyOf(decision, keys) {
+  const one = (k) => (typeof k === "string" ? k : String(k?.key ?? k));
+  if (!Array.isArray(keys)) return one(keys);
+  return keys.length === 1 ? one(keys[0]) : bindingKey.get(decision) ?? one(keys[0]);
 }
 
 /** A denial's body as it goes on the wire, with its content type. */

@@ -6,7 +6,7 @@
 import { Limits } from "./limits.js";
 import { maxKeysOf, keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
-import { headersFor } from "./headers.js";
+import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
@@ -30,7 +30,6 @@ export class MemoryLimiter {
   #module;
   #policy;
   #names;
-  #advertised;
 
   /**
    * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, view,
@@ -46,7 +45,6 @@ export class MemoryLimiter {
     this.#policy = new Limits(options, module.Policy);
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
     this.#names = this.#policy.names;
-    this.#advertised = this.#policy.advertised();
   }
 
   /**
@@ -151,9 +149,14 @@ export class MemoryLimiter {
     this.#wasm.resetKeys(keysOf(key instanceof KeyHandle ? key.key : key));
   }
 
-  /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers. */
-  headers(decision, now = Date.now()) {
-    return headersFor(decision, this.#advertised, now);
+  /**
+   * The rate-limit headers of `decision`, written by the core: draft-10 `RateLimit` and
+   * `RateLimit-Policy` and legacy `X-RateLimit-*` by default, `Retry-After` on a denial.
+   * `options`: `now`, `standardHeaders`, `legacyHeaders`, `partitionKey`, `jitter`
+   * (docs/headers.md); a number is `now`.
+   */
+  headers(decision, options) {
+    return headersFor(decision, this.#policy._wasm, this.#names, options);
   }
 
   /** The key's state as bytes (`null`: fresh); `import` takes it back, here or in another process. */

@@ -150,8 +150,8 @@ export function rateLimit(passed = {}) {
     v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
     const info = withRateLimitInfo(decision, key, cost);
     if (property !== false) req[property] = info;
-    for (const [name, value] of Object.entries(limiter.headers(decision, now))) {
-      if (o.sends(name) && !res.headersSent) res.setHeader(name, value);
+    for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
+      if (!res.headersSent) res.setHeader(name, value);
     }
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
     if (outcome !== null && (decision.allowed || store !== null)) {

@@ -8,7 +8,7 @@ import { validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
-import { headersFor } from "./headers.js";
+import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { fromValue } from "./redis-value.js";
 import { keySlot } from "./redis-client.js";
@@ -25,7 +25,7 @@ export class RedisLimiter {
   #policy;
   #wasm;
   #names;
-  #advertised;
+  #policyWasm;
   /**
    * Redis key -> `{ state, at }`: the bytes last seen there (`null`: absent) and when Redis
    * last confirmed them (the store's local clock); bounded, oldest out first.
@@ -40,7 +40,7 @@ export class RedisLimiter {
     this.#policy = policy;
     this.#wasm = policy._store;
     this.#names = policy.names;
-    this.#advertised = policy.advertised();
+    this.#policyWasm = policy._wasm;
   }
 
   /** The low-level policy this limiter decides by. */
@@ -100,8 +100,8 @@ export class RedisLimiter {
   }
 
   /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers. */
-  headers(decision, now = Date.now()) {
-    return headersFor(decision, this.#advertised, now);
+  headers(decision, options) {
+    return headersFor(decision, this.#policyWasm, this.#names, options);
   }
 
   /** Nothing to stop in this mode (the client is the caller's to close). */
@@ -311,7 +311,7 @@ export class RedisLimiter {
       d.remaining = 0;
       d.retryAfter = retry;
       d.blockedBy = this.#names[0];
-      for (const l of d.limits) Object.assign(l, { allowed: false, remaining: 0, retryAfter: retry });
+      for (const l of d.limits) Object.assign(l, { allowed: false, remaining: 0, retryAfter: retry, nextUnitAfter: retry });
     }
     d.degraded = mode;
     return d;

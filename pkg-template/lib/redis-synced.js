@@ -13,7 +13,7 @@ import { extras } from "./extras.js";
 import { keysOf, callOptions, POLICY_FIELDS } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
-import { headersFor } from "./headers.js";
+import { headersFor } from "./header-record.js";
 import { withTimeout } from "./redis-errors.js";
 
 export class SyncedRedisLimiter {
@@ -21,7 +21,7 @@ export class SyncedRedisLimiter {
   #policy;
   #wasm;
   #names;
-  #advertised;
+  #policyWasm;
   #timer = null;
   #syncing = null;
   #closed = false;
@@ -42,7 +42,7 @@ export class SyncedRedisLimiter {
       );
     }
     this.#names = policy.names;
-    this.#advertised = policy.advertised();
+    this.#policyWasm = policy._wasm;
   }
 
   get policy() {
@@ -80,8 +80,8 @@ export class SyncedRedisLimiter {
     throw new TypeError("reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0");
   }
 
-  headers(decision, now = Date.now()) {
-    return headersFor(decision, this.#advertised, now);
+  headers(decision, options) {
+    return headersFor(decision, this.#policyWasm, this.#names, options);
   }
 
   /**

@@ -68,6 +68,8 @@ export interface LimitResult {
   resetAt: number;
   /** Ms; 0 when allowed. */
   retryAfter: number;
+  /** Ms until one more unit (a hit of cost 1) fits, after this decision: 0 while `remaining` > 0 (the draft-10 `t`). */
+  nextUnitAfter: number;
   /** Which key, when the hit named several. */
   key?: string;
 }
@@ -116,7 +118,7 @@ export interface AsyncRateLimiter {
   peek(key: Keys, options?: CallOptions): Promise<Decision>;
   refund(key: Keys, options?: CallOptions): Promise<void>;
   reset(key: Keys): Promise<void>;
-  headers(decision: Decision, now?: number): RateLimitHeaders;
+  headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
 }
 
 /** A backend holding state elsewhere (e.g. `RedisStore`). */
@@ -216,7 +218,7 @@ export interface RateLimiter {
    */
   limitBatch(keys: BatchKeys, options?: BatchOptions): BatchResult;
   limitBatch<O extends BatchOutput>(keys: BatchKeys, options: BatchOptions | undefined, out: O): O & { admitted: number };
-  headers(decision: Decision, now?: number): RateLimitHeaders;
+  headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
   export(key: string): Uint8Array | null;
   import(key: string, state: Uint8Array | null): void;
   keys(): string[];
@@ -260,3 +262,17 @@ export * from "./redis.js";
 export * from "./middleware.js";
 /** `import rateLimit from "tollgate"`, as from express-rate-limit. */
 export { rateLimit as default } from "./middleware.js";
+
+/** Which rate-limit headers `headers()` writes (docs/headers.md). */
+export interface HeaderOptions {
+  /** Epoch ms the decision was made at (default: now). */
+  now?: number;
+  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"). */
+  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
+  /** X-RateLimit-* (default true). */
+  legacyHeaders?: boolean;
+  /** The limited key, sent hashed as `pk` (draft-8, draft-10). */
+  partitionKey?: string;
+  /** Spreads Retry-After and `t` of a denial by up to half the wait: true (Math.random) or a draw in [0, 1). */
+  jitter?: boolean | (() => number);
+}

@@ -141,8 +141,14 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   cost?: (req: Req, res: Res) => Maybe<number>;
   /** Requests for which this returns true are neither decided nor counted. */
   skip?: (req: Req, res: Res) => Maybe<boolean>;
-  /** Which rate-limit headers to send (default "both"); `Retry-After` is sent on every denial. */
-  headers?: "both" | "draft-10" | "legacy" | false;
+  /** The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every denial. */
+  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
+  /** X-RateLimit-* (default true). */
+  legacyHeaders?: boolean;
+  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
+  partitionKey?: boolean;
+  /** Spreads Retry-After and `t` of denials by up to half the wait: true (Math.random) or a draw in [0, 1). */
+  jitter?: boolean | (() => number);
   /** Status of a denial (default 429; 400 to 599). */
   statusCode?: number;
   /**
@@ -221,8 +227,14 @@ export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, 
   cost?: (request: Req, ...rest: A) => Maybe<number>;
   /** Requests for which this returns true go to the handler neither decided nor counted. */
   skip?: (request: Req, ...rest: A) => Maybe<boolean>;
-  /** Which rate-limit headers to send (default "both"); `Retry-After` is sent on every denial. */
-  headers?: "both" | "draft-10" | "legacy" | false;
+  /** The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every denial. */
+  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
+  /** X-RateLimit-* (default true). */
+  legacyHeaders?: boolean;
+  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
+  partitionKey?: boolean;
+  /** Spreads Retry-After and `t` of denials by up to half the wait: true (Math.random) or a draw in [0, 1). */
+  jitter?: boolean | (() => number);
   /** Status of a denial (default 429; 400 to 599). */
   statusCode?: number;
   /** Body of a denial: a string (text/plain), a value sent as JSON, or a function of the decision. Default: `{"error":{"code":"rate_limited","message":...}}`. */

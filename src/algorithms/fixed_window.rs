@@ -128,16 +128,21 @@ impl Algorithm for FixedWindow {
 pub(super) fn count_in_window(limit: u64, count: u64, cost: u64, end: Nanos, now: Nanos) -> (Decision, Option<u64>) {
     if count.saturating_add(cost) <= limit {
         let count = count + cost;
+        let remaining = limit - count;
+        // Once the window is full, one more unit fits when it ends.
+        let next_unit_after = if remaining == 0 { end - now } else { Nanos::ZERO };
         let decision =
-            Decision { allowed: true, limit, remaining: limit - count, reset_at: end, retry_after: Nanos::ZERO };
+            Decision { allowed: true, limit, remaining, reset_at: end, retry_after: Nanos::ZERO, next_unit_after };
         (decision, Some(count))
     } else {
+        let remaining = limit.saturating_sub(count);
         let decision = Decision {
             allowed: false,
             limit,
-            remaining: limit.saturating_sub(count),
+            remaining,
             reset_at: end,
             retry_after: end - now,
+            next_unit_after: if remaining == 0 { end - now } else { Nanos::ZERO },
         };
         (decision, None)
     }

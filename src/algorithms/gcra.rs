@@ -40,13 +40,31 @@ use crate::time::Nanos;
 /// let sixth = check_slot(&gcra, &mut state, now, 1).unwrap();
 /// assert_eq!(sixth.retry_after, Nanos::from_millis(100)); // one emission interval
 /// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug)]
 pub struct Gcra {
     /// Emission interval `T`.
     t: Nanos,
     /// Tolerance `tau = T * (burst - 1)`.
     tau: Nanos,
     burst: u64,
+    /// The rate as configured, `limit` per `window` (what `RateLimit-Policy` advertises).
+    rate: (u64, Nanos),
+}
+
+/// Meters that decide alike are equal, however their rate was written (`10/s` or an
+/// emission interval of 100 ms): the advertised form is not part of the algorithm.
+impl PartialEq for Gcra {
+    fn eq(&self, other: &Gcra) -> bool {
+        (self.t, self.tau, self.burst) == (other.t, other.tau, other.burst)
+    }
+}
+
+impl Eq for Gcra {}
+
+impl core::hash::Hash for Gcra {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        (self.t, self.tau, self.burst).hash(state);
+    }
 }
 
 /// One key's meter: 8 bytes.
@@ -60,7 +78,8 @@ impl Gcra {
     /// `quota.limit()` per window, bursts of `quota.burst()` (the limit unless given).
     pub fn new(quota: Quota) -> Result<Gcra, ConfigError> {
         let t = quota.emission_interval()?;
-        Gcra::from_parts(t, quota.burst())
+        let gcra = Gcra::from_parts(t, quota.burst())?;
+        Ok(Gcra { rate: (quota.limit(), quota.window()), ..gcra })
     }
 
     /// From the emission interval and the burst directly.
@@ -78,7 +97,12 @@ impl Gcra {
         if (t as u128) * (burst as u128) > MAX_SPAN as u128 {
             return Err(ConfigError::BurstTooLarge { burst, max: MAX_SPAN / t });
         }
-        Ok(Gcra { t: emission_interval, tau: emission_interval.saturating_mul(burst - 1), burst })
+        Ok(Gcra {
+            t: emission_interval,
+            tau: emission_interval.saturating_mul(burst - 1),
+            burst,
+            rate: (1, emission_interval),
+        })
     }
 
     /// The emission interval `T`.
@@ -97,6 +121,13 @@ impl Gcra {
         let full = self.t.saturating_mul(self.burst);
         (full.saturating_sub(tat.saturating_sub(now))).as_nanos() / self.t.as_nanos()
     }
+
+    /// When the meter standing at `tat` admits one more unit, from `now`: zero while it has
+    /// room (`tat - tau <= now` is exactly `room >= 1`).
+    #[inline]
+    fn next_unit_after(&self, tat: Nanos, now: Nanos) -> Nanos {
+        tat.saturating_sub(self.tau).saturating_sub(now)
+    }
 }
 
 impl Algorithm for Gcra {
@@ -110,9 +141,12 @@ impl Algorithm for Gcra {
         self.burst
     }
 
-    /// `burst` per the time an empty meter takes to drain after a full burst.
+    /// The sustained rate as configured (`limit` per `window`), not the burst: a client
+    /// pacing at it is admitted every time. Where the window does not divide by the limit
+    /// in nanoseconds, `T` is rounded up and the true rate is below it by under 1 ns per
+    /// unit (docs/headers.md says what that means for a client).
     fn advertised_quota(&self) -> (u64, Nanos) {
-        (self.burst, self.t.saturating_mul(self.burst))
+        self.rate
     }
 
     fn longest_window(&self) -> Nanos {
@@ -133,6 +167,7 @@ impl Algorithm for Gcra {
                     remaining: self.room(new_tat, now),
                     reset_at: new_tat,
                     retry_after: Nanos::ZERO,
+                    next_unit_after: self.next_unit_after(new_tat, now),
                 },
                 state: Some(GcraState { tat: new_tat }),
             })
@@ -144,6 +179,7 @@ impl Algorithm for Gcra {
                     remaining: self.room(tat, now),
                     reset_at: tat,
                     retry_after: allow_at - now,
+                    next_unit_after: self.next_unit_after(tat, now),
                 },
                 state: None,
             })

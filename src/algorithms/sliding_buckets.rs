@@ -141,6 +141,25 @@ impl SlidingBuckets {
         self.align.start(index.saturating_add(self.buckets))
     }
 
+    /// When `cost` fits: the oldest buckets leave the window until it does (`now` if it
+    /// fits already).
+    fn fits_at(&self, newest: u64, counts: &VecDeque<u64>, sum: u64, cost: u64, now: Nanos) -> Nanos {
+        let mut left = sum;
+        let mut at = now;
+        if left.saturating_add(cost) <= self.limit {
+            return at;
+        }
+        let oldest = Self::oldest(newest, counts);
+        for (i, &c) in counts.iter().enumerate() {
+            left = left.saturating_sub(c);
+            at = self.leaves_at(oldest + i as u64);
+            if left.saturating_add(cost) <= self.limit {
+                break;
+            }
+        }
+        at
+    }
+
     fn reset_time(&self, newest: u64, counts: &VecDeque<u64>, fallback: Nanos) -> Nanos {
         match counts.iter().rposition(|&c| c > 0) {
             Some(i) => self.leaves_at(Self::oldest(newest, counts) + i as u64),
@@ -192,28 +211,23 @@ impl Algorithm for SlidingBuckets {
             }
             Self::compact(&mut counts);
             let reset_at = self.reset_time(newest, &counts, now);
+            let remaining = self.limit - sum - cost;
+            let next_unit_after =
+                if remaining > 0 { Nanos::ZERO } else { self.fits_at(newest, &counts, sum + cost, 1, now) - now };
             Ok(Outcome {
                 decision: Decision {
                     allowed: true,
                     limit: self.limit,
-                    remaining: self.limit - sum - cost,
+                    remaining,
                     reset_at,
                     retry_after: Nanos::ZERO,
+                    next_unit_after,
                 },
                 state: Some(SlidingBucketsState { newest, counts }),
             })
         } else {
             // Wait for the oldest buckets to leave the window until the cost fits.
-            let mut left = sum;
-            let mut retry_at = now;
-            let oldest = Self::oldest(newest, &counts);
-            for (i, &c) in counts.iter().enumerate() {
-                left = left.saturating_sub(c);
-                retry_at = self.leaves_at(oldest + i as u64);
-                if left.saturating_add(cost) <= self.limit {
-                    break;
-                }
-            }
+            let retry_at = self.fits_at(newest, &counts, sum, cost, now);
             Ok(Outcome {
                 decision: Decision {
                     allowed: false,
@@ -221,6 +235,7 @@ impl Algorithm for SlidingBuckets {
                     remaining: self.limit.saturating_sub(sum),
                     reset_at: self.reset_time(newest, &counts, now),
                     retry_after: retry_at - now,
+                    next_unit_after: self.fits_at(newest, &counts, sum, 1, now) - now,
                 },
                 state: None,
             })

@@ -123,22 +123,38 @@ impl SlidingLog {
                 break;
             }
         }
+        let remaining = self.limit.saturating_sub(view.active);
         Decision {
             allowed: false,
             limit: self.limit,
-            remaining: self.limit.saturating_sub(view.active),
+            remaining,
             reset_at: state.entries.back().map_or(now, |e| self.expiry(e)),
             retry_after: retry_at - now,
+            next_unit_after: self.next_unit_after(state, view, remaining, now),
         }
     }
 
-    fn admission(&self, view: &View, cost: u64) -> Decision {
+    /// With the log full, one more unit fits when its oldest counted entry expires (every
+    /// entry holds at least one unit).
+    fn next_unit_after(&self, state: &SlidingLogState, view: &View, remaining: u64, now: Nanos) -> Nanos {
+        if remaining > 0 {
+            return Nanos::ZERO;
+        }
+        let oldest = state.entries.get(view.expired).map_or(view.at + self.window + Nanos::new(1), |e| self.expiry(e));
+        oldest.saturating_sub(now)
+    }
+
+    /// The admission of `cost` at `view` of `state` (the log before the hit).
+    fn admission(&self, state: &SlidingLogState, view: &View, cost: u64, now: Nanos) -> Decision {
+        let remaining = self.limit - view.active - cost;
         Decision {
             allowed: true,
             limit: self.limit,
-            remaining: self.limit - view.active - cost,
+            remaining,
             reset_at: view.at + self.window + Nanos::new(1),
             retry_after: Nanos::ZERO,
+            // The oldest counted entry after the hit: an older one, else the hit itself.
+            next_unit_after: self.next_unit_after(state, view, remaining, now),
         }
     }
 
@@ -184,8 +200,9 @@ impl Algorithm for SlidingLog {
             // A fresh key always has room for a valid cost.
             let view = View { at: now, expired: 0, active: 0 };
             let mut log = SlidingLogState::default();
+            let decision = self.admission(&log, &view, cost, now);
             Self::commit(&mut log, &view, cost);
-            return Ok(Outcome { decision: self.admission(&view, cost), state: Some(log) });
+            return Ok(Outcome { decision, state: Some(log) });
         };
         let mut log = state.clone();
         let decision = self.check_in_place(&mut log, now, cost)?;
@@ -198,7 +215,7 @@ impl Algorithm for SlidingLog {
         let state = state.unwrap_or(&empty);
         let view = self.view(state, now);
         Ok(if view.active.saturating_add(cost) <= self.limit {
-            self.admission(&view, cost)
+            self.admission(state, &view, cost, now)
         } else {
             self.denial(state, &view, now, cost)
         })
@@ -208,7 +225,7 @@ impl Algorithm for SlidingLog {
         validate_cost(cost, self.limit)?;
         let view = self.view(log, now);
         if view.active.saturating_add(cost) <= self.limit {
-            let decision = self.admission(&view, cost);
+            let decision = self.admission(log, &view, cost, now);
             Self::commit(log, &view, cost);
             Ok(decision)
         } else {

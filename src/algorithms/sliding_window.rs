@@ -203,6 +203,11 @@ impl Algorithm for SlidingWindow {
                     remaining: self.limit - count - cost,
                     reset_at: self.fresh_time(&new),
                     retry_after: Nanos::ZERO,
+                    next_unit_after: if count + cost < self.limit {
+                        Nanos::ZERO
+                    } else {
+                        self.retry_at(&self.view(Some(&new), now), 1).saturating_sub(now)
+                    },
                 },
                 state: Some(new),
             })
@@ -214,6 +219,11 @@ impl Algorithm for SlidingWindow {
                     remaining: self.limit.saturating_sub(count),
                     reset_at: self.fresh_time(&view.state).max(now),
                     retry_after: self.retry_at(&view, cost) - now,
+                    next_unit_after: if count < self.limit {
+                        Nanos::ZERO
+                    } else {
+                        self.retry_at(&view, 1).saturating_sub(now)
+                    },
                 },
                 state: None,
             })

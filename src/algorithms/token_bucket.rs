@@ -43,11 +43,29 @@ pub(crate) const MAX_SPAN: u64 = 1 << 62;
 /// assert!(!fourth.allowed);
 /// assert_eq!(fourth.retry_after, Nanos::from_secs(4));
 /// ```
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, Debug)]
 pub struct TokenBucket {
     capacity: u64,
     refill_amount: u64,
     interval: Nanos,
+    /// The refill rate as configured, units per duration (what `RateLimit-Policy` advertises).
+    rate: (u64, Nanos),
+}
+
+/// Buckets that decide alike are equal, however their rate was written (`100/s` or one
+/// token every 10 ms): the advertised form is not part of the algorithm.
+impl PartialEq for TokenBucket {
+    fn eq(&self, other: &TokenBucket) -> bool {
+        (self.capacity, self.refill_amount, self.interval) == (other.capacity, other.refill_amount, other.interval)
+    }
+}
+
+impl Eq for TokenBucket {}
+
+impl core::hash::Hash for TokenBucket {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        (self.capacity, self.refill_amount, self.interval).hash(state);
+    }
 }
 
 /// One key's bucket: 16 bytes.
@@ -69,7 +87,7 @@ impl TokenBucket {
         if interval == Nanos::ZERO || interval > MAX_WINDOW {
             return Err(ConfigError::BadRefillInterval { interval_ns: interval.as_nanos() });
         }
-        let bucket = TokenBucket { capacity, refill_amount, interval };
+        let bucket = TokenBucket { capacity, refill_amount, interval, rate: (refill_amount, interval) };
         if (bucket.steps_for(capacity) as u128) * interval.as_nanos() as u128 > MAX_SPAN as u128 {
             return Err(ConfigError::BadRefillInterval { interval_ns: interval.as_nanos() });
         }
@@ -92,7 +110,8 @@ impl TokenBucket {
         quota.emission_interval()?;
         let interval = (quota.window().as_nanos() as u128 * refill_amount as u128).div_ceil(quota.limit() as u128);
         let interval = u64::try_from(interval).map_err(|_| ConfigError::BadRefillInterval { interval_ns: u64::MAX })?;
-        TokenBucket::new(capacity, refill_amount, Nanos::new(interval))
+        let bucket = TokenBucket::new(capacity, refill_amount, Nanos::new(interval))?;
+        Ok(TokenBucket { rate: (quota.limit(), quota.window()), ..bucket })
     }
 
     /// Tokens added per refill.
@@ -144,9 +163,12 @@ impl Algorithm for TokenBucket {
         self.capacity
     }
 
-    /// `capacity` per the time an empty bucket takes to fill.
+    /// The refill rate as configured (`limit` per `window` of a quota, else `refill_amount`
+    /// per `interval`), not the capacity: a client pacing at it from a fresh key is admitted
+    /// every time (the capacity is at least one refill). Where the interval was rounded up to
+    /// the nanosecond, the true rate is below it by under 1 ns per refill (docs/headers.md).
     fn advertised_quota(&self) -> (u64, Nanos) {
-        (self.capacity, self.interval.saturating_mul(self.steps_for(self.capacity)))
+        self.rate
     }
 
     fn longest_window(&self) -> Nanos {
@@ -171,6 +193,7 @@ impl Algorithm for TokenBucket {
                     remaining: new.tokens,
                     reset_at: self.time_to_hold(&new, self.capacity),
                     retry_after: Nanos::ZERO,
+                    next_unit_after: self.time_to_hold(&new, 1).saturating_sub(now),
                 },
                 state: Some(new),
             })
@@ -182,6 +205,7 @@ impl Algorithm for TokenBucket {
                     remaining: level.tokens,
                     reset_at: self.time_to_hold(&level, self.capacity),
                     retry_after: self.time_to_hold(&level, cost) - now,
+                    next_unit_after: self.time_to_hold(&level, 1).saturating_sub(now),
                 },
                 state: None,
             })

@@ -74,9 +74,10 @@ test("a Response with immutable headers (as fetch() returns) gets the headers on
   assert.equal(r.headers.get("X-RateLimit-Remaining"), "2");
 });
 
-test("headers: draft-10 only, legacy only, or none (Retry-After still on a denial); message as text", async () => {
-  const names = async (headers) => {
-    const handler = rateLimitFetch({ algorithm: "gcra", quota: "1/1h", key: byHeader, headers, message: "slow down" })(ok);
+test("standardHeaders/legacyHeaders: draft-10 only, legacy only, or none (Retry-After still on a denial); message as text", async () => {
+  const modes = { "draft-10": { legacyHeaders: false }, legacy: { standardHeaders: false }, false: { standardHeaders: false, legacyHeaders: false } };
+  const names = async (mode) => {
+    const handler = rateLimitFetch({ algorithm: "gcra", quota: "1/1h", key: byHeader, ...modes[mode], message: "slow down" })(ok);
     const allowed = await handler(from("a"));
     const denied = await handler(from("a"));
     assert.equal(denied.headers.get("Content-Type"), "text/plain; charset=utf-8");

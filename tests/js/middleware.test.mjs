@@ -54,18 +54,29 @@ test("Express: allowed requests go on with req.rateLimit; the denied one is a 42
   });
 });
 
-test("headers: draft-10 only, legacy only, or none but Retry-After", async () => {
+test("standardHeaders and legacyHeaders, as express-rate-limit names them; Retry-After on every denial", async () => {
   const names = (r) => [...r.headers.keys()].filter((n) => /ratelimit|retry-after/.test(n)).sort();
-  for (const [headers, allowed, denied] of [
-    ["draft-10", ["ratelimit", "ratelimit-policy"], ["ratelimit", "ratelimit-policy", "retry-after"]],
-    ["legacy", ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"], ["retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]],
-    [false, [], ["retry-after"]],
+  const legacy = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
+  for (const [options, allowed, denied] of [
+    [{ legacyHeaders: false }, ["ratelimit", "ratelimit-policy"], ["ratelimit", "ratelimit-policy", "retry-after"]],
+    [{ standardHeaders: "draft-7", legacyHeaders: false }, ["ratelimit", "ratelimit-policy"], ["ratelimit", "ratelimit-policy", "retry-after"]],
+    [{ standardHeaders: true, legacyHeaders: false }, ["ratelimit-limit", "ratelimit-policy", "ratelimit-remaining", "ratelimit-reset"], ["ratelimit-limit", "ratelimit-policy", "ratelimit-remaining", "ratelimit-reset", "retry-after"]],
+    [{ standardHeaders: false }, legacy, ["retry-after", ...legacy]],
+    [{ standardHeaders: false, legacyHeaders: false }, [], ["retry-after"]],
   ]) {
-    await serving(app(rateLimit({ algorithm: "fixed-window", quota: "1/1h", headers })), async (url) => {
-      assert.deepEqual(names(await get(url)), allowed, String(headers));
-      assert.deepEqual(names(await get(url)), denied, String(headers));
+    await serving(app(rateLimit({ algorithm: "fixed-window", quota: "1/1h", ...options })), async (url) => {
+      assert.deepEqual(names(await get(url)), allowed, JSON.stringify(options));
+      assert.deepEqual(names(await get(url)), denied, JSON.stringify(options));
     });
   }
+});
+
+test("partitionKey sends the key hashed as pk, never as it is", async () => {
+  await serving(app(rateLimit({ algorithm: "fixed-window", quota: "1/1h", partitionKey: true, key: () => "user:alice" })), async (url) => {
+    const policy = (await get(url)).headers.get("ratelimit-policy");
+    assert.match(policy, /^"default";q=1;w=3600;pk=:[A-Za-z0-9+/]{11}=:$/);
+    assert.ok(!policy.includes("alice"));
+  });
 });
 
 test("the default key is the client IP: IPv6 clients by their /56, IPv4 clients each on their own", async () => {
@@ -195,8 +206,11 @@ test("a handler replaces the 429 answer and sees express-rate-limit's options, t
 test("bad options throw when the middleware is made, naming the option", () => {
   for (const [options, error, text] of [
     [null, TypeError, /options must be an object/],
-    [{ ...threePerHour, headers: "draft-7" }, RangeError, /headers must be "both", "draft-10", "legacy" or false, got "draft-7"/],
-    [{ ...threePerHour, headers: "false" }, RangeError, /headers must be/],
+    [{ ...threePerHour, headers: "draft-7" }, TypeError, /headers is now standardHeaders and legacyHeaders/],
+    [{ ...threePerHour, standardHeaders: "draft-9" }, RangeError, /standardHeaders must be "draft-6", "draft-7", "draft-8", "draft-10", true or false, got "draft-9"/],
+    [{ ...threePerHour, legacyHeaders: "false" }, TypeError, /legacyHeaders must be true or false/],
+    [{ ...threePerHour, partitionKey: "yes" }, TypeError, /partitionKey must be true or false/],
+    [{ ...threePerHour, jitter: 0.5 }, TypeError, /jitter must be true, false or a function/],
     [{ ...threePerHour, statusCode: 200 }, RangeError, /statusCode must be a whole number from 400 to 599, got 200/],
     [{ ...threePerHour, key: "ip" }, TypeError, /key must be a function, got string/],
     [{ ...threePerHour, requestPropertyName: 1 }, TypeError, /requestPropertyName must be a string or false/],

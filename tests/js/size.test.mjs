@@ -15,11 +15,12 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
-// Raised when the options parser moved into the core (issue 20, docs/benchmarks.md "wasm size
-// after the spec parser"): every module now carries tollgate::spec, which validates and words
-// every option as the Worker does, where the JavaScript layer did before. Issue 3's goal for
-// the lite module (40 KB) and issue 20's "modules do not grow" are not met by this step.
-const BUDGET = { tollgate_wasm: 61_000, tollgate_wasm_extras: 53_000, tollgate_wasm_lite: 48_700 };
+// Raised twice (docs/benchmarks.md, "wasm size"): when the options parser moved into the core
+// (issue 20: every module now carries tollgate::spec, which validates and words every option as
+// the Worker does, where the JavaScript layer did before), and when JS came to call the core's
+// header writer instead of a copy in JS (issue 21). Issue 3's goal for the lite module (40 KB)
+// and issue 20's "modules do not grow" are not met by these steps.
+const BUDGET = { tollgate_wasm: 65_500, tollgate_wasm_extras: 54_000, tollgate_wasm_lite: 53_000 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {

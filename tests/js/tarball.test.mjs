@@ -186,7 +186,7 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     import { rateLimit, ipKey, type Decision, type RateLimitMiddleware } from "tollgate";
     interface Req { ip?: string; headers: Record<string, string | undefined>; [p: string]: unknown }
     const mw: RateLimitMiddleware<Req> = rateLimit<Req>({
-      algorithm: "sliding-window", quota: "100/15m", headers: "draft-10",
+      algorithm: "sliding-window", quota: "100/15m", standardHeaders: "draft-10", legacyHeaders: false,
       key: (req) => req.headers["x-api-key"] ?? ipKey(req.ip ?? "", 64),
       message: (req, res, d: Decision) => ({ retryAfterMs: d.retryAfter }),
       skipFailedRequests: true,

@@ -22,6 +22,7 @@ mod batch;
 mod cached_run;
 mod core_messages;
 mod errors;
+mod headers;
 mod key_store;
 mod limiter;
 mod module;

@@ -3,7 +3,8 @@
 //!
 //! Layout (see `pkg-template/lib/decision.js`, which reads it):
 //! `[allowed, limit, remaining, resetAt, retryAfter, bindingKey, bindingLimit, pairs]`
-//! then `pairs` records of `[key, limit, allowed, limit, remaining, resetAt, retryAfter]`.
+//! then `pairs` records of `[key, limit, allowed, limit, remaining, resetAt, retryAfter,
+//! nextUnitAfter]` (the last for the headers' `t`, ms rounded up).
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -14,7 +15,7 @@ use tollgate::Decision;
 use crate::time::ms_ceil;
 
 pub const HEADER: usize = 8;
-pub const PAIR: usize = 7;
+pub const PAIR: usize = 8;
 pub const LEN: usize = HEADER + PAIR * MAX_KEYS_PER_HIT * MAX_LIMITS;
 
 pub struct Out {
@@ -38,6 +39,11 @@ impl Out {
         buf[4] = ms_ceil(d.retry_after);
     }
 
+    fn put_pair(buf: &mut [f64], d: &Decision) {
+        Out::put(buf, d);
+        buf[5] = ms_ceil(d.next_unit_after);
+    }
+
     /// One key, one limit: the summary is the only pair.
     pub fn write_one(&mut self, d: &Decision) {
         let b = &mut self.buf;
@@ -47,7 +53,7 @@ impl Out {
         b[7] = 1.0;
         b[HEADER] = 0.0;
         b[HEADER + 1] = 0.0;
-        Out::put(&mut b[HEADER + 2..HEADER + PAIR], d);
+        Out::put_pair(&mut b[HEADER + 2..HEADER + PAIR], d);
     }
 
     pub fn write(&mut self, pd: &PolicyDecision) {
@@ -61,7 +67,7 @@ impl Out {
             let r = &mut b[HEADER + i * PAIR..HEADER + (i + 1) * PAIR];
             r[0] = l.at.key as f64;
             r[1] = l.at.limit as f64;
-            Out::put(&mut r[2..], &l.decision);
+            Out::put_pair(&mut r[2..], &l.decision);
         }
     }
 }

@@ -53,3 +53,27 @@ fn an_exported_state_imports_and_bad_bytes_throw_and_change_nothing() {
     assert!(e.is_instance_of::<js_sys::TypeError>());
     assert_eq!(m.size(), 1);
 }
+
+#[wasm_bindgen_test]
+fn headers_of_a_record_that_is_not_a_decision_throw_and_odd_numbers_never_panic() {
+    let p = policy("gcra", "10/s").unwrap();
+    for bad in [&[][..], &[1.0][..], &[0.0; 10][..], &[f64::NAN; 18][..]] {
+        assert!(p.headers(bad, 10, true, None, -1.0).is_err());
+    }
+    // One pair whose limit is not this policy's: an error, not a panic.
+    let mut r = [0.0; 18];
+    r[9] = 1.0;
+    r[11] = 3.0;
+    assert!(p.headers(&r, 10, true, None, -1.0).is_err());
+    // Odd figures (NaN, negative, huge) are written as something, never a panic.
+    let mut r = [f64::NAN; 18];
+    r[9] = 1.0;
+    r[10] = 0.0;
+    r[11] = 0.0;
+    r[14] = -5.0;
+    r[15] = 1e300;
+    for standard in [0, 6, 7, 8, 10] {
+        let text = p.headers(&r, standard, true, Some("k".into()), 0.5).unwrap();
+        assert!(text.contains("X-RateLimit-Limit\n10"), "{text}");
+    }
+}

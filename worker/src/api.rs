@@ -80,7 +80,7 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     block_cache::forget(&name);
     let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     let Some(wire) = reply.decision else { return Err(ApiError::internal("the Durable Object answered no decision")) };
-    let mut answer = respond::decision(pc, &wire.into(), Nanos::new(reply.now));
+    let mut answer = respond::decision(pc, &wire.into(), Nanos::new(reply.now), &r.key);
     answer.status = 200;
     answer.body["refunded"] = json!(r.cost);
     Ok(answer.to_response())

@@ -44,6 +44,12 @@ pub fn lookup(name: &str, cost: u64, now: Nanos) -> Option<PolicyDecision> {
         }
         let mut d = entry.decision.clone();
         d.decision.retry_after = entry.until - now;
+        // The waits for one more unit (the headers' `t`) have run for as long.
+        let elapsed = now - entry.since;
+        d.decision.next_unit_after = d.decision.next_unit_after.saturating_sub(elapsed);
+        for l in &mut d.limits {
+            l.decision.next_unit_after = l.decision.next_unit_after.saturating_sub(elapsed);
+        }
         Some(d)
     })
 }
@@ -86,6 +92,7 @@ mod tests {
             remaining: 0,
             reset_at: Nanos::from_secs(100),
             retry_after: Nanos::from_millis(retry_ms),
+            next_unit_after: Nanos::from_millis(retry_ms),
         };
         PolicyDecision { allowed: false, decision: d, binding: LimitRef::default(), limits: vec![] }
     }

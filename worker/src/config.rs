@@ -27,6 +27,7 @@ use tollgate::spec::{
     code, config_name, duration, one_of, parse_policy as parse_spec, whole, wrong_type, Input, PolicySpec, SpecError,
     Value as Field,
 };
+use tollgate::headers::Standard;
 use tollgate::sync::SyncRate;
 use tollgate::text::Msg;
 use tollgate::{LimitSpec, Nanos, Policy};
@@ -79,6 +80,53 @@ pub struct PolicyConfig {
     pub deny_status: u16,
     /// The normalised description `GET /v1/policies` shows.
     pub description: Value,
+    /// Which rate-limit headers its answers carry (`standardHeaders`, `legacyHeaders`,
+    /// `partitionKey`, `jitter`), the npm middleware's options of the same names.
+    pub headers: HeaderConfig,
+}
+
+/// A policy's header options (docs/headers.md).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct HeaderConfig {
+    /// The `RateLimit` draft (`standardHeaders`: "draft-6" to "draft-10", true = "draft-6" as
+    /// in express-rate-limit, false = none); "draft-10" by default.
+    pub standard: Option<Standard>,
+    /// `X-RateLimit-*` (`legacyHeaders`, true by default).
+    pub legacy: bool,
+    /// Send the key, hashed, as `pk` (`partitionKey`, false by default).
+    pub partition_key: bool,
+    /// Spread `Retry-After` and `t` of denials (`jitter`, false by default).
+    pub jitter: bool,
+}
+
+/// `standardHeaders` as the npm middleware reads it: "draft-10" when absent, `true` is
+/// "draft-6" (express-rate-limit v8), `false` none.
+fn standard_headers(input: &Json) -> Result<Option<Standard>, SpecError> {
+    const FIELD: &str = "standardHeaders";
+    let expected = "\"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false";
+    match input.get(FIELD) {
+        Field::Missing => Ok(Some(Standard::Draft10)),
+        Field::Bool(false) => Ok(None),
+        Field::Bool(true) => Ok(Some(Standard::Draft6)),
+        Field::Text(s) => match Standard::parse(&s) {
+            Some(standard) => Ok(Some(standard)),
+            None => Err(SpecError::new(
+                code::INVALID_VALUE,
+                FIELD,
+                Msg::new(FIELD).s(" must be ").s(expected).s(", got ").q(&s),
+            )),
+        },
+        other => Err(wrong_type(input, FIELD, &other, expected)),
+    }
+}
+
+/// A boolean policy option, `default` when absent.
+fn flag(input: &Json, field: &str, default: bool) -> Result<bool, SpecError> {
+    match input.get(field) {
+        Field::Missing => Ok(default),
+        Field::Bool(b) => Ok(b),
+        other => Err(wrong_type(input, field, &other, "true or false")),
+    }
 }
 
 impl PolicyConfig {
@@ -170,7 +218,8 @@ fn ms(n: Nanos) -> Value {
 }
 
 /// A policy's fields besides its limits (which `tollgate::spec` owns).
-pub const POLICY_FIELDS: [&str; 4] = ["syncRate", "failure", "timeoutMs", "statusCode"];
+pub const POLICY_FIELDS: [&str; 8] =
+    ["syncRate", "failure", "timeoutMs", "statusCode", "standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
 
 /// What `GET /v1/policies` shows of one limit: its options as configured, durations in ms.
 fn describe(name: &str, spec: &LimitSpec) -> Value {
@@ -250,7 +299,13 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms,
         "statusCode": deny_status,
     });
-    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, deny_status, description })
+    let headers = HeaderConfig {
+        standard: standard_headers(&input)?,
+        legacy: flag(&input, "legacyHeaders", true)?,
+        partition_key: flag(&input, "partitionKey", false)?,
+        jitter: flag(&input, "jitter", false)?,
+    };
+    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, deny_status, description, headers })
 }
 
 /// Parses the `POLICIES` var: an object of policy name to policy.
@@ -481,6 +536,29 @@ mod tests {
         {
             assert_eq!(public_on(v), on, "{v:?}");
         }
+    }
+
+    #[test]
+    fn header_options_have_the_middleware_names_and_defaults() {
+        let limits = json!([{ "name": "m", "algorithm": "fixed-window", "quota": "5/m" }]);
+        let parse = |extra: Value| {
+            let mut v = json!({ "limits": limits });
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            parse_policy("p", &v).map(|p| p.headers)
+        };
+        let default = parse(json!({})).unwrap();
+        assert_eq!(
+            default,
+            HeaderConfig { standard: Some(Standard::Draft10), legacy: true, partition_key: false, jitter: false }
+        );
+        assert_eq!(parse(json!({ "standardHeaders": true })).unwrap().standard, Some(Standard::Draft6));
+        assert_eq!(parse(json!({ "standardHeaders": false })).unwrap().standard, None);
+        assert_eq!(parse(json!({ "standardHeaders": "draft-7" })).unwrap().standard, Some(Standard::Draft7));
+        let all = parse(json!({ "legacyHeaders": false, "partitionKey": true, "jitter": true })).unwrap();
+        assert!(!all.legacy && all.partition_key && all.jitter);
+        assert!(parse(json!({ "standardHeaders": "draft-9" })).unwrap_err().message.contains("standardHeaders must be"));
+        assert!(parse(json!({ "legacyHeaders": "no" })).is_err());
+        assert!(parse(json!({ "headers": "both" })).is_err(), "the old name is not taken");
     }
 
     #[test]

@@ -34,12 +34,12 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
         if sync_mode::start_round_if_due(pc, now) {
             ctx.wait_until(sync_mode::round(env.clone(), pc.clone(), now, hit.test_now.is_some()));
         }
-        return Ok(respond::decision(pc, &d, now));
+        return Ok(respond::decision(pc, &d, now, hit.key));
     }
     let name = object_name(&pc.name, hit.key);
     if op == Op::Check {
         if let Some(d) = block_cache::lookup(&name, hit.cost, now) {
-            let mut answer = respond::decision(pc, &d, now);
+            let mut answer = respond::decision(pc, &d, now, hit.key);
             answer.headers.push((CACHE_HEADER, "hit".to_string()));
             return Ok(answer);
         }
@@ -62,7 +62,7 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
             if op == Op::Check && !d.allowed {
                 block_cache::remember(&name, hit.cost, now, &d);
             }
-            Ok(respond::decision(pc, &d, Nanos::new(reply.now)))
+            Ok(respond::decision(pc, &d, Nanos::new(reply.now), hit.key))
         }
         Err((why, message)) => {
             // The object's name holds the key: the log names the policy only.

@@ -2,6 +2,7 @@
 //! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
 
 use serde_json::{json, Value};
+use tollgate::headers::HeaderOptions;
 use tollgate::{Nanos, PolicyDecision};
 use worker::{Headers, Response};
 
@@ -49,7 +50,7 @@ impl Answer {
 /// rounded up, 0 when allowed), `policy`, and `blockedBy` (the limit that denied the hit, null
 /// when allowed: the npm decision's field). The figures are the binding limit's: the one that
 /// blocked, or the one with the least left.
-pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
+pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
     let s = &d.decision;
     let body = json!({
         "allowed": d.allowed,
@@ -60,7 +61,14 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
         "policy": pc.name,
         "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
     });
-    Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now) }
+    let h = &pc.headers;
+    let options = HeaderOptions {
+        standard: h.standard,
+        legacy: h.legacy,
+        partition_key: h.partition_key.then_some(key),
+        jitter: (h.jitter && !d.allowed).then(worker::js_sys::Math::random),
+    };
+    Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now, &options) }
 }
 
 /// Why the Durable Object could not decide.

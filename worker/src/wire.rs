@@ -129,6 +129,8 @@ pub struct DecisionWire {
     pub remaining: u64,
     pub reset_at: u64,
     pub retry_after: u64,
+    #[serde(default)]
+    pub next_unit_after: u64,
 }
 
 impl From<Decision> for DecisionWire {
@@ -139,6 +141,7 @@ impl From<Decision> for DecisionWire {
             remaining: d.remaining,
             reset_at: d.reset_at.as_nanos(),
             retry_after: d.retry_after.as_nanos(),
+            next_unit_after: d.next_unit_after.as_nanos(),
         }
     }
 }
@@ -151,6 +154,7 @@ impl From<DecisionWire> for Decision {
             remaining: d.remaining,
             reset_at: Nanos::new(d.reset_at),
             retry_after: Nanos::new(d.retry_after),
+            next_unit_after: Nanos::new(d.next_unit_after),
         }
     }
 }
@@ -218,6 +222,7 @@ mod tests {
             remaining: 0,
             reset_at: Nanos::new(1_700_000_000_123_456_789),
             retry_after: Nanos::new(7),
+            next_unit_after: Nanos::new(7),
         };
         let pd = PolicyDecision {
             allowed: false,

@@ -17,6 +17,7 @@ export class Track {
     this.remaining = new Float64Array(1024);
     this.resetAt = new Float64Array(1024); // epoch ms
     this.retryAfter = new Float64Array(1024);
+    this.nextUnitAfter = new Float64Array(1024); // ms until one more unit fits (the headers' t)
     this.limit = 0;
     this.allowedCount = 0;
     this.blockedCount = 0;
@@ -32,7 +33,7 @@ export class Track {
   push(t, key, d) {
     if (this.n === this.t.length) {
       const m = this.n * 2;
-      for (const f of ["t", "key", "allowed", "remaining", "resetAt", "retryAfter"]) this[f] = grow(this[f], m);
+      for (const f of ["t", "key", "allowed", "remaining", "resetAt", "retryAfter", "nextUnitAfter"]) this[f] = grow(this[f], m);
     }
     const i = this.n++;
     this.t[i] = t;
@@ -41,6 +42,7 @@ export class Track {
     this.remaining[i] = d.remaining;
     this.resetAt[i] = d.resetAt;
     this.retryAfter[i] = d.retryAfter;
+    this.nextUnitAfter[i] = d.limits?.[0]?.nextUnitAfter ?? 0;
     this.limit = d.limit;
     if (d.allowed) this.allowedCount++;
     else this.blockedCount++;
@@ -75,7 +77,7 @@ export class Track {
       allowed,
       ...figures,
       blockedBy: allowed ? null : name,
-      limits: [{ name, allowed, ...figures }],
+      limits: [{ name, allowed, ...figures, nextUnitAfter: this.nextUnitAfter[i] }],
     };
   }
 

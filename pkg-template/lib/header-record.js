@@ -1,0 +1,89 @@
+// The rate-limit headers of a decision, written by the core (src/headers.rs) through the wasm
+// `Policy.headers`: the same writer the Worker calls, so the package and the Worker send the
+// same bytes. This file only reads the options and lays the decision out as numbers
+// (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
+import { bindingKey } from "./decision.js";
+
+/** `standardHeaders` values, as express-rate-limit names them (true is its draft-6). */
+const STANDARD = new Map([["draft-6", 6], ["draft-7", 7], ["draft-8", 8], ["draft-10", 10], [true, 6], [false, 0]]);
+
+/** The header option names `headerOptions` reads. */
+export const HEADER_OPTIONS = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
+
+/**
+ * Reads the header options `standardHeaders`, `legacyHeaders` and `jitter` (`partitionKey` is
+ * read by each caller: a key string for `limiter.headers`, a boolean for the middleware).
+ * Throws a TypeError/RangeError naming the option for a bad value.
+ */
+export function headerOptions(o) {
+  const standard = STANDARD.get(o.standardHeaders ?? "draft-10");
+  if (standard === undefined) {
+    throw new RangeError(`standardHeaders must be "draft-6", "draft-7", "draft-8", "draft-10", true or false, got ${JSON.stringify(o.standardHeaders)}`);
+  }
+  const legacy = o.legacyHeaders ?? true;
+  if (typeof legacy !== "boolean") throw new TypeError(`legacyHeaders must be true or false, got ${JSON.stringify(legacy)}`);
+  const j = o.jitter ?? false;
+  if (typeof j !== "boolean" && typeof j !== "function") {
+    throw new TypeError(`jitter must be true, false or a function returning a number in [0, 1), got ${typeof j}`);
+  }
+  const jitter = j === true ? Math.random : j === false ? null : j;
+  return { standard, legacy, jitter };
+}
+
+/** A draw of `jitter` for one denial, checked. */
+function draw(jitter) {
+  const u = jitter();
+  if (typeof u !== "number" || !(u >= 0 && u < 1)) throw new RangeError(`jitter() must return a number in [0, 1), got ${String(u)}`);
+  return u;
+}
+
+/**
+ * The decision `d` (of a limiter over `names`) as the wasm writer reads it: `[now, summary...,
+ * bindingKey, bindingLimit, pairs, pair...]`. The pair the figures are about is the core's
+ * rule: the limit that denied (`blockedBy`, of the key in `bindingKey`), else the pair with the
+ * least left, the first on ties. Each pair's wait for one unit is its `nextUnitAfter`; a
+ * decision built elsewhere without it gets a safe stand-in (the wait until the limit resets,
+ * never earlier than the true one).
+ */
+function record(d, names, now) {
+  const pairs = d.limits;
+  const keyIndex = new Map();
+  const out = new Float64Array(10 + pairs.length * 8);
+  const least = pairs.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  const bound = d.blockedBy != null ? bindingKey.get(d) : least.key;
+  const bindingLimit = names.indexOf(d.blockedBy ?? least.name);
+  const wait = (p) => p.nextUnitAfter ?? (p.remaining > 0 ? 0 : Math.max(0, p.resetAt - now));
+  out.set([now, d.allowed ? 1 : 0, d.limit, d.remaining, d.resetAt, d.retryAfter, 0, 0, bindingLimit, pairs.length]);
+  pairs.forEach((p, i) => {
+    let k = keyIndex.get(p.key);
+    if (k === undefined) keyIndex.set(p.key, (k = keyIndex.size));
+    const limit = names.indexOf(p.name);
+    if (limit < 0) throw new TypeError(`headers: the decision's limit ${JSON.stringify(p.name)} is not one of this limiter's`);
+    const w = wait(p);
+    if (p.key === bound && limit === bindingLimit) [out[6], out[7]] = [w, k];
+    out.set([k, limit, p.allowed ? 1 : 0, p.limit, p.remaining, p.resetAt, p.retryAfter, w], 10 + i * 8);
+  });
+  return out;
+}
+
+/**
+ * The headers for `decision` as a `{ name: value }` record. `wasmPolicy`: the limiter's wasm
+ * `Policy`; `names`: its limits' names; `options`: `now` (epoch ms; a number alone is `now`),
+ * the header options, and `partitionKey` (a string sent hashed as `pk`).
+ */
+export function headersFor(decision, wasmPolicy, names, options = {}) {
+  if (decision === null || typeof decision !== "object" || !Array.isArray(decision.limits) || decision.limits.length === 0) {
+    throw new TypeError("headers: give a decision of this limiter");
+  }
+  const o = typeof options === "number" ? { now: options } : options ?? {};
+  const now = o.now ?? Date.now();
+  if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`now must be epoch milliseconds, got ${String(now)}`);
+  const pk = o.partitionKey;
+  if (pk !== undefined && typeof pk !== "string") throw new TypeError(`partitionKey must be a string (the limited key), got ${typeof pk}`);
+  const { standard, legacy, jitter } = headerOptions(o);
+  const u = !decision.allowed && jitter !== null ? draw(jitter) : -1;
+  const lines = wasmPolicy.headers(record(decision, names, now), standard, legacy, pk, u).split("\n");
+  const h = {};
+  for (let i = 0; i + 1 < lines.length; i += 2) h[lines[i]] = lines[i + 1];
+  return h;
+}
