@@ -170,8 +170,10 @@ export class MiddlewareLimits {
       return new ErlStoreLimiter(this.#erlStore, { limit, name: named ?? "default", windowMs: this.#windowMs });
     }
     if (limit === 0) return new DenyAll(named ?? "default", this.windowMs);
-    const options = { ...this.#spec, limit };
-    if (this.#spec.limits !== undefined || this.#spec.quota !== undefined) delete options.limit;
+    // A limit given beside quota or limits goes to the core, which refuses the pair.
+    const options = { ...this.#spec };
+    if (limit !== undefined) options.limit = limit;
+    else delete options.limit;
     if (named !== undefined) options.name = named;
     else delete options.name;
     if (this.#erlMode) Object.assign(options, { algorithm: "fixed-window", align: "first-hit" });

@@ -54,7 +54,7 @@ mod tests {
         let mut states = [None];
         for _ in 0..2 {
             let d = pc.policy.check(&mut states, Nanos::from_secs(1_000), 1).unwrap();
-            let answer = crate::respond::decision(&pc, &d, Nanos::from_secs(1_000));
+            let answer = crate::respond::decision(&pc, &d, Nanos::from_secs(1_000), "k");
             let fields: BTreeSet<String> = answer.body.as_object().unwrap().keys().cloned().collect();
             assert_eq!(fields, table("http", "field"));
         }
