@@ -12,7 +12,6 @@ import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./headers.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
-import { fromValue } from "./redis-value.js";
 import { keySlot } from "./redis-client.js";
 import { backoff } from "./redis-backoff.js";
 
@@ -391,9 +390,14 @@ export class RedisLimiter {
 
   // --- what this process knows ---------------------------------------------------------------
 
+  /**
+   * The bytes Redis holds for the keys: a swap that writes nothing, over what this process
+   * believes is there (so one round trip either way), which unlike MGET refuses a key of
+   * another type (`WRONGTYPE`) instead of reading it as absent.
+   */
   async #read(rkeys) {
-    const reply = await this.#store._client.send(["MGET", ...rkeys]);
-    const states = rkeys.map((k, i) => fromValue(k, reply[i]));
+    const believed = rkeys.map((k) => this.#cached(k));
+    const states = (await this.#store._script.swap(rkeys, believed, believed, rkeys.map(() => 1))) ?? believed;
     this.#remember(rkeys, states);
     return states;
   }
