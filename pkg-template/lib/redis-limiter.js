@@ -13,7 +13,7 @@ import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./headers.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
-import { backoff } from "./redis-backoff.js";
+import { Backoff } from "./redis-backoff.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -40,6 +40,7 @@ export class RedisLimiter {
   #advertised;
   #options;
   #insured = null;
+  #backoff = new Backoff();
   /**
    * Redis key -> `{ state, at }`: the bytes last seen there (`null`: absent) and when Redis
    * last confirmed them (the store's local clock); bounded, oldest out first.
@@ -263,8 +264,9 @@ export class RedisLimiter {
    * The one compare-and-swap loop. `step(states)` decides over the bytes believed to be in
    * Redis and answers `{ write, ttls }` (`write` null: nothing changed). A write is swapped in
    * if Redis still holds those bytes; otherwise Redis answers with what it holds, and the core
-   * decides again over that, after a short random pause once it has lost twice in a row (the
-   * writers that lost together then do not all come back together). Nothing to write over
+   * decides again over that, after a random pause once it has lost twice in a row, sized by
+   * how contended this limiter's swaps are (redis-backoff.js: the writers that lost together
+   * then do not all come back together). Nothing to write over
    * cached bytes is final while Redis confirmed them within `blockedCache` (`trustCache`),
    * and is confirmed with a swap that writes nothing otherwise. Every answer Redis gives to a
    * lost race is kept in `track.conflict`: a decision that runs out of time after one was
@@ -277,9 +279,11 @@ export class RedisLimiter {
     for (let attempt = 1; ; attempt++) {
       const { write, ttls } = step(states);
       let current;
+      const sent = performance.now();
       if (write !== null) current = await this.#swap(rkeys, states, write, ttls);
       else if (fromCache && !(trustCache && this.#trusted(rkeys))) current = await this.#swap(rkeys, states, states, rkeys.map(() => 1));
       else return; // decided over bytes Redis holds (or confirmed recently): final
+      this.#backoff.record(performance.now() - sent, current !== null);
       if (current === null) {
         this.#remember(rkeys, write ?? states);
         return;
@@ -289,7 +293,7 @@ export class RedisLimiter {
       if (attempt >= this.#store._maxAttempts) throw new Contention(current);
       states = current;
       fromCache = false;
-      await backoff(attempt);
+      await this.#backoff.pause(attempt);
     }
   }
 
