@@ -264,14 +264,10 @@ impl<B: CasBackend> Store for CasStore<B> {
     ) -> Result<R, Self::Error> {
         for _ in 0..self.max_attempts {
             let raw = self.backend.load(keys).map_err(CasError::Backend)?;
-            let step = cas_step(&self.policy, &raw, f).map_err(|(i, error)| CasError::Corrupt { key: keys[i].to_string(), error })?;
-            match step.write {
-                None => return Ok(step.result),
-                Some(new) => {
-                    if self.backend.compare_and_swap(keys, &raw, &new).map_err(CasError::Backend)? {
-                        return Ok(step.result);
-                    }
-                }
+            let step = cas_step(&self.policy, &raw, f)
+                .map_err(|(i, error)| CasError::Corrupt { key: keys[i].to_string(), error })?;
+            if !step.changed || self.backend.compare_and_swap(keys, &raw, &step.states).map_err(CasError::Backend)? {
+                return Ok(step.result);
             }
         }
         Err(CasError::Contention { attempts: self.max_attempts })
@@ -283,22 +279,25 @@ impl<B: CasBackend> Store for CasStore<B> {
 }
 
 /// One round of a compare-and-swap update, without I/O: what `f` decided over the bytes a
-/// store holds, and what to write if anything changed.
+/// store holds, the bytes after it, and whether they differ from what was read.
 #[derive(Debug)]
 pub struct CasStep<R> {
     /// What `f` returned (the decision).
     pub result: R,
-    /// The new bytes per key with their expiry (`None`: delete the key), to be written only
-    /// if every key still holds the bytes the round was decided over; `None` when nothing
-    /// changed (a denial, or a state already as written), so there is nothing to swap.
-    pub write: Option<Vec<Option<(Vec<u8>, Nanos)>>>,
+    /// The bytes per key after the round, with their expiry (`None`: the key is fresh and is
+    /// deleted).
+    pub states: Vec<Option<(Vec<u8>, Nanos)>>,
+    /// Whether `states` differ from the bytes read: only then is there something to swap in
+    /// (a denial, or a state already as written, changes nothing).
+    pub changed: bool,
 }
 
 /// Decodes and validates `raw` (one entry per key, `None`: absent) against `policy`, lets `f`
-/// change the states, and encodes the result. The store drives the loop around it: it swaps
-/// [`CasStep::write`] in if the keys still hold `raw`, and otherwise calls this again over
-/// the bytes it found there. Every compare-and-swap store ([`CasStore`] here, the npm
-/// package's Redis store through the extras wasm module) decides through this one step.
+/// change the states, and encodes the result. The store drives the loop around it: when the
+/// step [changed](CasStep::changed) the states, it swaps them in if the keys still hold `raw`,
+/// and otherwise calls this again over the bytes it found there. Every compare-and-swap store
+/// ([`CasStore`] here, the npm package's Redis store through the extras wasm module) decides
+/// through this one step.
 ///
 /// A key whose bytes are not a state of `policy` is `Err((its index, why))`; nothing is
 /// decided then.
@@ -321,7 +320,7 @@ pub fn cas_step<R, T: AsRef<[u8]>>(
     let result = f(&mut states);
     let new: Vec<Option<(Vec<u8>, Nanos)>> =
         states.iter().map(|s| s.as_ref().map(|s| (s.encode(), s.expires_at()))).collect();
-    let unchanged =
-        raw.iter().zip(&new).all(|(old, new)| old.as_ref().map(AsRef::as_ref) == new.as_ref().map(|(b, _)| &b[..]));
-    Ok(CasStep { result, write: (!unchanged).then_some(new) })
+    let changed =
+        raw.iter().zip(&new).any(|(old, new)| old.as_ref().map(AsRef::as_ref) != new.as_ref().map(|(b, _)| &b[..]));
+    Ok(CasStep { result, states: new, changed })
 }

@@ -228,16 +228,16 @@ fn the_sans_io_step_says_what_to_write_or_that_nothing_changed() {
     let absent: [Option<Vec<u8>>; 1] = [None];
     // Allowed over an absent key: new bytes to swap in.
     let step = cas_step(&policy, &absent, &mut |s| policy.check(s, now, 1).unwrap().allowed).unwrap();
-    assert!(step.result);
-    let written = step.write.expect("an allowed hit writes");
-    let bytes = written[0].as_ref().unwrap().0.clone();
+    assert!(step.result && step.changed, "an allowed hit writes");
+    let bytes = step.states[0].as_ref().unwrap().0.clone();
     // Peeking over those bytes changes nothing: nothing to swap.
     let step = cas_step(&policy, &[Some(bytes.clone())], &mut |s| policy.peek(s, now, 1).unwrap().allowed).unwrap();
-    assert!(step.result && step.write.is_none());
+    assert!(step.result && !step.changed);
+    assert_eq!(step.states[0].as_ref().unwrap().0, bytes);
     // A denial writes nothing either.
     let full = tollgate::Algorithm::capacity(policy.limits()[0].algorithm());
     let step = cas_step(&policy, &[Some(bytes.clone())], &mut |s| policy.check(s, now, full).unwrap().allowed).unwrap();
-    assert!(!step.result && step.write.is_none());
+    assert!(!step.result && !step.changed);
     // Bytes that are not a state of this policy: the key's index and why, nothing decided.
     let mut decided = false;
     let err = cas_step(&policy, &[None, Some(vec![0xff, 1, 2])], &mut |_| decided = true).unwrap_err();

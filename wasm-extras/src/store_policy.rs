@@ -88,36 +88,11 @@ impl StorePolicy {
         self.out.ptr()
     }
 
-    /// Decides a hit; returns the new state per key (`null`: fresh), writes the decision to
-    /// the output buffer. The inputs are not changed.
-    pub fn check(&mut self, states: &Array, now: f64, cost: f64) -> Result<Array, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let mut st = self.states_from(states)?;
-        let d = self.inner.check(&mut st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
-        self.out.write(&d);
-        self.expires.clear();
-        let result = Array::new();
-        for s in &st {
-            match s {
-                Some(s) => {
-                    self.expires.push(s.expires_at().as_millis_ceil() as f64);
-                    result.push(&Uint8Array::from(s.encode().as_slice()));
-                }
-                None => {
-                    self.expires.push(0.0);
-                    result.push(&JsValue::NULL);
-                }
-            }
-        }
-        Ok(result)
-    }
-
     /// The core's compare-and-swap step (`tollgate::store::cas_step`) for one hit over the
     /// bytes a store holds (`null`: absent): decides it (or, with `refund`, gives `cost` back),
-    /// writes the decision to the output buffer (not for a refund) and returns the bytes to
-    /// swap in per key (`null`: delete the key), or `null` when nothing changed, so there is
-    /// nothing to write. `lastExpiresAt` then tells when each new state is fresh again.
+    /// writes the decision to the output buffer (not for a refund) and returns the bytes after
+    /// it per key (`null`: fresh, delete the key), or `null` when they are the bytes given, so
+    /// there is nothing to write. `lastExpiresAt` then tells when each state is fresh again.
     pub fn step(&mut self, states: &Array, now: f64, cost: f64, refund: bool) -> Result<JsValue, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
@@ -137,10 +112,9 @@ impl StorePolicy {
             Err(e) => return Err(check_error(&e, self.limit_name())),
         }
         self.expires.clear();
-        let Some(write) = step.write else { return Ok(JsValue::NULL) };
         let result = Array::new();
-        for w in &write {
-            match w {
+        for s in &step.states {
+            match s {
                 Some((bytes, expires)) => {
                     self.expires.push(expires.as_millis_ceil() as f64);
                     result.push(&Uint8Array::from(bytes.as_slice()));
@@ -151,10 +125,10 @@ impl StorePolicy {
                 }
             }
         }
-        Ok(result.into())
+        Ok(if step.changed { result.into() } else { JsValue::NULL })
     }
 
-    /// When each state of the last `check` is fresh again (epoch ms; 0 for a fresh key).
+    /// When each state of the last `step` is fresh again (epoch ms; 0 for a fresh key).
     #[wasm_bindgen(js_name = lastExpiresAt)]
     pub fn last_expires_at(&self) -> Float64Array {
         Float64Array::from(self.expires.as_slice())
@@ -168,22 +142,6 @@ impl StorePolicy {
         let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
         self.out.write(&d);
         Ok(())
-    }
-
-    /// Gives back `cost` units; returns the new states.
-    pub fn refund(&mut self, states: &Array, now: f64, cost: f64) -> Result<Array, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let mut st = self.states_from(states)?;
-        self.inner.refund(&mut st, now, cost);
-        let result = Array::new();
-        for s in &st {
-            match s {
-                Some(s) => result.push(&Uint8Array::from(s.encode().as_slice())),
-                None => result.push(&JsValue::NULL),
-            };
-        }
-        Ok(result)
     }
 
     /// Throws a `TypeError` when `state` is not a state of this policy.
