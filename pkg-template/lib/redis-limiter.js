@@ -137,14 +137,16 @@ export class RedisLimiter {
     }
     // `hit.abandoned`: the caller has given up (timeout); a queued hit is then not sent late.
     const hit = { abandoned: false };
+    const started = performance.now();
     try {
       return await withTimeout(decide(keys, rkeys, now, cost, hit), timeout);
     } catch (e) {
       hit.abandoned = true;
-      // Out of time after Redis answered a lost race: contention, not an outage.
-      const conflict = hit.track?.conflict;
-      if (e instanceof RedisUnavailableError && conflict != null && conflict.length === rkeys.length) {
-        return this.#contended(keys, conflict, now, cost);
+      // Out of time after Redis answered a lost race while this hit waited: contention, not an
+      // outage (a conflict from before it, then silence, is an outage).
+      const track = hit.track;
+      if (e instanceof RedisUnavailableError && track?.conflict != null && track.conflictAt >= started && track.conflict.length === rkeys.length) {
+        return this.#contended(keys, track.conflict, now, cost);
       }
       return this.#degrade(keys, rkeys, now, cost, peek, e);
     }
@@ -162,8 +164,9 @@ export class RedisLimiter {
   #enqueue(key, rkey, now, cost, hit) {
     let queue = this.#queues.get(rkey);
     if (queue === undefined) {
-      // `conflict`: the bytes Redis last answered a lost race with, while this queue drains.
-      queue = { hits: [], conflict: null };
+      // `conflict`: the bytes Redis last answered a lost race with (at `conflictAt`), while
+      // this queue drains.
+      queue = { hits: [], conflict: null, conflictAt: 0 };
       this.#queues.set(rkey, queue);
       queueMicrotask(() => this.#drain(rkey, queue));
     }
@@ -290,6 +293,7 @@ export class RedisLimiter {
       }
       this.#remember(rkeys, current);
       track.conflict = current;
+      track.conflictAt = performance.now();
       if (attempt >= this.#store._maxAttempts) throw new Contention(current);
       states = current;
       fromCache = false;
