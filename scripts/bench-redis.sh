@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make bench-redis`: the Redis store against rate-limiter-flexible's RateLimiterRedis on a
 # local redis-server (decisions/s, Redis commands per decision), then the sync modes'
-# over-admission with 4 processes. Bounded: about a minute and a half after the build.
+# over-admission with 4 processes, then one hot key from 32 processes against 32 distinct keys
+# (issue 25), tollgate and rate-limiter-flexible in the same run. Bounded: a few minutes after
+# the build.
 # Prints Markdown tables for docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,3 +14,6 @@ timeout 300 node bench/redis/bench.mjs
 echo
 echo "## sync-mode over-admission (node bench/redis/overadmission.mjs)"
 timeout 300 node bench/redis/overadmission.mjs
+echo
+echo "## one hot key from 32 processes vs 32 distinct keys (node bench/redis/hotkey.mjs; BENCH_PROCESSES, BENCH_SECONDS, BENCH_REPEATS)"
+timeout 900 node bench/redis/hotkey.mjs

@@ -264,24 +264,10 @@ impl<B: CasBackend> Store for CasStore<B> {
     ) -> Result<R, Self::Error> {
         for _ in 0..self.max_attempts {
             let raw = self.backend.load(keys).map_err(CasError::Backend)?;
-            let mut states = Vec::with_capacity(keys.len());
-            for (key, bytes) in keys.iter().zip(&raw) {
-                states.push(match bytes {
-                    None => None,
-                    Some(b) => {
-                        let state = PolicyState::decode(b)
-                            .and_then(|s| self.policy.validate_state(&s).map(|()| s))
-                            .map_err(|error| CasError::Corrupt { key: key.to_string(), error })?;
-                        Some(state)
-                    }
-                });
-            }
-            let result = f(&mut states);
-            let new: Vec<Option<(Vec<u8>, Nanos)>> =
-                states.iter().map(|s| s.as_ref().map(|s| (s.encode(), s.expires_at()))).collect();
-            let unchanged = raw.iter().zip(&new).all(|(old, new)| old.as_deref() == new.as_ref().map(|(b, _)| &b[..]));
-            if unchanged || self.backend.compare_and_swap(keys, &raw, &new).map_err(CasError::Backend)? {
-                return Ok(result);
+            let step = cas_step(&self.policy, &raw, f)
+                .map_err(|(i, error)| CasError::Corrupt { key: keys[i].to_string(), error })?;
+            if !step.changed || self.backend.compare_and_swap(keys, &raw, &step.states).map_err(CasError::Backend)? {
+                return Ok(step.result);
             }
         }
         Err(CasError::Contention { attempts: self.max_attempts })
@@ -290,4 +276,51 @@ impl<B: CasBackend> Store for CasStore<B> {
     fn remove(&mut self, keys: &[&str]) -> Result<(), Self::Error> {
         self.backend.delete(keys).map_err(CasError::Backend)
     }
+}
+
+/// One round of a compare-and-swap update, without I/O: what `f` decided over the bytes a
+/// store holds, the bytes after it, and whether they differ from what was read.
+#[derive(Debug)]
+pub struct CasStep<R> {
+    /// What `f` returned (the decision).
+    pub result: R,
+    /// The bytes per key after the round, with their expiry (`None`: the key is fresh and is
+    /// deleted).
+    pub states: Vec<Option<(Vec<u8>, Nanos)>>,
+    /// Whether `states` differ from the bytes read: only then is there something to swap in
+    /// (a denial, or a state already as written, changes nothing).
+    pub changed: bool,
+}
+
+/// Decodes and validates `raw` (one entry per key, `None`: absent) against `policy`, lets `f`
+/// change the states, and encodes the result. The store drives the loop around it: when the
+/// step [changed](CasStep::changed) the states, it swaps them in if the keys still hold `raw`,
+/// and otherwise calls this again over the bytes it found there. Every compare-and-swap store
+/// ([`CasStore`] here, the npm package's Redis store through the extras wasm module) decides
+/// through this one step.
+///
+/// A key whose bytes are not a state of `policy` is `Err((its index, why))`; nothing is
+/// decided then.
+pub fn cas_step<R, T: AsRef<[u8]>>(
+    policy: &Policy,
+    raw: &[Option<T>],
+    f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
+) -> Result<CasStep<R>, (usize, DecodeError)> {
+    let mut states = Vec::with_capacity(raw.len());
+    for (i, bytes) in raw.iter().enumerate() {
+        states.push(match bytes {
+            None => None,
+            Some(b) => Some(
+                PolicyState::decode(b.as_ref())
+                    .and_then(|s| policy.validate_state(&s).map(|()| s))
+                    .map_err(|e| (i, e))?,
+            ),
+        });
+    }
+    let result = f(&mut states);
+    let new: Vec<Option<(Vec<u8>, Nanos)>> =
+        states.iter().map(|s| s.as_ref().map(|s| (s.encode(), s.expires_at()))).collect();
+    let changed =
+        raw.iter().zip(&new).any(|(old, new)| old.as_ref().map(AsRef::as_ref) != new.as_ref().map(|(b, _)| &b[..]));
+    Ok(CasStep { result, states: new, changed })
 }

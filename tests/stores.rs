@@ -219,3 +219,28 @@ fn memory_store_sweeps_idle_keys_as_it_grows() {
     assert_eq!(limiter.store_mut().prune(t + Nanos::from_secs(10)), held);
     assert!(limiter.store().is_empty());
 }
+
+#[test]
+fn the_sans_io_step_says_what_to_write_or_that_nothing_changed() {
+    use tollgate::store::cas_step;
+    let policy = policy_of(&[Kind::FixedWindow]);
+    let now = Nanos::from_secs(1_000);
+    let absent: [Option<Vec<u8>>; 1] = [None];
+    // Allowed over an absent key: new bytes to swap in.
+    let step = cas_step(&policy, &absent, &mut |s| policy.check(s, now, 1).unwrap().allowed).unwrap();
+    assert!(step.result && step.changed, "an allowed hit writes");
+    let bytes = step.states[0].as_ref().unwrap().0.clone();
+    // Peeking over those bytes changes nothing: nothing to swap.
+    let step = cas_step(&policy, &[Some(bytes.clone())], &mut |s| policy.peek(s, now, 1).unwrap().allowed).unwrap();
+    assert!(step.result && !step.changed);
+    assert_eq!(step.states[0].as_ref().unwrap().0, bytes);
+    // A denial writes nothing either.
+    let full = tollgate::Algorithm::capacity(policy.limits()[0].algorithm());
+    let step = cas_step(&policy, &[Some(bytes.clone())], &mut |s| policy.check(s, now, full).unwrap().allowed).unwrap();
+    assert!(!step.result && !step.changed);
+    // Bytes that are not a state of this policy: the key's index and why, nothing decided.
+    let mut decided = false;
+    let err = cas_step(&policy, &[None, Some(vec![0xff, 1, 2])], &mut |_| decided = true).unwrap_err();
+    assert_eq!(err.0, 1);
+    assert!(!decided);
+}

@@ -11,6 +11,11 @@ import { POLICY_FIELDS } from "./options.js";
 
 const SINGLE = [""];
 
+/** The states as new arrays (absent as `null`), as a step that changed them would return. */
+function copies(states) {
+  return Array.from(states, (s) => (s == null ? null : s.slice()));
+}
+
 export class Policy extends Limits {
   #store = null;
 
@@ -20,7 +25,8 @@ export class Policy extends Limits {
 
   check(states, now, cost = 1) {
     const store = this._store;
-    const next = store.check(states, now, cost);
+    // The core's compare-and-swap step; `null`: the states are unchanged (a denial).
+    const next = store.step(states, now, cost, false) ?? copies(states);
     const d = this.#written(store, states);
     d.states = next;
     d.expiresAt = Array.from(store.lastExpiresAt());
@@ -39,7 +45,7 @@ export class Policy extends Limits {
   }
 
   refund(states, now, cost = 1) {
-    return this._store.refund(states, now, cost);
+    return this._store.step(states, now, cost, true) ?? copies(states);
   }
 
   validateState(state) {

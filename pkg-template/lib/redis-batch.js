@@ -10,13 +10,15 @@
 // delayed by more than the rest of the current tick.
 import { LoadedScript } from "./redis-script.js";
 import { toValue, fromValue } from "./redis-value.js";
+import { RedisStateError } from "./redis-errors.js";
 
 /**
  * KEYS: n keys. ARGV: for key i, at 3i-2..3i: the expected value, the new value, the TTL in
  * ms ('' = absent or delete). Per key, in order: if it holds the expected value, writes the
  * new one when it differs (SET PX, or DEL for '') and answers 1; otherwise writes nothing and
  * answers its current value ('' = absent). A key that cannot be read (WRONGTYPE) answers
- * '!' and the error, and the other keys are unaffected. Entries for one key in one call (two
+ * {error} (an array: no value a key holds can be taken for it), and the other keys are
+ * unaffected. Entries for one key in one call (two
  * limiters sharing keys) are compared in order, each against what the one before left.
  */
 export const BATCH_SCRIPT = `
@@ -25,7 +27,7 @@ for i = 1, #KEYS do
   local k = KEYS[i]
   local cur = redis.pcall('GET', k)
   if type(cur) == 'table' and cur.err then
-    out[i] = '!' .. cur.err
+    out[i] = {cur.err}
   else
     cur = cur or ''
     local e, v = ARGV[3 * i - 2], ARGV[3 * i - 1]
@@ -108,13 +110,14 @@ export class SwapBatcher {
         s.resolve(null);
         continue;
       }
-      const text = typeof r === "string" ? r : String(r);
-      if (text.startsWith("!")) {
-        s.reject(new Error(text.slice(1)));
+      if (Array.isArray(r)) {
+        const error = String(r[0]);
+        // Another type of value at the key (a hash, a list): not an outage, and not ours.
+        s.reject(/WRONGTYPE/.test(error) ? new RedisStateError(s.key, `the key holds another type of value (${error})`) : new Error(error));
         continue;
       }
       try {
-        s.resolve([fromValue(s.key, text)]);
+        s.resolve([fromValue(s.key, typeof r === "string" ? r : String(r))]);
       } catch (e) {
         s.reject(e);
       }

@@ -3,20 +3,32 @@
 // bytes this process last saw, then written with one compare-and-swap script call
 // (redis-script.js); when another writer got there first, the script answers with the current
 // bytes and the core decides again over them. So the common case is one round trip, a
-// conflict one more, and no algorithm exists anywhere but in the core.
+// conflict one more, and no algorithm exists anywhere but in the core: every round is the
+// core's compare-and-swap step (`StorePolicy.step`, `tollgate::store::cas_step`), and one
+// loop (`#swapLoop`) drives it for one key's batch of hits, a several-key hit and a refund.
 import { validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
-import { fromValue } from "./redis-value.js";
 import { keySlot } from "./redis-client.js";
+import { Backoff } from "./redis-backoff.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
   constructor(error) {
     this.error = error;
+  }
+}
+
+/**
+ * Other writers won every attempt: Redis answered, so this is not an outage. Carries the bytes
+ * Redis answered with last, over which the hit is denied (see `#contended`).
+ */
+class Contention {
+  constructor(states) {
+    this.states = states;
   }
 }
 
@@ -26,6 +38,9 @@ export class RedisLimiter {
   #wasm;
   #names;
   #policyWasm;
+  #options;
+  #insured = null;
+  #backoff = new Backoff();
   /**
    * Redis key -> `{ state, at }`: the bytes last seen there (`null`: absent) and when Redis
    * last confirmed them (the store's local clock); bounded, oldest out first.
@@ -35,9 +50,10 @@ export class RedisLimiter {
   #queues = new Map();
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
-  constructor(store, policy) {
+  constructor(store, policy, options) {
     this.#store = store;
     this.#policy = policy;
+    this.#options = options;
     this.#wasm = policy._store;
     this.#names = policy.names;
     this.#policyWasm = policy._wasm;
@@ -50,14 +66,14 @@ export class RedisLimiter {
 
   /** Decides a hit and counts it if allowed; resolves to the decision. */
   limit(key, options) {
-    return this.#run(key, options, (keys, rkeys, now, cost, hit) =>
-      rkeys.length === 1 ? this.#enqueue(keys[0], rkeys[0], now, cost, hit) : this.#limit(keys, rkeys, now, cost),
+    return this.#run(key, options, false, (keys, rkeys, now, cost, hit) =>
+      rkeys.length === 1 ? this.#enqueue(keys[0], rkeys[0], now, cost, hit) : this.#limit(keys, rkeys, now, cost, hit),
     );
   }
 
   /** The decision `limit` would make, counting nothing (reads the keys: one round trip). */
   peek(key, options) {
-    return this.#run(key, options, async (keys, rkeys, now, cost) => {
+    return this.#run(key, options, true, async (keys, rkeys, now, cost) => {
       const states = await this.#read(rkeys);
       this.#decodeOr(() => this.#wasm.peek(states, now, cost), rkeys, states);
       return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
@@ -73,15 +89,9 @@ export class RedisLimiter {
     checkSlots(this.#store, keys, rkeys);
     await this.#guard(rkeys, async () => {
       const now = options?.now ?? (await this.#store._now());
-      let states = rkeys.map((k) => this.#cached(k));
-      for (let attempt = 0; attempt < this.#store._maxAttempts; attempt++) {
-        const next = this.#decodeOr(() => this.#wasm.refund(states, now, cost), rkeys, states);
-        const ttls = next.map((s) => (s === null ? 0 : Math.max(1, Math.ceil(this.#policy.longestWindowMs))));
-        const current = await this.#store._script.swap(rkeys, states, next, ttls);
-        if (current === null) return this.#remember(rkeys, next);
-        states = current;
-      }
-      throw this.#contention();
+      // A refund is never answered from the cache: other processes' hits may be there.
+      const step = (states) => this.#step(rkeys, states, now, cost, true);
+      await this.#swapLoop(rkeys, step, false, {});
     });
   }
 
@@ -110,7 +120,7 @@ export class RedisLimiter {
   // --- the decision --------------------------------------------------------------------------
 
   /** Shared by limit and peek: checks input, takes the time, applies the failure mode. */
-  async #run(key, options, decide) {
+  async #run(key, options, peek, decide) {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
     checkKeys(keys);
@@ -123,15 +133,22 @@ export class RedisLimiter {
       const t = options?.now ?? this.#store._now();
       now = typeof t === "number" ? t : await withTimeout(t, timeout);
     } catch (e) {
-      return this.#degrade(keys, rkeys, this.#store._local(), cost, e);
+      return this.#degrade(keys, rkeys, this.#store._local(), cost, peek, e);
     }
     // `hit.abandoned`: the caller has given up (timeout); a queued hit is then not sent late.
     const hit = { abandoned: false };
+    const started = performance.now();
     try {
       return await withTimeout(decide(keys, rkeys, now, cost, hit), timeout);
     } catch (e) {
       hit.abandoned = true;
-      return this.#degrade(keys, rkeys, now, cost, e);
+      // Out of time after Redis answered a lost race while this hit waited: contention, not an
+      // outage (a conflict from before it, then silence, is an outage).
+      const track = hit.track;
+      if (e instanceof RedisUnavailableError && track?.conflict != null && track.conflictAt >= started && track.conflict.length === rkeys.length) {
+        return this.#contended(keys, track.conflict, now, cost);
+      }
+      return this.#degrade(keys, rkeys, now, cost, peek, e);
     }
   }
 
@@ -139,14 +156,17 @@ export class RedisLimiter {
    * One key's hits from this process are decided in arrival order, in batches: while one
    * compare-and-swap is in flight, the hits that arrive queue up; then the core decides all of
    * them one after another over the running state (exactly as in memory), and one
-   * compare-and-swap writes the result. On a conflict the whole batch is decided again over the
-   * bytes Redis answered with. So a hot key costs one round trip per batch, not per hit, and
-   * this process's hits never conflict with each other.
+   * compare-and-swap writes the result. On a conflict the whole batch, with the hits that
+   * queued meanwhile, is decided again over the bytes Redis answered with. So a hot key costs
+   * one round trip per batch, not per hit, and this process's hits never conflict with each
+   * other.
    */
   #enqueue(key, rkey, now, cost, hit) {
     let queue = this.#queues.get(rkey);
     if (queue === undefined) {
-      queue = [];
+      // `conflict`: the bytes Redis last answered a lost race with (at `conflictAt`), while
+      // this queue drains.
+      queue = { hits: [], conflict: null, conflictAt: 0 };
       this.#queues.set(rkey, queue);
       queueMicrotask(() => this.#drain(rkey, queue));
     }
@@ -156,38 +176,47 @@ export class RedisLimiter {
       hit.cost = cost;
       hit.resolve = resolve;
       hit.reject = reject;
-      queue.push(hit);
+      hit.track = queue;
+      queue.hits.push(hit);
     });
   }
 
   async #drain(rkey, queue) {
-    while (queue.length > 0) {
-      const batch = queue.splice(0).filter((h) => !h.abandoned);
-      if (batch.length === 0) continue;
+    while (queue.hits.length > 0) {
+      const batch = [];
       try {
-        await this.#decideBatch(rkey, batch);
+        await this.#decideBatch(rkey, queue, batch);
       } catch (e) {
-        for (const h of batch) h.reject(e);
+        for (const h of batch) {
+          if (e instanceof Contention) h.resolve(this.#contended([h.key], e.states, h.now, h.cost));
+          else h.reject(e);
+        }
       }
     }
     this.#queues.delete(rkey);
   }
 
-  async #decideBatch(rkey, batch) {
+  /** Decides the queued hits (moved into `batch`, which grows as more queue) and swaps once. */
+  async #decideBatch(rkey, queue, batch) {
     const w = this.#wasm;
     const rkeys = [rkey];
-    let start = [this.#cached(rkey)];
-    let fromCache = true;
-    for (let attempt = 0; attempt < this.#store._maxAttempts; attempt++) {
+    for (const h of queue.hits.splice(0)) if (!h.abandoned) batch.push(h);
+    if (batch.length === 0) return;
+    let results;
+    const step = (start) => {
+      // Hits that queued while the last attempt was in flight join; hits whose caller gave up
+      // (timed out and was answered) leave, so that they are not counted.
+      for (const h of queue.hits.splice(0)) batch.push(h);
+      for (let i = batch.length - 1; i >= 0; i--) if (batch[i].abandoned) batch.splice(i, 1);
+      results = new Array(batch.length);
       let states = start;
-      let changed = false;
+      let write = null;
       let ttl = 0;
-      const results = new Array(batch.length);
       for (let i = 0; i < batch.length; i++) {
         const h = batch[i];
         let next;
         try {
-          next = w.check(states, h.now, h.cost);
+          next = w.step(states, h.now, h.cost, false);
         } catch (e) {
           // This hit's own error (a cost that never fits, a bad `now`) is this hit's alone;
           // bytes that are not state fail the whole batch.
@@ -198,70 +227,84 @@ export class RedisLimiter {
         }
         const d = readDecision(w.outPtr, this.#names, [h.key], extrasOutView());
         results[i] = d;
-        if (d.allowed) {
-          states = next;
-          changed = true;
-          ttl = states[0] === null ? 0 : Math.max(1, Math.ceil(w.lastExpiresAt()[0] - h.now));
+        if (d.allowed && next !== null) {
+          states = write = next;
+          ttl = ttlOf(states[0], w.lastExpiresAt()[0], h.now);
         }
       }
-      let current = null;
-      const confirm = !changed && fromCache && !this.#trusted(rkeys);
-      if (changed) current = await this.#store._swapOne(rkey, start[0], states[0], ttl);
-      else if (confirm) current = await this.#store._swapOne(rkey, start[0], start[0], 1);
-      // Denied over bytes read from Redis just now, or over cached bytes that Redis confirmed
-      // recently (the blocked-key cache: others only add hits, so the key is at least as
-      // blocked as last seen, unless another process reset it; hence the bound): final.
+      return { write, ttls: [ttl] };
+    };
+    await this.#swapLoop(rkeys, step, true, queue);
+    for (let i = 0; i < batch.length; i++) {
+      const r = results[i];
+      if (r instanceof Passthrough) batch[i].reject(r);
+      else batch[i].resolve(r);
+    }
+  }
+
+  async #limit(keys, rkeys, now, cost, hit) {
+    let decision;
+    const step = (states) => {
+      const next = this.#step(rkeys, states, now, cost, false);
+      decision = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+      return decision.allowed ? next : { write: null, ttls: null };
+    };
+    hit.track = hit;
+    await this.#swapLoop(rkeys, step, true, hit);
+    return decision;
+  }
+
+  /** The core's step over `states`: what to write (`null`: nothing) and each key's TTL. */
+  #step(rkeys, states, now, cost, refund) {
+    const w = this.#wasm;
+    const write = this.#decodeOr(() => w.step(states, now, cost, refund), rkeys, states);
+    if (write === null) return { write: null, ttls: null };
+    const expires = w.lastExpiresAt();
+    return { write, ttls: write.map((s, i) => ttlOf(s, expires[i], now)) };
+  }
+
+  /**
+   * The one compare-and-swap loop. `step(states)` decides over the bytes believed to be in
+   * Redis and answers `{ write, ttls }` (`write` null: nothing changed). A write is swapped in
+   * if Redis still holds those bytes; otherwise Redis answers with what it holds, and the core
+   * decides again over that, after a random pause once it has lost twice in a row, sized by
+   * how contended this limiter's swaps are (redis-backoff.js: the writers that lost together
+   * then do not all come back together). Nothing to write over
+   * cached bytes is final while Redis confirmed them within `blockedCache` (`trustCache`),
+   * and is confirmed with a swap that writes nothing otherwise. Every answer Redis gives to a
+   * lost race is kept in `track.conflict`: a decision that runs out of time after one was
+   * refused by contention, not by an outage. More than `maxAttempts` lost races in a row throw
+   * `Contention`.
+   */
+  async #swapLoop(rkeys, step, trustCache, track) {
+    let states = rkeys.map((k) => this.#cached(k));
+    let fromCache = true;
+    for (let attempt = 1; ; attempt++) {
+      const { write, ttls } = step(states);
+      let current;
+      const sent = performance.now();
+      if (write !== null) current = await this.#swap(rkeys, states, write, ttls);
+      else if (fromCache && !(trustCache && this.#trusted(rkeys))) current = await this.#swap(rkeys, states, states, rkeys.map(() => 1));
+      else return; // decided over bytes Redis holds (or confirmed recently): final
+      this.#backoff.record(performance.now() - sent, current !== null);
       if (current === null) {
-        if (changed) this.#remember(rkeys, states);
-        else if (confirm) this.#remember(rkeys, start); // confirmed just now
-        for (let i = 0; i < batch.length; i++) {
-          const r = results[i];
-          if (r instanceof Passthrough) batch[i].reject(r);
-          else batch[i].resolve(r);
-        }
+        this.#remember(rkeys, write ?? states);
         return;
       }
       this.#remember(rkeys, current);
-      start = current;
-      fromCache = false;
-    }
-    throw this.#contention();
-  }
-
-  async #limit(keys, rkeys, now, cost) {
-    const w = this.#wasm;
-    let states = rkeys.map((k) => this.#cached(k));
-    let fromCache = true;
-    for (let attempt = 0; attempt < this.#store._maxAttempts; attempt++) {
-      const next = this.#decodeOr(() => w.check(states, now, cost), rkeys, states);
-      const d = readDecision(w.outPtr, this.#names, keys, extrasOutView());
-      if (!d.allowed) {
-        // Denied: nothing to write. Over bytes read from Redis just now, that is final. Over
-        // cached bytes that Redis confirmed recently it is too (the blocked-key cache): others
-        // only add hits, so the keys are at least as blocked as this process last saw them,
-        // unless another process reset or refunded them, which the bound puts a limit on.
-        if (!fromCache || this.#trusted(rkeys)) return d;
-        const current = await this.#store._script.swap(rkeys, states, states, ttlsOf(states));
-        if (current === null) {
-          this.#remember(rkeys, states); // confirmed just now
-          return d;
-        }
-        states = current;
-        fromCache = false;
-        continue;
-      }
-      const expires = w.lastExpiresAt();
-      const ttls = next.map((s, i) => (s === null ? 0 : Math.max(1, Math.ceil(expires[i] - now))));
-      const current = await this.#store._script.swap(rkeys, states, next, ttls);
-      if (current === null) {
-        this.#remember(rkeys, next);
-        return d;
-      }
+      track.conflict = current;
+      track.conflictAt = performance.now();
+      if (attempt >= this.#store._maxAttempts) throw new Contention(current);
       states = current;
       fromCache = false;
-      this.#remember(rkeys, current);
+      await this.#backoff.pause(attempt);
     }
-    throw this.#contention();
+  }
+
+  /** One key through the batcher (or its own call), several through the all-or-nothing script. */
+  #swap(rkeys, expected, next, ttls) {
+    if (rkeys.length === 1) return this.#store._swapOne(rkeys[0], expected[0], next[0], ttls[0]);
+    return this.#store._script.swap(rkeys, expected, next, ttls);
   }
 
   /** Runs a wasm call over `states`; bytes that are not state become a `RedisStateError`. */
@@ -289,8 +332,9 @@ export class RedisLimiter {
   }
 
   /** What the failure mode makes of an error; input and state errors always reach the caller. */
-  #degrade(keys, rkeys, now, cost, e) {
+  #degrade(keys, rkeys, now, cost, peek, e) {
     if (e instanceof Passthrough) throw e.error;
+    if (e instanceof Contention) return this.#contended(keys, e.states, now, cost);
     if (e instanceof RedisStateError) {
       for (const k of rkeys) this.#cache.delete(k);
       throw e;
@@ -302,39 +346,66 @@ export class RedisLimiter {
       throw e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
     }
     this.#store._onError?.(e);
-    // A fresh key's figures, allowed (open) or denied for a second (closed).
+    if (mode === "insurance") {
+      const d = this.#insurance().decide(keys, now, cost, peek);
+      if (d !== null) return Object.assign(d, { degraded: "unavailable" });
+    }
+    // A fresh key's figures, allowed (open) or denied for a while (closed, or a cost the
+    // insurance's share can never take).
     this.#wasm.peek(keys.map(() => null), now, cost);
     const d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-    if (mode === "closed") {
-      const retry = this.#store._closedRetryMs;
-      d.allowed = false;
-      d.remaining = 0;
-      d.retryAfter = retry;
-      d.blockedBy = this.#names[0];
-      for (const l of d.limits) Object.assign(l, { allowed: false, remaining: 0, retryAfter: retry, nextUnitAfter: retry });
-    }
-    d.degraded = mode;
+    if (mode !== "open") deny(d, this.#names, this.#store._closedRetryMs);
+    d.degraded = "unavailable";
     return d;
+  }
+
+  /**
+   * Other writers kept winning, but Redis answered: the hit is denied (never admitted on a
+   * guess), with the figures of the last bytes Redis answered with, which is when it could
+   * pass if nothing else arrived. The failure mode is not consulted: it is for outages.
+   */
+  #contended(keys, states, now, cost) {
+    let d;
+    try {
+      this.#wasm.peek(states, now, cost);
+      d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    } catch {
+      this.#wasm.peek(keys.map(() => null), now, cost);
+      d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    }
+    deny(d, this.#names, 1);
+    d.degraded = "contention";
+    return d;
+  }
+
+  /** The in-memory limiter of `failure: "insurance"`, made on the first outage. */
+  #insurance() {
+    this.#insured ??= this.#store._insurance(this.#options);
+    return this.#insured;
   }
 
   #guard(rkeys, op) {
     return withTimeout(op(), this.#store._timeoutMs).catch((e) => {
       if (e instanceof Passthrough) throw e.error;
       if (e instanceof RedisStateError) throw e;
+      if (e instanceof Contention) {
+        throw new RedisUnavailableError(`gave up after ${this.#store._maxAttempts} attempts: other writers kept changing the key`);
+      }
       for (const k of rkeys) this.#cache.delete(k);
       throw e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
     });
   }
 
-  #contention() {
-    return new RedisUnavailableError(`gave up after ${this.#store._maxAttempts} attempts: other writers kept changing the key`);
-  }
-
   // --- what this process knows ---------------------------------------------------------------
 
+  /**
+   * The bytes Redis holds for the keys: a swap that writes nothing, over what this process
+   * believes is there (so one round trip either way), which unlike MGET refuses a key of
+   * another type (`WRONGTYPE`) instead of reading it as absent.
+   */
   async #read(rkeys) {
-    const reply = await this.#store._client.send(["MGET", ...rkeys]);
-    const states = rkeys.map((k, i) => fromValue(k, reply[i]));
+    const believed = rkeys.map((k) => this.#cached(k));
+    const states = (await this.#store._script.swap(rkeys, believed, believed, rkeys.map(() => 1))) ?? believed;
     this.#remember(rkeys, states);
     return states;
   }
@@ -394,7 +465,23 @@ function checkSlots(store, keys, rkeys) {
   }
 }
 
-/** A verify-only swap (new = expected) writes nothing, so its TTLs are never used. */
-function ttlsOf(states) {
-  return states.map(() => 1);
+/** The TTL (ms) of a new state that is fresh again at `expiresAt` (0 for a deleted key). */
+function ttlOf(state, expiresAt, now) {
+  return state === null ? 0 : Math.max(1, Math.ceil(expiresAt - now));
+}
+
+/**
+ * Makes `d` a denial (every pair denied, nothing remaining) that can be retried after what its
+ * own figures say, and at least `minRetryMs`.
+ */
+function deny(d, names, minRetryMs) {
+  d.retryAfter = Math.max(d.retryAfter, minRetryMs);
+  if (d.allowed) d.blockedBy = names[0];
+  d.allowed = false;
+  d.remaining = 0;
+  for (const l of d.limits) {
+    // nextUnitAfter (the headers' `t`) waits at least as long as the denial does.
+    const retryAfter = Math.max(l.retryAfter, minRetryMs);
+    Object.assign(l, { allowed: false, remaining: 0, retryAfter, nextUnitAfter: Math.max(l.nextUnitAfter ?? 0, minRetryMs) });
+  }
 }

@@ -2,6 +2,7 @@
 // keys. It knows nothing of any algorithm (the decision is the wasm core's, re-run on a
 // conflict); it only checks that every key still holds what the decision was made over.
 import { toValue, fromValue } from "./redis-value.js";
+import { RedisStateError } from "./redis-errors.js";
 
 /**
  * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
@@ -59,6 +60,11 @@ export class LoadedScript {
     return this.#loading;
   }
 
+  /** The adapted client the script runs through. */
+  get client() {
+    return this.#client;
+  }
+
   /** `EVALSHA <sha> <numkeys> ...rest`; `args` is `[numkeys, ...keys, ...argv]`, all strings. */
   async run(args) {
     if (this.#sha === null) await this.#load();
@@ -92,7 +98,17 @@ export class CasScript {
     for (const e of expected) args.push(toValue(e));
     for (const v of next) args.push(toValue(v));
     for (const t of ttls) args.push(String(t));
-    const reply = await this.#script.run(args);
+    let reply;
+    try {
+      reply = await this.#script.run(args);
+    } catch (e) {
+      if (!/WRONGTYPE/.test(String(e?.message))) throw e;
+      // Another type of value at one of the keys: not an outage, and not ours. Which key?
+      // One TYPE each, on this error path only.
+      const types = await Promise.all(keys.map((k) => this.#script.client.send(["TYPE", k])));
+      const at = Math.max(0, types.findIndex((t) => String(t) !== "string" && String(t) !== "none"));
+      throw new RedisStateError(keys[at], `the key holds another type of value (${e.message})`);
+    }
     if (Number(reply[0]) === 1) return null;
     const current = new Array(n);
     for (let i = 0; i < n; i++) current[i] = fromValue(keys[i], reply[i + 1]);

@@ -16,8 +16,9 @@ import { RedisClock } from "./redis-clock.js";
 import { known } from "./options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
+import { Insurance, insuranceShare } from "./insurance.js";
 
-const FAILURES = ["open", "closed", "throw"];
+const FAILURES = ["open", "closed", "throw", "insurance"];
 const CLOCKS = ["local", "redis"];
 /**
  * `blockedCache: true`: a denial over cached bytes stands without a round trip for up to this
@@ -47,7 +48,7 @@ export class RedisStore {
     }
     known(options, [
       "prefix", "namespace", "timeoutMs", "failure", "clock", "syncRate", "maxAttempts", "blockedCache",
-      "batchKeys", "maxCachedKeys", "closedRetryMs", "clockRefreshMs", "now", "onError",
+      "batchKeys", "maxCachedKeys", "closedRetryMs", "clockRefreshMs", "now", "onError", "insurance",
     ]);
     const {
       prefix = "tollgate:",
@@ -64,12 +65,21 @@ export class RedisStore {
       clockRefreshMs = 1000,
       now = Date.now,
       onError,
+      insurance,
     } = options;
     if (typeof prefix !== "string") throw new TypeError(`prefix must be a string, got ${show(prefix)}`);
     if (typeof namespace !== "string" || namespace.includes("\n")) {
       throw new TypeError(`namespace must be a string, got ${show(namespace)}`);
     }
-    if (!FAILURES.includes(failure)) throw new TypeError(`failure must be "open", "closed" or "throw", got ${show(failure)}`);
+    if (!FAILURES.includes(failure)) throw new TypeError(`failure must be "open", "closed", "throw" or "insurance", got ${show(failure)}`);
+    if (failure === "insurance" && insurance === undefined) {
+      throw new TypeError('failure "insurance" needs insurance: the share of each limit one process admits during an outage (e.g. 1 / processes)');
+    }
+    if (failure !== "insurance" && insurance !== undefined) {
+      throw new TypeError(`insurance applies with failure "insurance" only, not ${show(failure)}`);
+    }
+    /** The share of each limit a process admits in memory while Redis is unavailable. */
+    this._insuranceShare = insurance === undefined ? 0 : insuranceShare(insurance);
     if (!CLOCKS.includes(clock)) throw new TypeError(`clock must be "local" or "redis", got ${show(clock)}`);
     if (typeof syncRate !== "number" || !Number.isInteger(syncRate)) {
       throw new TypeError(`syncRate must be a whole number of milliseconds (0: every hit, < 0: local only), got ${show(syncRate)}`);
@@ -122,6 +132,11 @@ export class RedisStore {
   limiter(options) {
     const policy = new Policy(options);
     if (this._syncRate !== 0) return new SyncedRedisLimiter(this, policy);
-    return new RedisLimiter(this, policy);
+    return new RedisLimiter(this, policy, options);
+  }
+
+  /** The in-memory limiter of `failure: "insurance"` for a limiter's options. @internal */
+  _insurance(options) {
+    return new Insurance(options, this._insuranceShare);
   }
 }

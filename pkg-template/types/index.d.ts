@@ -86,8 +86,13 @@ export interface Decision {
   blockedBy: string | null;
   /** Every (key, limit) pair, keys outer. */
   limits: LimitResult[];
-  /** Set by stores that could not reach their backend: which failure mode decided. */
-  degraded?: "open" | "closed";
+  /**
+   * Set by stores when the decision is not the store's exact one, and why: `"unavailable"`
+   * (the backend failed or did not answer; the store's `failure` mode decided) or
+   * `"contention"` (the backend answered, but other writers kept winning until the time ran
+   * out: denied, with the figures of the last state the backend answered with).
+   */
+  degraded?: "unavailable" | "contention";
 }
 
 export interface CallOptions {

@@ -1,8 +1,11 @@
 // Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
 import type { AsyncRateLimiter, Decision, LimiterOptions, Policy } from "./index.js";
 
-/** What to answer when Redis fails or does not answer within `timeoutMs`. */
-export type RedisFailureMode = "open" | "closed" | "throw";
+/**
+ * What to answer when Redis fails or does not answer within `timeoutMs` (an outage; contention
+ * among writers is never one: it is denied with `degraded: "contention"`).
+ */
+export type RedisFailureMode = "open" | "closed" | "throw" | "insurance";
 
 export interface RedisStoreOptions {
   /** Put before every key (default `"tollgate:"`). */
@@ -12,10 +15,17 @@ export interface RedisStoreOptions {
   /** Longest wait for Redis per decision, ms (default 500). */
   timeoutMs?: number;
   /**
-   * `"open"` (default): admit, with `degraded: "open"`; `"closed"`: deny for `closedRetryMs`,
-   * with `degraded: "closed"`; `"throw"`: reject with `RedisUnavailableError`.
+   * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in
+   * memory in this process with `insurance` of each limit; each with `degraded:
+   * "unavailable"`. `"throw"`: reject with `RedisUnavailableError`.
    */
   failure?: RedisFailureMode;
+  /**
+   * With `failure: "insurance"` (and required by it): the share of each limit (and burst) one
+   * process admits in memory while Redis is unavailable, more than 0 and at most 1, e.g.
+   * `1 / processes` (each scaled limit is at least 1).
+   */
+  insurance?: number;
   /** `retryAfter` of a fail-closed decision, ms (default 1000). */
   closedRetryMs?: number;
   /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
@@ -27,7 +37,7 @@ export interface RedisStoreOptions {
    * only, decided locally and synced every N ms (may over-admit between syncs). `< 0`: local only.
    */
   syncRate?: number;
-  /** Compare-and-swap attempts per decision before the failure mode applies (default 64). */
+  /** Compare-and-swap attempts per decision before it is denied as contention (default 64). */
   maxAttempts?: number;
   /**
    * Answer hits on a key this process knows is blocked without a round trip, for up to this

@@ -69,7 +69,18 @@ export class RedisServer {
   }
 
   stop() {
+    if (this.#proc !== null) this.#proc.kill("SIGCONT"); // a paused server cannot act on SIGTERM
     return this.#end("SIGTERM");
+  }
+
+  /** Freezes the server (SIGSTOP): connections stay open, nothing is answered. */
+  pause() {
+    this.#proc?.kill("SIGSTOP");
+  }
+
+  /** Lets a paused server run again (SIGCONT); it answers what queued meanwhile. */
+  resume() {
+    this.#proc?.kill("SIGCONT");
   }
 
   #end(signal) {

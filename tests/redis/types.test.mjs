@@ -23,7 +23,7 @@ test("the Redis store's types: async with a store, sync without, wrong uses refu
     const options: RedisStoreOptions = { prefix: "rl:", failure: "closed", clock: "redis", timeoutMs: 200, syncRate: 0, namespace: "api" };
     const limiter = new RateLimiter({ algorithm: "sliding-window", limit: 100, window: "1m", store: new RedisStore(client, options) });
     const d: Decision = await limiter.limit("user:42");
-    const degraded: "open" | "closed" | undefined = d.degraded;
+    const degraded: "unavailable" | "contention" | undefined = d.degraded;
     await limiter.refund("user:42", { cost: 1 });
     await limiter.close();
     const memory = new RateLimiter({ algorithm: "gcra", quota: "10/s" });

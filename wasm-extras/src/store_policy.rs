@@ -7,6 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use js_sys::{Array, Float64Array, Uint8Array};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
+use tollgate::store::cas_step;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -29,27 +30,41 @@ impl StorePolicy {
     }
 
     fn states_from(&self, states: &Array) -> Result<Vec<Option<PolicyState>>, JsValue> {
-        let n = states.length();
-        if n == 0 || n as usize > tollgate::limiter::MAX_KEYS_PER_HIT {
-            let max = tollgate::limiter::MAX_KEYS_PER_HIT as u64;
-            return Err(range_error(&Msg::new("states must hold 1 to ").n(max).s(" entries, got ").n(n as u64).0));
-        }
-        let mut out = Vec::with_capacity(n as usize);
-        for i in 0..n {
-            let v = states.get(i);
-            if v.is_null() || v.is_undefined() {
-                out.push(None);
-                continue;
-            }
-            let Some(bytes) = v.dyn_ref::<Uint8Array>() else {
-                return Err(type_error(&Msg::new("states[").n(i as u64).s("] must be a Uint8Array or null").0));
-            };
-            let state = PolicyState::decode(&bytes.to_vec()).map_err(|e| decode_error(&e))?;
-            self.inner.validate_state(&state).map_err(|e| decode_error(&e))?;
-            out.push(Some(state));
+        let mut out = Vec::new();
+        for bytes in raw_states(states)? {
+            out.push(match bytes {
+                None => None,
+                Some(b) => {
+                    let state = PolicyState::decode(&b).map_err(|e| decode_error(&e))?;
+                    self.inner.validate_state(&state).map_err(|e| decode_error(&e))?;
+                    Some(state)
+                }
+            });
         }
         Ok(out)
     }
+}
+
+/// The bytes of each key (`null`/`undefined`: absent), as `states_from` takes them, not decoded.
+fn raw_states(states: &Array) -> Result<Vec<Option<Vec<u8>>>, JsValue> {
+    let n = states.length();
+    if n == 0 || n as usize > tollgate::limiter::MAX_KEYS_PER_HIT {
+        let max = tollgate::limiter::MAX_KEYS_PER_HIT as u64;
+        return Err(range_error(&Msg::new("states must hold 1 to ").n(max).s(" entries, got ").n(n as u64).0));
+    }
+    let mut out = Vec::with_capacity(n as usize);
+    for i in 0..n {
+        let v = states.get(i);
+        if v.is_null() || v.is_undefined() {
+            out.push(None);
+            continue;
+        }
+        let Some(bytes) = v.dyn_ref::<Uint8Array>() else {
+            return Err(type_error(&Msg::new("states[").n(i as u64).s("] must be a Uint8Array or null").0));
+        };
+        out.push(Some(bytes.to_vec()));
+    }
+    Ok(out)
 }
 
 #[wasm_bindgen]
@@ -67,21 +82,36 @@ impl StorePolicy {
         self.out.ptr()
     }
 
-    /// Decides a hit; returns the new state per key (`null`: fresh), writes the decision to
-    /// the output buffer. The inputs are not changed.
-    pub fn check(&mut self, states: &Array, now: f64, cost: f64) -> Result<Array, JsValue> {
+    /// The core's compare-and-swap step (`tollgate::store::cas_step`) for one hit over the
+    /// bytes a store holds (`null`: absent): decides it (or, with `refund`, gives `cost` back),
+    /// writes the decision to the output buffer (not for a refund) and returns the bytes after
+    /// it per key (`null`: fresh, delete the key), or `null` when they are the bytes given, so
+    /// there is nothing to write. `lastExpiresAt` then tells when each state is fresh again.
+    pub fn step(&mut self, states: &Array, now: f64, cost: f64, refund: bool) -> Result<JsValue, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        let mut st = self.states_from(states)?;
-        let d = self.inner.check(&mut st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
-        self.out.write(&d);
+        let raw = raw_states(states)?;
+        let inner = &self.inner;
+        let step = cas_step(inner, &raw, &mut |st| {
+            if refund {
+                inner.refund(st, now, cost);
+                return Ok(None);
+            }
+            inner.check(st, now, cost).map(Some)
+        })
+        .map_err(|(_, e)| decode_error(&e))?;
+        match step.result {
+            Ok(Some(d)) => self.out.write(&d),
+            Ok(None) => {}
+            Err(e) => return Err(check_error(&e, self.limit_name())),
+        }
         self.expires.clear();
         let result = Array::new();
-        for s in &st {
+        for s in &step.states {
             match s {
-                Some(s) => {
-                    self.expires.push(s.expires_at().as_millis_ceil() as f64);
-                    result.push(&Uint8Array::from(s.encode().as_slice()));
+                Some((bytes, expires)) => {
+                    self.expires.push(expires.as_millis_ceil() as f64);
+                    result.push(&Uint8Array::from(bytes.as_slice()));
                 }
                 None => {
                     self.expires.push(0.0);
@@ -89,10 +119,10 @@ impl StorePolicy {
                 }
             }
         }
-        Ok(result)
+        Ok(if step.changed { result.into() } else { JsValue::NULL })
     }
 
-    /// When each state of the last `check` is fresh again (epoch ms; 0 for a fresh key).
+    /// When each state of the last `step` is fresh again (epoch ms; 0 for a fresh key).
     #[wasm_bindgen(js_name = lastExpiresAt)]
     pub fn last_expires_at(&self) -> Float64Array {
         Float64Array::from(self.expires.as_slice())
@@ -106,22 +136,6 @@ impl StorePolicy {
         let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
         self.out.write(&d);
         Ok(())
-    }
-
-    /// Gives back `cost` units; returns the new states.
-    pub fn refund(&mut self, states: &Array, now: f64, cost: f64) -> Result<Array, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let mut st = self.states_from(states)?;
-        self.inner.refund(&mut st, now, cost);
-        let result = Array::new();
-        for s in &st {
-            match s {
-                Some(s) => result.push(&Uint8Array::from(s.encode().as_slice())),
-                None => result.push(&JsValue::NULL),
-            };
-        }
-        Ok(result)
     }
 
     /// Throws a `TypeError` when `state` is not a state of this policy.

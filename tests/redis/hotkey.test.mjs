@@ -1,0 +1,55 @@
+// Contention is not an outage: 16 processes (real child processes, both clients) flood ONE key
+// of a small limit with the store's default options (failure "open", timeoutMs 500), for every
+// algorithm. Every decision a lost race ran out of time for must be a denial (`degraded:
+// "contention"`), never the failure mode's admission, so the processes together admit at most
+// the limit plus what the algorithm refills while they run.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { RedisServer } from "./redis-server.mjs";
+import { floodFrom, summed } from "./processes.mjs";
+
+const PROCESSES = 16;
+const LIMIT = 100;
+const WINDOW_MS = 3_600_000;
+
+const CONFIGS = [
+  { name: "fixed-window", options: { algorithm: "fixed-window", limit: LIMIT, window: "1h" }, clock: true },
+  { name: "fixed-window-first-hit", options: { algorithm: "fixed-window", align: "first-hit", limit: LIMIT, window: "1h" } },
+  { name: "sliding-log", options: { algorithm: "sliding-log", limit: LIMIT, window: "1h" } },
+  { name: "sliding-window", options: { algorithm: "sliding-window", limit: LIMIT, window: "1h" }, clock: true },
+  { name: "sliding-buckets", options: { algorithm: "sliding-buckets", limit: LIMIT, window: "1h", precision: "6m" }, clock: true },
+  { name: "token-bucket", options: { algorithm: "token-bucket", limit: LIMIT, window: "1h" } },
+  { name: "gcra", options: { algorithm: "gcra", limit: LIMIT, window: "1h" } },
+];
+
+let server;
+before(async () => {
+  server = await RedisServer.start();
+});
+after(() => server.stop());
+
+test(`${PROCESSES} processes on one key admit at most the limit, for every algorithm (store defaults)`, { timeout: 180_000 }, async () => {
+  const start = Date.now();
+  const results = await floodFrom(PROCESSES, server.port, {
+    configs: CONFIGS.map(({ name, options }) => ({ name, options })),
+    hits: 40, // 640 hits per algorithm against a limit of 100
+    inFlight: 8,
+    prefix: "hot:",
+  });
+  const end = Date.now();
+  const total = summed(results);
+  // What a limit of LIMIT per hour can refill while the run lasts, and a clock window's
+  // boundary crossed mid-run (a new window: up to LIMIT more).
+  const refill = Math.ceil((LIMIT * (end - start)) / WINDOW_MS) + 1;
+  const crossed = Math.floor(start / WINDOW_MS) !== Math.floor(end / WINDOW_MS);
+  for (const { name, clock } of CONFIGS) {
+    const t = total[name];
+    const bound = LIMIT + refill + (clock && crossed ? LIMIT : 0);
+    assert.equal(t.errors, 0, `${name}: ${JSON.stringify(t)}`);
+    assert.equal(t.unavailable, 0, `${name}: Redis was up all along: ${JSON.stringify(t)}`);
+    assert.equal(t.admitted + t.denied, PROCESSES * 40, `${name}: every hit answered`);
+    assert.ok(t.admitted <= bound, `${name}: admitted ${t.admitted}, at most ${bound}: ${JSON.stringify(t)}`);
+    assert.ok(t.admitted >= 1, `${name}: nothing admitted: ${JSON.stringify(t)}`);
+    console.log(`# ${name}: ${JSON.stringify(t)} (bound ${bound})`);
+  }
+});
