@@ -9,7 +9,7 @@ use crate::config::{FailMode, PolicyConfig};
 
 /// The header marking an answer the Durable Object did not make.
 pub const DEGRADED_HEADER: &str = "Tollgate-Degraded";
-/// The header marking a 429 answered from the isolate's block cache.
+/// The header marking a denial answered from the isolate's blocked-key cache.
 pub const CACHE_HEADER: &str = "Tollgate-Cache";
 
 /// An answer before it becomes a [`Response`]: proxy mode reuses the status and headers.
@@ -38,8 +38,9 @@ impl Answer {
 /// The answer to a decision made at `now`: 200 when allowed, 429 when denied.
 ///
 /// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
-/// rounded up, 0 when allowed), `policy`, and `limitName` (the limit the figures are about:
-/// the one that blocked, or the one with the least left).
+/// rounded up, 0 when allowed), `policy`, `limitName` (the limit the figures are about:
+/// the one that blocked, or the one with the least left), and `estimate`: false, the key's
+/// Durable Object decided (see [`estimate`]).
 pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
     let s = &d.decision;
     let body = json!({
@@ -50,8 +51,18 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos) -> Answer {
         "retryAfter": if d.allowed { 0 } else { s.retry_after.as_millis_ceil() },
         "policy": pc.name,
         "limitName": pc.policy.limit_name(d.binding),
+        "estimate": false,
     });
     Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now) }
+}
+
+/// Marks an answer the key's Durable Object did not make (the blocked-key cache, the sync
+/// modes' local decisions): `"estimate": true`. Its `allowed` stands; its figures are the
+/// object's as of the state this isolate last saw, and other isolates may have taken more
+/// since (so `retryAfter` may be shorter and `remaining` larger than the object's).
+pub fn estimate(mut answer: Answer) -> Answer {
+    answer.body["estimate"] = Value::Bool(true);
+    answer
 }
 
 /// Why the Durable Object could not decide.

@@ -61,5 +61,5 @@ pub fn sync(
     }
     let merged =
         counts.iter().map(|(&(limit, window_start), &(count, _))| MergedWire { limit, window_start, count }).collect();
-    Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None }, alarm))
+    Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None, state: None }, alarm))
 }

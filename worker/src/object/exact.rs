@@ -12,6 +12,10 @@ use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::wire::{DoReply, Op, PolicyDecisionWire};
 
+/// The largest state sent with a denial for the isolate's cache (a sliding log of ~250
+/// timestamps): beyond it, denials of that key are always decided here.
+pub const MAX_SENT_STATE: usize = 4096;
+
 /// Runs a check, peek or refund at `now`. Returns the reply and, when state was written, the
 /// real time (ms) it expires at (for the alarm).
 ///
@@ -46,6 +50,9 @@ pub fn run(
         }
         Op::Reset | Op::Sync | Op::Inspect => return Err(ApiError::internal("not an exact-mode operation")),
     };
+    // A denied check changed nothing: the isolate may cache the state it was decided over.
+    let cacheable = op == Op::Check && !decision.allowed;
+    let sent_state = state.as_ref().filter(|_| cacheable).map(|s| s.encode()).filter(|b| b.len() <= MAX_SENT_STATE);
     let mut alarm = None;
     if wrote {
         let deadline =
@@ -63,6 +70,7 @@ pub fn run(
             decision: Some(PolicyDecisionWire::from(&decision)),
             merged: Vec::new(),
             stored: None,
+            state: sent_state,
         },
         alarm,
     ))
