@@ -87,7 +87,13 @@ impl KeyLimiter {
                 let rows = storage::stored_rows(&self.mem, &sql)?;
                 let alarm = storage.get_alarm().await?;
                 let stored = serde_json::json!({ "state": rows.0, "central": rows.1, "alarm": alarm });
-                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: Some(stored), state: None })
+                Ok(DoReply {
+                    now: now.as_nanos(),
+                    decision: None,
+                    merged: Vec::new(),
+                    stored: Some(stored),
+                    state: None,
+                })
             }
             Op::Reset => {
                 self.mem.borrow_mut().clear();
