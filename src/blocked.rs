@@ -17,8 +17,9 @@
 //! Bounded: at most `max_entries` keys; remembering one more drops the entry confirmed
 //! longest ago. No clock: every function takes the time it is asked about.
 
-use alloc::collections::BTreeMap;
-use alloc::string::String;
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use hashbrown::HashMap;
 
 use crate::{CheckError, Nanos, Policy, PolicyDecision, PolicyState};
 
@@ -53,9 +54,13 @@ struct Entry<S> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct BlockedCache<S> {
-    entries: BTreeMap<String, Entry<S>>,
-    /// seq -> key, oldest confirmation first.
-    order: BTreeMap<u64, String>,
+    entries: HashMap<Box<str>, Entry<S>>,
+    /// (seq, key) in confirmation order from `head` on, oldest first. An entry confirmed again
+    /// leaves its old pair behind (skipped when it comes up: its seq no longer matches), so
+    /// remembering is amortized O(1); the queue is compacted once it holds more than twice as
+    /// many pairs as there are entries.
+    order: Vec<(u64, Box<str>)>,
+    head: usize,
     next_seq: u64,
     max_entries: usize,
     trust: Nanos,
@@ -65,7 +70,7 @@ impl<S> BlockedCache<S> {
     /// A cache of at most `max_entries` keys (0: remembers nothing), whose entries are trusted
     /// for `trust` after their confirmation (`Nanos::ZERO`: never trusted, so never used).
     pub fn new(max_entries: usize, trust: Nanos) -> BlockedCache<S> {
-        BlockedCache { entries: BTreeMap::new(), order: BTreeMap::new(), next_seq: 0, max_entries, trust }
+        BlockedCache { entries: HashMap::new(), order: Vec::new(), head: 0, next_seq: 0, max_entries, trust }
     }
 
     /// How long an entry is trusted after its confirmation.
@@ -82,43 +87,55 @@ impl<S> BlockedCache<S> {
     /// or accepted it as a write). The entry becomes the newest; beyond `max_entries`, the one
     /// confirmed longest ago is dropped.
     pub fn remember(&mut self, key: &str, state: S, at: Nanos) {
+        if self.max_entries == 0 {
+            return;
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
-        match self.entries.get_mut(key) {
-            Some(e) => {
-                self.order.remove(&e.seq);
-                *e = Entry { state, confirmed_at: at, seq };
-            }
-            None => {
-                self.entries.insert(String::from(key), Entry { state, confirmed_at: at, seq });
+        self.entries.insert(Box::from(key), Entry { state, confirmed_at: at, seq });
+        self.order.push((seq, Box::from(key)));
+        while self.entries.len() > self.max_entries && self.head < self.order.len() {
+            let (seq, oldest) = &self.order[self.head];
+            self.head += 1;
+            if self.entry(oldest).is_some_and(|e| e.seq == *seq) {
+                let oldest = oldest.clone();
+                self.forget(&oldest);
             }
         }
-        self.order.insert(seq, String::from(key));
-        while self.entries.len() > self.max_entries {
-            let Some((_, oldest)) = self.order.pop_first() else { break };
-            self.entries.remove(&oldest);
+        // Compacted once the queue is mostly dead: popped pairs, or pairs of keys confirmed again.
+        if self.order.len() > 2 * self.entries.len() + 64 {
+            let mut order = core::mem::take(&mut self.order);
+            let head = core::mem::take(&mut self.head);
+            order.drain(..head);
+            order.retain(|(seq, key)| self.entry(key).is_some_and(|e| e.seq == *seq));
+            self.order = order;
         }
     }
 
     /// The state last confirmed for `key`, trusted or not (a compare-and-swap starts from it).
     pub fn state(&self, key: &str) -> Option<&S> {
-        self.entries.get(key).map(|e| &e.state)
+        self.entry(key).map(|e| &e.state)
     }
 
     /// Whether `key`'s entry may still decide a denial at `now`: confirmed no longer than
     /// `trust` ago. A clock that went back before the confirmation is not trusted.
     pub fn trusted(&self, key: &str, now: Nanos) -> bool {
-        self.entries
-            .get(key)
+        self.entry(key)
             .is_some_and(|e| now >= e.confirmed_at && now - e.confirmed_at <= self.trust && self.trust > Nanos::ZERO)
     }
 
     /// Forgets `key` (reset, refund, a failed write whose outcome is unknown, or a hit the
-    /// store admitted since).
+    /// store admitted since). Its pair in the order queue goes stale.
+    #[inline(never)]
     pub fn forget(&mut self, key: &str) {
-        if let Some(e) = self.entries.remove(key) {
-            self.order.remove(&e.seq);
-        }
+        self.entries.remove(key);
+    }
+
+    /// The one lookup every reader goes through (not inlined: one copy of the probe loop keeps
+    /// the npm package's wasm module small).
+    #[inline(never)]
+    fn entry(&self, key: &str) -> Option<&Entry<S>> {
+        self.entries.get(key)
     }
 
     /// How many keys are remembered.
@@ -216,10 +233,44 @@ mod tests {
             cache.remember(&alloc::format!("x{i}"), i, t);
             assert!(cache.len() <= 3);
         }
-        assert_eq!(cache.order.len(), cache.entries.len());
+        assert!(cache.order.len() <= 2 * cache.len() + 64, "dead pairs are compacted");
+        for _ in 0..1000 {
+            cache.remember("hot", 1, t);
+        }
+        assert!(cache.order.len() <= 2 * cache.len() + 64);
+        assert_eq!(cache.len(), 3);
         let mut none: BlockedCache<u32> = BlockedCache::new(0, Nanos::from_secs(1));
         none.remember("a", 1, t);
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn it_keeps_exactly_the_most_recently_confirmed_keys_of_a_naive_model() {
+        // The model: keys in confirmation order, newest last, the oldest dropped beyond 5.
+        let mut model: alloc::vec::Vec<(alloc::string::String, u64)> = alloc::vec::Vec::new();
+        let mut cache: BlockedCache<u64> = BlockedCache::new(5, Nanos::from_secs(1));
+        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        for i in 0..20_000u64 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let key = alloc::format!("k{}", seed % 9);
+            model.retain(|(k, _)| *k != key);
+            if seed % 5 == 0 {
+                cache.forget(&key);
+            } else {
+                cache.remember(&key, i, Nanos::new(i));
+                model.push((key, i));
+                if model.len() > 5 {
+                    model.remove(0);
+                }
+                assert!(cache.order.len() <= 2 * cache.len() + 64, "the queue stays bounded");
+            }
+            assert_eq!(cache.len(), model.len(), "op {i}");
+            for (k, v) in &model {
+                assert_eq!(cache.state(k), Some(v), "op {i}: {k}");
+            }
+        }
     }
 
     #[test]

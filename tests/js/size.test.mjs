@@ -16,7 +16,7 @@ import { gzipSync } from "node:zlib";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // The lite module's budget is issue 3's goal for the core package, 40 KB (40,000 bytes).
-const BUDGET = { tollgate_wasm: 52_500, tollgate_wasm_extras: 46_500, tollgate_wasm_lite: 40_000 };
+const BUDGET = { tollgate_wasm: 52_500, tollgate_wasm_extras: 48_500, tollgate_wasm_lite: 40_000 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {
