@@ -52,7 +52,7 @@ pub fn sync(
     let mut alarm = None;
     if *counts != before {
         let fresh_at = counts.values().map(|&(_, e)| e).max().map_or(now, Nanos::new);
-        let deadline = storage_deadline(worker::Date::now().as_millis(), now, fresh_at);
+        let deadline = storage_deadline(worker::Date::now().as_millis(), now, fresh_at, r.now.is_some());
         if let Err(e) = save_central(sql, counts, deadline) {
             mem.central = None;
             return Err(e);

@@ -16,8 +16,9 @@ use crate::wire::{DoReply, Op, PolicyDecisionWire};
 /// timestamps): beyond it, denials of that key are always decided here.
 pub const MAX_SENT_STATE: usize = 4096;
 
-/// Runs a check, peek or refund at `now`. Returns the reply and, when state was written, the
-/// real time (ms) it expires at (for the alarm).
+/// Runs a check, peek or refund at `now` (`test_clock`: `now` is the request's test clock).
+/// Returns the reply and, when state was written, the real time (ms) it expires at (for the
+/// alarm).
 ///
 /// No `await` happens between loading and writing, so concurrent requests are serialised.
 pub fn run(
@@ -27,6 +28,7 @@ pub fn run(
     op: Op,
     cost: u64,
     now: Nanos,
+    test_clock: bool,
 ) -> Result<(DoReply, Option<u64>), ApiError> {
     let policy = &pc.policy;
     let mut mem = mem.borrow_mut();
@@ -55,8 +57,12 @@ pub fn run(
     let sent_state = state.as_ref().filter(|_| cacheable).map(|s| s.encode()).filter(|b| b.len() <= MAX_SENT_STATE);
     let mut alarm = None;
     if wrote {
-        let deadline =
-            storage_deadline(worker::Date::now().as_millis(), now, state.as_ref().map_or(now, |s| s.expires_at()));
+        let deadline = storage_deadline(
+            worker::Date::now().as_millis(),
+            now,
+            state.as_ref().map_or(now, |s| s.expires_at()),
+            test_clock,
+        );
         if let Err(e) = save_exact(sql, state.as_ref(), deadline) {
             // Memory is ahead of storage: forget it so the next request reloads what is durable.
             mem.exact = None;

@@ -71,7 +71,7 @@ impl KeyLimiter {
         let sql = storage.sql();
         match r.op {
             Op::Check | Op::Peek | Op::Refund => {
-                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now)?;
+                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now, r.now.is_some())?;
                 self.schedule(alarm).await?;
                 Ok(reply)
             }
