@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis www test-www
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,7 +14,7 @@ run:
 	scripts/run.sh
 
 ## Every test the project has.
-test: test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis test-www
+test: test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis test-www test-equivalence
 	@echo "make test: all passed"
 
 setup:
@@ -62,6 +62,11 @@ test-lease:
 ## The Redis store against a real redis-server on a throwaway port, with node-redis and ioredis.
 test-redis:
 	scripts/test-redis.sh
+
+## The same decisions across the HTTP boundary: the equivalence fixture through the Worker
+## (exact and synced modes), the pacer on the Worker's headers, the lease holder on its grants.
+test-equivalence:
+	scripts/test-equivalence.sh
 
 ## The playground's copy of the wasm package (www/vendor/tollgate; builds pkg/ when stale).
 www:

@@ -9,6 +9,7 @@ extern crate std;
 
 pub mod algorithm;
 pub mod algorithms;
+pub mod blocked;
 pub mod codec;
 pub mod decision;
 pub mod error;

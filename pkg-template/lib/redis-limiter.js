@@ -9,6 +9,7 @@
 import { validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
+import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
@@ -42,10 +43,11 @@ export class RedisLimiter {
   #insured = null;
   #backoff = new Backoff();
   /**
-   * Redis key -> `{ state, at }`: the bytes last seen there (`null`: absent) and when Redis
-   * last confirmed them (the store's local clock); bounded, oldest out first.
+   * Redis key -> the bytes last seen there (`null`: absent) and when Redis last confirmed them
+   * (the store's local clock); bounded, oldest confirmation out first. The core's blocked-key
+   * cache (`tollgate::blocked`, the Worker's too), in the extras module.
    */
-  #cache = new Map();
+  #cache;
   /** Redis key -> this process's hits on it waiting for the next batch (see #enqueue). */
   #queues = new Map();
 
@@ -57,6 +59,7 @@ export class RedisLimiter {
     this.#wasm = policy._store;
     this.#names = policy.names;
     this.#policyWasm = policy._wasm;
+    this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
   }
 
   /** The low-level policy this limiter decides by. */
@@ -411,30 +414,20 @@ export class RedisLimiter {
   }
 
   #cached(rkey) {
-    const c = this.#cache.get(rkey);
-    return c === undefined ? null : c.state;
+    return this.#cache.state(rkey) ?? null;
   }
 
   /** Bytes Redis holds for the keys now (read, or written by this process). */
   #remember(rkeys, states) {
-    const max = this.#store._maxCachedKeys;
     const at = this.#store._local();
-    for (let i = 0; i < rkeys.length; i++) {
-      this.#cache.delete(rkeys[i]); // re-inserted last: the oldest-out order follows confirmation
-      this.#cache.set(rkeys[i], { state: states[i], at });
-      if (this.#cache.size > max) this.#cache.delete(this.#cache.keys().next().value);
-    }
+    for (let i = 0; i < rkeys.length; i++) this.#cache.remember(rkeys[i], states[i], at);
   }
 
   /** Whether a denial over the keys' cached bytes may stand without asking Redis. */
   #trusted(rkeys) {
-    const bound = this.#store._blockedCacheMs;
-    if (bound === 0) return false;
+    if (this.#store._blockedCacheMs === 0) return false;
     const now = this.#store._local();
-    return rkeys.every((k) => {
-      const c = this.#cache.get(k);
-      return c !== undefined && now - c.at <= bound;
-    });
+    return rkeys.every((k) => this.#cache.trusted(k, now));
   }
 
 }

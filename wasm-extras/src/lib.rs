@@ -1,5 +1,5 @@
 //! The npm package's second wasm module: `Pacer`, `LeaseHolder`, and for the Redis store
-//! `StorePolicy` and `Synced`.
+//! `StorePolicy`, `BlockedCache` and `Synced`.
 //!
 //! Kept apart from the limiter's module (`wasm/`) so that a user of `RateLimiter`, `Policy`
 //! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (issue 3,
@@ -32,11 +32,13 @@ mod spec;
 #[path = "../../wasm/src/time.rs"]
 mod time;
 
+mod blocked_cache;
 mod lease_holder;
 mod pacer;
 mod store_policy;
 mod synced;
 
+pub use blocked_cache::BlockedCache;
 pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
 pub use store_policy::StorePolicy;

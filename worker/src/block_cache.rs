@@ -1,123 +1,99 @@
-//! The isolate's cache of keys known to be blocked until a time: a hot key over its limit is
-//! answered 429 without a Durable Object call.
+//! The isolate's blocked-key cache: a hot key over its limit is denied without a Durable
+//! Object call. The cache is the core's [`BlockedCache`] (the npm Redis store uses the same):
+//! it keeps the state the object decided a denial over, and a later hit is decided by the
+//! policy's `peek` over that state at the hit's own time and cost, so its figures are the
+//! object's whenever no other isolate changed the key meanwhile.
 //!
-//! It is safe because every algorithm only gets more permissive as time passes without hits:
-//! a hit of cost `c` denied at `t` with `retry_after` `r` is denied for any cost `>= c` until
-//! `t + r`, whatever other isolates do meanwhile (they can only take more). `t` is taken when
-//! the Worker sent the request (before the object decided), so the cache never blocks longer
-//! than the object would, up to the clock difference between the isolate and the object.
-//! A reset or refund through this isolate drops the entry; one through another isolate
-//! cannot, so such a key may stay blocked here until `t + r` (documented in the README).
+//! An entry is trusted for [`TRUST`] after the object confirmed it, so a reset or refund
+//! through another isolate, or hits other isolates added, are seen within that time. The
+//! entry's time is this isolate's clock when the request was sent (before the object
+//! decided), so the cache never trusts an entry for longer than the bound. Answers from it
+//! are marked as estimates (`"estimate": true`, header `Tollgate-Cache: hit`).
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 
-use tollgate::{Nanos, PolicyDecision};
+use tollgate::blocked::BlockedCache;
+use tollgate::{Nanos, PolicyDecision, PolicyState};
+
+use crate::config::PolicyConfig;
 
 /// The most keys remembered per isolate.
 pub const MAX_ENTRIES: usize = 10_000;
 
-#[derive(Clone, Debug)]
-struct Blocked {
-    since: Nanos,
-    until: Nanos,
-    min_cost: u64,
-    decision: PolicyDecision,
-}
+/// How long a denial's state is trusted after the object confirmed it (the npm Redis store's
+/// default `blockedCache` bound too).
+pub const TRUST: Nanos = Nanos::from_millis(1000);
 
 thread_local! {
-    static BLOCKED: RefCell<HashMap<String, Blocked>> = RefCell::new(HashMap::new());
+    static BLOCKED: RefCell<BlockedCache<Option<PolicyState>>> = RefCell::new(BlockedCache::new(MAX_ENTRIES, TRUST));
 }
 
-/// The cached denial for `name` (a `policy/key` name) at `now` for `cost`, with its wait
-/// recomputed, if the key is known to be blocked.
-pub fn lookup(name: &str, cost: u64, now: Nanos) -> Option<PolicyDecision> {
-    BLOCKED.with(|b| {
-        let mut b = b.borrow_mut();
-        let entry = b.get(name)?;
-        if now >= entry.until || now < entry.since {
-            b.remove(name);
-            return None;
-        }
-        if cost < entry.min_cost {
-            return None;
-        }
-        let mut d = entry.decision.clone();
-        d.decision.retry_after = entry.until - now;
-        // The waits for one more unit (the headers' `t`) have run for as long.
-        let elapsed = now - entry.since;
-        d.decision.next_unit_after = d.decision.next_unit_after.saturating_sub(elapsed);
-        for l in &mut d.limits {
-            l.decision.next_unit_after = l.decision.next_unit_after.saturating_sub(elapsed);
-        }
-        Some(d)
-    })
+/// The denial of a hit of `cost` at `now` on `name` (a `policy/key` name), if the cached state
+/// denies it; `None`: ask the object (not cached, trusted no longer, admitted, or a cost the
+/// object should refuse itself).
+pub fn lookup(pc: &PolicyConfig, name: &str, cost: u64, now: Nanos) -> Option<PolicyDecision> {
+    BLOCKED.with(|b| b.borrow().denial(&pc.policy, name, now, cost).ok().flatten())
 }
 
-/// Remembers a denial of `cost` for `name`, decided for a request sent at `sent_at`.
-pub fn remember(name: &str, cost: u64, sent_at: Nanos, d: &PolicyDecision) {
-    if d.allowed || d.decision.retry_after == Nanos::ZERO {
-        return;
-    }
-    let until = sent_at + d.decision.retry_after;
+/// After the object's answer to a check sent at `sent_at`: remembers the state of a denial
+/// (`state`: the bytes the object sent), forgets the key otherwise (an admitted hit changed
+/// the state; a denial without state is not cacheable).
+pub fn after_check(pc: &PolicyConfig, name: &str, sent_at: Nanos, allowed: bool, state: Option<&[u8]>) {
+    let decoded = state
+        .filter(|_| !allowed)
+        .and_then(|bytes| PolicyState::decode(bytes).ok())
+        .filter(|s| pc.policy.validate_state(s).is_ok());
     BLOCKED.with(|b| {
         let mut b = b.borrow_mut();
-        if b.len() >= MAX_ENTRIES && !b.contains_key(name) {
-            b.retain(|_, e| e.until > sent_at);
-            if b.len() >= MAX_ENTRIES {
-                return;
-            }
+        match decoded {
+            Some(s) => b.remember(name, Some(s), sent_at),
+            None => b.forget(name),
         }
-        b.insert(name.to_string(), Blocked { since: sent_at, until, min_cost: cost, decision: d.clone() });
     });
 }
 
-/// Forgets `name` (after a reset or refund).
+/// Forgets `name` (after a reset or refund through this isolate).
 pub fn forget(name: &str) {
-    BLOCKED.with(|b| {
-        b.borrow_mut().remove(name);
-    });
+    BLOCKED.with(|b| b.borrow_mut().forget(name));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tollgate::policy::LimitRef;
-    use tollgate::Decision;
+    use crate::config::parse_policy;
 
-    fn denial(retry_ms: u64) -> PolicyDecision {
-        let d = Decision {
-            allowed: false,
-            limit: 1,
-            remaining: 0,
-            reset_at: Nanos::from_secs(100),
-            retry_after: Nanos::from_millis(retry_ms),
-            next_unit_after: Nanos::from_millis(retry_ms),
-        };
-        PolicyDecision { allowed: false, decision: d, binding: LimitRef::default(), limits: vec![] }
+    fn gcra() -> PolicyConfig {
+        let v = serde_json::json!({ "limits": [{ "name": "s", "algorithm": "gcra", "limit": 100, "window": "1s", "burst": 20 }] });
+        parse_policy("p", &v).unwrap()
     }
 
     #[test]
-    fn a_denial_is_served_until_its_wait_is_over_and_only_for_costs_as_large() {
+    fn a_heavier_hit_is_denied_with_its_own_wait_and_an_admitted_one_forgets_the_key() {
+        let pc = gcra();
         let t = Nanos::from_secs(10);
-        remember("p/a", 2, t, &denial(500));
-        assert_eq!(
-            lookup("p/a", 2, t + Nanos::from_millis(100)).unwrap().decision.retry_after,
-            Nanos::from_millis(400)
-        );
-        assert!(lookup("p/a", 1, t + Nanos::from_millis(100)).is_none());
-        assert!(lookup("p/a", 3, t + Nanos::from_millis(499)).is_some());
-        assert!(lookup("p/a", 3, t + Nanos::from_millis(500)).is_none());
-        assert!(lookup("p/a", 3, t + Nanos::from_millis(100)).is_none(), "expired entries are dropped");
+        let mut states = [None];
+        pc.policy.check(&mut states, t, 20).unwrap();
+        let bytes = states[0].as_ref().unwrap().encode();
+        after_check(&pc, "p/a", t, false, Some(&bytes));
+        let heavy = lookup(&pc, "p/a", 4, t).unwrap();
+        assert_eq!(heavy, pc.policy.peek(&states, t, 4).unwrap());
+        assert_eq!(heavy.decision.retry_after, Nanos::from_millis(40));
+        assert!(lookup(&pc, "p/a", 1, t + Nanos::from_millis(10)).is_none(), "admitted: ask the object");
+        assert!(lookup(&pc, "p/a", 1, t + TRUST + Nanos::new(1)).is_none(), "trusted no longer");
+        after_check(&pc, "p/a", t, true, None);
+        assert!(lookup(&pc, "p/a", 4, t).is_none());
     }
 
     #[test]
-    fn forget_and_a_clock_that_went_back_bypass_the_cache() {
+    fn bytes_that_are_not_the_policy_s_state_are_not_cached() {
+        let pc = gcra();
         let t = Nanos::from_secs(10);
-        remember("p/b", 1, t, &denial(500));
-        assert!(lookup("p/b", 1, t - Nanos::from_millis(1)).is_none());
-        remember("p/b", 1, t, &denial(500));
+        after_check(&pc, "p/b", t, false, Some(&[1, 2, 3]));
+        assert!(lookup(&pc, "p/b", 1, t).is_none());
+        let mut states = [None];
+        pc.policy.check(&mut states, t, 20).unwrap();
+        after_check(&pc, "p/b", t, false, Some(&states[0].as_ref().unwrap().encode()));
         forget("p/b");
-        assert!(lookup("p/b", 1, t).is_none());
+        assert!(lookup(&pc, "p/b", 1, t).is_none());
     }
 }

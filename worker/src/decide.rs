@@ -34,12 +34,15 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
         if sync_mode::start_round_if_due(pc, now) {
             ctx.wait_until(sync_mode::round(env.clone(), pc.clone(), now, hit.test_now.is_some()));
         }
-        return Ok(respond::decision(pc, &d, now, hit.key));
+        // Decided from this isolate's view of the counts, not by the key's object.
+        return Ok(respond::estimate(respond::decision(pc, &d, now, hit.key)));
     }
     let name = object_name(&pc.name, hit.key);
     if op == Op::Check {
-        if let Some(d) = block_cache::lookup(&name, hit.cost, now) {
-            let mut answer = respond::decision(pc, &d, now, hit.key);
+        if let Some(d) = block_cache::lookup(pc, &name, hit.cost, now) {
+            // The object's decision over the state it last sent, which other isolates may
+            // have changed since: an estimate.
+            let mut answer = respond::estimate(respond::decision(pc, &d, now, hit.key));
             answer.headers.push((CACHE_HEADER, "hit".to_string()));
             return Ok(answer);
         }
@@ -59,8 +62,8 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
                 return Err(ApiError::internal("the Durable Object answered no decision"));
             };
             let d = PolicyDecision::from(wire);
-            if op == Op::Check && !d.allowed {
-                block_cache::remember(&name, hit.cost, now, &d);
+            if op == Op::Check {
+                block_cache::after_check(pc, &name, now, d.allowed, reply.state.as_deref());
             }
             Ok(respond::decision(pc, &d, Nanos::new(reply.now), hit.key))
         }

@@ -10,7 +10,7 @@ use crate::config::{FailMode, PolicyConfig};
 
 /// The header marking an answer the Durable Object did not make.
 pub const DEGRADED_HEADER: &str = "Tollgate-Degraded";
-/// The header marking a 429 answered from the isolate's block cache.
+/// The header marking a denial answered from the isolate's blocked-key cache.
 pub const CACHE_HEADER: &str = "Tollgate-Cache";
 
 /// An answer before it becomes a [`Response`]: proxy mode reuses the status and headers.
@@ -47,9 +47,10 @@ impl Answer {
 /// The answer to a decision made at `now`: 200 when allowed, 429 when denied.
 ///
 /// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
-/// rounded up, 0 when allowed), `policy`, and `blockedBy` (the limit that denied the hit, null
-/// when allowed: the npm decision's field). The figures are the binding limit's: the one that
-/// blocked, or the one with the least left.
+/// rounded up, 0 when allowed), `policy`, `blockedBy` (the limit that denied the hit, null
+/// when allowed: the npm decision's field), and `estimate`: false, the key's Durable Object
+/// decided (see [`estimate`]). The figures are the binding limit's: the one that blocked, or
+/// the one with the least left.
 pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
     let s = &d.decision;
     let body = json!({
@@ -60,6 +61,7 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         "retryAfter": if d.allowed { 0 } else { s.retry_after.as_millis_ceil() },
         "policy": pc.name,
         "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
+        "estimate": false,
     });
     let h = &pc.headers;
     let options = HeaderOptions {
@@ -69,6 +71,15 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         jitter: (h.jitter && !d.allowed).then(worker::js_sys::Math::random),
     };
     Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now, &options) }
+}
+
+/// Marks an answer the key's Durable Object did not make (the blocked-key cache, the sync
+/// modes' local decisions): `"estimate": true`. Its `allowed` stands; its figures are the
+/// object's as of the state this isolate last saw, and other isolates may have taken more
+/// since (so `retryAfter` may be shorter and `remaining` larger than the object's).
+pub fn estimate(mut answer: Answer) -> Answer {
+    answer.body["estimate"] = Value::Bool(true);
+    answer
 }
 
 /// Why the Durable Object could not decide.

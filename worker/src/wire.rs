@@ -208,6 +208,12 @@ pub struct DoReply {
     /// What is stored (inspect).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<serde_json::Value>,
+    /// The key's state the decision was made over (`PolicyState::encode` bytes), sent with a
+    /// denied check so the isolate's blocked-key cache can decide later hits exactly as the
+    /// object would (block_cache.rs). Absent when the key is fresh or the state is too large
+    /// to be worth sending (a long sliding log): that key is then not cached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Vec<u8>>,
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ pub fn sync(
     let mut alarm = None;
     if *counts != before {
         let fresh_at = counts.values().map(|&(_, e)| e).max().map_or(now, Nanos::new);
-        let deadline = storage_deadline(worker::Date::now().as_millis(), now, fresh_at);
+        let deadline = storage_deadline(worker::Date::now().as_millis(), now, fresh_at, r.now.is_some());
         if let Err(e) = save_central(sql, counts, deadline) {
             mem.central = None;
             return Err(e);
@@ -61,5 +61,5 @@ pub fn sync(
     }
     let merged =
         counts.iter().map(|(&(limit, window_start), &(count, _))| MergedWire { limit, window_start, count }).collect();
-    Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None }, alarm))
+    Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None, state: None }, alarm))
 }

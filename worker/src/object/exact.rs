@@ -14,8 +14,13 @@ use crate::errors::ApiError;
 use crate::log;
 use crate::wire::{DoReply, Op, PolicyDecisionWire};
 
-/// Runs a check, peek or refund at `now`. Returns the reply and, when state was written, the
-/// real time (ms) it expires at (for the alarm).
+/// The largest state sent with a denial for the isolate's cache (a sliding log of ~250
+/// timestamps): beyond it, denials of that key are always decided here.
+pub const MAX_SENT_STATE: usize = 4096;
+
+/// Runs a check, peek or refund at `now` (`test_clock`: `now` is the request's test clock).
+/// Returns the reply and, when state was written, the real time (ms) it expires at (for the
+/// alarm).
 ///
 /// No `await` happens between loading and writing, so concurrent requests are serialised.
 pub fn run(
@@ -25,6 +30,7 @@ pub fn run(
     op: Op,
     cost: u64,
     now: Nanos,
+    test_clock: bool,
 ) -> Result<(DoReply, Option<u64>), ApiError> {
     let policy = &pc.policy;
     let mut mem = mem.borrow_mut();
@@ -52,10 +58,17 @@ pub fn run(
         }
         Op::Reset | Op::Sync | Op::Inspect => return Err(ApiError::internal("not an exact-mode operation")),
     };
+    // A denied check changed nothing: the isolate may cache the state it was decided over.
+    let cacheable = op == Op::Check && !decision.allowed;
+    let sent_state = state.as_ref().filter(|_| cacheable).map(|s| s.encode()).filter(|b| b.len() <= MAX_SENT_STATE);
     let mut alarm = None;
     if wrote {
-        let deadline =
-            storage_deadline(worker::Date::now().as_millis(), now, state.as_ref().map_or(now, |s| s.expires_at()));
+        let deadline = storage_deadline(
+            worker::Date::now().as_millis(),
+            now,
+            state.as_ref().map_or(now, |s| s.expires_at()),
+            test_clock,
+        );
         let stored = state.is_some();
         if let Err(e) = save_exact(&mut mem, sql, policy, deadline) {
             // Memory is ahead of storage: forget it so the next request reloads what is durable.
@@ -70,6 +83,7 @@ pub fn run(
             decision: Some(PolicyDecisionWire::from(&decision)),
             merged: Vec::new(),
             stored: None,
+            state: sent_state,
         },
         alarm,
     ))

@@ -71,7 +71,7 @@ impl KeyLimiter {
         let sql = storage.sql();
         match r.op {
             Op::Check | Op::Peek | Op::Refund => {
-                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now)?;
+                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now, r.now.is_some())?;
                 self.schedule(alarm).await?;
                 Ok(reply)
             }
@@ -87,13 +87,19 @@ impl KeyLimiter {
                 let rows = storage::stored_rows(&self.mem, &sql)?;
                 let alarm = storage.get_alarm().await?;
                 let stored = serde_json::json!({ "state": rows.0, "central": rows.1, "alarm": alarm });
-                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: Some(stored) })
+                Ok(DoReply {
+                    now: now.as_nanos(),
+                    decision: None,
+                    merged: Vec::new(),
+                    stored: Some(stored),
+                    state: None,
+                })
             }
             Op::Reset => {
                 self.mem.borrow_mut().clear();
                 storage.delete_alarm().await?;
                 storage.delete_all().await?;
-                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: None })
+                Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: None, state: None })
             }
         }
     }

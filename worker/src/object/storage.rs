@@ -224,6 +224,12 @@ pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<Optio
 /// later than that found its state gone (a flaky test in `make test`).
 pub const DEADLINE_GRACE_MS: u64 = 1000;
 
+/// The grace period of a state decided on the test clock (TEST_MODE only). The test clock
+/// runs at the test's pace, not the real one: a replay slower than real time (the equivalence
+/// fixture through the Worker on a busy machine) must not find a key's state deleted between
+/// two of its hits that are closer than its window on the test clock.
+pub const TEST_CLOCK_GRACE_MS: u64 = 600_000;
+
 /// The real time (Unix ms) a state decided at `now` and fresh from `fresh_at` expires:
 /// `fresh_at - now` from the real clock, rounded up. With the test clock, `now` is not the
 /// real time; measuring from the real clock keeps the alarm meaningful either way.
@@ -231,9 +237,11 @@ pub fn real_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos) -> u64 {
     real_now_ms.saturating_add(fresh_at.saturating_sub(now).as_millis_ceil())
 }
 
-/// When a key's stored state may be deleted: its `real_deadline` plus the grace period.
-pub fn storage_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos) -> u64 {
-    real_deadline(real_now_ms, now, fresh_at).saturating_add(DEADLINE_GRACE_MS)
+/// When a key's stored state may be deleted: its `real_deadline` plus the grace period (the
+/// test clock's when `now` is the test clock's).
+pub fn storage_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos, test_clock: bool) -> u64 {
+    let grace = if test_clock { TEST_CLOCK_GRACE_MS } else { DEADLINE_GRACE_MS };
+    real_deadline(real_now_ms, now, fresh_at).saturating_add(grace)
 }
 
 /// How many rows `state` and `central` hold (0 or 1 each), for the test-only inspect.
