@@ -17,16 +17,13 @@ export function trace() {
   return hits;
 }
 
-/** The Worker's policy for one of the fixture's limiter options (npm names -> Worker config). */
-export function policyOf(options, sync = 0) {
-  const list = options.limits ?? [{ ...options, name: "default" }];
-  const limits = list.map(({ name, algorithm, quota, burst, precision, align }) => {
-    const l = { name, algorithm: align === "first-hit" ? `${algorithm}-first-hit` : algorithm, quota };
-    if (burst !== undefined) l.burst = burst;
-    if (precision !== undefined) l.precision = precision;
-    return l;
-  });
-  return { limits, sync };
+/**
+ * The Worker's policy for one of the fixture's limiter options: the same schema (the core's
+ * spec parses both), so the limits go over as they are.
+ */
+export function policyOf(options, syncRate = 0) {
+  const limits = options.limits ?? [{ ...options, name: "default" }];
+  return { limits, syncRate };
 }
 
 /**

@@ -23,7 +23,7 @@ const POLICIES = {
 };
 
 /** The decision fields every edge shares (one mapping, should a name change). */
-const FIELDS = { allowed: "allowed", remaining: "remaining", resetAt: "resetAt", retryAfter: "retryAfter", limitName: "limitName" };
+const FIELDS = { allowed: "allowed", remaining: "remaining", resetAt: "resetAt", retryAfter: "retryAfter", blockedBy: "blockedBy" };
 const figures = (body) => Object.fromEntries(Object.entries(FIELDS).map(([ours, theirs]) => [ours, body?.[theirs]]));
 
 let s;
