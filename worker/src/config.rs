@@ -308,6 +308,16 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, deny_status, description, headers })
 }
 
+/// A config error as a line for people: the field's path first (`limits[0].burst: ...`),
+/// unless the message already starts with it.
+pub fn located(e: &SpecError) -> String {
+    if e.field.is_empty() || e.message.starts_with(e.field.as_str()) {
+        e.message.to_string()
+    } else {
+        format!("{}: {}", e.field, e.message)
+    }
+}
+
 /// Parses the `POLICIES` var: an object of policy name to policy.
 pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, String> {
     let obj = v.as_object().ok_or("POLICIES must be an object of policy name to policy")?;
@@ -319,7 +329,7 @@ pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, Strin
         if !valid_policy_name(name) {
             return Err(format!("policy name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
         }
-        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", e.message))?);
+        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", located(&e)))?);
     }
     Ok(out)
 }

@@ -84,7 +84,7 @@ pub fn sampled(rate: f64, draw: f64) -> bool {
 /// counted hit, the log line.
 pub fn decision(env: &Env, cfg: &Config, pc: &PolicyConfig, route: Route, key: &str, cost: u64, answer: &Answer) {
     let outcome = outcome(answer);
-    let limit_name = answer.body["limitName"].as_str().unwrap_or("");
+    let limit_name = answer.limit_name.as_str();
     let remaining = answer.body["remaining"].as_f64().unwrap_or(0.0);
     let retry_after = answer.body["retryAfter"].as_f64().unwrap_or(0.0);
     if let Ok(dataset) = env.analytics_engine(ANALYTICS) {

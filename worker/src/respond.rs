@@ -22,6 +22,9 @@ pub struct Answer {
     pub body: Value,
     /// Headers to send (rate-limit headers and markers).
     pub headers: Vec<(&'static str, String)>,
+    /// The limit the figures are about (the one that denied, or the one with the least left),
+    /// for logs and data points; empty when no limit decided (a degraded answer).
+    pub limit_name: String,
 }
 
 impl Answer {
@@ -70,7 +73,12 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         partition_key: h.partition_key.then_some(key),
         jitter: (h.jitter && !d.allowed).then(worker::js_sys::Math::random),
     };
-    Answer { status: if d.allowed { 200 } else { 429 }, body, headers: pc.policy.headers(d, now, &options) }
+    Answer {
+        status: if d.allowed { 200 } else { 429 },
+        body,
+        headers: pc.policy.headers(d, now, &options),
+        limit_name: pc.policy.limit_name(d.binding).to_string(),
+    }
 }
 
 /// Marks an answer the key's Durable Object did not make (the blocked-key cache, the sync
@@ -122,7 +130,7 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
     if !allowed {
         headers.push(("Retry-After", "1".to_string()));
     }
-    Answer { status: if allowed { 200 } else { 503 }, body, headers }
+    Answer { status: if allowed { 200 } else { 503 }, body, headers, limit_name: String::new() }
 }
 
 /// A JSON answer as every endpoint sends one, decisions and errors alike: `status`, the body,
