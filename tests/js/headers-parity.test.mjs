@@ -39,7 +39,7 @@ const CASES = {
     npm: { limits: [{ name: "log", algorithm: "sliding-log", limit: 3, window: "2s" }], standardHeaders: true },
   },
   first: {
-    worker: { limits: [{ name: "w", algorithm: "fixed-window-first-hit", limit: 4, window: "1s" }], standardHeaders: false },
+    worker: { limits: [{ name: "w", algorithm: "fixed-window", align: "first-hit", limit: 4, window: "1s" }], standardHeaders: false },
     npm: { limits: [{ name: "w", algorithm: "fixed-window", align: "first-hit", limit: 4, window: "1s" }], standardHeaders: false },
   },
   buckets: {

@@ -205,7 +205,11 @@ test("a denial is 200 by default; ?status=429 or the policy's statusCode keeps 4
     assert.ok(Number(r.headers.get("retry-after")) >= 1, "Retry-After with the 200 too");
     assert.equal(parseList(r.headers.get("ratelimit"))[0][1].get("r"), 0);
   }
-  assert.deepEqual(plain.body, asked.body);
+  // The second denial may come from the isolate's blocked-key cache ("estimate": true); the
+  // decision is the same.
+  const { estimate: e1, ...plainDecision } = plain.body;
+  const { estimate: e2, ...askedDecision } = asked.body;
+  assert.deepEqual(plainDecision, askedDecision);
   // An allowed hit is 200 whatever the parameter asks for denials.
   const other = await post(s.url, "/v1/limit?status=429", { key: freshKey(), policy: "login", now: T0 });
   assert.equal(other.status, 200);

@@ -31,8 +31,8 @@ function build(file) {
 const SEARCH = `limits = [{ name = "per-minute", algorithm = "sliding-window", quota = "600/m" }]`;
 const bad = [
   ["a limit option its algorithm does not take", (t) => t.replace(SEARCH, SEARCH.replace(` }]`, `, burst = 5 }]`)), /POLICIES: policy "search": limits\[0\]\.burst: .*burst/],
-  ["an unknown algorithm", (t) => t.replace(`algorithm = "token-bucket"`, `algorithm = "token-bukket"`), /POLICIES: policy "api": limits\[0\]\.algorithm: .*token-bukket/],
-  ["a bad duration", (t) => t.replace(`limit = 100, window = "1s"`, `limit = 100, window = "soon"`), /POLICIES: policy "api": limits\[0\]\.window: .*soon/],
+  ["an unknown algorithm", (t) => t.replace(`algorithm = "token-bucket"`, `algorithm = "token-bukket"`), /POLICIES: policy "api": limits\[0\]\.algorithm.*token-bukket/],
+  ["a bad duration", (t) => t.replace(`limit = 100, window = "1s"`, `limit = 100, window = "soon"`), /POLICIES: policy "api": limits\[0\]\.window.*soon/],
   ["a policy option of the wrong kind", (t) => t.replace(`failure = "closed"`, `failure = "sometimes"`), /POLICIES: policy "login": failure/],
   ["a pool of no partitions", (t) => t.replace(`partitions = 20`, `partitions = 0`), /POOLS: pool "ingest": .*partitions/],
   ["a proxy subnet out of range", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = "https://api.example.com"`).replace(`ipv6Subnet = 56`, `ipv6Subnet = 200`), /PROXY\.ipv6Subnet/],
