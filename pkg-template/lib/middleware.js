@@ -7,8 +7,8 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { denialBody, httpOptions } from "./http-options.js";
-import { MIDDLEWARE_ONLY, translate } from "./erl-options.js";
-import { MiddlewareLimits, ERL_DEFAULTS } from "./middleware-limits.js";
+import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
+import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 
 /** express-rate-limit's default body of a denial. */
@@ -42,7 +42,12 @@ export function rateLimit(passed = {}) {
   v.draftPolliHeaders(passed.draft_polli_ratelimit_headers);
   v.onLimitReached(passed.onLimitReached);
 
-  const { options, spec } = translate(passed);
+  const translated = translate(passed);
+  const { spec } = translated;
+  const erlMode = isErlMode(spec, translated.options.limiter);
+  const options = erlMode ? erlHeaderOptions(translated.options, v) : translated.options;
+  // As express-rate-limit: with every header turned off, not even Retry-After is sent.
+  const sendsHeaders = !erlMode || options.standardHeaders !== false || options.legacyHeaders !== false;
   const subnet = options.ipv6Subnet ?? 56;
   // A subnet that cannot be one is reported here and fails the IPv6 requests (ipKey throws).
   if (typeof subnet !== "function") v.ipv6Subnet(subnet);
@@ -79,6 +84,7 @@ export function rateLimit(passed = {}) {
     logger,
   };
   delete config.max;
+  if (erlMode) Object.assign(config, { standardHeaders: options.standardHeaders, legacyHeaders: options.legacyHeaders ?? true });
   if (spec.limit !== undefined) config.limit = spec.limit;
   // Read when asked: with several limits or a duration string, the core works it out.
   Object.defineProperty(config, "windowMs", { enumerable: true, get: () => limits.windowMs });
@@ -145,13 +151,18 @@ export function rateLimit(passed = {}) {
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       return true;
     }
-    if (store !== null) v.positiveHits(decision.used);
+    if (store !== null) {
+      v.positiveHits(decision.used);
+      if (options.standardHeaders === "draft-7") v.headersResetTime(decision.resetTime);
+    }
     v.limit(decision.limit);
     v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
     const info = withRateLimitInfo(decision, key, cost);
     if (property !== false) req[property] = info;
-    for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
-      if (!res.headersSent) res.setHeader(name, value);
+    if (sendsHeaders) {
+      for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
+        if (!res.headersSent) res.setHeader(name, value);
+      }
     }
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
     if (outcome !== null && (decision.allowed || store !== null)) {
