@@ -48,6 +48,9 @@ export function rateLimit(passed = {}) {
   const options = erlMode ? erlHeaderOptions(translated.options, v) : translated.options;
   // As express-rate-limit: with every header turned off, not even Retry-After is sent.
   const sendsHeaders = !erlMode || options.standardHeaders !== false || options.legacyHeaders !== false;
+  // In drafts 8 and 10 these headers are lists, one member per limit: several limiters on one
+  // route each add theirs (as express-rate-limit appends them) instead of replacing the others'.
+  const listsHeaders = ["draft-8", "draft-10"].includes(options.standardHeaders ?? "draft-10");
   const subnet = options.ipv6Subnet ?? 56;
   // A subnet that cannot be one is reported here and fails the IPv6 requests (ipKey throws).
   if (typeof subnet !== "function") v.ipv6Subnet(subnet);
@@ -159,9 +162,9 @@ export function rateLimit(passed = {}) {
     v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
     const info = withRateLimitInfo(decision, key, cost);
     if (property !== false) req[property] = info;
-    if (sendsHeaders) {
+    if (sendsHeaders && !res.headersSent) {
       for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
-        if (!res.headersSent) res.setHeader(name, value);
+        res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }
     }
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
@@ -206,6 +209,15 @@ export function rateLimit(passed = {}) {
       }
     : (key) => limits.get(key);
   return middleware;
+}
+
+/** The draft-8/draft-10 headers that are Structured Field Lists. */
+const LIST_HEADERS = new Set(["ratelimit", "ratelimit-policy"]);
+
+/** `value` added to a list header's members already set on the response (`existing`), if any. */
+function joined(existing, value) {
+  if (existing === undefined || existing === null || existing === "") return value;
+  return `${Array.isArray(existing) ? existing.join(", ") : existing}, ${value}`;
 }
 
 /** Resolves once `res` is done: true when its answer was sent in full, false when the connection closed first. */

@@ -667,3 +667,22 @@ test("ipKeyGenerator answers as express-rate-limit's: embedded IPv4, CIDR for an
     assert.equal(ipKeyGenerator(address, false), address);
   }
 });
+
+test("several limiters on one route: their draft-8 and draft-10 list members add up, in order; draft-7's dictionary is the last one's", async () => {
+  const stacked = (extra) => [1, 5, 8].map((limit, i) =>
+    rateLimit({ windowMs: [5_000, 60_000, 2 * 86_400_000][i], limit, keyGenerator: () => "foo", ...extra }));
+  await serving(createServer(stacked({ standardHeaders: "draft-8" })), async (request) => {
+    const r = await request();
+    assert.deepEqual(r.headers.get("ratelimit-policy").split(", ").map((m) => m.split(";").slice(0, 2).join(";")),
+      ['"1-in-5sec";q=1', '"5-in-1min";q=5', '"8-in-2days";q=8']);
+    assert.deepEqual(r.headers.get("ratelimit").split(", ").map((m) => m.split(";").slice(0, 2).join(";")),
+      ['"1-in-5sec";r=0', '"5-in-1min";r=4', '"8-in-2days";r=7']);
+  });
+  await serving(createServer(stacked({ standardHeaders: "draft-7" })), async (request) => {
+    assert.equal((await request()).headers.get("ratelimit"), "limit=8, remaining=7, reset=172800");
+  });
+  const own = [rateLimit({ algorithm: "gcra", quota: "10/s", name: "burst", key: () => "k" }), rateLimit({ algorithm: "gcra", quota: "100/h", name: "hourly", key: () => "k" })];
+  await serving(createServer(own), async (request) => {
+    assert.deepEqual((await request()).headers.get("ratelimit-policy").split(", ").map((m) => m.split(";")[0]), ['"burst"', '"hourly"']);
+  });
+});
