@@ -70,12 +70,22 @@ The option names are express-rate-limit's, at every edge (npm \`limiter.headers\
 
 | option | values | default |
 |---|---|---|
-| \`standardHeaders\` | \`"draft-6"\`, \`"draft-7"\`, \`"draft-8"\`, \`"draft-10"\`, \`true\` (= \`"draft-6"\`, as in express-rate-limit v8), \`false\` | \`"draft-10"\` |
+| \`standardHeaders\` | \`"draft-6"\`, \`"draft-7"\`, \`"draft-8"\`, \`"draft-10"\`, \`true\` (= \`"draft-6"\`, as in express-rate-limit v8), \`false\` | \`"draft-10"\`; \`false\` in \`rateLimit\`'s express-rate-limit mode (below) |
 | \`legacyHeaders\` | \`true\`, \`false\`: \`X-RateLimit-Limit\`, \`-Remaining\`, \`-Reset\` | \`true\` |
 | \`partitionKey\` | npm \`limiter.headers\`: the key (a string); middlewares and Worker: \`true\`/\`false\` (the limited key) | none / \`false\` |
 | \`jitter\` | npm: \`true\` (\`Math.random\`) or a function returning a number in [0, 1); Worker: \`true\`/\`false\` | \`false\` |
 
-The middleware's former \`headers\` option is refused with what to write instead (\`"both"\` was
+**express-rate-limit mode.** \`rateLimit\` options written for express-rate-limit (no \`algorithm\`,
+\`quota\`, \`limits\` or \`limiter\`) get express-rate-limit v8's header behaviour, so that an app
+moving over sends what it sent: \`standardHeaders\` defaults to \`false\` (only the legacy headers);
+an unsupported \`standardHeaders\` value is reported through \`logger\`
+(\`ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION\`) and sends no standard headers instead of throwing;
+express-rate-limit's boolean \`headers\` option (from before its v6) is the default of
+\`legacyHeaders\`; and with both options \`false\` not even \`Retry-After\` is sent. With tollgate's
+own limit options the defaults are the table's, a bad value throws, and \`Retry-After\` goes with
+every denial.
+
+Elsewhere the middleware's former \`headers\` option is refused with what to write instead (\`"both"\` was
 the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{ standardHeaders: false }\`).
 
 - **draft-10** ([draft-ietf-httpapi-ratelimit-headers-10](https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/10/)):
@@ -92,7 +102,8 @@ the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{
 - **legacy**: \`X-RateLimit-Limit\` (the \`q\` of the limit the decision is about), \`X-RateLimit-Remaining\`,
   \`X-RateLimit-Reset\` (Unix seconds, rounded up, as GitHub and express-rate-limit send it).
   express-rate-limit also sets \`Date\` with it; tollgate leaves \`Date\` to the server.
-- \`Retry-After\` on **every denial**, whatever the mode (also with both options false): whole
+- \`Retry-After\` on **every denial**, whatever the mode (also with both options false, except in
+  \`rateLimit\`'s express-rate-limit mode): whole
   seconds, rounded up, at least 1, and never less than any draft-10 \`t\` (draft-8's \`t\` is a reset and can be later).
 
 ## What the numbers mean

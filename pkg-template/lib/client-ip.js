@@ -53,14 +53,23 @@ export function ipKey(address, subnet = 56) {
   if (v4 !== null) return v4.join(".");
   const groups = ipv6(address.replace(/%.*$/, ""));
   if (groups === null) throw new TypeError(`not an IP address: ${JSON.stringify(address)}`);
-  const mapped = groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
-  if (mapped) return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+  if (isMapped4(groups)) return lastFourBytes(groups);
   const bits = subnet === false ? 128 : subnet;
-  const masked = groups.map((g, i) => {
+  return `${canonical(masked(groups, bits))}${bits === 128 ? "" : `/${bits}`}`;
+}
+
+/** Whether the address is IPv4-mapped (`::ffff:192.0.2.1`, however it is written). */
+const isMapped4 = (groups) => groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff;
+
+/** The last 32 bits of the address as IPv4 text. */
+const lastFourBytes = (groups) => [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+
+/** The groups with every bit after the first `bits` cleared. */
+function masked(groups, bits) {
+  return groups.map((g, i) => {
     const keep = Math.min(16, Math.max(0, bits - 16 * i));
     return keep === 0 ? 0 : g & (0xffff << (16 - keep)) & 0xffff;
   });
-  return `${canonical(masked)}${bits === 128 ? "" : `/${bits}`}`;
 }
 
 /** RFC 5952 text of eight groups: lowercase, no leading zeros, the longest run (2+) of zeros as `::`. */
@@ -78,14 +87,26 @@ function canonical(groups) {
 }
 
 /**
- * express-rate-limit's `ipKeyGenerator(ip, ipv6Subnet = 56)`, for custom key generators that
- * fall back to the client address: `ipKey` for an IP address, and, as in express-rate-limit,
- * any other string (a unix socket's, a misconfigured proxy's "1.2.3.4:5678") returned as it is.
+ * express-rate-limit's `ipKeyGenerator(ip, ipv6Subnet = 56)`, with its results, for custom key
+ * generators that fall back to the client address: an IPv4 address as it is; an IPv6 address
+ * carrying an IPv4 one (mapped, `::ffff:1.2.3.4` however written, or the deprecated
+ * IPv4-compatible notation `::1.2.3.4`) as that IPv4 address; any other IPv6 address as its
+ * network in CIDR form (`2001:db8:1234:5600::/56`, `/128` included), or unchanged with
+ * `ipv6Subnet` false; any other string (a unix socket's, a misconfigured proxy's
+ * "1.2.3.4:5678") as it is.
  */
 export function ipKeyGenerator(ip, ipv6Subnet = 56) {
   if (typeof ip !== "string") throw new TypeError(`ip must be a string, got ${typeof ip}`);
-  if (ipv4(ip) === null && ipv6(ip.replace(/%.*$/, "")) === null) return ip;
-  return ipKey(ip, ipv6Subnet);
+  if (ipv4(ip) !== null) return ip;
+  const groups = ipv6(ip.replace(/%.*$/, ""));
+  if (groups === null) return ip;
+  checkSubnet(ipv6Subnet);
+  // `::1` and `::` share the IPv4-compatible range but embed no IPv4 address: the dotted
+  // notation is what tells them apart, as in express-rate-limit.
+  const compatible = ip.includes(".") && groups.slice(0, 6).every((g) => g === 0);
+  if (isMapped4(groups) || compatible) return lastFourBytes(groups);
+  if (ipv6Subnet === false) return ip;
+  return `${canonical(masked(groups, ipv6Subnet))}/${ipv6Subnet}`;
 }
 
 /** Whether `ip` is an IPv6 address (not IPv4-mapped ones' IPv4 text, which has no colon). */

@@ -2,6 +2,7 @@
 // (one vocabulary, docs/vocabulary.md). Only names are translated here; what the options mean is
 // decided where tollgate's own names are read (options.js, http-options.js, middleware-limits.js).
 import { LIMITER_FIELDS, LIMIT_FIELDS } from "./options.js";
+import { isStandardHeaders } from "./header-record.js";
 
 /** express-rate-limit name -> tollgate name. */
 export const ALIASES = Object.freeze({ windowMs: "window", max: "limit", keyGenerator: "key", identifier: "name" });
@@ -37,4 +38,25 @@ export function translate(options) {
   }
   const spec = Object.fromEntries(SPEC.filter((f) => f in out).map((f) => [f, out[f]]));
   return { options: out, spec };
+}
+
+/**
+ * The header options of options written as for express-rate-limit (ERL mode), read as it reads
+ * them: `standardHeaders` defaults to false (`legacyHeaders` to true, as everywhere); an
+ * unsupported `standardHeaders` value is reported (`headersDraftVersion`, through `checks`)
+ * and sends no standard headers; the boolean `headers` of express-rate-limit before v6 is the
+ * default of `legacyHeaders`. `options` in tollgate's names; returns them with these filled.
+ */
+export function erlHeaderOptions(options, checks) {
+  const out = { ...options };
+  if (typeof out.headers === "boolean") {
+    out.legacyHeaders ??= out.headers;
+    delete out.headers;
+  }
+  out.standardHeaders ??= false;
+  if (!isStandardHeaders(out.standardHeaders)) {
+    checks.headersDraftVersion(out.standardHeaders);
+    out.standardHeaders = false;
+  }
+  return out;
 }

@@ -97,6 +97,16 @@ const CHECKS = {
       throw new ChangeWarning("WRN_ERL_DEPRECATED_ON_LIMIT_REACHED", "The onLimitReached configuration option is deprecated and has been removed in express-rate-limit v7.");
     }
   },
+  headersDraftVersion(version) {
+    if (!["draft-6", "draft-7", "draft-8", "draft-10"].includes(version)) {
+      throw new ValidationError("ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION", `standardHeaders: only the following versions of the IETF draft specification are supported: draft-6, draft-7, draft-8, draft-10; got ${JSON.stringify(version)}.`);
+    }
+  },
+  headersResetTime(resetTime) {
+    if (!resetTime) {
+      throw new ValidationError("ERR_ERL_HEADERS_NO_RESET", "standardHeaders: 'draft-7' requires a 'resetTime', but the store did not provide one. The 'windowMs' value will be used instead, which may cause clients to wait longer than necessary.");
+    }
+  },
   knownOptions(options, known) {
     for (const name of Object.keys(options)) {
       if (!known.includes(name)) throw new ValidationError("ERR_ERL_UNKNOWN_OPTION", `Unexpected configuration option: ${name}`);

@@ -7,6 +7,9 @@ import { bindingKey } from "./decision.js";
 /** `standardHeaders` values, as express-rate-limit names them (true is its draft-6). */
 const STANDARD = new Map([["draft-6", 6], ["draft-7", 7], ["draft-8", 8], ["draft-10", 10], [true, 6], [false, 0]]);
 
+/** Whether `value` is one of the `standardHeaders` values. */
+export const isStandardHeaders = (value) => STANDARD.has(value);
+
 /** The header option names `headerOptions` reads. */
 export const HEADER_OPTIONS = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
 

@@ -28,6 +28,15 @@ export function erlIdentifier(limit, windowMs) {
   return `${limit}-in-${duration}`;
 }
 
+/**
+ * Whether the options are written as for express-rate-limit ("ERL mode"): no `limiter` and no
+ * `algorithm`, `quota` or `limits`. Such options get express-rate-limit's defaults (its
+ * MemoryStore's counting, its header modes).
+ */
+export function isErlMode(spec, limiter) {
+  return limiter === undefined && spec.algorithm === undefined && spec.quota === undefined && spec.limits === undefined;
+}
+
 /** A limit of 0 (express-rate-limit v7+): every request denied; nothing to count. */
 class DenyAll {
   #name;
@@ -77,7 +86,7 @@ export class MiddlewareLimits {
       this.#windowMs = limiter.policy?.longestWindowMs;
       return;
     }
-    this.#erlMode = spec.algorithm === undefined && spec.quota === undefined && spec.limits === undefined;
+    this.#erlMode = isErlMode(spec, limiter);
     if (perRequest && spec.limits !== undefined) {
       throw new TypeError("limit and identifier functions apply to one limit, not to limits (give each of limits its own limit and name)");
     }

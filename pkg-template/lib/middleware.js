@@ -7,8 +7,8 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { denialBody, httpOptions } from "./http-options.js";
-import { MIDDLEWARE_ONLY, translate } from "./erl-options.js";
-import { MiddlewareLimits, ERL_DEFAULTS } from "./middleware-limits.js";
+import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
+import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 
 /** express-rate-limit's default body of a denial. */
@@ -42,7 +42,15 @@ export function rateLimit(passed = {}) {
   v.draftPolliHeaders(passed.draft_polli_ratelimit_headers);
   v.onLimitReached(passed.onLimitReached);
 
-  const { options, spec } = translate(passed);
+  const translated = translate(passed);
+  const { spec } = translated;
+  const erlMode = isErlMode(spec, translated.options.limiter);
+  const options = erlMode ? erlHeaderOptions(translated.options, v) : translated.options;
+  // As express-rate-limit: with every header turned off, not even Retry-After is sent.
+  const sendsHeaders = !erlMode || options.standardHeaders !== false || options.legacyHeaders !== false;
+  // In drafts 8 and 10 these headers are lists, one member per limit: several limiters on one
+  // route each add theirs (as express-rate-limit appends them) instead of replacing the others'.
+  const listsHeaders = ["draft-8", "draft-10"].includes(options.standardHeaders ?? "draft-10");
   const subnet = options.ipv6Subnet ?? 56;
   // A subnet that cannot be one is reported here and fails the IPv6 requests (ipKey throws).
   if (typeof subnet !== "function") v.ipv6Subnet(subnet);
@@ -79,6 +87,7 @@ export function rateLimit(passed = {}) {
     logger,
   };
   delete config.max;
+  if (erlMode) Object.assign(config, { standardHeaders: options.standardHeaders, legacyHeaders: options.legacyHeaders ?? true });
   if (spec.limit !== undefined) config.limit = spec.limit;
   // Read when asked: with several limits or a duration string, the core works it out.
   Object.defineProperty(config, "windowMs", { enumerable: true, get: () => limits.windowMs });
@@ -145,13 +154,18 @@ export function rateLimit(passed = {}) {
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       return true;
     }
-    if (store !== null) v.positiveHits(decision.used);
+    if (store !== null) {
+      v.positiveHits(decision.used);
+      if (options.standardHeaders === "draft-7") v.headersResetTime(decision.resetTime);
+    }
     v.limit(decision.limit);
     v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
     const info = withRateLimitInfo(decision, key, cost);
     if (property !== false) req[property] = info;
-    for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
-      if (!res.headersSent) res.setHeader(name, value);
+    if (sendsHeaders && !res.headersSent) {
+      for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
+        res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
+      }
     }
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
     if (outcome !== null && (decision.allowed || store !== null)) {
@@ -195,6 +209,15 @@ export function rateLimit(passed = {}) {
       }
     : (key) => limits.get(key);
   return middleware;
+}
+
+/** The draft-8/draft-10 headers that are Structured Field Lists. */
+const LIST_HEADERS = new Set(["ratelimit", "ratelimit-policy"]);
+
+/** `value` added to a list header's members already set on the response (`existing`), if any. */
+function joined(existing, value) {
+  if (existing === undefined || existing === null || existing === "") return value;
+  return `${Array.isArray(existing) ? existing.join(", ") : existing}, ${value}`;
 }
 
 /** Resolves once `res` is done: true when its answer was sent in full, false when the connection closed first. */

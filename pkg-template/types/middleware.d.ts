@@ -36,7 +36,8 @@ export type EnabledValidations = {
   [check in
     | "default" | "ip" | "trustProxy" | "xForwardedForHeader" | "forwardedHeader" | "positiveHits" | "unsharedStore"
     | "singleCount" | "limit" | "draftPolliHeaders" | "onLimitReached" | "knownOptions" | "validationsConfig"
-    | "creationStack" | "ipv6Subnet" | "ipv6SubnetOrKeyGenerator" | "keyGeneratorIpFallback"]?: boolean;
+    | "creationStack" | "ipv6Subnet" | "ipv6SubnetOrKeyGenerator" | "keyGeneratorIpFallback"
+    | "headersDraftVersion" | "headersResetTime"]?: boolean;
 };
 
 /** A client's count in an express-rate-limit Store. */
@@ -141,10 +142,16 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   cost?: (req: Req, res: Res) => Maybe<number>;
   /** Requests for which this returns true are neither decided nor counted. */
   skip?: (req: Req, res: Res) => Maybe<boolean>;
-  /** The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every denial. */
+  /**
+   * The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every
+   * denial. With options written for express-rate-limit (no algorithm, quota, limits or limiter): default false, and no
+   * `Retry-After` once legacyHeaders is false too, as in express-rate-limit.
+   */
   standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
   /** X-RateLimit-* (default true). */
   legacyHeaders?: boolean;
+  /** @deprecated express-rate-limit's name (before its v6) of `legacyHeaders`; only with options written for express-rate-limit. */
+  headers?: boolean;
   /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
   partitionKey?: boolean;
   /** Spreads Retry-After and `t` of denials by up to half the wait: true (Math.random) or a draw in [0, 1). */

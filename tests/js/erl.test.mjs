@@ -10,9 +10,10 @@ import { install } from "./packed.mjs";
 let installed;
 let rateLimit;
 let ipKeyGenerator;
+let ipKey;
 before(async () => {
   installed = install();
-  ({ rateLimit, ipKeyGenerator } = await installed.esm());
+  ({ rateLimit, ipKeyGenerator, ipKey } = await installed.esm());
 });
 after(() => installed.remove());
 
@@ -534,4 +535,154 @@ test("headers: the README's setup (draft-8, no legacy headers) and express-rate-
       assert.equal((await request()).status, 429);
     });
   }
+});
+
+// --- Cases of express-rate-limit's own test suite (test/library) that tollgate first failed. ---
+
+/** The rate-limit header names of an answer, sorted. */
+const headerNames = (r) => [...r.headers.keys()].filter((n) => /ratelimit|retry-after/i.test(n)).sort();
+const LEGACY = ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"];
+
+test("header defaults: options written for express-rate-limit get its defaults (legacy only), tollgate's own limit options draft-10 and legacy", async () => {
+  for (const [options, expected] of [
+    [{}, LEGACY],
+    [{ windowMs: 60_000, limit: 1 }, LEGACY],
+    [{ limit: 1, standardHeaders: true }, [...LEGACY, "ratelimit-limit", "ratelimit-policy", "ratelimit-remaining", "ratelimit-reset"].sort()],
+    [{ algorithm: "fixed-window", limit: 1, window: "1m" }, [...LEGACY, "ratelimit", "ratelimit-policy"].sort()],
+    [{ algorithm: "gcra", quota: "1/m" }, [...LEGACY, "ratelimit", "ratelimit-policy"].sort()],
+  ]) {
+    await serving(createServer(rateLimit({ ...options, validate: false })), async (request) => {
+      assert.deepEqual(headerNames(await request()), expected, JSON.stringify(options));
+    });
+  }
+});
+
+test("Retry-After: on a denial while any header is on; with every header off, none in express-rate-limit's mode, still sent in tollgate's", async () => {
+  const cases = [
+    [{ windowMs: 60_000, limit: 1 }, [...LEGACY, "retry-after"].sort()],
+    [{ windowMs: 60_000, limit: 1, standardHeaders: "draft-7", legacyHeaders: false }, ["ratelimit", "ratelimit-policy", "retry-after"]],
+    [{ windowMs: 60_000, limit: 1, standardHeaders: false, legacyHeaders: false }, []],
+    [{ algorithm: "fixed-window", limit: 1, window: "1m", standardHeaders: false, legacyHeaders: false }, ["retry-after"]],
+  ];
+  for (const [options, expected] of cases) {
+    await serving(createServer(rateLimit(options)), async (request) => {
+      assert.equal((await request()).status, 200);
+      const denied = await request();
+      assert.equal(denied.status, 429);
+      assert.deepEqual(headerNames(denied), expected, JSON.stringify(options));
+      // express-rate-limit's window opens at the first hit: a full minute to wait.
+      if (expected.includes("retry-after")) {
+        const wait = Number(denied.headers.get("retry-after"));
+        assert.ok(options.algorithm === undefined ? wait === 60 : wait > 0 && wait <= 60, String(wait));
+      }
+    });
+  }
+});
+
+test("headers (express-rate-limit before v6): a boolean is legacyHeaders' default and reaches the store's init; refused beside tollgate's limit options", async () => {
+  const store = new MockStore();
+  rateLimit({ store, headers: false });
+  assert.equal(store.options.headers, false);
+  for (const [options, expected] of [
+    [{ limit: 1, headers: false }, []],
+    [{ limit: 1, headers: true }, LEGACY],
+    [{ limit: 1, headers: false, legacyHeaders: true }, LEGACY],
+    [{ limit: 1, headers: false, standardHeaders: "draft-6" }, ["ratelimit-limit", "ratelimit-policy", "ratelimit-remaining", "ratelimit-reset"]],
+  ]) {
+    await serving(createServer(rateLimit(options)), async (request) => {
+      assert.deepEqual(headerNames(await request()), expected, JSON.stringify(options));
+    });
+  }
+  assert.throws(() => rateLimit({ algorithm: "gcra", quota: "1/s", headers: false }), /headers is now standardHeaders and legacyHeaders/);
+  assert.throws(() => rateLimit({ limit: 1, headers: "both" }), /headers is now standardHeaders and legacyHeaders/);
+});
+
+test("an unsupported standardHeaders: reported (ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION) and no standard headers in express-rate-limit's mode; an error in tollgate's", async () => {
+  // (null, as undefined, is the default in express-rate-limit: no standard headers.)
+  for (const value of ["invalid-draft", "draft-9", 7]) {
+    const { logger, seen } = recorder();
+    const mw = rateLimit({ windowMs: 2 * 60 * 60 * 1000, limit: 5, standardHeaders: value, logger });
+    assert.deepEqual(codes(seen.error), ["ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION"], String(value));
+    await serving(createServer(mw), async (request) => {
+      const r = await request();
+      assert.deepEqual([r.status, r.text], [200, "Hi there!"]);
+      assert.deepEqual(headerNames(r), LEGACY);
+    });
+  }
+  const quiet = recorder();
+  rateLimit({ standardHeaders: "invalid-draft", validate: { headersDraftVersion: false }, logger: quiet.logger });
+  assert.deepEqual(quiet.seen.error, [], "the check can be turned off by its name");
+  assert.throws(() => rateLimit({ algorithm: "gcra", quota: "1/s", standardHeaders: "invalid-draft" }), (e) => e instanceof RangeError && /standardHeaders/.test(e.message));
+});
+
+test("draft-7 over an express-rate-limit Store that gives no resetTime is reported (ERR_ERL_HEADERS_NO_RESET), once", async () => {
+  class NoResetStore extends MockStore {
+    async increment(key) {
+      const { totalHits } = await super.increment(key);
+      return { totalHits, resetTime: undefined };
+    }
+  }
+  const { logger, seen } = recorder();
+  const mw = rateLimit({ store: new NoResetStore(), limit: 5, standardHeaders: "draft-7", logger });
+  await serving(createServer(mw), async (request) => {
+    const r = await request();
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get("ratelimit"), /limit=5, remaining=4, reset=60/);
+    await request();
+  });
+  assert.deepEqual(codes(seen.error), ["ERR_ERL_HEADERS_NO_RESET"]);
+});
+
+test("ipKeyGenerator answers as express-rate-limit's: embedded IPv4, CIDR for any subnet (128 too), the address unchanged with false", () => {
+  for (const [args, expected] of [
+    [["1.2.3.4", 16], "1.2.3.4"],
+    [["::ffff:1.2.3.4"], "1.2.3.4"],
+    [["::1.2.3.4"], "1.2.3.4"],
+    [["::1.2.3.4", 16], "1.2.3.4"],
+    [["::1.2.3.4", false], "1.2.3.4"],
+    [["::ffff:102:304"], "1.2.3.4"],
+    [["::ffff:102:304", false], "1.2.3.4"],
+    [["::1"], "::/56"],
+    [["::"], "::/56"],
+    [["64:ff9b::1.2.3.4"], "64:ff9b::/56"],
+    [["2001:db8:1234:5678::1.2.3.4", 64], "2001:db8:1234:5678::/64"],
+    [["0123:4567:89ab:cdef:0123:4567:89ab:cdef"], "123:4567:89ab:cd00::/56"],
+    [["0123:4567:89ab:cdef:0123:4567:89ab:cdef", 63], "123:4567:89ab:cdee::/63"],
+    [["123:ABC::89"], "123:abc::/56"],
+    [["0123:4567:89ab:cdef:0123:4567:89ab:cdef", 128], "123:4567:89ab:cdef:123:4567:89ab:cdef/128"],
+    [["0123:4567:89ab:cdef:0123:4567:89ab:cdef", false], "0123:4567:89ab:cdef:0123:4567:89ab:cdef"],
+  ]) {
+    assert.equal(ipKeyGenerator(...args), expected, JSON.stringify(args));
+  }
+  // Any other IPv6 address: the network ipKey computes, always with its prefix length.
+  let seed = 7;
+  const rand = (n) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  for (let i = 0; i < 500; i++) {
+    const groups = Array.from({ length: 8 }, () => rand(0x10000).toString(16));
+    groups[0] = (0x2000 + rand(0x1000)).toString(16);
+    const address = groups.join(":");
+    const bits = 1 + rand(128);
+    const network = ipKey(address, bits);
+    assert.equal(ipKeyGenerator(address, bits), bits === 128 ? `${network}/128` : network, `${address} /${bits}`);
+    assert.equal(ipKeyGenerator(address, false), address);
+  }
+});
+
+test("several limiters on one route: their draft-8 and draft-10 list members add up, in order; draft-7's dictionary is the last one's", async () => {
+  const stacked = (extra) => [1, 5, 8].map((limit, i) =>
+    rateLimit({ windowMs: [5_000, 60_000, 2 * 86_400_000][i], limit, keyGenerator: () => "foo", ...extra }));
+  await serving(createServer(stacked({ standardHeaders: "draft-8" })), async (request) => {
+    const r = await request();
+    assert.deepEqual(r.headers.get("ratelimit-policy").split(", ").map((m) => m.split(";").slice(0, 2).join(";")),
+      ['"1-in-5sec";q=1', '"5-in-1min";q=5', '"8-in-2days";q=8']);
+    assert.deepEqual(r.headers.get("ratelimit").split(", ").map((m) => m.split(";").slice(0, 2).join(";")),
+      ['"1-in-5sec";r=0', '"5-in-1min";r=4', '"8-in-2days";r=7']);
+  });
+  await serving(createServer(stacked({ standardHeaders: "draft-7" })), async (request) => {
+    assert.equal((await request()).headers.get("ratelimit"), "limit=8, remaining=7, reset=172800");
+  });
+  const own = [rateLimit({ algorithm: "gcra", quota: "10/s", name: "burst", key: () => "k" }), rateLimit({ algorithm: "gcra", quota: "100/h", name: "hourly", key: () => "k" })];
+  await serving(createServer(own), async (request) => {
+    assert.deepEqual((await request()).headers.get("ratelimit-policy").split(", ").map((m) => m.split(";")[0]), ['"burst"', '"hourly"']);
+  });
 });
