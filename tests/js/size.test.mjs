@@ -19,9 +19,9 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // (issue 20: every module now carries tollgate::spec, which validates and words every option as
 // the Worker does, where the JavaScript layer did before), and when JS came to call the core's
 // header writer instead of a copy in JS (issue 21); the extras module also carries the core's
-// blocked-key cache for the Redis store (issue 27). Issue 3's goal for the lite module (40 KB)
+// blocked-key cache for the Redis store (issue 27) and the compare-and-swap step (issue 25). Issue 3's goal for the lite module (40 KB)
 // and issue 20's "modules do not grow" are not met by these steps.
-const BUDGET = { tollgate_wasm: 65_500, tollgate_wasm_extras: 54_000, tollgate_wasm_lite: 53_000 };
+const BUDGET = { tollgate_wasm: 65_500, tollgate_wasm_extras: 57_500, tollgate_wasm_lite: 53_000 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {
