@@ -24,4 +24,4 @@ work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 tarball=$(cd pkg && npm pack --silent --pack-destination "$work")
 rm -rf tests/equivalence/node_modules && mkdir -p tests/equivalence/node_modules/tollgate
 tar -xzf "$work/$tarball" -C tests/equivalence/node_modules/tollgate --strip-components=1
-timeout 1200 node --test --test-concurrency=1 --test-timeout=900000 tests/equivalence/
+timeout 2400 node --test --test-concurrency=1 --test-timeout=1800000 tests/equivalence/
