@@ -30,6 +30,7 @@ use alloc::vec::Vec;
 use crate::algorithm::Algorithm;
 use crate::decision::Decision;
 use crate::policy::{Policy, PolicyDecision};
+use crate::text::push_u64;
 use crate::time::Nanos;
 
 /// Which `RateLimit` draft to send (`standardHeaders`).
@@ -171,24 +172,6 @@ fn base64(out: &mut String, bytes: &[u8]) {
         for i in 0..4 {
             out.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
         }
-    }
-}
-
-/// Appends `n` in decimal, without `core::fmt`.
-#[inline(never)]
-pub fn push_u64(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &digits[i..] {
-        out.push(d as char);
     }
 }
 
