@@ -111,7 +111,8 @@ impl Failure {
 
 /// The answer when the Durable Object failed: allowed (fail open, 200) or denied (fail
 /// closed, 503 with `Retry-After: 1`), marked `Tollgate-Degraded: fail-open;reason="timeout"`
-/// and `"degraded":"timeout"` in the body. Its figures are not real: `limit` is the first
+/// and `"degraded":"unavailable"` in the body (the npm stores' word for a store that failed;
+/// the header says how). Its figures are not real: `limit` is the first
 /// limit's, `remaining` is 0 and `resetAt` is now. No `RateLimit` header is sent, since
 /// there is no state to describe.
 pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> Answer {
@@ -124,7 +125,7 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
         "resetAt": now.as_millis_ceil(),
         "retryAfter": if allowed { 0 } else { 1000 },
         "policy": pc.name,
-        "degraded": why.name(),
+        "degraded": "unavailable",
     });
     let mut headers = vec![(DEGRADED_HEADER, format!("fail-{};reason=\"{}\"", mode.name(), why.name()))];
     if !allowed {
