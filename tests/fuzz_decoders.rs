@@ -18,15 +18,7 @@ fn cases() -> u32 {
 
 /// One policy per algorithm (and one with two limits), with states written by real hits.
 fn policies_and_states() -> Vec<(Policy, Vec<u8>)> {
-    let kinds = [
-        Kind::FixedWindow,
-        Kind::FixedWindowFirstHit,
-        Kind::SlidingLog,
-        Kind::SlidingWindow,
-        Kind::SlidingBuckets,
-        Kind::TokenBucket,
-        Kind::Gcra,
-    ];
+    let kinds = Kind::ALL;
     let limit = |name: &str, kind: Kind| {
         let mut spec = LimitSpec::new(kind, 5, Nanos::from_secs(1));
         if kind == Kind::SlidingBuckets {
