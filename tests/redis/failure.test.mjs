@@ -52,23 +52,23 @@ for (const kind of CLIENTS) {
     }
   });
 
-  test(`Redis slower than timeoutMs: degraded within the timeout (${kind})`, { timeout: 30_000 }, async (t) => {
+  test(`Redis slower than timeoutMs: degraded, not waited for (${kind})`, { timeout: 30_000 }, async (t) => {
     const { client, close } = await connect(kind, server.port);
     t.after(close);
-    const admin = await connect(kind, server.port);
-    t.after(admin.close);
     const store = new RedisStore(client, { prefix: `slow:${kind}:`, failure: "closed", timeoutMs: 100 });
     const limiter = new RateLimiter({ ...config, store });
     assert.equal((await limiter.limit("k")).allowed, true);
-    const pause = kind === "ioredis" ? admin.client.call("CLIENT", "PAUSE", "700") : admin.client.sendCommand(["CLIENT", "PAUSE", "700"]);
-    await pause;
-    const start = Date.now();
-    const d = await limiter.limit("k");
-    const took = Date.now() - start;
+    // Frozen until the decision is in: only timeoutMs can answer it, however slow the machine.
+    server.pause();
+    let d;
+    try {
+      d = await limiter.limit("k");
+    } finally {
+      server.resume();
+    }
     assert.equal(d.degraded, "unavailable");
     assert.equal(d.allowed, false);
-    assert.ok(took < 600, `answered after ${took} ms`);
-    await new Promise((r) => setTimeout(r, 800));
+    await reconnected(kind, client);
     // Whether the late write landed or not, the next decisions are exact again.
     const after = await limiter.limit("k");
     assert.equal(after.degraded, undefined);

@@ -17,6 +17,18 @@ const config = { algorithm: "sliding-log", limit: LIMIT, window: "1h" };
 const BLOCKED_CACHE_MS = 50;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Waits until `condition()` holds, polling; fails only if it never does (bounded in polls, not
+ * a timed assertion: a slow machine takes longer, it does not fail).
+ */
+async function until(condition, what) {
+  for (let i = 0; i < 2000; i++) {
+    if (condition()) return;
+    await sleep(20);
+  }
+  assert.fail(`never ${what}`);
+}
+
 let server;
 before(async () => {
   server = await RedisServer.start();
@@ -56,12 +68,15 @@ for (const kind of CLIENTS) {
     const store = new RedisStore(client, { prefix: `kill:${kind}:`, failure: "insurance", insurance: SHARE, timeoutMs: 200, blockedCache: BLOCKED_CACHE_MS, onError: (e) => errors.push(e) });
     const limiter = new RateLimiter({ ...config, store });
     const f = flood(limiter, 16);
-    await sleep(300);
+    // The key over its limit before the crash, the crash seen by the flood, then decisions of
+    // the restarted Redis's own lifetime: each step waits for what the flood counted.
+    await until(() => f.counts.exactDenied > 0, "reached the limit");
+    const beforeCrash = f.counts.exactAdmitted;
     await server.kill();
-    await sleep(700);
+    await until(() => f.counts.unavailableAdmitted + f.counts.unavailableDenied > 0, "noticed the crash");
     await server.start();
     await reconnected(kind, client);
-    await sleep(500);
+    await until(() => f.counts.exactAdmitted > beforeCrash, "admitted in the new lifetime");
     const c = await f.stop();
     assert.equal(c.errors, 0, JSON.stringify(c));
     assert.ok(c.unavailableAdmitted + c.unavailableDenied > 0, `the outage was noticed: ${JSON.stringify(c)}`);
@@ -84,12 +99,12 @@ for (const kind of CLIENTS) {
     const store = new RedisStore(client, { prefix: `stop:${kind}:`, failure: "closed", timeoutMs: 200, blockedCache: BLOCKED_CACHE_MS });
     const limiter = new RateLimiter({ ...config, store });
     const f = flood(limiter, 16);
-    await sleep(300);
+    await until(() => f.counts.exactDenied > 0, "reached the limit");
     server.pause();
-    await sleep(1000); // five times timeoutMs
+    // Frozen until a hit was answered by the timeout: the freeze outlived timeoutMs.
+    await until(() => f.counts.unavailableDenied > 0, "noticed the freeze");
     server.resume();
     await reconnected(kind, client);
-    await sleep(500);
     const c = await f.stop();
     assert.equal(c.errors, 0, JSON.stringify(c));
     assert.ok(c.unavailableDenied > 0, `the freeze was noticed: ${JSON.stringify(c)}`);

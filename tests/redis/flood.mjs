@@ -1,10 +1,10 @@
 // One process of the hot-key and fault tests: `node flood.mjs <port> <client> <job JSON>`.
-// The job: `{ configs: [{ name, options }], hits, inFlight, prefix, key, store }`; for each
-// config in turn it sends `hits` hits on one key, `inFlight` at a time, with a RedisStore of the
-// given options (default: the store's defaults), and prints per config how many were admitted
-// and how many decisions said `degraded` (and why), as one JSON line. Started by the tests with
-// an IPC channel: it says "ready" once connected and starts on "go", so that every process
-// floods at once.
+// The job: `{ configs: [{ name, options, store }], hits, inFlight, prefix, key, store }`; for
+// each config in turn it sends `hits` hits on one key, `inFlight` at a time, with a RedisStore of
+// the job's `store` options, then the config's (default: the store's defaults), and prints per
+// config how many were admitted and how many decisions said `degraded` (and why), as one JSON
+// line. Started by the tests with an IPC channel: it says "ready" once connected and starts on
+// "go", so that every process floods at once.
 import { RateLimiter, RedisStore } from "tollgate";
 import { connect } from "./clients.mjs";
 
@@ -18,8 +18,8 @@ if (process.send) {
   });
 }
 const results = {};
-for (const { name, options } of job.configs) {
-  const store = new RedisStore(client, { prefix: `${job.prefix}${name}:`, ...job.store });
+for (const { name, options, store: storeOptions } of job.configs) {
+  const store = new RedisStore(client, { prefix: `${job.prefix}${name}:`, ...job.store, ...storeOptions });
   const limiter = new RateLimiter({ ...options, store });
   const r = { admitted: 0, denied: 0, contention: 0, unavailable: 0, errors: 0 };
   let left = job.hits;

@@ -69,7 +69,9 @@ test("RedisStore options: accepted or a TypeError/RangeError, nothing else", () 
 
 test("limiter options and call arguments over Redis: a decision or an input error, Redis unchanged", async () => {
   let tried = 0;
-  const store = new RedisStore(redis.client, { prefix: "fz:", failure: "throw" });
+  // timeoutMs of 30 s: a valid call must be a decision, and on a loaded machine 500 ms can pass
+  // before this process reads Redis's answer (a RedisUnavailableError, which is not the point).
+  const store = new RedisStore(redis.client, { prefix: "fz:", failure: "throw", timeoutMs: 30_000 });
   // Windows of an hour: no key expires between two snapshots of one input.
   const good = new RateLimiter({ algorithm: "gcra", limit: 5, window: "1h", store });
   await good.limit("a", { now: 1_700_000_000_000 });
@@ -123,7 +125,7 @@ test("state bytes in Redis that are not a state: RedisStateError, the key and ev
     const options = { algorithm, limit: 5, window: "1h", ...(algorithm === "sliding-buckets" ? { precision: "6m" } : {}) };
     // No blocked-key cache: the test rewrites Redis behind the store's back, and a denial the
     // store confirmed a moment ago would (rightly) stand without reading the new bytes.
-    return new RateLimiter({ ...options, store: new RedisStore(redis.client, { prefix: `st:${algorithm}:`, failure: "open", blockedCache: false }) });
+    return new RateLimiter({ ...options, store: new RedisStore(redis.client, { prefix: `st:${algorithm}:`, failure: "open", blockedCache: false, timeoutMs: 30_000 }) });
   });
   // Real states of every algorithm, to truncate, flip and hand to the others.
   const real = [];

@@ -8,6 +8,8 @@ use tollgate::policy::{LimitDecision, LimitRef};
 use tollgate::sync::{Diff, MergedCount};
 use tollgate::{Decision, Nanos, PolicyDecision};
 
+use crate::object::StorageFault;
+
 /// What the Worker asks a Durable Object to do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -34,6 +36,8 @@ pub enum Fault {
     Error,
     /// Answer only after a long delay (longer than any policy's timeout in the tests).
     Timeout,
+    /// Fail the object's next storage reads or writes (`object/storage_fault.rs`).
+    Storage(StorageFault),
 }
 
 impl Fault {
@@ -42,7 +46,7 @@ impl Fault {
         match s.trim() {
             "error" => Some(Fault::Error),
             "timeout" => Some(Fault::Timeout),
-            _ => None,
+            other => StorageFault::parse(other).map(Fault::Storage),
         }
     }
 }

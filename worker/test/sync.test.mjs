@@ -51,7 +51,7 @@ test("sync < 0: local only, each isolate admits the whole limit and nothing is s
   for (let i = 0; i < 12; i++) for (const w of [0, 1]) allowed += (await hit(w, "local", key)).body.allowed ? 1 : 0;
   assert.equal(allowed, 20);
   const stored = await inspect("local", key);
-  assert.deepEqual(stored.body, { state: 0, central: 0, alarm: null });
+  assert.deepEqual(stored.body, { state: 0, central: 0, alarm: null, counts: [] });
 });
 
 test("sync = 0 through two isolates is exact", async () => {

@@ -9,9 +9,9 @@
 use std::cell::RefCell;
 
 use tollgate::Nanos;
-use worker::SqlStorage;
 
 use super::storage::{load_central, save_central, storage_deadline, Mem};
+use super::storage_fault::Sql;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::wire::{DoReply, DoRequest, MergedWire};
@@ -22,7 +22,7 @@ pub const MAX_DIFFS: usize = 1024;
 /// Adds `r.diffs`, drops what expired at `now`, writes through, and answers the merged counts.
 pub fn sync(
     mem: &RefCell<Mem>,
-    sql: &SqlStorage,
+    sql: &Sql<'_>,
     pc: &PolicyConfig,
     r: &DoRequest,
     now: Nanos,

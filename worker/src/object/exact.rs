@@ -6,9 +6,9 @@ use std::slice;
 
 use serde_json::json;
 use tollgate::Nanos;
-use worker::SqlStorage;
 
 use super::storage::{load_exact, save_exact, storage_deadline, Loaded, Mem};
+use super::storage_fault::Sql;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::log;
@@ -25,7 +25,7 @@ pub const MAX_SENT_STATE: usize = 4096;
 /// No `await` happens between loading and writing, so concurrent requests are serialised.
 pub fn run(
     mem: &RefCell<Mem>,
-    sql: &SqlStorage,
+    sql: &Sql<'_>,
     pc: &PolicyConfig,
     op: Op,
     cost: u64,

@@ -15,6 +15,7 @@ mod exact;
 mod pool;
 mod pool_storage;
 mod storage;
+mod storage_fault;
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -28,6 +29,7 @@ use crate::wire::{DoReply, DoRequest, Fault, Op};
 
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
+pub use storage_fault::StorageFault;
 
 /// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
 const FAULT_DELAY: Duration = Duration::from_millis(3_000);
@@ -37,6 +39,8 @@ pub struct KeyLimiter {
     state: State,
     env: Env,
     mem: RefCell<Mem>,
+    /// Storage faults a test armed (TEST_MODE on only; always `None` otherwise).
+    storage_fault: storage_fault::Armed,
 }
 
 /// The object's clock in nanoseconds (millisecond resolution).
@@ -57,18 +61,22 @@ impl KeyLimiter {
             .policies
             .get(&r.policy)
             .ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {:?}", r.policy)))?;
-        if let (Some(fault), true) = (r.fault, cfg.test_mode) {
-            if fault == Fault::Timeout {
-                worker::Delay::from(FAULT_DELAY).await;
+        match (r.fault, cfg.test_mode) {
+            (Some(Fault::Storage(f)), true) => storage_fault::arm(&self.storage_fault, &self.mem, f),
+            (Some(fault), true) => {
+                if fault == Fault::Timeout {
+                    worker::Delay::from(FAULT_DELAY).await;
+                }
+                return Err(ApiError::internal(format!("injected fault: {fault:?}")));
             }
-            return Err(ApiError::internal(format!("injected fault: {fault:?}")));
+            _ => {}
         }
         if r.now.is_some() && !cfg.test_mode {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
-        let sql = storage.sql();
+        let sql = storage_fault::Sql::new(storage.sql(), &self.storage_fault);
         match r.op {
             Op::Check | Op::Peek | Op::Refund => {
                 let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now, r.now.is_some())?;
@@ -86,7 +94,9 @@ impl KeyLimiter {
                 }
                 let rows = storage::stored_rows(&self.mem, &sql)?;
                 let alarm = storage.get_alarm().await?;
-                let stored = serde_json::json!({ "state": rows.0, "central": rows.1, "alarm": alarm });
+                let counts = storage::stored_counts(&sql)?;
+                let stored =
+                    serde_json::json!({ "state": rows.0, "central": rows.1, "alarm": alarm, "counts": counts });
                 Ok(DoReply {
                     now: now.as_nanos(),
                     decision: None,
@@ -132,11 +142,15 @@ pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
 
 impl DurableObject for KeyLimiter {
     fn new(state: State, env: Env) -> Self {
-        KeyLimiter { state, env, mem: RefCell::new(Mem::default()) }
+        KeyLimiter { state, env, mem: RefCell::new(Mem::default()), storage_fault: RefCell::new(None) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        match self.handle(req).await {
+        let result = self.handle(req).await;
+        if let Some(thrown) = storage_fault::thrown(&self.storage_fault, &self.mem) {
+            return Err(thrown);
+        }
+        match result {
             Ok(reply) => Response::from_json(&reply),
             Err(e) => {
                 if e.status >= 500 {
@@ -154,7 +168,7 @@ impl DurableObject for KeyLimiter {
         let storage = self.state.storage();
         let real_now = worker::Date::now().as_millis();
         self.mem.borrow_mut().alarm_at = None;
-        let deadline = storage::deadline(&self.mem, &storage.sql())?;
+        let deadline = storage::deadline(&self.mem, &storage_fault::Sql::new(storage.sql(), &self.storage_fault))?;
         match deadline {
             Some(d) if d > real_now => {
                 self.mem.borrow_mut().alarm_at = Some(d);

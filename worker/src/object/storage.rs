@@ -20,7 +20,9 @@ use std::collections::BTreeMap;
 use tollgate::policy_codec::{decode_policy, encode_policy};
 use tollgate::reconfigure::convert;
 use tollgate::{Nanos, Policy, PolicyState};
-use worker::{SqlStorage, SqlStorageValue};
+use worker::SqlStorageValue;
+
+use super::storage_fault::Sql;
 
 use crate::errors::ApiError;
 
@@ -54,7 +56,7 @@ fn sql_err(e: worker::Error) -> ApiError {
 }
 
 /// Creates the tables once per object start.
-pub fn ensure_schema(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
+pub fn ensure_schema(mem: &mut Mem, sql: &Sql<'_>) -> Result<(), ApiError> {
     if !mem.schema {
         sql.exec(
             "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 0), bytes BLOB NOT NULL, deadline INTEGER NOT NULL)",
@@ -76,11 +78,11 @@ pub fn ensure_schema(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
     Ok(())
 }
 
-fn first_row(sql: &SqlStorage, query: &str) -> Result<Option<Vec<SqlStorageValue>>, ApiError> {
+fn first_row(sql: &Sql<'_>, query: &str) -> Result<Option<Vec<SqlStorageValue>>, ApiError> {
     sql.exec(query, None).map_err(sql_err)?.raw().next().transpose().map_err(sql_err)
 }
 
-fn blob(sql: &SqlStorage, query: &str) -> Result<Option<Vec<u8>>, ApiError> {
+fn blob(sql: &Sql<'_>, query: &str) -> Result<Option<Vec<u8>>, ApiError> {
     Ok(match first_row(sql, query)?.and_then(|row| row.into_iter().next()) {
         Some(SqlStorageValue::Blob(bytes)) => Some(bytes),
         _ => None,
@@ -130,7 +132,7 @@ pub fn read_state(
 
 /// Loads the exact-mode state if not loaded, converting a state written under another
 /// configuration to `policy` at `now`. Returns what happened (for the log) when it loaded.
-pub fn load_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy, now: Nanos) -> Result<Option<Loaded>, ApiError> {
+pub fn load_exact(mem: &mut Mem, sql: &Sql<'_>, policy: &Policy, now: Nanos) -> Result<Option<Loaded>, ApiError> {
     if mem.exact.is_some() {
         return Ok(None);
     }
@@ -146,7 +148,7 @@ pub fn load_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy, now: Nanos) 
 
 /// Writes the exact-mode state through (or deletes it when fresh), and the configuration it
 /// is written under when storage holds another.
-pub fn save_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy, deadline_ms: u64) -> Result<(), ApiError> {
+pub fn save_exact(mem: &mut Mem, sql: &Sql<'_>, policy: &Policy, deadline_ms: u64) -> Result<(), ApiError> {
     let Some(state) = mem.exact.as_ref() else { return Err(ApiError::internal("state not loaded")) };
     match state {
         Some(s) => {
@@ -171,7 +173,7 @@ pub fn save_exact(mem: &mut Mem, sql: &SqlStorage, policy: &Policy, deadline_ms:
 }
 
 /// Loads the sync-mode merged counts if not loaded.
-pub fn load_central(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
+pub fn load_central(mem: &mut Mem, sql: &Sql<'_>) -> Result<(), ApiError> {
     if mem.central.is_some() {
         return Ok(());
     }
@@ -190,7 +192,7 @@ pub fn load_central(mem: &mut Mem, sql: &SqlStorage) -> Result<(), ApiError> {
 }
 
 /// Writes the merged counts through (or deletes them when empty).
-pub fn save_central(sql: &SqlStorage, counts: &CentralCounts, deadline_ms: u64) -> Result<(), ApiError> {
+pub fn save_central(sql: &Sql<'_>, counts: &CentralCounts, deadline_ms: u64) -> Result<(), ApiError> {
     if counts.is_empty() {
         return sql.exec("DELETE FROM central", None).map(|_| ()).map_err(sql_err);
     }
@@ -205,7 +207,7 @@ pub fn save_central(sql: &SqlStorage, counts: &CentralCounts, deadline_ms: u64) 
 }
 
 /// The latest deadline of any stored row (Unix ms), `None` when nothing is stored.
-pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<Option<u64>, worker::Error> {
+pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &Sql<'_>) -> Result<Option<u64>, worker::Error> {
     ensure_schema(&mut mem.borrow_mut(), sql).map_err(|e| worker::Error::RustError(e.message))?;
     let cursor = sql
         .exec("SELECT MAX(deadline) FROM (SELECT deadline FROM state UNION ALL SELECT deadline FROM central)", None)?;
@@ -244,8 +246,21 @@ pub fn storage_deadline(real_now_ms: u64, now: Nanos, fresh_at: Nanos, test_cloc
     real_deadline(real_now_ms, now, fresh_at).saturating_add(grace)
 }
 
+/// The merged counts the `central` row holds, as `[limit, window start ns, count]` (test-only
+/// inspect: what a sync round made durable).
+pub fn stored_counts(sql: &Sql<'_>) -> Result<Vec<(usize, u64, u64)>, ApiError> {
+    let Some(SqlStorageValue::String(json)) =
+        first_row(sql, "SELECT json FROM central WHERE id = 0")?.and_then(|row| row.into_iter().next())
+    else {
+        return Ok(Vec::new());
+    };
+    let rows: Vec<(usize, u64, u64, u64)> =
+        serde_json::from_str(&json).map_err(|e| ApiError::internal(format!("stored counts: {e}")))?;
+    Ok(rows.into_iter().map(|(l, s, c, _)| (l, s, c)).collect())
+}
+
 /// How many rows `state` and `central` hold (0 or 1 each), for the test-only inspect.
-pub fn stored_rows(mem: &std::cell::RefCell<Mem>, sql: &SqlStorage) -> Result<(u64, u64), ApiError> {
+pub fn stored_rows(mem: &std::cell::RefCell<Mem>, sql: &Sql<'_>) -> Result<(u64, u64), ApiError> {
     ensure_schema(&mut mem.borrow_mut(), sql)?;
     let count = |table: &str| -> Result<u64, ApiError> {
         let row = first_row(sql, &format!("SELECT COUNT(*) FROM {table}"))?;
