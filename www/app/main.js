@@ -166,9 +166,9 @@ function buildCompareRows() {
     const about = document.createElement("details");
     about.innerHTML = "<summary>about</summary><p></p><p></p><p></p>";
     const [pros, cons, pick] = about.querySelectorAll("p");
-    pros.textContent = `Pros: ${doc.pros}`;
-    cons.textContent = `Cons: ${doc.cons}`;
-    pick.textContent = `Pick it when: ${doc.pick}`;
+    pros.textContent = `Pros: ${doc.pros.replaceAll("`", "")}`;
+    cons.textContent = `Cons: ${doc.cons.replaceAll("`", "")}`;
+    pick.textContent = `Pick it when: ${doc.pick.replaceAll("`", "")}`;
     th.append(about);
     const strip = tr.querySelector("canvas");
     strip.setAttribute("aria-label", `${a.label}: allowed and blocked hits over time; click a hit for its headers`);
@@ -255,17 +255,29 @@ function renderReadout(src, i) {
   out.dataset.fields = JSON.stringify(f);
 }
 
-/** The explanation beside the chart, and the one in each compare row. */
+/** Module-doc text into `el`: `code` spans as <code>, the rest as text (never as HTML). */
+function fillDoc(el, text) {
+  el.textContent = "";
+  text.split("`").forEach((part, i) => {
+    if (i % 2 === 0) el.append(part);
+    else el.append(Object.assign(document.createElement("code"), { textContent: part }));
+  });
+}
+
+/** The explanation beside the chart (the compare rows carry theirs in an "about"). */
 function renderExplanation() {
+  if ($("explain").dataset.algorithm === state.algorithm) return;
   const doc = ALGORITHM_DOCS[state.algorithm];
   $("explain-title").textContent = doc.title;
   $("explain-what").textContent = "";
   for (const p of doc.what) {
-    const el = document.createElement(p.includes("\n") ? "pre" : "p");
-    el.textContent = p;
+    const code = p.includes("\n");
+    const el = document.createElement(code ? "pre" : "p");
+    if (code) el.textContent = p;
+    else fillDoc(el, p);
     $("explain-what").append(el);
   }
-  for (const k of ["guarantee", "pros", "cons", "pick"]) $(`explain-${k}`).textContent = doc[k];
+  for (const k of ["guarantee", "pros", "cons", "pick"]) fillDoc($(`explain-${k}`), doc[k]);
   $("explain-source").textContent = doc.source;
   $("explain").dataset.algorithm = state.algorithm;
 }
