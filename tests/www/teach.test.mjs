@@ -122,6 +122,11 @@ test("headers in the chosen standardHeaders/legacyHeaders mode equal limiter.hea
   assert.equal(await page.locator("#code-rust").textContent(), rustSnippet("token-bucket", state));
   assert.match(await page.locator("#code-npm").textContent(), /burst: 5/);
   assert.match(await page.locator("#code-toml").textContent(), /standardHeaders = "draft-7"\nlegacyHeaders = false/);
+  // Copy: to the clipboard where the page may write it, else the snippet is selected for Ctrl+C.
+  await page.click("button.copy[data-for='code-rust']");
+  await page.waitForFunction(() => document.querySelector("button.copy[data-for='code-rust']").textContent !== "Copy");
+  const copied = await page.evaluate(() => document.querySelector("button.copy[data-for='code-rust']").textContent);
+  if (copied !== "Copied") assert.equal(await page.evaluate(() => getSelection().toString().trim()), rustSnippet("token-bucket", state).trim());
   await screenshot(page, "teach");
   assert.deepEqual(page.problems, []);
   await page.close();

@@ -282,7 +282,11 @@ function renderExplanation() {
   $("explain").dataset.algorithm = state.algorithm;
 }
 
+let snippetsFor = "";
 function renderSnippets() {
+  const key = JSON.stringify([state.algorithm, state.limit, state.window, state.burst, state.precision, state.standardHeaders, state.legacyHeaders]);
+  if (key === snippetsFor) return;
+  snippetsFor = key;
   $("code-npm").textContent = npmSnippet(state.algorithm, state);
   $("code-toml").textContent = tomlSnippet(state.algorithm, state);
   $("code-rust").textContent = rustSnippet(state.algorithm, state);
