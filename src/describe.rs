@@ -41,7 +41,15 @@ pub enum StateView {
     /// The current clock window `[start, end)`, its count, the previous window's count and
     /// the part of it still weighted in (`floor(previous * (end - now) / window)`); `count`
     /// is what a hit is decided against, `current + weighted_previous`.
-    SlidingWindow { start: Nanos, end: Nanos, current: u64, previous: u64, weighted_previous: u64, count: u64, limit: u64 },
+    SlidingWindow {
+        start: Nanos,
+        end: Nanos,
+        current: u64,
+        previous: u64,
+        weighted_previous: u64,
+        count: u64,
+        limit: u64,
+    },
     /// The buckets still in the window, oldest first, the first starting at `oldest_start`,
     /// each `precision` long; `count` is their sum.
     SlidingBuckets { oldest_start: Nanos, precision: Nanos, counts: Vec<u64>, count: u64, limit: u64 },
@@ -60,11 +68,21 @@ pub fn describe(algorithm: &AnyAlgorithm, state: Option<&AnyState>, now: Nanos) 
     match algorithm {
         AnyAlgorithm::FixedWindow(a) => {
             let s = a.current(if let Some(AnyState::FixedWindow(s)) = state { Some(s) } else { None }, now);
-            StateView::FixedWindow { start: s.start, end: a.alignment().end_of(s.start), count: s.count, limit: a.limit() }
+            StateView::FixedWindow {
+                start: s.start,
+                end: a.alignment().end_of(s.start),
+                count: s.count,
+                limit: a.limit(),
+            }
         }
         AnyAlgorithm::FixedWindowFirstHit(a) => {
             let s = a.current(if let Some(AnyState::FixedWindowFirstHit(s)) = state { Some(s) } else { None }, now);
-            StateView::FixedWindowFirstHit { start: s.start, end: s.start + a.window(), count: s.count, limit: a.limit() }
+            StateView::FixedWindowFirstHit {
+                start: s.start,
+                end: s.start + a.window(),
+                count: s.count,
+                limit: a.limit(),
+            }
         }
         AnyAlgorithm::SlidingLog(a) => {
             let (entries, count) = match state {
@@ -90,7 +108,8 @@ pub fn describe(algorithm: &AnyAlgorithm, state: Option<&AnyState>, now: Nanos) 
             }
         }
         AnyAlgorithm::SlidingBuckets(a) => {
-            let (newest, counts) = a.view(if let Some(AnyState::SlidingBuckets(s)) = state { Some(s) } else { None }, now);
+            let (newest, counts) =
+                a.view(if let Some(AnyState::SlidingBuckets(s)) = state { Some(s) } else { None }, now);
             let oldest = (newest + 1).saturating_sub(counts.len().max(1) as u64);
             let count = counts.iter().fold(0u64, |sum, c| sum.saturating_add(*c));
             StateView::SlidingBuckets {
@@ -105,7 +124,13 @@ pub fn describe(algorithm: &AnyAlgorithm, state: Option<&AnyState>, now: Nanos) 
             let level = a.level(if let Some(AnyState::TokenBucket(s)) = state { Some(s) } else { None }, now);
             let capacity = a.limit();
             let next_refill_at = if level.tokens >= capacity { now } else { level.anchor + a.interval() };
-            StateView::TokenBucket { tokens: level.tokens, capacity, refill_amount: a.refill_amount(), interval: a.interval(), next_refill_at }
+            StateView::TokenBucket {
+                tokens: level.tokens,
+                capacity,
+                refill_amount: a.refill_amount(),
+                interval: a.interval(),
+                next_refill_at,
+            }
         }
         AnyAlgorithm::Gcra(a) => {
             let tat = match state {
@@ -113,7 +138,13 @@ pub fn describe(algorithm: &AnyAlgorithm, state: Option<&AnyState>, now: Nanos) 
                 _ => now,
             };
             let t = a.emission_interval();
-            StateView::Gcra { tat, emission_interval: t, tolerance: t.saturating_mul(a.burst() - 1), burst: a.burst(), room: a.room(tat, now) }
+            StateView::Gcra {
+                tat,
+                emission_interval: t,
+                tolerance: t.saturating_mul(a.burst() - 1),
+                burst: a.burst(),
+                room: a.room(tat, now),
+            }
         }
     }
 }

@@ -51,8 +51,12 @@ pub fn describe_state(options: JsValue, state: Option<Uint8Array>, now: f64) -> 
     let view = describe(policy.limits()[0].algorithm(), slot.as_ref(), now);
     let mut out: Vec<f64> = Vec::with_capacity(8);
     match view {
-        StateView::FixedWindow { start, end, count, limit } => out.extend([0.0, ms(start), ms(end), count as f64, limit as f64]),
-        StateView::FixedWindowFirstHit { start, end, count, limit } => out.extend([1.0, ms(start), ms(end), count as f64, limit as f64]),
+        StateView::FixedWindow { start, end, count, limit } => {
+            out.extend([0.0, ms(start), ms(end), count as f64, limit as f64])
+        }
+        StateView::FixedWindowFirstHit { start, end, count, limit } => {
+            out.extend([1.0, ms(start), ms(end), count as f64, limit as f64])
+        }
         StateView::SlidingLog { entries, count, limit } => {
             out.extend([2.0, count as f64, limit as f64]);
             for e in entries {
