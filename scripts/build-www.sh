@@ -30,6 +30,7 @@ fi
 own=www/vendor/tollgate-www
 if [ ! -f "$own/tollgate_www_bg.wasm" ] || [ -n "$(find src wasm/src www-wasm Cargo.toml Cargo.lock -newer "$own/tollgate_www_bg.wasm" -print -quit)" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
+  scripts/setup.sh wasm >/dev/null # the wasm32 target and the wasm-bindgen CLI
   cargo build --quiet -p tollgate-www --target wasm32-unknown-unknown --profile wasm-release
   rm -rf "$own" && mkdir -p "$own"
   wasm-bindgen --target web --no-typescript --out-dir "$own" target/wasm32-unknown-unknown/wasm-release/tollgate_www.wasm
