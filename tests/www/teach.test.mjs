@@ -95,7 +95,9 @@ for (const id of Object.keys(ALGORITHM_DOCS)) {
 }
 
 test("headers in the chosen standardHeaders/legacyHeaders mode equal limiter.headers; the snippets follow the setup", async () => {
-  const page = await openPage(browser, `${server.url}/?algorithm=token-bucket&limit=3&window=2000&burst=5&speed=0.25`);
+  // 3 a day with a burst of 5: no refill and no hit of the trace's own during the clicks, so
+  // the 7 clicks are 5 admissions and 2 denials however slowly they come.
+  const page = await openPage(browser, `${server.url}/?algorithm=token-bucket&limit=3&window=${DAY}&burst=5&speed=0.25`);
   await page.selectOption("#standardHeaders", "draft-7");
   await page.uncheck("#legacyHeaders");
   await page.waitForFunction(() => location.search.includes("standardHeaders=draft-7") && location.search.includes("legacyHeaders=0"));
@@ -110,6 +112,8 @@ test("headers in the chosen standardHeaders/legacyHeaders mode equal limiter.hea
     assert.equal(await page.locator("#headers").textContent(), lines.join("\n"));
     return expected;
   };
+  assert.equal(tape.manual, 7);
+  assert.deepEqual(want.decisions.map((d) => d.allowed), [true, true, true, true, true, false, false]);
   const denied = await check();
   assert.ok("RateLimit-Policy" in denied && "Retry-After" in denied && !("X-RateLimit-Limit" in denied), JSON.stringify(denied));
   await page.click("#prev-hit");
