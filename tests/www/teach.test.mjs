@@ -36,7 +36,7 @@ after(async () => {
 const readout = (page) =>
   page.evaluate(() => {
     const el = document.getElementById("state-readout");
-    return { text: el.textContent, kind: el.dataset.kind, hit: Number(el.dataset.hit), counted: Number(el.dataset.counted), fields: JSON.parse(el.dataset.fields ?? "null") };
+    return { text: el.textContent, kind: el.dataset.kind, hit: Number(el.dataset.hit), counted: Number(el.dataset.counted), fields: window.playground.readout() };
   });
 
 // A limit of 4 a day: the trace's own hits are hours apart, so every click of Hit lands in

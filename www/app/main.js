@@ -86,6 +86,7 @@ let lastAnnounce = 0;
 let lastTs = performance.now();
 let describeState = null; // the playground module's export (www-wasm/)
 const readers = new WeakMap(); // Run -> StateReader
+let readoutFields = null; // the fields the readout words (for the tests' hook)
 
 function source() {
   return live ?? player.run(state.algorithm);
@@ -239,6 +240,7 @@ function renderReadout(src, i) {
   if (live || !describeState) {
     out.textContent = live ? "Live mode: the Worker keeps the state; its answers and headers are shown." : "";
     delete out.dataset.kind;
+    readoutFields = null;
     return;
   }
   let reader = readers.get(src);
@@ -252,7 +254,7 @@ function renderReadout(src, i) {
   out.dataset.kind = f.kind;
   out.dataset.hit = String(i);
   out.dataset.counted = String(countedOf(f));
-  out.dataset.fields = JSON.stringify(f);
+  readoutFields = f;
 }
 
 /** Module-doc text into `el`: `code` spans as <code>, the rest as text (never as HTML). */
@@ -549,6 +551,7 @@ async function main() {
     START,
     state: () => ({ ...state }),
     tape: () => ({ times: [...player.tapeT], keyIdx: [...player.tapeK], keys: [...player.trace.keys], manual: player.manualHits }),
+    readout: () => readoutFields,
     live: () => (live ? { prefix: live.prefix, policy: live.policy, sent: live.sent, answered: live.track.n, inFlight: live.inFlight } : null),
   };
   syncButtons();

@@ -18,7 +18,11 @@ export function describeHit(f, d, start) {
     case "fixed-window-first-hit":
       return `${f.count} of ${f.limit} counted in this key's window [${at(f.start)}, ${at(f.end)}) (opened by its first hit) before this hit, ${verdict}; the next hit after ${at(f.end)} opens a new window.`;
     case "sliding-log": {
-      const list = f.entries.map((e) => (e.cost === 1 ? at(e.at) : `${at(e.at)} x${e.cost}`)).join(", ");
+      // A log of a large limit holds thousands of entries: its ends say enough.
+      const shown = f.entries.length > 12 ? [...f.entries.slice(0, 5), null, ...f.entries.slice(-5)] : f.entries;
+      const list = shown
+        .map((e) => (e === null ? `... ${f.entries.length - 10} more ...` : e.cost === 1 ? at(e.at) : `${at(e.at)} x${e.cost}`))
+        .join(", ");
       return `The log holds ${f.entries.length} ${f.entries.length === 1 ? "entry" : "entries"} still within one window of this hit${list ? ` (${list})` : ""}: ${f.count} of ${f.limit} counted, ${verdict}.`;
     }
     case "sliding-window": {
