@@ -94,6 +94,33 @@ for (const id of Object.keys(ALGORITHM_DOCS)) {
   });
 }
 
+test("any hit of a busy trace, every algorithm: the readout is the core's description of the state that hit found", async () => {
+  const page = await openPage(browser, `${server.url}/?traffic=chat&limit=5&window=1000&hits=200&speed=1000`);
+  await page.click("#to-end");
+  await page.waitForFunction(() => document.body.dataset.hits === "200");
+  await page.click("#pause");
+  await page.focus("#timeline");
+  const back = 37;
+  for (let k = 0; k < back; k++) await page.keyboard.press("ArrowLeft");
+  const tape = await page.evaluate(() => window.playground.tape());
+  const i = tape.times.length - 1 - back;
+  const now = START + tape.times[i];
+  const key = tape.keys[tape.keyIdx[i]];
+  const upTo = { ...tape, times: tape.times.slice(0, i), keyIdx: tape.keyIdx.slice(0, i) };
+  for (const id of Object.keys(ALGORITHM_DOCS)) {
+    await page.selectOption("#algorithm", id);
+    const r = await readout(page);
+    assert.equal(r.hit, i, `${id}: the chosen hit stays chosen`);
+    const options = limiterOptions(id, await page.evaluate(() => window.playground.state()));
+    const want = { ...fieldsOf(own.describeState(options, replay(options, upTo, START).rl.export(key), now)), now };
+    assert.deepEqual(r.fields, want, id);
+    const decision = replay(options, tape, START).decisions[i];
+    assert.match(r.text, decision.allowed ? /was admitted/ : /was denied/, id);
+  }
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
 test("headers in the chosen standardHeaders/legacyHeaders mode equal limiter.headers; the snippets follow the setup", async () => {
   // 3 a day with a burst of 5: no refill and no hit of the trace's own during the clicks, so
   // the 7 clicks are 5 admissions and 2 denials however slowly they come.
