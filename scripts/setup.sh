@@ -49,7 +49,8 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
 
-if need browser; then apt_install chromium chromium-driver; fi
+# python3: the static-build test serves www/ with `python3 -m http.server`, as the README says.
+if need browser; then apt_install chromium chromium-driver python3; fi
 if need redis; then apt_install redis-server redis-tools; fi  # redis-cli: the cluster tests
 
 npm_ci() {

@@ -12,6 +12,7 @@ pub mod algorithms;
 pub mod blocked;
 pub mod codec;
 pub mod decision;
+pub mod describe;
 pub mod error;
 pub mod headers;
 pub mod keyed;

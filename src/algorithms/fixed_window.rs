@@ -13,6 +13,10 @@
 //! promise; counts merge across nodes by simple addition. **Cons**: the boundary burst of up
 //! to twice the limit; every client's quota resets at the same instant, which invites a
 //! thundering herd at the boundary.
+//!
+//! **Pick it when**: public quotas per clock period that clients plan against (per hour, per
+//! day), or counts that must add up across nodes, where a burst of twice the limit across a
+//! boundary does no harm.
 
 use crate::algorithm::{validate_cost, Algorithm};
 use crate::algorithms::alignment::Alignment;

@@ -11,6 +11,9 @@
 //! instant (no thundering herd at the boundary). **Cons**: the same boundary burst; the
 //! window depends on each key's history, so counts cannot be merged across nodes; a token
 //! bucket whose refill amount equals its capacity behaves the same way.
+//!
+//! **Pick it when**: each client gets its own period from its first request (a trial's 100
+//! calls a day from sign-up) and you tell clients when their window resets.
 
 use crate::algorithm::{validate_cost, Algorithm};
 use crate::algorithms::fixed_window::count_in_window;

@@ -18,6 +18,9 @@
 //! exact `retry_after` to the nanosecond; time going backwards only makes it stricter.
 //! **Cons**: harder to explain than a window ("why was I denied with 40 of 100 left this
 //! minute?": there are no minutes); not mergeable across nodes.
+//!
+//! **Pick it when**: you want a smooth rate with a controlled burst in the least state and
+//! exact retry times (governor, redis-cell, nginx).
 
 use crate::algorithm::{validate_cost, Algorithm};
 use crate::algorithms::token_bucket::MAX_SPAN;
@@ -117,7 +120,7 @@ impl Gcra {
 
     /// Units that would still be admitted at `now` if the meter stood at `tat`.
     #[inline]
-    fn room(&self, tat: Nanos, now: Nanos) -> u64 {
+    pub(crate) fn room(&self, tat: Nanos, now: Nanos) -> u64 {
         let full = self.t.saturating_mul(self.burst);
         (full.saturating_sub(tat.saturating_sub(now))).as_nanos() / self.t.as_nanos()
     }

@@ -14,6 +14,9 @@
 //! merge across nodes by addition. **Cons**: memory of `window / precision` counters per key
 //! (capped at [`MAX_BUCKETS`]); a bucket's hits all expire at the bucket's end, so the
 //! boundary burst is one bucket's worth instead of none.
+//!
+//! **Pick it when**: you want to choose how exact the window is against how much memory it
+//! takes (an hourly limit counted in minute buckets).
 
 use alloc::collections::VecDeque;
 

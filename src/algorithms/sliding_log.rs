@@ -10,6 +10,9 @@
 //! nanosecond. **Cons**: memory grows with the limit (one entry per admitted hit still in the
 //! window, merged when hits share an instant), so the limit is capped at
 //! [`MAX_LOG_LIMIT`]; use the sliding window counter for large limits.
+//!
+//! **Pick it when**: the limit must hold exactly in every window (logins, password resets,
+//! payments) and the limit is small enough to keep one entry per hit.
 
 use alloc::collections::VecDeque;
 
@@ -72,11 +75,11 @@ impl SlidingLogState {
 
 /// What the log says at one instant: how many leading entries have expired and the units
 /// still counted.
-struct View {
+pub(crate) struct View {
     /// `max(now, newest entry)`: a clock that went back decides at the newest time seen.
-    at: Nanos,
-    expired: usize,
-    active: u64,
+    pub(crate) at: Nanos,
+    pub(crate) expired: usize,
+    pub(crate) active: u64,
 }
 
 impl SlidingLog {
@@ -98,7 +101,7 @@ impl SlidingLog {
         entry.at + self.window + Nanos::new(1)
     }
 
-    fn view(&self, state: &SlidingLogState, now: Nanos) -> View {
+    pub(crate) fn view(&self, state: &SlidingLogState, now: Nanos) -> View {
         let at = state.entries.back().map_or(now, |newest| now.max(newest.at));
         let mut expired = 0;
         let mut freed = 0u64;

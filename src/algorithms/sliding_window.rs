@@ -24,6 +24,9 @@
 //! practice; counts merge across nodes by addition, which is why Cloudflare, Kong and Upstash
 //! use it. **Cons**: an estimate, not exact; `retry_after` is exact for the estimate, not
 //! for the true traffic.
+//!
+//! **Pick it when**: you want a smooth limit in constant memory for any limit, mergeable across
+//! nodes: the default of API gateways.
 
 use crate::algorithm::{validate_cost, Algorithm};
 use crate::algorithms::alignment::Alignment;
@@ -65,9 +68,9 @@ pub struct SlidingWindowState {
 
 /// The counters as seen at one instant.
 #[derive(Copy, Clone, Debug)]
-struct View {
-    state: SlidingWindowState,
-    elapsed: u64,
+pub(crate) struct View {
+    pub(crate) state: SlidingWindowState,
+    pub(crate) elapsed: u64,
 }
 
 impl SlidingWindow {
@@ -95,7 +98,7 @@ impl SlidingWindow {
 
     /// Rolls the stored counters forward to the window holding `now`. A clock that went back
     /// before the stored window decides at that window's start (weight 1: the strictest).
-    fn view(&self, state: Option<&SlidingWindowState>, now: Nanos) -> View {
+    pub(crate) fn view(&self, state: Option<&SlidingWindowState>, now: Nanos) -> View {
         let start = self.align.start_of(now);
         let rolled = match state {
             None => SlidingWindowState { start, current: 0, previous: 0 },
@@ -111,7 +114,7 @@ impl SlidingWindow {
     }
 
     /// `floor(previous * (window - elapsed) / window)`, exactly.
-    fn weighted_previous(&self, previous: u64, elapsed: u64) -> u64 {
+    pub(crate) fn weighted_previous(&self, previous: u64, elapsed: u64) -> u64 {
         let d = self.length() as u128;
         let left = d - (elapsed as u128).min(d);
         ((previous as u128 * left) / d) as u64

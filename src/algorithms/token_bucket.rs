@@ -17,6 +17,9 @@
 //! bytes; intuitive to explain (Stripe: 100/s with bursts of 500). **Cons**: two numbers to
 //! tune instead of one; a drained bucket refills in steps, so `retry_after` can be a whole
 //! interval; not mergeable across nodes.
+//!
+//! **Pick it when**: clients may burst above a steady rate: the capacity sets the burst and the
+//! refill the long-term rate (Stripe, AWS).
 
 use crate::algorithm::{validate_cost, Algorithm};
 use crate::decision::{Decision, Outcome};

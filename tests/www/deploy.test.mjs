@@ -48,6 +48,7 @@ test("the dry run's output holds the Worker and the build made the playground's 
   for (const f of ["web/lite.js", "tollgate_wasm_lite_bg.wasm"]) {
     assert.ok(fs.existsSync(path.join(ROOT, "www/vendor/tollgate", f)), `www/vendor/tollgate/${f}`);
   }
+  assert.ok(fs.existsSync(path.join(ROOT, "www/vendor/tollgate-www/tollgate_www_bg.wasm")), "the playground's own module (describeState)");
 });
 
 test("the page served by the deployed bundle loads its module and decides with the core", async () => {

@@ -42,9 +42,10 @@ test("the page loads with no console errors, every control labelled, and draws a
   assert.ok(buttonsNamed);
   await screenshot(page, "single");
   assert.deepEqual(page.problems, []);
-  // The page imports `tollgate/lite`'s entry: the lite wasm module only (replay.mjs decides
-  // the same traces with the full package in Node, so the page is held to the full module).
-  assert.deepEqual(page.requested.filter((p) => p.endsWith(".wasm")), ["/vendor/tollgate/tollgate_wasm_lite_bg.wasm"]);
+  // The page imports `tollgate/lite`'s entry: of the package's modules, the lite one only
+  // (replay.mjs decides the same traces with the full package in Node, so the page is held to
+  // the full module); and its own small module (www-wasm/, describeState) for the readout.
+  assert.deepEqual(page.requested.filter((p) => p.endsWith(".wasm")), ["/vendor/tollgate/tollgate_wasm_lite_bg.wasm", "/vendor/tollgate-www/tollgate_www_bg.wasm"]);
   await page.close();
 });
 

@@ -4,7 +4,11 @@
 // Test hook: `window.playground` exposes the tape (what was played) and the current state,
 // so the browser tests can replay the same hits through the Node build of the package.
 
-import { ALGORITHMS, DEFAULTS, fromSearch, toSearch } from "./params.js";
+import { ALGORITHMS, DEFAULTS, fromSearch, toSearch, limiterOptions } from "./params.js";
+import { ALGORITHM_DOCS } from "./algorithm-docs.js";
+import { StateReader } from "./state-reader.js";
+import { describeHit, countedOf } from "./readout.js";
+import { npmSnippet, tomlSnippet, rustSnippet } from "./snippets.js";
 import { Player, START } from "./player.js";
 import { drawTimeline } from "./timeline.js";
 import { maxInWindow, disagreements } from "./measure.js";
@@ -39,6 +43,8 @@ function writeForm(s) {
   $(s.view === "compare" ? "view-compare" : "view-single").checked = true;
   $("span").value = String(s.span);
   $("live").checked = s.live;
+  $("standardHeaders").value = String(s.standardHeaders);
+  $("legacyHeaders").checked = s.legacyHeaders;
 }
 
 /** The form as a state. Numbers go to the core as typed; it names what it refuses. */
@@ -58,6 +64,8 @@ function readForm() {
     span: Number($("span").value),
     live: $("live").checked,
     policy: $("policy").value || state.policy,
+    standardHeaders: $("standardHeaders").value === "false" ? false : $("standardHeaders").value,
+    legacyHeaders: $("legacyHeaders").checked,
   };
 }
 
@@ -76,6 +84,9 @@ let lastCompare = 0;
 let lastMax = 0;
 let lastAnnounce = 0;
 let lastTs = performance.now();
+let describeState = null; // the playground module's export (www-wasm/)
+const readers = new WeakMap(); // Run -> StateReader
+let readoutFields = null; // the fields the readout words (for the tests' hook)
 
 function source() {
   return live ?? player.run(state.algorithm);
@@ -150,7 +161,16 @@ function buildCompareRows() {
     tr.dataset.algorithm = a.id;
     tr.innerHTML = `<th scope="row"></th><td><canvas class="strip" height="48" role="img"></canvas></td>
       <td class="allowed"></td><td class="blocked"></td><td class="max"></td>`;
-    tr.querySelector("th").textContent = a.label;
+    const th = tr.querySelector("th");
+    th.textContent = a.label;
+    const doc = ALGORITHM_DOCS[a.id];
+    const about = document.createElement("details");
+    about.innerHTML = "<summary>about</summary><p></p><p></p><p></p>";
+    const [pros, cons, pick] = about.querySelectorAll("p");
+    pros.textContent = `Pros: ${doc.pros.replaceAll("`", "")}`;
+    cons.textContent = `Cons: ${doc.cons.replaceAll("`", "")}`;
+    pick.textContent = `Pick it when: ${doc.pick.replaceAll("`", "")}`;
+    th.append(about);
     const strip = tr.querySelector("canvas");
     strip.setAttribute("aria-label", `${a.label}: allowed and blocked hits over time; click a hit for its headers`);
     // A click picks this algorithm and the nearest hit, whose headers the panel then shows.
@@ -204,13 +224,74 @@ function renderHeaders() {
     $("headers").textContent = "";
     return;
   }
-  const h = src.headers(i);
+  const h = live ? src.headers(i) : src.headers(i, { standardHeaders: state.standardHeaders, legacyHeaders: state.legacyHeaders });
   const who = live ? `the Worker, policy "${live.policy}"` : ALGORITHMS.find((a) => a.id === state.algorithm).label;
   $("hit-label").value = `${who}, hit ${i + 1} of ${t.n}: key "${src.keys[t.key[i]]}" at ${fmtTime(t.t[i])}, ${t.allowed[i] ? "allowed" : "blocked"}${selected < 0 ? " (following the latest)" : ""}`;
   $("headers").textContent = Object.entries(h)
     .map(([k, v]) => `${k}: ${v}`)
     .join("\n");
   $("headers").dataset.hit = String(i);
+  renderReadout(src, i);
+}
+
+/** The state that decided hit i, as the core describes it, in words (simulation only). */
+function renderReadout(src, i) {
+  const out = $("state-readout");
+  if (live || !describeState) {
+    out.textContent = live ? "Live mode: the Worker keeps the state; its answers and headers are shown." : "";
+    delete out.dataset.kind;
+    readoutFields = null;
+    return;
+  }
+  let reader = readers.get(src);
+  if (!reader) {
+    reader = new StateReader(player.RateLimiter, describeState, limiterOptions(src.id, state), START, src.keys);
+    readers.set(src, reader);
+  }
+  const f = reader.before(src.track, i);
+  const d = src.track.decision(i);
+  out.textContent = describeHit(f, d, START);
+  out.dataset.kind = f.kind;
+  out.dataset.hit = String(i);
+  out.dataset.counted = String(countedOf(f));
+  readoutFields = f;
+}
+
+/** Module-doc text into `el`: `code` spans as <code>, the rest as text (never as HTML). */
+function fillDoc(el, text) {
+  el.textContent = "";
+  text.split("`").forEach((part, i) => {
+    if (i % 2 === 0) el.append(part);
+    else el.append(Object.assign(document.createElement("code"), { textContent: part }));
+  });
+}
+
+/** The explanation beside the chart (the compare rows carry theirs in an "about"). */
+function renderExplanation() {
+  if ($("explain").dataset.algorithm === state.algorithm) return;
+  const doc = ALGORITHM_DOCS[state.algorithm];
+  $("explain-title").textContent = doc.title;
+  $("explain-what").textContent = "";
+  for (const p of doc.what) {
+    const code = p.includes("\n");
+    const el = document.createElement(code ? "pre" : "p");
+    if (code) el.textContent = p;
+    else fillDoc(el, p);
+    $("explain-what").append(el);
+  }
+  for (const k of ["guarantee", "pros", "cons", "pick"]) fillDoc($(`explain-${k}`), doc[k]);
+  $("explain-source").textContent = doc.source;
+  $("explain").dataset.algorithm = state.algorithm;
+}
+
+let snippetsFor = "";
+function renderSnippets() {
+  const key = JSON.stringify([state.algorithm, state.limit, state.window, state.burst, state.precision, state.standardHeaders, state.legacyHeaders]);
+  if (key === snippetsFor) return;
+  snippetsFor = key;
+  $("code-npm").textContent = npmSnippet(state.algorithm, state);
+  $("code-toml").textContent = tomlSnippet(state.algorithm, state);
+  $("code-rust").textContent = rustSnippet(state.algorithm, state);
 }
 
 /** A short spoken summary, at most every two seconds (and after each Hit). */
@@ -225,7 +306,7 @@ function announce(force) {
 function render(force = false) {
   const src = source();
   // Live: also ten times a second, as real time moves the chart on between answers.
-  const key = `${live ? `live${live.version}:${Math.floor(live.clock / 100)}` : player.version}|${state.view}|${selected}|${state.algorithm}|${state.span}`;
+  const key = `${live ? `live${live.version}:${Math.floor(live.clock / 100)}` : player.version}|${state.view}|${selected}|${state.algorithm}|${state.span}|${state.standardHeaders}|${state.legacyHeaders}`;
   if (!force && key === drawn) return;
   drawn = key;
   const compare = state.view === "compare" && !live;
@@ -243,6 +324,8 @@ function render(force = false) {
     renderSingle();
   }
   renderCounts(force);
+  renderExplanation();
+  renderSnippets();
   renderHeaders();
   announce(false);
   $("timeline").dataset.version = String(live ? live.version : player.version);
@@ -361,6 +444,10 @@ async function main() {
     // `tollgate/lite`'s entry: the page needs only `RateLimiter` with one limit and one key per
     // call (limit, peek, headers), so it fetches only the lite module (39 KB gzipped, not 51).
     tollgate = await import("../vendor/tollgate/web/lite.js");
+    // The playground's own module (www-wasm/): the core's description of a key's state.
+    const own = await import("../vendor/tollgate-www/tollgate_www.js");
+    await own.default({ module_or_path: new URL("../vendor/tollgate-www/tollgate_www_bg.wasm", import.meta.url) });
+    describeState = own.describeState;
   } catch (e) {
     showError(`The tollgate wasm build is missing from www/vendor/tollgate (${e.message}). Run "make www" (make run does it).`);
     return;
@@ -378,6 +465,20 @@ async function main() {
   }
   player.speed = state.speed;
   buildCompareRows();
+  for (const b of document.querySelectorAll("button.copy")) {
+    b.addEventListener("click", async () => {
+      const text = $(b.dataset.for).textContent;
+      try {
+        await navigator.clipboard.writeText(text);
+        b.textContent = "Copied";
+      } catch {
+        // No clipboard (an insecure origin): select the text so Ctrl+C copies it.
+        getSelection().selectAllChildren($(b.dataset.for));
+        b.textContent = "Selected: Ctrl+C";
+      }
+      setTimeout(() => (b.textContent = "Copy"), 1500);
+    });
+  }
 
   form.addEventListener("change", onChange);
   // The token is no setting of the page: never in the URL, kept in this tab's sessionStorage.
@@ -450,6 +551,7 @@ async function main() {
     START,
     state: () => ({ ...state }),
     tape: () => ({ times: [...player.tapeT], keyIdx: [...player.tapeK], keys: [...player.trace.keys], manual: player.manualHits }),
+    readout: () => readoutFields,
     live: () => (live ? { prefix: live.prefix, policy: live.policy, sent: live.sent, answered: live.track.n, inFlight: live.inFlight } : null),
   };
   syncButtons();

@@ -17,6 +17,8 @@ export const TRAFFIC = ["steady", "bursty", "boundary", "chat"];
 export const HIT_COUNTS = [200, 1000, 10000, 100000];
 export const SPEEDS = [0.25, 1, 4, 16, 100, 1000];
 export const SPANS = [0, 10, 50];
+/** `standardHeaders` values the page offers (false: no RateLimit headers). */
+export const HEADER_MODES = ["draft-10", "draft-8", "draft-7", "draft-6", false];
 
 export const DEFAULTS = Object.freeze({
   algorithm: "fixed-window",
@@ -32,6 +34,9 @@ export const DEFAULTS = Object.freeze({
   span: 0, // windows shown, ending at the clock; 0: the whole trace
   live: false,
   policy: "",
+  // The headers shown per hit and in the code snippets: the package's defaults.
+  standardHeaders: "draft-10",
+  legacyHeaders: true,
 });
 
 const wholeIn = (v, lo, hi) => {
@@ -59,6 +64,10 @@ export function fromSearch(search) {
   if (SPANS.includes(Number(q.get("span")))) s.span = Number(q.get("span"));
   s.live = q.get("live") === "1";
   s.policy = q.get("policy") ?? "";
+  const mode = q.get("standardHeaders");
+  if (mode === "0" || mode === "false") s.standardHeaders = false;
+  else if (HEADER_MODES.includes(mode)) s.standardHeaders = mode;
+  if (q.get("legacyHeaders") === "0") s.legacyHeaders = false;
   return s;
 }
 

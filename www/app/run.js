@@ -57,9 +57,9 @@ export class Run {
     return i;
   }
 
-  /** The draft-10 and legacy headers the package gives for hit i. */
-  headers(i) {
-    return this.rl.headers(this.track.decision(i), this.start + this.track.t[i]);
+  /** The headers the package gives for hit i (`modes`: standardHeaders and legacyHeaders). */
+  headers(i, modes = {}) {
+    return this.rl.headers(this.track.decision(i), { ...modes, now: this.start + this.track.t[i] });
   }
 
   free() {
