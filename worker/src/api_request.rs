@@ -2,7 +2,8 @@
 //!
 //! Everything is checked before any state is touched, so a bad request never changes state:
 //! the body is JSON of at most [`MAX_BODY_BYTES`], an object with only known fields, a key of
-//! 1 to [`MAX_KEY_LEN`] bytes, a configured policy and a whole cost the policy can hold.
+//! 1 to [`MAX_KEY_LEN`] bytes (or `keys`, a list of such keys, distinct), a configured policy
+//! and a whole cost the policy can hold.
 
 use serde_json::{Map, Value};
 use tollgate::limiter::{validate_keys, KeyError, MAX_KEY_LEN};

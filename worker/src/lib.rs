@@ -19,6 +19,7 @@ pub mod do_client;
 pub mod env_config;
 pub mod errors;
 pub mod ip;
+pub mod lease_test_api;
 pub mod lock_wire;
 pub mod log;
 pub mod multi_key;

@@ -87,6 +87,10 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
                 pools_api::list(&cfg)
             }
             p if p.starts_with("/v1/pools/") => pools_api::handle(&p["/v1/pools/".len()..], req, env, &cfg).await,
+            p if p.starts_with("/v1/test/lease/") && cfg.test_mode => {
+                only(&method, Method::Post, &path, "POST")?;
+                crate::lease_test_api::handle(&p["/v1/test/lease/".len()..], req, env, &cfg).await
+            }
             p if p.starts_with("/v1/test/pools/") && cfg.test_mode => {
                 pools_api::inspect(&p["/v1/test/pools/".len()..], &method, env, &cfg).await
             }

@@ -18,12 +18,18 @@ before(async () => {
     bindings: {
       POLICIES: {
         ...POLICIES,
-        pair: { limits: [{ name: "per-hour", algorithm: "fixed-window", limit: LIMIT, window: "1h" }] },
+        // A long timeout: on a loaded machine a hit waiting behind others' leases must not be
+        // taken for a failed object (it would fail open and the counts could not be exact).
+        pair: { limits: [{ name: "per-hour", algorithm: "fixed-window", limit: LIMIT, window: "1h" }], timeoutMs: 10_000 },
+        // Waits at most 1.5 s in the object, less than a lease (2 s): a hit behind a dead
+        // isolate's lease is answered busy and asked again until the lease is broken.
+        quick: { limits: [{ name: "per-hour", algorithm: "fixed-window", limit: LIMIT, window: "1h" }], timeoutMs: 3_000 },
         pairs: {
           limits: [
             { name: "burst", algorithm: "gcra", limit: 5, window: "1s", burst: 5 },
             { name: "per-hour", algorithm: "sliding-window", limit: 30, window: "1h" },
           ],
+          timeoutMs: 10_000,
         },
       },
     },
@@ -144,4 +150,30 @@ test("keys: the same mistakes get the same codes and fields as npm's key lists",
   const one = await hit(0, { policy: "pair", keys: [freshKey("one")] });
   assert.equal(one.body.allowed, true);
   assert.equal(one.body.limits, undefined);
+});
+
+test("an isolate that dies holding a key's lease blocks it for one lease at most, and its late commit is refused", async () => {
+  const k = freshKey("dead");
+  for (let i = 0; i < 3; i++) assert.equal((await hit(0, { policy: "quick", key: k })).body.allowed, true);
+  const lease = `/v1/test/lease/quick/${encodeURIComponent(k)}`;
+  // A lease taken by an "isolate" that never commits nor releases.
+  const lock = await post(s.url, lease, { lockOp: "lock" }, { host: "w0.test" });
+  assert.equal(lock.status, 200, lock.text);
+  // Hits on the key wait (busy, asked again: contention, not a failure) until the lease has
+  // expired and is broken, then are decided exactly: one key, and with another key.
+  const [one, two] = await Promise.all([
+    hit(1, { policy: "quick", key: k }),
+    hit(0, { policy: "quick", keys: [freshKey("other"), k] }),
+  ]);
+  for (const r of [one, two]) {
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.allowed, true, r.text);
+    assert.equal(r.body.degraded, undefined, r.text);
+  }
+  // The dead isolate's commit (a fresh state) arrives after its lease was broken: refused.
+  const late = await post(s.url, lease, { lockOp: "commit", token: lock.body.token }, { host: "w0.test" });
+  assert.equal(late.status, 409, late.text);
+  assert.equal(late.body.error.code, "lease_lost");
+  const p = await peek("quick", k);
+  assert.equal(LIMIT - p.body.remaining - 1, 5, "the three hits and the two after the lease, nothing lost");
 });
