@@ -12,6 +12,7 @@
 
 mod central;
 mod exact;
+pub mod lock;
 mod pool;
 mod pool_storage;
 mod storage;
@@ -25,6 +26,7 @@ use worker::{durable_object, DurableObject, Env, Method, Request, Response, Resu
 
 use crate::env_config::config;
 use crate::errors::ApiError;
+use crate::lock_wire::{self, LockRequest};
 use crate::wire::{DoReply, DoRequest, Fault, Op};
 
 pub use pool::{lease_error, CapacityPool};
@@ -41,6 +43,8 @@ pub struct KeyLimiter {
     mem: RefCell<Mem>,
     /// Storage faults a test armed (TEST_MODE on only; always `None` otherwise).
     storage_fault: storage_fault::Armed,
+    /// The several-keys protocol's lease on this key, while an isolate holds one (lock.rs).
+    gate: lock::Gate,
 }
 
 /// The object's clock in nanoseconds (millisecond resolution).
@@ -49,12 +53,40 @@ pub fn clock() -> Nanos {
 }
 
 impl KeyLimiter {
-    async fn handle(&self, mut req: Request) -> std::result::Result<DoReply, ApiError> {
+    async fn handle(&self, mut req: Request) -> std::result::Result<Response, ApiError> {
         if req.method() != Method::Post {
             return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
         }
         let body = req.bytes().await?;
-        let r: DoRequest = serde_json::from_slice(&body)
+        if body.starts_with(lock_wire::PREFIX) {
+            return Ok(Response::from_json(&self.handle_lock(&body).await?)?);
+        }
+        Ok(Response::from_json(&self.handle_do(&body).await?)?)
+    }
+
+    /// A request of the several-keys protocol, or an export or import (lock.rs).
+    async fn handle_lock(&self, body: &[u8]) -> std::result::Result<lock_wire::LockReply, ApiError> {
+        let r: LockRequest = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
+        let cfg = config(&self.env)?;
+        let pc = cfg
+            .policies
+            .get(&r.policy)
+            .ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {:?}", r.policy)))?;
+        if r.now.is_some() && !cfg.test_mode {
+            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+        }
+        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
+        let storage = self.state.storage();
+        let sql = storage_fault::Sql::new(storage.sql(), &self.storage_fault);
+        let (reply, alarm) = lock::serve(&self.gate, &self.mem, &sql, pc, &r, now).await?;
+        self.schedule(alarm).await?;
+        Ok(reply)
+    }
+
+    /// A request deciding one key (wire.rs): it waits while another request holds the key.
+    async fn handle_do(&self, body: &[u8]) -> std::result::Result<DoReply, ApiError> {
+        let r: DoRequest = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
         let cfg = config(&self.env)?;
         let pc = cfg
@@ -73,6 +105,9 @@ impl KeyLimiter {
         }
         if r.now.is_some() && !cfg.test_mode {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+        }
+        if r.op != Op::Inspect {
+            lock::wait_free(&self.gate, lock::wait_budget_ms(pc)).await?;
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
@@ -142,7 +177,13 @@ pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
 
 impl DurableObject for KeyLimiter {
     fn new(state: State, env: Env) -> Self {
-        KeyLimiter { state, env, mem: RefCell::new(Mem::default()), storage_fault: RefCell::new(None) }
+        KeyLimiter {
+            state,
+            env,
+            mem: RefCell::new(Mem::default()),
+            storage_fault: RefCell::new(None),
+            gate: lock::Gate::default(),
+        }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -151,7 +192,7 @@ impl DurableObject for KeyLimiter {
             return Err(thrown);
         }
         match result {
-            Ok(reply) => Response::from_json(&reply),
+            Ok(resp) => Ok(resp),
             Err(e) => {
                 if e.status >= 500 {
                     crate::log::error(
