@@ -7,7 +7,6 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use js_sys::{Array, Float64Array, Uint8Array};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
-use tollgate::policy_codec::encode_policy;
 use tollgate::store::cas_step;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -137,14 +136,6 @@ impl StorePolicy {
         let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
         self.out.write(&d);
         Ok(())
-    }
-
-    /// The core's encoding of this policy's configuration (`tollgate::policy_codec`): two
-    /// configurations that decide alike encode alike, so a store can tell whether a limiter's
-    /// options are the policy a remote service decides by.
-    #[wasm_bindgen(js_name = configBytes)]
-    pub fn config_bytes(&self) -> Vec<u8> {
-        encode_policy(&self.inner)
     }
 
     /// When `state` (a state of this policy) decides like a fresh key, epoch ms rounded up: a

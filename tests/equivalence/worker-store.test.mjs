@@ -1,0 +1,270 @@
+// `WorkerStore` (the npm package from its packed tarball) against the real Worker in workerd
+// (Miniflare, TEST_MODE on so that hits carry the fixture's `now`):
+// - a share of the equivalence fixture (tests/js/fixture.mjs) gives the same decisions through
+//   `WorkerStore` as in memory, over HTTP and over a service binding from a second Worker that
+//   imports the package's workerd entry;
+// - refund, reset, peek and the limits check (`policy_mismatch`) through the Worker;
+// - a Worker that refuses the request (4xx) throws the caller's error whatever `failure` says;
+//   a Worker that is gone or does not answer in time is an outage: `failure` decides.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { RateLimiter, WorkerStore, WorkerUnavailableError, WorkerRequestError } from "tollgate";
+import { start } from "../../worker/test/harness.mjs";
+import { LIMITERS, trace, policyOf, npmDecisions } from "./fixture.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+/**
+ * Per limiter: the first HOT_HITS hits of its busiest key (a key's first hits are decided the
+ * same whatever follows, so a prefix is a whole trace of its own; it brings the denials), then
+ * whole sequences of other keys until HITS_PER_LIMITER: about 640 hits in all, seconds over
+ * Miniflare (the whole fixture goes through the Worker in worker-fixture.test.mjs).
+ */
+const HOT_HITS = 40;
+const HITS_PER_LIMITER = 80;
+/** A hit that can never fit goes before every this many hits of the trace. */
+const NEVER_FITS_EVERY = 499;
+const CONCURRENCY = 8;
+const FIELDS = ["allowed", "limit", "remaining", "resetAt", "retryAfter", "blockedBy"];
+const T0 = 1_700_000_000_000;
+
+/** A client Worker: runs one limiter call through `WorkerStore({ binding })` per request. */
+const CLIENT = `
+  import { RateLimiter, WorkerStore } from "./workerd/index.js";
+  const limiters = new Map();
+  function limiterOf(env, policy) {
+    if (!limiters.has(policy)) limiters.set(policy, new RateLimiter({ store: new WorkerStore({ binding: env.TOLLGATE, policy }) }));
+    return limiters.get(policy);
+  }
+  export default {
+    async fetch(request, env) {
+      const { policy, key, now, cost } = await request.json();
+      try {
+        return Response.json(await limiterOf(env, policy).limit(key, { now, cost }));
+      } catch (e) {
+        return Response.json({ thrown: { name: e.name, code: e.code, field: e.field } });
+      }
+    },
+  };`;
+
+let hits, npm, s, sequences;
+before(async () => {
+  hits = trace();
+  npm = npmDecisions(hits, NEVER_FITS_EVERY);
+  const byKey = new Map();
+  for (const h of hits) {
+    const k = `${h.l}|${h.key}`;
+    if (!byKey.has(k)) byKey.set(k, []);
+    byKey.get(k).push(h);
+  }
+  const all = [...byKey.values()];
+  sequences = [];
+  for (let l = 0; l < LIMITERS.length; l++) {
+    const mine = all.filter((q) => q[0].l === l);
+    const busiest = mine.reduce((a, b) => (b.length > a.length ? b : a));
+    sequences.push(busiest.slice(0, HOT_HITS));
+    let taken = Math.min(HOT_HITS, busiest.length);
+    for (const q of mine) {
+      if (q === busiest || taken + q.length > HITS_PER_LIMITER) continue;
+      taken += q.length;
+      sequences.push(q);
+    }
+  }
+  const POLICIES = {
+    ...Object.fromEntries(LIMITERS.map((o, l) => [`l${l}`, policyOf(o)])),
+    five: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }] },
+  };
+  const client = {
+    name: "client",
+    modules: true,
+    modulesRoot: resolve(here, "node_modules/tollgate/dist"),
+    scriptPath: resolve(here, "node_modules/tollgate/dist/client.js"),
+    script: CLIENT,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2026-04-01",
+    serviceBindings: { TOLLGATE: "w0" },
+  };
+  s = await start({ bindings: { POLICIES }, extraWorkers: [client] });
+});
+after(async () => {
+  await s?.stop();
+});
+
+/** Runs `run(sequence)` over the sequences, `CONCURRENCY` at a time (each key's hits in order). */
+async function pool(run) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < sequences.length) await run(sequences[next++]);
+    }),
+  );
+}
+
+function differs(got, want) {
+  for (const f of FIELDS) if (got[f] !== want[f]) return `${f}: WorkerStore ${got[f]}, memory ${want[f]}`;
+  return null;
+}
+
+/**
+ * Replays the share of the fixture through `decide(h, cost)` and compares each decision with the
+ * package's in memory; a hit that can never fit must be refused as memory refuses it.
+ */
+async function replay(decide) {
+  const mismatches = [];
+  let replayed = 0;
+  let estimates = 0;
+  let denials = 0;
+  await pool(async (sequence) => {
+    for (const h of sequence) {
+      if (npm.refused.has(h.i)) {
+        const want = npm.refused.get(h.i);
+        const got = await decide(h, npm.tooLarge[h.l]).then(
+          (d) => d.thrown ?? { name: "none" },
+          (e) => ({ name: e.name, code: e.code, field: e.field }),
+        );
+        if (got.name !== want.name || got.code !== want.code || got.field !== want.field) {
+          mismatches.push(`hit ${h.i}: never fits, memory throws ${want.name} ${want.code}, WorkerStore ${JSON.stringify(got)}`);
+        }
+      }
+      const d = await decide(h, h.cost);
+      const why = d.thrown ? `threw ${JSON.stringify(d.thrown)}` : differs(d, npm.decisions[h.i]);
+      if (why !== null) mismatches.push(`hit ${h.i} (limiter ${h.l}, ${h.key} at ${h.now}, cost ${h.cost}): ${why}`);
+      if (d.estimate === true) estimates++;
+      if (d.allowed === false) denials++;
+      replayed++;
+    }
+  });
+  assert.deepEqual(mismatches.slice(0, 10), [], `${mismatches.length} mismatches`);
+  assert.equal(new Set(sequences.map((q) => q[0].l)).size, LIMITERS.length, "every limiter and the policy of two limits");
+  assert.ok(denials > replayed / 20, `the replay exercises denials (${denials} of ${replayed})`);
+  return { replayed, estimates, denials };
+}
+
+test("over HTTP: the fixture's decisions through WorkerStore are memory's", async () => {
+  // Limiter 0 gives its own limits (equal to the Worker's: accepted), the others take the Worker's.
+  const limiters = LIMITERS.map((o, l) => {
+    const store = new WorkerStore({ url: s.url, policy: `l${l}` });
+    return l === 0 ? new RateLimiter({ ...o, store }) : new RateLimiter({ store });
+  });
+  const started = performance.now();
+  const { replayed, estimates, denials } = await replay((h, cost) => limiters[h.l].limit(`http:${h.key}`, { now: h.now, cost }));
+  await Promise.all(limiters.map((l) => l.close()));
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  console.log(`HTTP: ${replayed} hits (${denials} denied) in ${seconds} s, ${estimates} answered as estimates (the Worker's or this process's blocked-key cache)`);
+});
+
+test("over a service binding: a second Worker's WorkerStore({ binding }) decides as memory does", async () => {
+  const client = await s.mf.getWorker("client");
+  const decide = async (h, cost) => {
+    const res = await client.fetch("http://client/", {
+      method: "POST",
+      body: JSON.stringify({ policy: `l${h.l}`, key: `binding:${h.key}`, now: h.now, cost }),
+    });
+    return res.json();
+  };
+  const { replayed } = await replay(decide);
+  console.log(`service binding: ${replayed} hits`);
+});
+
+test("peek, refund and reset go to the Worker; limits that are not the Worker's are refused", async () => {
+  const store = new WorkerStore({ url: s.url, policy: "five" });
+  const limiter = new RateLimiter({ store });
+  const key = `prr:${process.pid}`;
+  for (let i = 0; i < 5; i++) assert.equal((await limiter.limit(key, { now: T0 })).allowed, true);
+  const denied = await limiter.limit(key, { now: T0 });
+  assert.equal(denied.allowed, false);
+  assert.equal(denied.blockedBy, "per-minute");
+  assert.equal((await limiter.peek(key, { now: T0 })).allowed, false);
+  await limiter.refund(key, { now: T0, cost: 2 });
+  const afterRefund = await limiter.peek(key, { now: T0 });
+  assert.equal(afterRefund.allowed, true);
+  assert.equal(afterRefund.remaining, 1);
+  for (let i = 0; i < 2; i++) assert.equal((await limiter.limit(key, { now: T0 })).allowed, true);
+  assert.equal((await limiter.limit(key, { now: T0 })).allowed, false);
+  await limiter.reset(key);
+  assert.equal((await limiter.limit(key, { now: T0 })).remaining, 4);
+  // headers() by the core, over the Worker's policy.
+  assert.equal(limiter.headers(denied, { now: T0 })["Retry-After"] !== undefined, true);
+
+  const mine = new RateLimiter({ name: "per-minute", algorithm: "fixed-window", quota: "5/m", store });
+  assert.equal((await mine.limit(`${key}:mine`, { now: T0 })).allowed, true);
+  const other = new RateLimiter({ name: "per-minute", algorithm: "fixed-window", quota: "6/m", store, });
+  await assert.rejects(other.limit(key, { now: T0 }), (e) => e.code === "policy_mismatch" && e.field === "policy");
+});
+
+test("a request the Worker refuses is the caller's error, whatever the failure mode", async () => {
+  for (const failure of ["open", "closed"]) {
+    const limiter = new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "five", failure }) });
+    await assert.rejects(limiter.limit("k", { now: T0, cost: 6 }), (e) => e instanceof RangeError && e.code === "invalid_cost" && e.field === "cost");
+    await assert.rejects(limiter.limit("", { now: T0 }), (e) => e instanceof RangeError && e.code === "missing_key");
+    const unknown = new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "nope", failure }) });
+    await assert.rejects(unknown.limit("k"), (e) => e instanceof WorkerRequestError && e.code === "unknown_policy");
+  }
+});
+
+/** A local HTTP server that accepts requests and never answers them (a hung Worker). */
+async function silentServer() {
+  const sockets = new Set();
+  const server = http.createServer(() => {});
+  server.on("connection", (c) => sockets.add(c));
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => {
+      for (const c of sockets) c.destroy();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+test("a Worker that is gone or does not answer is an outage: failure decides, marked degraded", async () => {
+  const gone = await start({ bindings: { POLICIES: { five: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }] } } } });
+  const own = { name: "per-minute", algorithm: "fixed-window", quota: "5/m" };
+  const errors = [];
+  const make = (url, failure, extra = {}) =>
+    new RateLimiter({ ...own, store: new WorkerStore({ url, policy: "five", failure, timeoutMs: 300, onError: (e) => errors.push(e), ...extra }) });
+  const open = make(gone.url, "open");
+  const closed = make(gone.url, "closed");
+  const thrown = make(gone.url, "throw");
+  const insured = make(gone.url, "insurance", { insurance: 0.4 });
+  // Reached once while up: the policy is known and matched.
+  for (const l of [open, closed, thrown, insured]) assert.equal((await l.limit("warm", { now: T0 })).allowed, true);
+  await gone.stop();
+
+  const o = await open.limit("k", { now: T0 });
+  assert.equal(o.allowed, true);
+  assert.equal(o.degraded, "unavailable");
+  const c = await closed.limit("k", { now: T0 });
+  assert.equal(c.allowed, false);
+  assert.equal(c.degraded, "unavailable");
+  assert.ok(c.retryAfter >= 1000);
+  await assert.rejects(thrown.limit("k", { now: T0 }), (e) => e instanceof WorkerUnavailableError && e.code === "worker_unavailable");
+  // Insurance: 40% of 5 per process in memory, then denied; each marked degraded.
+  const insuredAnswers = [];
+  for (let i = 0; i < 4; i++) insuredAnswers.push(await insured.limit("k", { now: T0 }));
+  assert.deepEqual(insuredAnswers.map((d) => [d.allowed, d.degraded]), [[true, "unavailable"], [true, "unavailable"], [false, "unavailable"], [false, "unavailable"]]);
+  // Refund, reset, export and import have no answer to make up: they throw.
+  await assert.rejects(open.refund("k"), (e) => e.code === "worker_unavailable");
+  await assert.rejects(open.reset("k"), (e) => e.code === "worker_unavailable");
+  assert.ok(errors.length >= 6 && errors.every((e) => e instanceof WorkerUnavailableError));
+  // Bad input is still refused as bad input during an outage.
+  await assert.rejects(open.limit("k", { now: T0, cost: 0 }), (e) => e.code === "invalid_cost");
+
+  // A Worker that never answers: the timeout makes it an outage too (nothing here is timed).
+  const silent = await silentServer();
+  try {
+    const hung = make(silent.url, "closed", { timeoutMs: 200 });
+    const d = await hung.limit("k", { now: T0 });
+    assert.equal(d.allowed, false);
+    assert.equal(d.degraded, "unavailable");
+    // Never reached: no policy known, so the limits given are the figures.
+    assert.equal(d.limit, 5);
+  } finally {
+    await silent.close();
+  }
+});
