@@ -12,8 +12,10 @@ use crate::time::Nanos;
 /// store.
 pub const MAX_KEY_LEN: usize = 256;
 
-/// The most keys one hit may name (`ip:...` and `user:...` is two).
-pub const MAX_KEYS_PER_HIT: usize = 8;
+/// The most keys one hit may name (`ip:...` and `user:...` is two). Every edge takes the same
+/// count: the npm limiters, the Redis store and the Worker's `keys` (one Durable Object lock
+/// per key, so the cost of a hit grows with it).
+pub const MAX_KEYS_PER_HIT: usize = 16;
 
 /// A key list that cannot be decided.
 #[derive(Clone, Debug, PartialEq, Eq)]

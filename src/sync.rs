@@ -309,6 +309,28 @@ impl SyncedLimiter {
         }
     }
 
+    /// Gives back `cost` units of `key` in each limit's current window (a hit that turned out
+    /// not to count), never below zero: first from what this node has not pushed yet (given
+    /// back for good: it is never pushed), then from what is in flight and from the merged
+    /// count (given back in this node's view until the next merge replaces it with the
+    /// central count, which still holds them).
+    pub fn refund(&mut self, key: &str, now: Nanos, cost: u64) {
+        let Some(counts) = self.keys.get_mut(key) else { return };
+        for (limit, c) in self.policy.limits().iter().zip(counts.iter_mut()) {
+            let Some(start) = limit.algorithm().window_start(now) else { continue };
+            let mut left = cost;
+            for windows in [&mut c.pending, &mut c.inflight, &mut c.merged] {
+                if let Some(entry) = windows.0.iter_mut().find(|(s, _)| *s == start) {
+                    let taken = entry.1.min(left);
+                    entry.1 -= taken;
+                    left -= taken;
+                }
+                // A window emptied is no window: nothing to push for it.
+                windows.0.retain(|&(_, count)| count > 0);
+            }
+        }
+    }
+
     /// Takes this node's pending diffs to push (they stay counted, as in flight, until
     /// [`apply_merged`](SyncedLimiter::apply_merged) or [`restore`](SyncedLimiter::restore)).
     pub fn take_diffs(&mut self, now: Nanos) -> Vec<Diff> {

@@ -69,3 +69,31 @@ fn a_failed_push_is_restored_and_sent_again() {
     assert_eq!(again.iter().map(|d| d.delta).sum::<u64>(), 3);
     assert!(SyncedLimiter::new("ns", policy(Kind::Gcra), SyncRate::from_millis(100)).is_err(), "GCRA cannot merge");
 }
+
+/// A refund gives back unsynced hits for good (they are never pushed), and synced ones in the
+/// node's own view only until the next merge; never below zero, never into another window.
+#[test]
+fn a_refund_gives_back_unsynced_hits_for_good_and_synced_ones_until_the_next_merge() {
+    for kind in [Kind::FixedWindow, Kind::SlidingWindow, Kind::SlidingBuckets] {
+        let mut central = CentralCounters::default();
+        let mut node = SyncedLimiter::new("ns", policy(kind), SyncRate::from_millis(100)).unwrap();
+        let now = Nanos::from_secs(1_700_000_040);
+        for _ in 0..10 {
+            assert!(node.check(&["k"], now, 1).unwrap().allowed);
+        }
+        central.push_diffs(&node.take_diffs(now));
+        node.apply_merged(&central.counters("ns", &["k"], now), now);
+        for _ in 0..5 {
+            node.check(&["k"], now, 1).unwrap();
+        }
+        assert_eq!(node.rate("k", 0, now), 15.0, "{kind:?}");
+        node.refund("k", now, 7); // 5 unsynced, then 2 of the merged 10
+        assert_eq!(node.rate("k", 0, now), 8.0, "{kind:?}");
+        assert!(node.take_diffs(now).is_empty(), "{kind:?}: the unsynced hits are never pushed");
+        node.apply_merged(&central.counters("ns", &["k"], now), now);
+        assert_eq!(node.rate("k", 0, now), 10.0, "{kind:?}: the merged count comes back");
+        node.refund("k", now, 1_000);
+        assert_eq!(node.rate("k", 0, now), 0.0, "{kind:?}: never below zero");
+        node.refund("unknown", now, 1); // nothing to give back
+    }
+}

@@ -81,7 +81,8 @@ pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsVa
 /// State bytes that are not this policy's state.
 #[cold]
 pub fn decode_error(e: &DecodeError) -> JsValue {
-    type_error(&Msg::new("state: ").s(&decode_message(e)).0)
+    // The code and field the Worker's `PUT /v1/keys/{policy}/{key}/state` answers for the same bytes.
+    with_code(type_error(&Msg::new("state: ").s(&decode_message(e)).0), "invalid_state", "state")
 }
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").

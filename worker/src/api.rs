@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::decide::{decide, Hit};
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
+use crate::multi_key;
 use crate::object::clock;
 use crate::observe::{self, Route};
 use crate::respond;
@@ -40,8 +41,10 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg)?;
-    let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault };
-    let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
+    let mut answer = match &r.keys {
+        Some(keys) => multi_key::decide(env, r.policy, keys, r.cost, r.now, op).await?,
+        None => decide(env, ctx, r.policy, &Hit { key: &r.key, cost: r.cost, test_now: r.now, fault }, op).await?,
+    };
     let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
     observe::decision(env, cfg, r.policy, route, &r.key, r.cost, &answer);
     answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
@@ -52,20 +55,25 @@ fn unavailable(message: String) -> ApiError {
     do_client::unavailable("key", message)
 }
 
-/// `POST /v1/refund`: gives `cost` units back (exact mode only) and answers what a hit of
-/// cost 1 would get now, with `refunded`.
+/// `POST /v1/refund`: gives `cost` units back and answers what a hit of cost 1 would get
+/// now, with `refunded`. In exact mode the key's object refunds; in the synced modes this
+/// isolate does (sync_mode::refund, and worker/README.md for what that guarantees).
 pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg)?;
     let pc = r.policy;
-    if pc.sync_ms != 0 {
-        return Err(ApiError::bad_request(
-            "unsupported_in_sync_mode",
-            format!(
-                "policy {:?} has sync = {}; refunds need sync = 0 (window counts only add up)",
-                pc.name, pc.sync_ms
-            ),
-        ));
+    if r.keys.is_some() || pc.sync_ms != 0 {
+        let keys = r.keys.clone().unwrap_or_else(|| vec![r.key.clone()]);
+        let mut answer = multi_key::refund(env, pc, &keys, r.cost, r.now).await?;
+        if r.keys.is_none() {
+            // One key answers as one key does: without the pairs of several keys.
+            if let Some(body) = answer.body.as_object_mut() {
+                body.remove("limits");
+            }
+        }
+        answer.status = 200;
+        answer.body["refunded"] = json!(r.cost);
+        return Ok(answer.to_response());
     }
     let req = DoRequest {
         op: Op::Refund,

@@ -2,7 +2,8 @@
 //!
 //! Everything is checked before any state is touched, so a bad request never changes state:
 //! the body is JSON of at most [`MAX_BODY_BYTES`], an object with only known fields, a key of
-//! 1 to [`MAX_KEY_LEN`] bytes, a configured policy and a whole cost the policy can hold.
+//! 1 to [`MAX_KEY_LEN`] bytes (or `keys`, a list of such keys, distinct), a configured policy
+//! and a whole cost the policy can hold.
 
 use serde_json::{Map, Value};
 use tollgate::limiter::{validate_keys, KeyError, MAX_KEY_LEN};
@@ -21,8 +22,11 @@ pub const MAX_BODY_BYTES: usize = 8 * 1024;
 pub struct HitRequest<'c> {
     /// The policy.
     pub policy: &'c PolicyConfig,
-    /// The key.
+    /// The key (with `keys`, the first of them).
     pub key: String,
+    /// The body's `keys` when it names two or more (decided all or nothing, multi_key.rs);
+    /// `None` for one key, however it was given.
+    pub keys: Option<Vec<String>>,
     /// Units to take (or give back).
     pub cost: u64,
     /// The test clock (only with the test switch on).
@@ -30,7 +34,7 @@ pub struct HitRequest<'c> {
 }
 
 /// The fields of a `/v1/limit`, `/v1/peek` or `/v1/refund` body (docs/vocabulary.md).
-pub const FIELDS: [&str; 4] = ["key", "policy", "cost", "now"];
+pub const FIELDS: [&str; 5] = ["key", "keys", "policy", "cost", "now"];
 
 /// Checks a key against the core's rules, as an API error.
 pub fn check_key(key: &str) -> Result<(), ApiError> {
@@ -42,6 +46,35 @@ pub fn check_key(key: &str) -> Result<(), ApiError> {
         .with_field("key"),
         _ => ApiError::bad_request("missing_key", "key must be a non-empty string").with_field("key"),
     })
+}
+
+/// A body's `keys`: an array of 1 to `MAX_KEYS_PER_HIT` distinct keys, each checked like
+/// `key`, with the code and field the npm limiter gives the same list (`keys[2]`).
+pub fn parse_keys(v: &Value) -> Result<Vec<String>, ApiError> {
+    let items = v.as_array().ok_or_else(|| {
+        ApiError::bad_request("invalid_type", format!("keys must be an array of strings, got {v}")).with_field("keys")
+    })?;
+    let mut keys = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        match item {
+            Value::String(k) => keys.push(k.clone()),
+            other => {
+                let m = format!("keys[{i}] must be a string, got {other}");
+                return Err(ApiError::bad_request("invalid_type", m).with_field(format!("keys[{i}]")));
+            }
+        }
+    }
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    validate_keys(&refs).map_err(|e| {
+        let (code, field) = match &e {
+            KeyError::Empty { index } => ("missing_key", format!("keys[{index}]")),
+            KeyError::TooLong { index, .. } => ("key_too_long", format!("keys[{index}]")),
+            KeyError::Duplicate { index } => ("invalid_value", format!("keys[{index}]")),
+            _ => ("invalid_value", "keys".to_string()),
+        };
+        ApiError::bad_request(code, e.to_string()).with_field(field)
+    })?;
+    Ok(keys)
 }
 
 /// Looks a policy up by name.
@@ -94,12 +127,25 @@ pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiE
     // misspelt option gets in npm and wrangler.toml.
     tollgate::spec::known_fields(&Json(v.clone()), &[&FIELDS], "")
         .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
-    let key = match obj.get("key") {
-        Some(Value::String(k)) => k.clone(),
-        None | Some(Value::Null) => {
+    let (key, keys) = match (obj.get("key"), obj.get("keys")) {
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "conflicting_fields",
+                "give either key (one key) or keys (several, all or nothing), not both",
+            )
+            .with_field("keys"))
+        }
+        (_, Some(v)) => {
+            let mut keys = parse_keys(v)?;
+            // One key, however given, is decided and answered as `key` is (as npm does).
+            let first = keys[0].clone();
+            (first, if keys.len() > 1 { Some(std::mem::take(&mut keys)) } else { None })
+        }
+        (Some(Value::String(k)), None) => (k.clone(), None),
+        (None | Some(Value::Null), None) => {
             return Err(ApiError::bad_request("missing_key", "key is required").with_field("key"))
         }
-        Some(other) => {
+        (Some(other), None) => {
             let m = format!("key must be a string, got {other}");
             return Err(ApiError::bad_request("invalid_type", m).with_field("key"));
         }
@@ -135,7 +181,7 @@ pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiE
         }
         Some(n) => Some(Nanos::from_millis(whole(n, "now", "invalid_now")?)),
     };
-    Ok(HitRequest { policy, key, cost, now })
+    Ok(HitRequest { policy, key, keys, cost, now })
 }
 
 #[cfg(test)]
@@ -177,7 +223,17 @@ mod tests {
     #[test]
     fn every_mistake_has_its_code() {
         let long = format!(r#"{{"key":"{}","policy":"api"}}"#, "k".repeat(MAX_KEY_LEN + 1));
-        let cases: [(&str, &str); 15] = [
+        let cases: [(&str, &str); 22] = [
+            (r#"{"key":"k","keys":["a","b"],"policy":"api"}"#, "conflicting_fields"),
+            (r#"{"keys":"a","policy":"api"}"#, "invalid_type"),
+            (r#"{"keys":["a",1],"policy":"api"}"#, "invalid_type"),
+            (r#"{"keys":[],"policy":"api"}"#, "invalid_value"),
+            (r#"{"keys":["a","a"],"policy":"api"}"#, "invalid_value"),
+            (r#"{"keys":["a",""],"policy":"api"}"#, "missing_key"),
+            (
+                r#"{"keys":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"],"policy":"api"}"#,
+                "invalid_value",
+            ),
             ("nope", "invalid_json"),
             ("[1]", "invalid_body"),
             (r#"{"key":"k","policy":"api","extra":1}"#, "unknown_field"),
@@ -200,6 +256,22 @@ mod tests {
         assert_eq!(code(r#"{"key":"k","policy":"api","now":-5}"#, true), "invalid_now");
         let huge = format!(r#"{{"key":"k","policy":"api","pad":"{}"}}"#, "x".repeat(MAX_BODY_BYTES));
         assert_eq!(code(&huge, false), "body_too_large");
+    }
+
+    #[test]
+    fn several_keys_parse_and_one_key_in_keys_is_a_key() {
+        let c = config(false);
+        let r = parse(br#"{"keys":["u1","o1"],"policy":"api"}"#, &c).unwrap();
+        assert_eq!((r.key.as_str(), r.keys), ("u1", Some(vec!["u1".to_string(), "o1".to_string()])));
+        let sixteen: Vec<String> = (0..16).map(|i| format!("k{i}")).collect();
+        let body = serde_json::json!({ "keys": sixteen, "policy": "api" }).to_string();
+        assert_eq!(parse(body.as_bytes(), &c).unwrap().keys.map(|k| k.len()), Some(16));
+        let r = parse(br#"{"keys":["u1"],"policy":"api"}"#, &c).unwrap();
+        assert_eq!((r.key.as_str(), r.keys), ("u1", None));
+        let e = parse(br#"{"keys":["a","b","a"],"policy":"api"}"#, &c).unwrap_err();
+        assert_eq!((e.code, e.field.as_deref()), ("invalid_value", Some("keys[2]")));
+        let e = parse(br#"{"key":"a","keys":["b"],"policy":"api"}"#, &c).unwrap_err();
+        assert_eq!((e.code, e.field.as_deref()), ("conflicting_fields", Some("keys")));
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub fn object_name(policy: &str, key: &str) -> String {
 }
 
 /// Posts `body` to the object named `name` of the namespace `binding`: (status, body text).
-async fn exchange(env: &Env, binding: &str, name: &str, body: String) -> Result<(u16, String), String> {
+pub(crate) async fn exchange(env: &Env, binding: &str, name: &str, body: String) -> Result<(u16, String), String> {
     let ns = env.durable_object(binding).map_err(|e| e.to_string())?;
     let stub = ns.id_from_name(name).and_then(|id| id.get_stub()).map_err(|e| e.to_string())?;
     let headers = Headers::new();
@@ -36,25 +36,66 @@ async fn exchange(env: &Env, binding: &str, name: &str, body: String) -> Result<
     Ok((status, text))
 }
 
-async fn send(env: &Env, name: String, body: String) -> Result<DoReply, String> {
-    let (status, text) = exchange(env, BINDING, &name, body).await?;
-    if status != 200 {
-        return Err(format!("status {status}: {text}"));
-    }
-    serde_json::from_str(&text).map_err(|e| format!("bad reply: {e}"))
-}
+/// How long a request keeps asking a key's object that answers busy (another request holds
+/// the key under the several-keys protocol) before it is answered as contention. A lease
+/// ends within `object::lock::LEASE_MS`, so only a long queue of holders reaches it.
+pub const BUSY_GIVE_UP_MS: u64 = 10_000;
 
-/// Sends `req` to the object of (`req.policy`, `req.key`), waiting at most `timeout_ms`.
-pub async fn call(env: &Env, req: &DoRequest, timeout_ms: u64) -> Result<DoReply, (Failure, String)> {
-    let name = object_name(&req.policy, &req.key);
-    let body = serde_json::to_string(req).map_err(|e| (Failure::Error, e.to_string()))?;
-    let work = Box::pin(send(env, name, body));
+/// One exchange with the key object `name`, bounded by `timeout_ms`: the answer's status and
+/// text, or why there was none.
+pub(crate) async fn exchange_key(
+    env: &Env,
+    name: &str,
+    body: &str,
+    timeout_ms: u64,
+) -> Result<(u16, String), (Failure, String)> {
+    let work = Box::pin(exchange(env, BINDING, name, body.to_string()));
     let timer = Box::pin(Delay::from(Duration::from_millis(timeout_ms)));
     match select(work, timer).await {
-        Either::Left((Ok(reply), _)) => Ok(reply),
+        Either::Left((Ok(answer), _)) => Ok(answer),
         Either::Left((Err(e), _)) => Err((Failure::Error, e)),
         Either::Right(_) => Err((Failure::Timeout, format!("no answer within {timeout_ms} ms"))),
     }
+}
+
+/// Whether an object's answer says another request holds the key.
+pub fn is_busy(status: u16, text: &str) -> bool {
+    status == crate::lock_wire::BUSY_STATUS && text.contains(&format!("\"{}\"", crate::lock_wire::BUSY_CODE))
+}
+
+/// [`exchange_key`], asked again with back-off while the object answers busy, up to
+/// [`BUSY_GIVE_UP_MS`] (then `Failure::Contention`).
+pub(crate) async fn exchange_key_patiently(
+    env: &Env,
+    name: &str,
+    body: &str,
+    timeout_ms: u64,
+) -> Result<(u16, String), (Failure, String)> {
+    let give_up = worker::Date::now().as_millis() + BUSY_GIVE_UP_MS;
+    let mut pause = 1;
+    loop {
+        let (status, text) = exchange_key(env, name, body, timeout_ms).await?;
+        if !is_busy(status, &text) {
+            return Ok((status, text));
+        }
+        if worker::Date::now().as_millis() >= give_up {
+            return Err((Failure::Contention, format!("the key stayed busy for {BUSY_GIVE_UP_MS} ms")));
+        }
+        Delay::from(Duration::from_millis(pause)).await;
+        pause = (pause * 2).min(32);
+    }
+}
+
+/// Sends `req` to the object of (`req.policy`, `req.key`), waiting at most `timeout_ms` for
+/// each answer (and asking again while the key is busy).
+pub async fn call(env: &Env, req: &DoRequest, timeout_ms: u64) -> Result<DoReply, (Failure, String)> {
+    let name = object_name(&req.policy, &req.key);
+    let body = serde_json::to_string(req).map_err(|e| (Failure::Error, e.to_string()))?;
+    let (status, text) = exchange_key_patiently(env, &name, &body, timeout_ms).await?;
+    if status != 200 {
+        return Err((Failure::Error, format!("status {status}: {text}")));
+    }
+    serde_json::from_str(&text).map_err(|e| (Failure::Error, format!("bad reply: {e}")))
 }
 
 /// The error codes a pool's object may answer that are the caller's, passed on as they are.

@@ -97,6 +97,9 @@ pub enum Failure {
     Error,
     /// It did not answer within the policy's timeout.
     Timeout,
+    /// Other requests held the key (the several-keys protocol) for longer than a request
+    /// waits: contention, answered as a denial whatever the fail mode.
+    Contention,
 }
 
 impl Failure {
@@ -105,6 +108,7 @@ impl Failure {
         match self {
             Failure::Error => "error",
             Failure::Timeout => "timeout",
+            Failure::Contention => "contention",
         }
     }
 }
@@ -116,6 +120,9 @@ impl Failure {
 /// limit's, `remaining` is 0 and `resetAt` is now. No `RateLimit` header is sent, since
 /// there is no state to describe.
 pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> Answer {
+    if why == Failure::Contention {
+        return contention(pc, now);
+    }
     let allowed = mode == FailMode::Open;
     let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
     let body = json!({
@@ -132,6 +139,24 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
         headers.push(("Retry-After", "1".to_string()));
     }
     Answer { status: if allowed { 200 } else { 503 }, body, headers, limit_name: String::new() }
+}
+
+/// The answer when other requests kept the key busy past [`crate::do_client::BUSY_GIVE_UP_MS`]:
+/// a denial (429, a 200 on the decision API) marked `"degraded":"contention"`, the npm Redis
+/// store's answer to the same thing. Contention is never taken for an outage.
+pub fn contention(pc: &PolicyConfig, now: Nanos) -> Answer {
+    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
+    let body = json!({
+        "allowed": false,
+        "limit": limit,
+        "remaining": 0,
+        "resetAt": now.as_millis_ceil(),
+        "retryAfter": 1000,
+        "policy": pc.name,
+        "degraded": "contention",
+    });
+    let headers = vec![(DEGRADED_HEADER, "contention".to_string()), ("Retry-After", "1".to_string())];
+    Answer { status: 429, body, headers, limit_name: String::new() }
 }
 
 /// A JSON answer as every endpoint sends one, decisions and errors alike: `status`, the body,

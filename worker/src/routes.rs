@@ -14,6 +14,7 @@ use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::pools_api;
 use crate::proxy;
+use crate::state_api;
 use crate::wire::Op;
 
 /// The static assets binding in wrangler.toml.
@@ -38,6 +39,7 @@ pub fn label(path: &str) -> &'static str {
         "/v1/refund" => "/v1/refund",
         "/v1/policies" => "/v1/policies",
         "/v1/pools" => "/v1/pools",
+        p if p.starts_with("/v1/keys/") && p.ends_with(state_api::SUFFIX) => "/v1/keys/{policy}/{key}/state",
         p if p.starts_with("/v1/keys/") => "/v1/keys/{policy}/{key}",
         p if p.starts_with("/v1/pools/") => "/v1/pools/{pool}/...",
         p if p.starts_with("/v1/test/") => "/v1/test/...",
@@ -85,12 +87,27 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
                 pools_api::list(&cfg)
             }
             p if p.starts_with("/v1/pools/") => pools_api::handle(&p["/v1/pools/".len()..], req, env, &cfg).await,
+            p if p.starts_with("/v1/test/lease/") && cfg.test_mode => {
+                only(&method, Method::Post, &path, "POST")?;
+                crate::lease_test_api::handle(&p["/v1/test/lease/".len()..], req, env, &cfg).await
+            }
             p if p.starts_with("/v1/test/pools/") && cfg.test_mode => {
                 pools_api::inspect(&p["/v1/test/pools/".len()..], &method, env, &cfg).await
             }
             p if p.starts_with("/v1/keys/") => {
-                only(&method, Method::Delete, &path, "DELETE")?;
-                api::reset(&p["/v1/keys/".len()..], env, &cfg).await
+                let rest = &p["/v1/keys/".len()..];
+                match method {
+                    Method::Delete => api::reset(rest, env, &cfg).await,
+                    // `{key}/state`: the key's state out and in (the key itself may end in
+                    // `/state`: DELETE takes everything after the policy as the key).
+                    Method::Get | Method::Put if rest.ends_with(state_api::SUFFIX) => {
+                        state_api::handle(rest, req, env, &cfg).await
+                    }
+                    _ if rest.ends_with(state_api::SUFFIX) => {
+                        Err(ApiError::method_not_allowed(method.as_ref(), &path, "GET, PUT, DELETE"))
+                    }
+                    _ => Err(ApiError::method_not_allowed(method.as_ref(), &path, "DELETE")),
+                }
             }
             _ => Err(ApiError::not_found(&path)),
         };

@@ -54,14 +54,28 @@ fn with_node<T>(pc: &PolicyConfig, f: impl FnOnce(&mut Node) -> T) -> Result<T, 
 
 /// Decides a hit (`Op::Check`) or peeks (`Op::Peek`) from this isolate's view.
 pub fn decide(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos, op: Op) -> Result<PolicyDecision, ApiError> {
+    decide_keys(pc, &[key], cost, now, op)
+}
+
+/// [`decide`] for several keys at once, all or nothing in this isolate's view (the core's
+/// `SyncedLimiter` over the keys; each admitted key is pushed at the next round).
+pub fn decide_keys(
+    pc: &PolicyConfig,
+    keys: &[&str],
+    cost: u64,
+    now: Nanos,
+    op: Op,
+) -> Result<PolicyDecision, ApiError> {
     with_node(pc, |node| {
         let result = match op {
-            Op::Peek => node.limiter.peek(&[key], now, cost),
-            _ => node.limiter.check(&[key], now, cost),
+            Op::Peek => node.limiter.peek(keys, now, cost),
+            _ => node.limiter.check(keys, now, cost),
         };
         let d = result.map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
         if op == Op::Check && d.allowed {
-            node.dirty.insert(key.to_string());
+            for key in keys {
+                node.dirty.insert(key.to_string());
+            }
         }
         Ok(d)
     })?
@@ -153,4 +167,14 @@ pub fn forget(pc: &PolicyConfig, key: &str, now: Nanos) {
         node.limiter.apply_merged_for(&[key], &[], now);
         node.dirty.remove(key);
     });
+}
+
+/// Gives `cost` units of `key` back in this isolate (a refund in a synced mode): what it has
+/// not pushed yet is never pushed; what it already pushed is given back in its view until
+/// the next round brings the key's merged count (worker/README.md, "Refund and reset").
+pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<(), ApiError> {
+    pc.policy
+        .validate_cost(cost)
+        .map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))?;
+    with_node(pc, |node| node.limiter.refund(key, now, cost))
 }

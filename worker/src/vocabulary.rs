@@ -44,20 +44,36 @@ mod tests {
 
     #[test]
     fn bodies_take_exactly_the_tables_http_options() {
-        let accepted = set([&crate::api_request::FIELDS[..], &GRANT_FIELDS[..], &RENEW_FIELDS[..]]);
+        let accepted =
+            set([&crate::api_request::FIELDS[..], &crate::state_api::FIELDS[..], &GRANT_FIELDS[..], &RENEW_FIELDS[..]]);
         assert_eq!(accepted, table("http", "option"));
     }
 
+    /// One key's decision, several keys' decision (with `limits`) and the state routes'
+    /// answers give, together, exactly the table's `http` fields.
     #[test]
     fn a_decision_answers_exactly_the_tables_http_fields() {
         let pc = parse_policy("api", &json!({ "algorithm": "gcra", "quota": "1/s" })).unwrap();
+        let keys = ["k".to_string(), "o".to_string()];
         let mut states = [None];
+        let mut both = [None, None];
+        let mut fields = BTreeSet::new();
         for _ in 0..2 {
-            let d = pc.policy.check(&mut states, Nanos::from_secs(1_000), 1).unwrap();
-            let answer = crate::respond::decision(&pc, &d, Nanos::from_secs(1_000), "k");
-            let fields: BTreeSet<String> = answer.body.as_object().unwrap().keys().cloned().collect();
-            assert_eq!(fields, table("http", "field"));
+            let now = Nanos::from_secs(1_000);
+            let d = pc.policy.check(&mut states, now, 1).unwrap();
+            let one: BTreeSet<String> =
+                crate::respond::decision(&pc, &d, now, "k").body.as_object().unwrap().keys().cloned().collect();
+            assert!(!one.contains("limits"), "one key answers without the pairs");
+            let d = pc.policy.check(&mut both, now, 1).unwrap();
+            let several = crate::multi_key::answer(&pc, &d, now, &keys).body;
+            let several_fields: BTreeSet<String> = several.as_object().unwrap().keys().cloned().collect();
+            assert_eq!(several_fields, one.iter().cloned().chain(["limits".to_string()]).collect());
+            assert_eq!(several["limits"][1]["key"], "o");
+            fields.extend(several_fields);
         }
+        // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
+        fields.extend(["policy", "key", "state", "imported"].map(String::from));
+        assert_eq!(fields, table("http", "field"));
     }
 
     /// Every code of a configuration mistake is in the table for both Worker edges.
@@ -88,6 +104,9 @@ mod tests {
             include_str!("pools_api.rs"),
             include_str!("proxy.rs"),
             include_str!("routes.rs"),
+            include_str!("multi_key.rs"),
+            include_str!("state_api.rs"),
+            include_str!("object/lock.rs"),
         ];
         let codes = table("http", "code");
         for src in sources {

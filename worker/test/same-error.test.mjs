@@ -21,7 +21,9 @@ after(async () => {
 
 test("every hit mistake of the table: 400 with the table's code and field, nothing counted", async () => {
   for (const c of table.hit.filter(applies)) {
-    const body = c.raw ?? { key: c.key, policy: "same", now: 1_700_000_000_000, ...c.options };
+    // A list of keys is npm's `limit([k1, k2])` and the body's `keys`.
+    const keyField = Array.isArray(c.key) ? { keys: c.key } : { key: c.key };
+    const body = c.raw ?? { ...keyField, policy: "same", now: 1_700_000_000_000, ...c.options };
     const r = await post(s.url, "/v1/limit", body);
     assert.equal(r.status, 400, `${c.mistake}: ${r.text}`);
     assert.equal(r.body.error.code, c.code, `${c.mistake}: ${r.text}`);

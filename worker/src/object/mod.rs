@@ -12,6 +12,7 @@
 
 mod central;
 mod exact;
+pub mod lock;
 mod pool;
 mod pool_storage;
 mod storage;
@@ -24,6 +25,7 @@ use worker::{durable_object, DurableObject, Env, Method, Request, Response, Resu
 
 use crate::env_config::config;
 use crate::errors::ApiError;
+use crate::lock_wire::{self, LockRequest};
 use crate::wire::{DoReply, DoRequest, Fault, Op};
 
 pub use pool::{lease_error, CapacityPool};
@@ -37,6 +39,8 @@ pub struct KeyLimiter {
     state: State,
     env: Env,
     mem: RefCell<Mem>,
+    /// The several-keys protocol's lease on this key, while an isolate holds one (lock.rs).
+    lease: RefCell<Option<lock::Lease>>,
 }
 
 /// The object's clock in nanoseconds (millisecond resolution).
@@ -45,12 +49,39 @@ pub fn clock() -> Nanos {
 }
 
 impl KeyLimiter {
-    async fn handle(&self, mut req: Request) -> std::result::Result<DoReply, ApiError> {
+    async fn handle(&self, mut req: Request) -> std::result::Result<Response, ApiError> {
         if req.method() != Method::Post {
             return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
         }
         let body = req.bytes().await?;
-        let r: DoRequest = serde_json::from_slice(&body)
+        if body.starts_with(lock_wire::PREFIX) {
+            return Ok(Response::from_json(&self.handle_lock(&body).await?)?);
+        }
+        Ok(Response::from_json(&self.handle_do(&body).await?)?)
+    }
+
+    /// A request of the several-keys protocol, or an export or import (lock.rs).
+    async fn handle_lock(&self, body: &[u8]) -> std::result::Result<lock_wire::LockReply, ApiError> {
+        let r: LockRequest = serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
+        let cfg = config(&self.env)?;
+        let pc = cfg
+            .policies
+            .get(&r.policy)
+            .ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {:?}", r.policy)))?;
+        if r.now.is_some() && !cfg.test_mode {
+            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+        }
+        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
+        let sql = self.state.storage().sql();
+        let (reply, alarm) = lock::serve(&self.lease, &self.mem, &sql, pc, &r, now).await?;
+        self.schedule(alarm).await?;
+        Ok(reply)
+    }
+
+    /// A request deciding one key (wire.rs): it waits while another request holds the key.
+    async fn handle_do(&self, body: &[u8]) -> std::result::Result<DoReply, ApiError> {
+        let r: DoRequest = serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
         let cfg = config(&self.env)?;
         let pc = cfg
@@ -65,6 +96,9 @@ impl KeyLimiter {
         }
         if r.now.is_some() && !cfg.test_mode {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+        }
+        if r.op != Op::Inspect {
+            lock::wait_free(&self.lease, lock::wait_budget_ms(pc)).await?;
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
@@ -132,12 +166,12 @@ pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
 
 impl DurableObject for KeyLimiter {
     fn new(state: State, env: Env) -> Self {
-        KeyLimiter { state, env, mem: RefCell::new(Mem::default()) }
+        KeyLimiter { state, env, mem: RefCell::new(Mem::default()), lease: RefCell::new(None) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         match self.handle(req).await {
-            Ok(reply) => Response::from_json(&reply),
+            Ok(resp) => Ok(resp),
             Err(e) => {
                 if e.status >= 500 {
                     crate::log::error(

@@ -1,0 +1,163 @@
+//! A key's object under the several-keys protocol: its lease, and the lock, commit, release,
+//! export and import requests (`lock_wire.rs`).
+//!
+//! While an isolate holds the lease, every other request to the key waits (checks, peeks,
+//! refunds, resets, exports, imports, other locks), so that no hit is decided over state the
+//! holder is about to replace. A waiting request polls with back-off; once it has waited its
+//! share of the policy's timeout it answers busy and the isolate asks again (contention, never
+//! taken for an outage). A lease lasts [`LEASE_MS`]: a request finding it expired breaks it,
+//! so a crashed isolate never holds a key for longer. A commit is refused only when its lease
+//! was broken (another request was served since); a late commit that nobody overtook is the
+//! decision it would have been on time, and is written.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use serde_json::json;
+use tollgate::{Nanos, PolicyState};
+use worker::SqlStorage;
+
+use super::storage::{load_exact, save_exact, storage_deadline, Mem};
+use crate::config::PolicyConfig;
+use crate::errors::ApiError;
+use crate::lock_wire::{LockOp, LockReply, LockRequest, BUSY_CODE, BUSY_STATUS, LEASE_LOST_CODE};
+use crate::log;
+
+/// How long a lease lasts without a commit or release. A holder takes one round trip per
+/// other key and one to commit: far less, unless its isolate died.
+pub const LEASE_MS: u64 = 2_000;
+
+/// One isolate's hold on the key.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    pub token: u64,
+    /// Real time (Unix ms) from which another request may break it.
+    pub until_ms: u64,
+}
+
+fn real_ms() -> u64 {
+    worker::Date::now().as_millis()
+}
+
+/// The longest a request waits here for a lease to end before answering busy: half the
+/// policy's timeout, so that the answer reaches the isolate before it gives up on the object.
+pub fn wait_budget_ms(pc: &PolicyConfig) -> u64 {
+    (pc.timeout_ms / 2).max(1)
+}
+
+/// Waits until no live lease holds the key (breaking an expired one), or answers busy after
+/// `budget_ms`.
+pub async fn wait_free(lease: &RefCell<Option<Lease>>, budget_ms: u64) -> Result<(), ApiError> {
+    let start = real_ms();
+    let mut pause = 1;
+    loop {
+        let now = real_ms();
+        let held = *lease.borrow();
+        match held {
+            None => return Ok(()),
+            Some(l) if now >= l.until_ms => {
+                log::warn("lease_broken", json!({ "expiredMsAgo": now - l.until_ms }));
+                *lease.borrow_mut() = None;
+                return Ok(());
+            }
+            Some(_) if now.saturating_sub(start) >= budget_ms => {
+                return Err(ApiError::new(BUSY_STATUS, BUSY_CODE, "another request holds the key"));
+            }
+            Some(_) => {}
+        }
+        worker::Delay::from(Duration::from_millis(pause)).await;
+        pause = (pause * 2).min(16);
+    }
+}
+
+/// The bytes as a state of `pc`'s policy (`None`: fresh), or `invalid_state`.
+pub fn state_of(pc: &PolicyConfig, bytes: Option<&[u8]>) -> Result<Option<PolicyState>, ApiError> {
+    let Some(bytes) = bytes else { return Ok(None) };
+    let bad = |e: tollgate::DecodeError| {
+        ApiError::bad_request("invalid_state", format!("not a state of policy {:?}: {e}", pc.name)).with_field("state")
+    };
+    let state = PolicyState::decode(bytes).map_err(bad)?;
+    pc.policy.validate_state(&state).map_err(bad)?;
+    pc.policy.state_from_slots(state.into_slots()).map_err(bad)
+}
+
+fn new_token() -> u64 {
+    // 53 random bits: tokens only tell one isolate's lease from the next one's.
+    (worker::js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 + 1
+}
+
+/// The state as stored now, encoded (loading it first).
+fn current(mem: &mut Mem, sql: &SqlStorage, pc: &PolicyConfig, now: Nanos) -> Result<Option<Vec<u8>>, ApiError> {
+    load_exact(mem, sql, &pc.policy, now)?;
+    Ok(mem.exact.as_ref().and_then(|s| s.as_ref()).map(PolicyState::encode))
+}
+
+/// Replaces the state and writes it through; the real time it expires at, for the alarm.
+fn write(
+    mem: &mut Mem,
+    sql: &SqlStorage,
+    pc: &PolicyConfig,
+    state: Option<PolicyState>,
+    now: Nanos,
+    test_clock: bool,
+) -> Result<Option<u64>, ApiError> {
+    load_exact(mem, sql, &pc.policy, now)?;
+    let expires = state.as_ref().map_or(now, |s| s.expires_at());
+    let stored = state.is_some();
+    mem.exact = Some(state);
+    let deadline = storage_deadline(real_ms(), now, expires, test_clock);
+    if let Err(e) = save_exact(mem, sql, &pc.policy, deadline) {
+        mem.exact = None;
+        return Err(e);
+    }
+    Ok(stored.then_some(deadline))
+}
+
+/// Serves one request of the protocol. Returns the reply and, when state was written, the
+/// alarm time.
+pub async fn serve(
+    lease: &RefCell<Option<Lease>>,
+    mem: &RefCell<Mem>,
+    sql: &SqlStorage,
+    pc: &PolicyConfig,
+    r: &LockRequest,
+    now: Nanos,
+) -> Result<(LockReply, Option<u64>), ApiError> {
+    let test_clock = r.now.is_some();
+    let reply = |token, state| LockReply { now: now.as_nanos(), token, state };
+    match r.lock_op {
+        LockOp::Lock => {
+            wait_free(lease, wait_budget_ms(pc)).await?;
+            let state = current(&mut mem.borrow_mut(), sql, pc, now)?;
+            let token = new_token();
+            *lease.borrow_mut() = Some(Lease { token, until_ms: real_ms() + LEASE_MS });
+            Ok((reply(token, state), None))
+        }
+        LockOp::Commit => {
+            if lease.borrow().map(|l| l.token) != Some(r.token) {
+                return Err(ApiError::new(BUSY_STATUS, LEASE_LOST_CODE, "the lease expired and was broken"));
+            }
+            let result = state_of(pc, r.state.as_deref())
+                .and_then(|state| write(&mut mem.borrow_mut(), sql, pc, state, now, test_clock));
+            *lease.borrow_mut() = None;
+            Ok((reply(r.token, None), result?))
+        }
+        LockOp::Release => {
+            if lease.borrow().map(|l| l.token) == Some(r.token) {
+                *lease.borrow_mut() = None;
+            }
+            Ok((reply(r.token, None), None))
+        }
+        LockOp::Export => {
+            wait_free(lease, wait_budget_ms(pc)).await?;
+            let state = current(&mut mem.borrow_mut(), sql, pc, now)?;
+            Ok((reply(0, state), None))
+        }
+        LockOp::Import => {
+            let state = state_of(pc, r.state.as_deref())?;
+            wait_free(lease, wait_budget_ms(pc)).await?;
+            let alarm = write(&mut mem.borrow_mut(), sql, pc, state, now, test_clock)?;
+            Ok((reply(0, None), alarm))
+        }
+    }
+}
