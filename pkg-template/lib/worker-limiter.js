@@ -27,8 +27,12 @@ export class WorkerLimiter {
   #insured = null;
   /** The core's blocked-key cache over states the Worker answered (null: off). */
   #cache = null;
-  /** State reads for the cache still in flight (`close` waits for them). */
-  #reads = new Set();
+  /**
+   * State reads for the cache still in flight, by key (`close` waits for them). Anything that
+   * changes a key here (an admitted hit, refund, reset, import) takes its read away, so that a
+   * read answered before the change is never remembered after it.
+   */
+  #reads = new Map();
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
   constructor(store, own) {
@@ -60,16 +64,18 @@ export class WorkerLimiter {
     const keys = keysOf(key);
     validateKeys(keys);
     const { cost } = callOptions(options);
-    for (const k of keys) this.#cache?.delete(k);
+    for (const k of keys) this.#forget(k);
     await this.#call("POST", "/v1/refund", this.#hitBody(keys, cost, options));
+    for (const k of keys) this.#forget(k); // and what was read while it was on its way
   }
 
   /** Forgets the key(s) at the Worker. An outage rejects with `WorkerUnavailableError`. */
   async reset(key) {
     const keys = keysOf(key);
     validateKeys(keys);
-    for (const k of keys) this.#cache?.delete(k);
+    for (const k of keys) this.#forget(k);
     await Promise.all(keys.map((k) => this.#call("DELETE", this.#keyPath(k))));
+    for (const k of keys) this.#forget(k);
   }
 
   /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
@@ -87,8 +93,9 @@ export class WorkerLimiter {
       throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
     }
     validateKeys([key]);
-    this.#cache?.delete(key);
+    this.#forget(key);
     await this.#call("PUT", `${this.#keyPath(key)}/state`, { state: state === null ? null : toBase64(state) });
+    this.#forget(key);
   }
 
   /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers of a decision of this limiter. */
@@ -100,7 +107,7 @@ export class WorkerLimiter {
 
   /** Waits for the blocked-key cache's reads in flight (the Worker and the transport are not this limiter's to close). */
   async close() {
-    await Promise.allSettled([...this.#reads]);
+    await Promise.allSettled([...this.#reads.values()]);
   }
 
   // --- a decision ----------------------------------------------------------------------------
@@ -127,7 +134,9 @@ export class WorkerLimiter {
       throw requestError(r.status, r.body);
     }
     const d = this.#decision(r.body, keys);
-    if (keys.length === 1 && !peek) this.#learn(keys[0], d);
+    if (peek) return d;
+    if (keys.length === 1) this.#learn(keys[0], d);
+    else if (d.allowed) for (const k of keys) this.#forget(k);
     return d;
   }
 
@@ -154,7 +163,11 @@ export class WorkerLimiter {
     };
     if (b.estimate === true) d.estimate = true;
     if (typeof b.degraded === "string") d.degraded = b.degraded;
-    if (keys.length > 1 && typeof b.blockedKey === "string") bindingKey.set(d, b.blockedKey);
+    if (keys.length > 1 && !b.allowed && Array.isArray(b.limits)) {
+      // The pair the figures (and headers) are about: the entry that blocked, as in memory.
+      const blocked = b.limits.find((l) => !l.allowed && l.name === b.blockedBy);
+      if (blocked !== undefined) bindingKey.set(d, blocked.key);
+    }
     return d;
   }
 
@@ -165,9 +178,7 @@ export class WorkerLimiter {
   #bindingOnly(b, names) {
     const name = b.blockedBy ?? (names.length === 1 ? names[0] : null);
     if (name === null) return [];
-    const entry = { name, allowed: b.allowed, limit: b.limit, remaining: b.remaining, resetAt: b.resetAt, retryAfter: b.retryAfter };
-    if (typeof b.blockedKey === "string") entry.key = b.blockedKey;
-    return [entry];
+    return [{ name, allowed: b.allowed, limit: b.limit, remaining: b.remaining, resetAt: b.resetAt, retryAfter: b.retryAfter }];
   }
 
   /** The Worker's policy, fetched once (`GET /v1/policies`) and matched with the limiter's own limits. */
@@ -231,13 +242,15 @@ export class WorkerLimiter {
   #learn(key, d) {
     if (this.#cache === null) return;
     if (d.allowed || d.degraded !== undefined) {
-      this.#cache.delete(key);
+      this.#forget(key);
       return;
     }
+    if (this.#reads.has(key)) return;
     const at = this.#store._now();
     const read = this.#store
       ._send("GET", `${this.#keyPath(key)}/state`)
       .then((r) => {
+        if (this.#reads.get(key) !== read) return; // the key changed here since: stale
         if (r.status === 200 && (r.body?.state === null || typeof r.body?.state === "string")) {
           this.#cache?.remember(key, r.body.state === null ? null : fromBase64(r.body.state), at);
         } else if (r.status === 404 || r.status === 405) {
@@ -245,8 +258,16 @@ export class WorkerLimiter {
         }
       })
       .catch(() => {})
-      .finally(() => this.#reads.delete(read));
-    this.#reads.add(read);
+      .finally(() => {
+        if (this.#reads.get(key) === read) this.#reads.delete(key);
+      });
+    this.#reads.set(key, read);
+  }
+
+  /** Drops what this process knows of `key`'s state, and the read of it in flight. */
+  #forget(key) {
+    this.#cache?.delete(key);
+    this.#reads.delete(key);
   }
 
   // --- outages -------------------------------------------------------------------------------
@@ -254,7 +275,7 @@ export class WorkerLimiter {
   /** What the failure mode makes of an outage; anything else (the caller's mistakes) is thrown. */
   #degrade(keys, now, cost, peek, e) {
     if (!(e instanceof WorkerUnavailableError)) throw e;
-    for (const k of keys) this.#cache?.delete(k);
+    for (const k of keys) this.#forget(k);
     const mode = this.#store._failure;
     if (mode === "throw") throw e;
     this.#store._onError?.(e);

@@ -4,6 +4,10 @@
 //   `WorkerStore` as in memory, over HTTP and over a service binding from a second Worker that
 //   imports the package's workerd entry;
 // - refund, reset, peek and the limits check (`policy_mismatch`) through the Worker;
+// - several keys: memory's decisions, and two-key hits from many concurrent clients on
+//   overlapping keys admit every key exactly up to its limit, charging none for a denial;
+// - export/import through the Worker: memory's bytes out and in, bad bytes refused as memory
+//   refuses them;
 // - a Worker that refuses the request (4xx) throws the caller's error whatever `failure` says;
 //   a Worker that is gone or does not answer in time is an outage: `failure` decides.
 import { test, before, after } from "node:test";
@@ -75,6 +79,10 @@ before(async () => {
   const POLICIES = {
     ...Object.fromEntries(LIMITERS.map((o, l) => [`l${l}`, policyOf(o)])),
     five: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }] },
+    // Several keys: a long timeout, so that a hit queued behind other hits' leases on a loaded
+    // machine is never taken for a failed object.
+    pair: { limits: [{ name: "total", algorithm: "fixed-window", quota: "6/h" }], timeoutMs: 10_000 },
+    moved: { limits: [{ name: "burst", algorithm: "token-bucket", quota: "10/s", burst: 4 }, { name: "minute", algorithm: "sliding-log", quota: "7/m" }] },
   };
   const client = {
     name: "client",
@@ -267,4 +275,98 @@ test("a Worker that is gone or does not answer is an outage: failure decides, ma
   } finally {
     await silent.close();
   }
+});
+
+test("several keys: the Worker decides limit([k1, k2]) as memory does, all or nothing", async () => {
+  const store = new WorkerStore({ url: s.url, policy: "pair", timeoutMs: 20_000 });
+  const worker = new RateLimiter({ store });
+  const memory = new RateLimiter({ name: "total", algorithm: "fixed-window", quota: "6/h" });
+  const [a, b, c] = ["sev:a", "sev:b", "sev:c"];
+  const trace = [[a, b, 2], [a, c, 3], [b, c, 1], [a, b, 1], [a, c, 1], [b, c, 4], [c, a, 1]];
+  for (const [k1, k2, cost] of trace) {
+    const got = await worker.limit([k1, k2], { now: T0, cost });
+    const want = memory.limit([k1, k2], { now: T0, cost });
+    const { estimate: _e, ...decision } = got;
+    assert.deepEqual(decision, want, `limit([${k1}, ${k2}]) cost ${cost}`);
+    assert.deepEqual(worker.headers(got, { now: T0 }), memory.headers(want, { now: T0 }));
+  }
+  const peeked = await worker.peek([a, b], { now: T0 });
+  const { estimate: _p, ...peekDecision } = peeked;
+  assert.deepEqual(peekDecision, memory.peek([a, b], { now: T0 }));
+  await worker.refund([a, c], { now: T0, cost: 2 });
+  memory.refund([a, c], { now: T0, cost: 2 });
+  for (const k of [a, b, c]) assert.deepEqual(await worker.export(k), memory.export(k), `${k}'s state`);
+});
+
+test("two-key hits from concurrent clients on overlapping keys: every key admits exactly its limit, none charged for a denial", async () => {
+  const LIMIT = 6;
+  const users = ["u0", "u1", "u2", "u3"].map((u) => `race:${u}`);
+  const orgs = ["o0", "o1"].map((o) => `race:${o}`);
+  // Eight clients, each its own store and limiter, as separate processes would be.
+  const clients = Array.from({ length: 8 }, () => new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "pair", timeoutMs: 30_000, blockedCache: false }) }));
+  const admitted = new Map([...users, ...orgs].map((k) => [k, 0]));
+  let denied = 0;
+  let n = 0;
+  await Promise.all(
+    clients.map(async (limiter, c) => {
+      for (let i = 0; i < 10; i++) {
+        const j = c * 10 + i;
+        const keys = [users[j % users.length], orgs[Math.floor(j / users.length) % orgs.length]];
+        const d = await limiter.limit(keys, { now: T0 });
+        assert.equal(d.degraded, undefined, JSON.stringify(d));
+        n++;
+        if (d.allowed) for (const k of keys) admitted.set(k, admitted.get(k) + 1);
+        else denied++;
+      }
+    }),
+  );
+  assert.equal(n, 80);
+  // The orgs bind (two orgs of 6 against four users of 6): each admits exactly its limit.
+  for (const o of orgs) assert.equal(admitted.get(o), LIMIT, `${o} admitted ${admitted.get(o)}`);
+  assert.equal(denied, 80 - 2 * LIMIT);
+  // What each key was charged, read back from the Worker, is what it admitted: no key counted
+  // without the other, none charged for a denied hit, none beyond its limit.
+  const reader = new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "pair", timeoutMs: 30_000 }) });
+  // The state each key holds is, byte for byte, memory's after exactly its admitted hits.
+  const memory = new RateLimiter({ name: "total", algorithm: "fixed-window", quota: "6/h" });
+  for (const k of [...users, ...orgs]) {
+    assert.ok(admitted.get(k) <= LIMIT, `${k} admitted ${admitted.get(k)}`);
+    for (let i = 0; i < admitted.get(k); i++) assert.equal(memory.limit(k, { now: T0 }).allowed, true);
+    assert.deepEqual(await reader.export(k), memory.export(k), `${k}: charged other than its ${admitted.get(k)} admitted hits`);
+  }
+});
+
+test("export/import through the Worker: memory's bytes out and in; bad bytes refused as memory refuses them", async () => {
+  const options = { limits: [{ name: "burst", algorithm: "token-bucket", quota: "10/s", burst: 4 }, { name: "minute", algorithm: "sliding-log", quota: "7/m" }] };
+  const worker = new RateLimiter({ ...options, store: new WorkerStore({ url: s.url, policy: "moved" }) });
+  const memory = new RateLimiter(options);
+  const key = `moved:${process.pid}`;
+  assert.equal(await worker.export(key), null);
+  for (let i = 0; i < 3; i++) memory.limit("m", { now: T0 + i });
+  await worker.import(key, memory.export("m"));
+  assert.deepEqual(await worker.export(key), memory.export("m"), "the Worker holds memory's bytes");
+  for (let i = 0; i < 3; i++) {
+    const [got, want] = [await worker.limit(key, { now: T0 + 10 + i }), memory.limit("m", { now: T0 + 10 + i })];
+    for (const f of FIELDS) assert.equal(got[f], want[f], f);
+  }
+  const back = new RateLimiter(options);
+  back.import("m", await worker.export(key));
+  assert.deepEqual(back.export("m"), memory.export("m"), "and back into memory");
+
+  const before = await worker.export(key);
+  const other = new RateLimiter({ algorithm: "gcra", quota: "5/s" });
+  other.limit("x", { now: T0 });
+  for (const bad of [new Uint8Array([1, 2, 3]), other.export("x")]) {
+    let want;
+    try {
+      memory.import("m", bad);
+    } catch (e) {
+      want = e;
+    }
+    await assert.rejects(worker.import(key, bad), (e) => e.constructor === want.constructor && e.code === want.code && e.code === "invalid_state" && e.field === "state");
+    assert.deepEqual(await worker.export(key), before, "nothing changed");
+  }
+  await assert.rejects(worker.import(key, "bytes"), TypeError);
+  await worker.import(key, null);
+  assert.equal(await worker.export(key), null);
 });
