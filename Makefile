@@ -64,7 +64,8 @@ test-redis:
 	scripts/test-redis.sh
 
 ## The same decisions across the HTTP boundary: the equivalence fixture through the Worker
-## (exact and synced modes), the pacer on the Worker's headers, the lease holder on its grants.
+## (exact and synced modes) and through the npm WorkerStore (HTTP and a service binding), the
+## pacer on the Worker's headers, the lease holder on its grants.
 test-equivalence:
 	scripts/test-equivalence.sh
 
