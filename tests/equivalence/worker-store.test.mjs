@@ -377,3 +377,40 @@ test("export/import through the Worker: memory's bytes out and in; bad bytes ref
   await worker.import(key, null);
   assert.equal(await worker.export(key), null);
 });
+
+test("the blocked-key cache: a denied key's next denials are the core's over its state, here, marked estimate", async () => {
+  const sent = [];
+  const counting = (url, init) => {
+    sent.push(`${init.method} ${new URL(url).pathname}`);
+    return fetch(url, init);
+  };
+  const make = (blockedCache) =>
+    new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "five", timeoutMs: PATIENT, fetch: counting, blockedCache }) });
+  const memory = new RateLimiter({ name: "per-minute", algorithm: "fixed-window", quota: "5/m" });
+  const cached = make(60_000);
+  const key = `cache:${process.pid}`;
+  for (let i = 0; i < 6; i++) await cached.limit(key, { now: T0 + i });
+  for (let i = 0; i < 6; i++) memory.limit(key, { now: T0 + i });
+  await cached.close(); // the state read after the denial has landed
+  const before = sent.length;
+  for (const cost of [1, 3]) {
+    const d = await cached.limit(key, { now: T0 + 100, cost });
+    const want = memory.limit(key, { now: T0 + 100, cost });
+    assert.equal(d.estimate, true);
+    for (const f of FIELDS) assert.equal(d[f], want[f], f);
+  }
+  assert.equal(sent.length, before, "answered without a request");
+  // A reset here drops the entry at once: the next hit is the Worker's.
+  await cached.reset(key);
+  const fresh = await cached.limit(key, { now: T0 + 200 });
+  assert.equal(fresh.allowed, true);
+  assert.equal(fresh.estimate, undefined);
+
+  // blockedCache: false asks the Worker every time.
+  const uncached = make(false);
+  const other = `${key}:off`;
+  await uncached.limit("warm", { now: T0 }); // its first call also asks for the policy
+  const start = sent.length;
+  for (let i = 0; i < 8; i++) await uncached.limit(other, { now: T0 });
+  assert.deepEqual(sent.slice(start), Array(8).fill("POST /v1/limit"), "every hit a request, no state read");
+});
