@@ -14,7 +14,7 @@ const POLICIES = {
   denied: { limits: [{ name: "per-hour", algorithm: "fixed-window", limit: 1, window: "1h" }] },
   synced: {
     limits: [{ name: "per-hour", algorithm: "fixed-window", limit: 100_000_000, window: "1h", offset: `${offsetMs}ms` }],
-    sync: 100,
+    syncRate: 100,
   },
 };
 
@@ -25,6 +25,12 @@ const scenarios = [
   ["sync = 0, one hot key over its limit (block cache answers the denial)", "denied", () => "blocked"],
   ["sync = 100 ms, one hot key (decided in the isolate)", "synced", () => "hot"],
   ["sync = 100 ms, 10,000 keys", "synced", () => `k${Math.floor(Math.random() * 10_000)}`],
+  // Several keys (a list: the body's `keys`): the lease protocol over two objects.
+  ["sync = 0, two hot keys all or nothing (user and org)", "exact", () => ["user", "org"]],
+  ["sync = 0, two keys of 100 users x 10 orgs all or nothing", "exact", () => {
+    const u = Math.floor(Math.random() * 100);
+    return [`u${u}`, `o${u % 10}`];
+  }],
 ];
 
 // Each scenario gets a fresh runtime and state folder, so none inherits another's objects.
@@ -41,7 +47,10 @@ for (const [name, policy, key] of scenarios.filter((_, i) => only === undefined 
           method: "POST",
           path: "/v1/limit",
           headers: { "content-type": "application/json" },
-          setupRequest: (req) => ({ ...req, body: JSON.stringify({ key: key(), policy }) }),
+          setupRequest: (req) => {
+            const k = key();
+            return { ...req, body: JSON.stringify({ ...(Array.isArray(k) ? { keys: k } : { key: k }), policy }) };
+          },
         },
       ],
     });

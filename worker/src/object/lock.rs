@@ -3,15 +3,20 @@
 //!
 //! While an isolate holds the lease, every other request to the key waits (checks, peeks,
 //! refunds, resets, exports, imports, other locks), so that no hit is decided over state the
-//! holder is about to replace. A waiting request polls with back-off; once it has waited its
-//! share of the policy's timeout it answers busy and the isolate asks again (contention, never
-//! taken for an outage). A lease lasts [`LEASE_MS`]: a request finding it expired breaks it,
-//! so a crashed isolate never holds a key for longer. A commit is refused only when its lease
-//! was broken (another request was served since); a late commit that nobody overtook is the
-//! decision it would have been on time, and is written.
+//! holder is about to replace. A waiting request wakes the moment the lease ends (or at its
+//! expiry); once it has waited its share of the policy's timeout it answers busy and the
+//! isolate asks again (contention, never taken for an outage). A lease lasts [`LEASE_MS`]: a
+//! request finding it expired breaks it, so a crashed isolate never holds a key for longer. A
+//! commit is refused only when its lease was broken (another request was served since); a
+//! late commit that nobody overtook is the decision it would have been on time, and is written.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
+
+use futures_util::future::select;
 
 use serde_json::json;
 use tollgate::{Nanos, PolicyState};
@@ -45,28 +50,71 @@ pub fn wait_budget_ms(pc: &PolicyConfig) -> u64 {
     (pc.timeout_ms / 2).max(1)
 }
 
+/// The key's lease and the requests waiting for it to end.
+#[derive(Default)]
+pub struct Gate {
+    lease: Cell<Option<Lease>>,
+    /// Counts the lease's ends, so a waiter knows one happened since it looked.
+    ends: Cell<u64>,
+    waiters: RefCell<Vec<Waker>>,
+}
+
+impl Gate {
+    /// Who holds the key, if anyone (expired or not).
+    pub fn holder(&self) -> Option<Lease> {
+        self.lease.get()
+    }
+
+    fn take(&self, lease: Lease) {
+        self.lease.set(Some(lease));
+    }
+
+    /// Ends the lease and wakes every waiter.
+    fn end(&self) {
+        self.lease.set(None);
+        self.ends.set(self.ends.get() + 1);
+        for w in self.waiters.borrow_mut().drain(..) {
+            w.wake();
+        }
+    }
+}
+
+/// Ready once the lease has ended since `seen`.
+struct Ended<'a> {
+    gate: &'a Gate,
+    seen: u64,
+}
+
+impl Future for Ended<'_> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.gate.ends.get() != self.seen {
+            return Poll::Ready(());
+        }
+        self.gate.waiters.borrow_mut().push(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
 /// Waits until no live lease holds the key (breaking an expired one), or answers busy after
 /// `budget_ms`.
-pub async fn wait_free(lease: &RefCell<Option<Lease>>, budget_ms: u64) -> Result<(), ApiError> {
-    let start = real_ms();
-    let mut pause = 1;
+pub async fn wait_free(gate: &Gate, budget_ms: u64) -> Result<(), ApiError> {
+    let give_up = real_ms().saturating_add(budget_ms);
     loop {
         let now = real_ms();
-        let held = *lease.borrow();
-        match held {
-            None => return Ok(()),
-            Some(l) if now >= l.until_ms => {
-                log::warn("lease_broken", json!({ "expiredMsAgo": now - l.until_ms }));
-                *lease.borrow_mut() = None;
-                return Ok(());
-            }
-            Some(_) if now.saturating_sub(start) >= budget_ms => {
-                return Err(ApiError::new(BUSY_STATUS, BUSY_CODE, "another request holds the key"));
-            }
-            Some(_) => {}
+        let Some(lease) = gate.holder() else { return Ok(()) };
+        if now >= lease.until_ms {
+            log::warn("lease_broken", json!({ "expiredMsAgo": now - lease.until_ms }));
+            gate.end();
+            return Ok(());
         }
-        worker::Delay::from(Duration::from_millis(pause)).await;
-        pause = (pause * 2).min(16);
+        if now >= give_up {
+            return Err(ApiError::new(BUSY_STATUS, BUSY_CODE, "another request holds the key"));
+        }
+        // Until the lease ends, expires, or this request has waited its share.
+        let pause = lease.until_ms.min(give_up).saturating_sub(now).max(1);
+        let ended = Ended { gate, seen: gate.ends.get() };
+        select(ended, Box::pin(worker::Delay::from(Duration::from_millis(pause)))).await;
     }
 }
 
@@ -116,7 +164,7 @@ fn write(
 /// Serves one request of the protocol. Returns the reply and, when state was written, the
 /// alarm time.
 pub async fn serve(
-    lease: &RefCell<Option<Lease>>,
+    gate: &Gate,
     mem: &RefCell<Mem>,
     sql: &SqlStorage,
     pc: &PolicyConfig,
@@ -127,35 +175,35 @@ pub async fn serve(
     let reply = |token, state| LockReply { now: now.as_nanos(), token, state };
     match r.lock_op {
         LockOp::Lock => {
-            wait_free(lease, wait_budget_ms(pc)).await?;
+            wait_free(gate, wait_budget_ms(pc)).await?;
             let state = current(&mut mem.borrow_mut(), sql, pc, now)?;
             let token = new_token();
-            *lease.borrow_mut() = Some(Lease { token, until_ms: real_ms() + LEASE_MS });
+            gate.take(Lease { token, until_ms: real_ms() + LEASE_MS });
             Ok((reply(token, state), None))
         }
         LockOp::Commit => {
-            if lease.borrow().map(|l| l.token) != Some(r.token) {
+            if gate.holder().map(|l| l.token) != Some(r.token) {
                 return Err(ApiError::new(BUSY_STATUS, LEASE_LOST_CODE, "the lease expired and was broken"));
             }
             let result = state_of(pc, r.state.as_deref())
                 .and_then(|state| write(&mut mem.borrow_mut(), sql, pc, state, now, test_clock));
-            *lease.borrow_mut() = None;
+            gate.end();
             Ok((reply(r.token, None), result?))
         }
         LockOp::Release => {
-            if lease.borrow().map(|l| l.token) == Some(r.token) {
-                *lease.borrow_mut() = None;
+            if gate.holder().map(|l| l.token) == Some(r.token) {
+                gate.end();
             }
             Ok((reply(r.token, None), None))
         }
         LockOp::Export => {
-            wait_free(lease, wait_budget_ms(pc)).await?;
+            wait_free(gate, wait_budget_ms(pc)).await?;
             let state = current(&mut mem.borrow_mut(), sql, pc, now)?;
             Ok((reply(0, state), None))
         }
         LockOp::Import => {
             let state = state_of(pc, r.state.as_deref())?;
-            wait_free(lease, wait_budget_ms(pc)).await?;
+            wait_free(gate, wait_budget_ms(pc)).await?;
             let alarm = write(&mut mem.borrow_mut(), sql, pc, state, now, test_clock)?;
             Ok((reply(0, None), alarm))
         }

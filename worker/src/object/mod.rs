@@ -40,7 +40,7 @@ pub struct KeyLimiter {
     env: Env,
     mem: RefCell<Mem>,
     /// The several-keys protocol's lease on this key, while an isolate holds one (lock.rs).
-    lease: RefCell<Option<lock::Lease>>,
+    gate: lock::Gate,
 }
 
 /// The object's clock in nanoseconds (millisecond resolution).
@@ -74,7 +74,7 @@ impl KeyLimiter {
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let sql = self.state.storage().sql();
-        let (reply, alarm) = lock::serve(&self.lease, &self.mem, &sql, pc, &r, now).await?;
+        let (reply, alarm) = lock::serve(&self.gate, &self.mem, &sql, pc, &r, now).await?;
         self.schedule(alarm).await?;
         Ok(reply)
     }
@@ -98,7 +98,7 @@ impl KeyLimiter {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
         }
         if r.op != Op::Inspect {
-            lock::wait_free(&self.lease, lock::wait_budget_ms(pc)).await?;
+            lock::wait_free(&self.gate, lock::wait_budget_ms(pc)).await?;
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
@@ -166,7 +166,7 @@ pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
 
 impl DurableObject for KeyLimiter {
     fn new(state: State, env: Env) -> Self {
-        KeyLimiter { state, env, mem: RefCell::new(Mem::default()), lease: RefCell::new(None) }
+        KeyLimiter { state, env, mem: RefCell::new(Mem::default()), gate: lock::Gate::default() }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
