@@ -13,11 +13,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
+import { isDeepStrictEqual } from "node:util";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RateLimiter, WorkerStore, WorkerUnavailableError, WorkerRequestError } from "tollgate";
 import { start } from "../../worker/test/harness.mjs";
 import { LIMITERS, trace, policyOf, npmDecisions } from "./fixture.mjs";
+import { MULTI_LIMITERS, nativeFixture } from "../js/fixture.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 /**
@@ -87,6 +89,7 @@ before(async () => {
   const patient = (policy) => ({ ...policy, timeoutMs: 20_000 });
   const POLICIES = {
     ...Object.fromEntries(LIMITERS.map((o, l) => [`l${l}`, patient(policyOf(o))])),
+    ...Object.fromEntries(MULTI_LIMITERS.map((o, l) => [`m${l}`, patient(policyOf(o))])),
     five: patient({ limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }] }),
     pair: patient({ limits: [{ name: "total", algorithm: "fixed-window", quota: "6/h" }] }),
     moved: patient({ limits: [{ name: "burst", algorithm: "token-bucket", quota: "10/s", burst: 4 }, { name: "minute", algorithm: "sliding-log", quota: "7/m" }] }),
@@ -413,4 +416,35 @@ test("the blocked-key cache: a denied key's next denials are the core's over its
   const start = sent.length;
   for (let i = 0; i < 8; i++) await uncached.limit(other, { now: T0 });
   assert.deepEqual(sent.slice(start), Array(8).fill("POST /v1/limit"), "every hit a request, no state read");
+});
+
+/** The multi-key trace's first hits (one to three keys each) replayed through WorkerStore. */
+const MULTI_HITS = 300;
+
+test("the multi-key trace through WorkerStore: limit(keys) decides every hit as memory does", async () => {
+  const hits = nativeFixture(true)
+    .split("\n")
+    .filter(Boolean)
+    .slice(0, MULTI_HITS)
+    .map((line, i) => {
+      const [l, key, now, cost] = line.split(",");
+      return { i, l: +l, keys: key.split("+"), now: +now, cost: +cost };
+    });
+  assert.ok(hits.filter((h) => h.keys.length > 1).length > MULTI_HITS / 3, "most hits name several keys");
+  const memory = MULTI_LIMITERS.map((o) => new RateLimiter(o));
+  const worker = MULTI_LIMITERS.map((_, l) => new RateLimiter({ store: new WorkerStore({ url: s.url, policy: `m${l}`, timeoutMs: PATIENT }) }));
+  const mismatches = [];
+  let denials = 0;
+  // In trace order: the hits share keys, and a key's hits must arrive in order.
+  for (const h of hits) {
+    const keys = h.keys.map((k) => `multi:${k}`);
+    const key = keys.length === 1 ? keys[0] : keys;
+    const want = memory[h.l].limit(key, { now: h.now, cost: h.cost });
+    const got = await worker[h.l].limit(key, { now: h.now, cost: h.cost });
+    if (!got.allowed) denials++;
+    const why = differs(got, want) ?? (keys.length > 1 ? (isDeepStrictEqual(got.limits, want.limits) ? null : `limits: ${JSON.stringify(got.limits)}, memory ${JSON.stringify(want.limits)}`) : null);
+    if (why !== null) mismatches.push(`hit ${h.i} (${keys.join("+")}): ${why}`);
+  }
+  assert.deepEqual(mismatches.slice(0, 5), [], `${mismatches.length} of ${hits.length} hits differ`);
+  assert.ok(denials > MULTI_HITS / 5, `denials: ${denials}`);
 });
