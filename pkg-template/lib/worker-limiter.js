@@ -102,7 +102,8 @@ export class WorkerLimiter {
   headers(decision, options) {
     const policy = this.#resolved?.policy;
     if (policy === undefined) throw new TypeError("headers: give a decision of this limiter (none was made yet)");
-    return headersFor(decision, policy._wasm, policy._names, options);
+    const d = Array.isArray(decision?.limits) && decision.limits.length === 0 ? withFiguresLimit(decision, policy) : decision;
+    return headersFor(d, policy._wasm, policy._names, options);
   }
 
   /** Waits for the blocked-key cache's reads in flight (the Worker and the transport are not this limiter's to close). */
@@ -309,4 +310,17 @@ function deny(d, minRetryMs) {
   for (const l of d.limits) {
     Object.assign(l, { allowed: false, remaining: 0, retryAfter: Math.max(l.retryAfter, minRetryMs), nextUnitAfter: Math.max(l.nextUnitAfter ?? 0, minRetryMs) });
   }
+}
+
+/**
+ * For the headers of an admitted one-key decision of a policy of several limits, which the
+ * Worker answers with the figures of the limit with the least left but not its name: that
+ * limit, found by its advertised quota (the first such limit; the first limit if none), so
+ * that the headers describe the figures the decision holds.
+ */
+function withFiguresLimit(d, policy) {
+  const advertised = [...policy.advertised()];
+  const name = advertised.find(([, [quota]]) => quota === d.limit)?.[0] ?? policy._names[0];
+  const entry = { name, allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetAt: d.resetAt, retryAfter: d.retryAfter };
+  return { ...d, limits: [entry] };
 }

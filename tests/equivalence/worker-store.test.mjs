@@ -358,6 +358,9 @@ test("export/import through the Worker: memory's bytes out and in; bad bytes ref
   for (let i = 0; i < 3; i++) {
     const [got, want] = [await worker.limit(key, { now: T0 + 10 + i }), memory.limit("m", { now: T0 + 10 + i })];
     for (const f of FIELDS) assert.equal(got[f], want[f], f);
+    // Headers of a one-key decision of two limits: about the limit the figures are (the binding one).
+    const [h, m] = [worker.headers(got, { now: T0 + 10 + i }), memory.headers(want, { now: T0 + 10 + i })];
+    for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]) assert.equal(h[name], m[name], name);
   }
   const back = new RateLimiter(options);
   back.import("m", await worker.export(key));
