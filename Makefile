@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis www test-www test-equivalence
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -64,7 +64,8 @@ test-redis:
 	scripts/test-redis.sh
 
 ## The same decisions across the HTTP boundary: the equivalence fixture through the Worker
-## (exact and synced modes), the pacer on the Worker's headers, the lease holder on its grants.
+## (exact and synced modes) and through the npm WorkerStore (HTTP and a service binding), the
+## pacer on the Worker's headers, the lease holder on its grants.
 test-equivalence:
 	scripts/test-equivalence.sh
 
@@ -77,7 +78,7 @@ test-www:
 	scripts/test-www.sh
 
 ## Benchmarks (not part of `make test`).
-bench: bench-core bench-worker bench-js bench-redis
+bench: bench-core bench-worker bench-js bench-redis bench-worker-store
 
 bench-core:
 	cargo bench --bench throughput
@@ -94,6 +95,10 @@ bench-js: pkg
 ## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
 bench-redis:
 	scripts/bench-redis.sh
+
+## WorkerStore against the Worker on loopback beside RedisStore (decisions/s, median and p99 latency).
+bench-worker-store:
+	scripts/bench-worker-store.sh
 
 clean:
 	cargo clean

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make test-equivalence`: the equivalence fixture and the pacer's and lease holder's decisions
-# across the HTTP boundary, through the real Worker in workerd (Miniflare) against the npm
+# `make test-equivalence`: the equivalence fixture (also through the npm WorkerStore) and the
+# pacer's and lease holder's decisions across the HTTP boundary, through the real Worker in workerd (Miniflare) against the npm
 # package as a user gets it. Set-up through scripts/setup.sh; pkg/ and worker/build/ are built
 # only when absent or older than their sources; the packed tarball is installed into
 # tests/equivalence/node_modules/tollgate; then node --test, one file at a time.

@@ -8,6 +8,8 @@ export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
 export { LeasedPacer, LeaseError } from "./lease.js";
 export { RedisStore } from "./redis-store.js";
 export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
+export { WorkerStore } from "./worker-store.js";
+export { WorkerUnavailableError, WorkerRequestError } from "./worker-errors.js";
 export { rateLimit } from "./middleware.js";
 export { rateLimitFetch } from "./fetch-middleware.js";
 export { ipKey, ipKeyGenerator } from "./client-ip.js";

@@ -25,6 +25,17 @@ function storeLimiter(options) {
   return store.limiter(rest);
 }
 
+/**
+ * Bytes given to `import` that are not a state of this limiter's policy: the core's message,
+ * with the code and field every store gives the same mistake (`invalid_state`, `state`).
+ */
+export function invalidState(e) {
+  if (e instanceof TypeError && typeof e.message === "string" && e.message.startsWith("state:")) {
+    return Object.assign(e, { code: "invalid_state", field: "state" });
+  }
+  return e;
+}
+
 export class MemoryLimiter {
   #wasm;
   #module;
@@ -170,7 +181,11 @@ export class MemoryLimiter {
     if (state !== null && !(state instanceof Uint8Array)) {
       throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
     }
-    this.#wasm.importState(key, state ?? undefined);
+    try {
+      this.#wasm.importState(key, state ?? undefined);
+    } catch (e) {
+      throw invalidState(e);
+    }
   }
 
   /** Every key that holds state. */

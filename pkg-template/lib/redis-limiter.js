@@ -15,6 +15,8 @@ import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
 import { Backoff } from "./redis-backoff.js";
+import { toValue } from "./redis-value.js";
+import { invalidState } from "./memory-limiter.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -109,6 +111,41 @@ export class RedisLimiter {
       // On a cluster, one DEL per key: the keys of a reset need not share a slot.
       if (this.#store._cluster) await Promise.all(rkeys.map((k) => client.send(["DEL", k])));
       else await client.send(["DEL", ...rkeys]);
+    });
+  }
+
+  /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
+  async export(key) {
+    const rkey = this.#store._key(checkStateKey(key));
+    return this.#guard([rkey], async () => {
+      const [state] = await this.#read([rkey]);
+      if (state !== null) this.#decodeOr(() => this.#policy.validateState(state), [rkey], [state]);
+      return state;
+    });
+  }
+
+  /**
+   * Replaces the key's state with `state` (bytes from any store's `export`; `null`: fresh),
+   * kept until it is fresh again. Bytes that are not a state of this policy are refused as by
+   * the in-memory limiter (`invalid_state`) and change nothing.
+   */
+  async import(key, state) {
+    const rkey = this.#store._key(checkStateKey(key));
+    if (state !== null && !(state instanceof Uint8Array)) throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
+    let expiresAt = 0;
+    if (state !== null) {
+      try {
+        expiresAt = this.#wasm.stateExpiresAt(state);
+      } catch (e) {
+        throw invalidState(e);
+      }
+    }
+    await this.#guard([rkey], async () => {
+      const ttl = Math.ceil(expiresAt - (await this.#store._now()));
+      this.#cache.delete(rkey);
+      const client = this.#store._client;
+      if (ttl > 0) await client.send(["SET", rkey, toValue(state), "PX", String(ttl)]);
+      else await client.send(["DEL", rkey]);
     });
   }
 
@@ -439,6 +476,13 @@ export class RedisLimiter {
 function checkKeys(keys) {
   if (keys.length === 1 && keys[0].length > 0 && keys[0].length <= 85) return; // <= 255 UTF-8 bytes
   validateKeys(keys);
+}
+
+/** A key of `export`/`import`: one string, checked as the in-memory limiter checks it. */
+function checkStateKey(key) {
+  if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+  validateKeys([key]);
+  return key;
 }
 
 /**

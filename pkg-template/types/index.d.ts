@@ -1,4 +1,5 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
+import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
 
 /** The algorithms, by name. */
 export type Algorithm = "fixed-window" | "sliding-log" | "sliding-window" | "token-bucket" | "gcra" | "sliding-buckets";
@@ -93,6 +94,12 @@ export interface Decision {
    * out: denied, with the figures of the last state the backend answered with).
    */
   degraded?: "unavailable" | "contention";
+  /**
+   * `true` when the decision was answered without the store deciding it (the Worker's or this
+   * process's blocked-key cache, a Worker sync mode): `allowed` stands, the figures may be
+   * stale. Absent otherwise.
+   */
+  estimate?: boolean;
 }
 
 export interface CallOptions {
@@ -190,6 +197,8 @@ export interface BatchResult {
  */
 export interface RateLimiterConstructor {
   /** With a store: returns `store.limiter(options)` (e.g. a `RedisRateLimiter`); prefer `AsyncRateLimiter`. */
+  /** With a `WorkerStore` and no limits: the Worker policy's limits. */
+  new (options: { store: WorkerStore }): WorkerRateLimiter;
   new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
   /** In memory: decisions are synchronous. */
   new (options: LimiterOptions & { store?: undefined }): RateLimiter;
@@ -200,6 +209,8 @@ export declare const RateLimiter: RateLimiterConstructor;
 
 /** `new AsyncRateLimiter({ ..., store })`: the store's limiter (`store.limiter(options)`), whose methods return promises. */
 export interface AsyncRateLimiterConstructor {
+  /** With a `WorkerStore` and no limits: the Worker policy's limits. */
+  new (options: { store: WorkerStore }): WorkerRateLimiter;
   new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
 }
 
@@ -264,6 +275,7 @@ export class Policy implements Limits {
 export * from "./pacer.js";
 export * from "./lease.js";
 export * from "./redis.js";
+export * from "./worker-store.js";
 export * from "./middleware.js";
 /** `import rateLimit from "tollgate"`, as from express-rate-limit. */
 export { rateLimit as default } from "./middleware.js";

@@ -66,6 +66,10 @@ export interface RedisRateLimiter extends AsyncRateLimiter {
   readonly policy: Policy;
   /** Pushes diffs and reads back merged counts now (`syncRate` > 0; a no-op otherwise). */
   sync?(now?: number): Promise<void>;
+  /** The key's state as the core's bytes (`null`: fresh), as `RateLimiter.export` gives them (exact mode). */
+  export?(key: string): Promise<Uint8Array | null>;
+  /** Replaces the key's state (bytes from any store's `export`; `null`: fresh); other bytes: `invalid_state` (exact mode). */
+  import?(key: string, state: Uint8Array | null): Promise<void>;
   /** Stops the sync timer and pushes what is left. */
   close(): Promise<void>;
 }

@@ -4,7 +4,7 @@
 // worker/src/vocabulary.rs.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter, RedisStore, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
+import { RateLimiter, RedisStore, WorkerStore, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
 import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
 import { namesOf, optionsListedBy, vocabulary } from "./vocabulary.mjs";
 
@@ -16,6 +16,7 @@ const EDGES = {
   rateLimit: (extra) => rateLimit({ ...ONE, [extra]: 1 }),
   rateLimitFetch: (extra) => rateLimitFetch({ ...ONE, key: () => "k", [extra]: 1 }),
   redis: (extra) => new RedisStore({}, { [extra]: 1 }),
+  worker: (extra) => new WorkerStore({ url: "http://127.0.0.1:1", policy: "p", [extra]: 1 }),
 };
 
 /** Names the limiter edge lists in the table that are call options, not constructor options. */
@@ -93,7 +94,7 @@ test("the table lists each name once per kind and uses only known edges and kind
     assert.ok(!seen.has(id), `${id} is listed twice`);
     seen.add(id);
     assert.ok(["option", "field", "code", "value"].includes(r.kind), id);
-    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "redis", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
+    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
     if (r.kind === "code") assert.match(r.name, /^[a-z][a-z0-9_]*$/, `${r.name}: codes are lowercase snake_case`);
   }
 });

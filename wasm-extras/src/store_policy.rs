@@ -138,6 +138,15 @@ impl StorePolicy {
         Ok(())
     }
 
+    /// When `state` (a state of this policy) decides like a fresh key, epoch ms rounded up: a
+    /// store that is given a state (an import) keeps it that long. Throws like `validateState`.
+    #[wasm_bindgen(js_name = stateExpiresAt)]
+    pub fn state_expires_at(&self, state: &[u8]) -> Result<f64, JsValue> {
+        let s = PolicyState::decode(state).map_err(|e| decode_error(&e))?;
+        self.inner.validate_state(&s).map_err(|e| decode_error(&e))?;
+        Ok(s.expires_at().as_millis_ceil() as f64)
+    }
+
     /// Throws a `TypeError` when `state` is not a state of this policy.
     #[wasm_bindgen(js_name = validateState)]
     pub fn validate_state(&self, state: &[u8]) -> Result<(), JsValue> {

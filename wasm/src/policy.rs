@@ -58,3 +58,17 @@ impl Policy {
         self.inner.limits().iter().map(|l| l.name().to_string()).collect()
     }
 }
+
+/// Only the full module's stores compare configurations (the Worker store), so the lite
+/// module does not carry the encoder.
+#[cfg(feature = "full")]
+#[wasm_bindgen]
+impl Policy {
+    /// The core's encoding of this policy's configuration (`tollgate::policy_codec`): two
+    /// configurations that decide alike encode alike, so a store can tell whether a limiter's
+    /// options are the policy a remote service decides by.
+    #[wasm_bindgen(js_name = configBytes)]
+    pub fn config_bytes(&self) -> Vec<u8> {
+        tollgate::policy_codec::encode_policy(&self.inner)
+    }
+}

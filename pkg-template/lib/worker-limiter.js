@@ -1,0 +1,326 @@
+// The limiter a `WorkerStore` returns: every decision is the Worker's (its Durable Object per
+// key runs the core), asked over HTTP or a service binding. This file translates: a call into
+// a request (`POST /v1/limit` with `key` or `keys`, `/v1/peek`, `/v1/refund`, `DELETE
+// /v1/keys/...`, `GET`/`PUT /v1/keys/.../state`), an answer into the npm decision, an
+// outage into the failure mode (as the Redis store: worker-errors.js says what is one), and
+// a denied key's state into the core's blocked-key cache (`tollgate::blocked`), so that hits
+// on a key known to be blocked are denied here, by the core over that state, marked
+// `estimate: true` as the Worker marks its own cache's answers.
+import { validateKeys } from "./wasm.js";
+import { keysOf, callOptions } from "./options.js";
+import { readDecision, bindingKey } from "./decision.js";
+import { extras } from "./extras.js";
+import { extrasOutView } from "./extras-view.js";
+import { headersFor } from "./header-record.js";
+import { Policy } from "./policy.js";
+import { WorkerUnavailableError, WorkerRequestError, requestError, isOutage } from "./worker-errors.js";
+import { resolvePolicy } from "./worker-policy.js";
+import { toBase64, fromBase64 } from "./base64.js";
+
+export class WorkerLimiter {
+  #store;
+  /** The limiter's own options (`null`: the Worker's limits). */
+  #own;
+  /** `{ policy, options }` once the Worker's policy is known (and, with own options, matched). */
+  #resolved = null;
+  #resolving = null;
+  #insured = null;
+  /** The core's blocked-key cache over states the Worker answered (null: off). */
+  #cache = null;
+  /**
+   * State reads for the cache still in flight, by key (`close` waits for them). Anything that
+   * changes a key here (an admitted hit, refund, reset, import) takes its read away, so that a
+   * read answered before the change is never remembered after it.
+   */
+  #reads = new Map();
+
+  /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
+  constructor(store, own) {
+    this.#store = store;
+    // Own limits are checked now, as every limiter checks its options: the same errors.
+    this.#own = own === null ? null : (new Policy(own), own);
+    if (store._blockedCacheMs > 0 && store._maxCachedKeys > 0) {
+      this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
+    }
+  }
+
+  /** The policy decisions are made by, once known (after the first call that reached the Worker). */
+  get policy() {
+    return this.#resolved?.policy ?? null;
+  }
+
+  /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
+  limit(key, options) {
+    return this.#decide("/v1/limit", key, options, false);
+  }
+
+  /** The decision `limit` would make, counting nothing. */
+  peek(key, options) {
+    return this.#decide("/v1/peek", key, options, true);
+  }
+
+  /** Gives back `cost` units, never beyond fresh. An outage rejects with `WorkerUnavailableError`. */
+  async refund(key, options) {
+    const keys = keysOf(key);
+    validateKeys(keys);
+    const { cost } = callOptions(options);
+    for (const k of keys) this.#forget(k);
+    await this.#call("POST", "/v1/refund", this.#hitBody(keys, cost, options));
+    for (const k of keys) this.#forget(k); // and what was read while it was on its way
+  }
+
+  /** Forgets the key(s) at the Worker. An outage rejects with `WorkerUnavailableError`. */
+  async reset(key) {
+    const keys = keysOf(key);
+    validateKeys(keys);
+    for (const k of keys) this.#forget(k);
+    await Promise.all(keys.map((k) => this.#call("DELETE", this.#keyPath(k))));
+    for (const k of keys) this.#forget(k);
+  }
+
+  /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
+  async export(key) {
+    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    validateKeys([key]);
+    const body = await this.#call("GET", `${this.#keyPath(key)}/state`);
+    return body.state === null ? null : fromBase64(body.state);
+  }
+
+  /** Replaces the key's state with `state` (bytes from `export`, here or any store; `null`: fresh). */
+  async import(key, state) {
+    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (state !== null && !(state instanceof Uint8Array)) {
+      throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
+    }
+    validateKeys([key]);
+    this.#forget(key);
+    await this.#call("PUT", `${this.#keyPath(key)}/state`, { state: state === null ? null : toBase64(state) });
+    this.#forget(key);
+  }
+
+  /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers of a decision of this limiter. */
+  headers(decision, options) {
+    const policy = this.#resolved?.policy;
+    if (policy === undefined) throw new TypeError("headers: give a decision of this limiter (none was made yet)");
+    const d = Array.isArray(decision?.limits) && decision.limits.length === 0 ? withFiguresLimit(decision, policy) : decision;
+    return headersFor(d, policy._wasm, policy._names, options);
+  }
+
+  /** Waits for the blocked-key cache's reads in flight (the Worker and the transport are not this limiter's to close). */
+  async close() {
+    await Promise.allSettled([...this.#reads.values()]);
+  }
+
+  // --- a decision ----------------------------------------------------------------------------
+
+  async #decide(route, key, options, peek) {
+    const keys = keysOf(key);
+    validateKeys(keys);
+    const { cost, now } = callOptions(options);
+    try {
+      await this.#policy();
+    } catch (e) {
+      return this.#degrade(keys, now, cost, peek, e);
+    }
+    const cached = this.#fromCache(keys, now, cost);
+    if (cached !== null) return cached;
+    let r;
+    try {
+      r = await this.#store._send("POST", route, this.#hitBody(keys, cost, options));
+    } catch (e) {
+      return this.#degrade(keys, now, cost, peek, e);
+    }
+    if (typeof r.body?.allowed !== "boolean") {
+      if (isOutage(r.status, r.body?.error?.code)) return this.#degrade(keys, now, cost, peek, this.#outage(r));
+      throw requestError(r.status, r.body);
+    }
+    const d = this.#decision(r.body, keys);
+    if (peek) return d;
+    if (keys.length === 1) this.#learn(keys[0], d);
+    else if (d.allowed) for (const k of keys) this.#forget(k);
+    return d;
+  }
+
+  /** The body of a hit: the key (or keys), the policy, the cost, and `now` only when the caller gave one (the Worker takes it in TEST_MODE only). */
+  #hitBody(keys, cost, options) {
+    const body = keys.length === 1 ? { key: keys[0] } : { keys };
+    body.policy = this.#store.policy;
+    body.cost = cost;
+    if (options?.now !== undefined) body.now = options.now;
+    return body;
+  }
+
+  /** The npm decision of a Worker's decision body (the same names, docs/vocabulary.md). */
+  #decision(b, keys) {
+    const names = this.#resolved.policy._names;
+    const d = {
+      allowed: b.allowed,
+      limit: b.limit,
+      remaining: b.remaining,
+      resetAt: b.resetAt,
+      retryAfter: b.retryAfter,
+      blockedBy: b.blockedBy ?? null,
+      limits: Array.isArray(b.limits) ? b.limits : this.#bindingOnly(b, names),
+    };
+    if (b.estimate === true) d.estimate = true;
+    if (typeof b.degraded === "string") d.degraded = b.degraded;
+    if (keys.length > 1 && !b.allowed && Array.isArray(b.limits)) {
+      // The pair the figures (and headers) are about: the entry that blocked, as in memory.
+      const blocked = b.limits.find((l) => !l.allowed && l.name === b.blockedBy);
+      if (blocked !== undefined) bindingKey.set(d, blocked.key);
+    }
+    return d;
+  }
+
+  /**
+   * `limits` when the Worker sends only the figures of the limit they are about: that limit's
+   * entry, when it is known (the one that blocked, or the policy's only limit).
+   */
+  #bindingOnly(b, names) {
+    const name = b.blockedBy ?? (names.length === 1 ? names[0] : null);
+    if (name === null) return [];
+    return [{ name, allowed: b.allowed, limit: b.limit, remaining: b.remaining, resetAt: b.resetAt, retryAfter: b.retryAfter }];
+  }
+
+  /** The Worker's policy, fetched once (`GET /v1/policies`) and matched with the limiter's own limits. */
+  #policy() {
+    if (this.#resolved !== null) return this.#resolved;
+    this.#resolving ??= this.#fetchPolicy().finally(() => {
+      this.#resolving = null;
+    });
+    return this.#resolving;
+  }
+
+  async #fetchPolicy() {
+    const body = await this.#call("GET", "/v1/policies");
+    const name = this.#store.policy;
+    const described = body.policies?.[name];
+    if (described === undefined) {
+      throw new WorkerRequestError(400, "unknown_policy", `the Worker has no policy ${JSON.stringify(name)}`, "policy");
+    }
+    this.#resolved = resolvePolicy(name, described, this.#own);
+    return this.#resolved;
+  }
+
+  /** One request whose answer must be a success: its JSON body; an error answer or an outage is thrown. */
+  async #call(method, path, body) {
+    const r = await this.#store._send(method, path, body);
+    if (r.status >= 200 && r.status < 300) return r.body;
+    if (isOutage(r.status, r.body?.error?.code)) throw this.#outage(r);
+    throw requestError(r.status, r.body);
+  }
+
+  #outage(r) {
+    const e = r.body?.error ?? {};
+    return new WorkerUnavailableError(`the Worker answered ${r.status} ${e.code ?? ""}: ${e.message ?? ""}`.trim());
+  }
+
+  #keyPath(key) {
+    return `/v1/keys/${encodeURIComponent(this.#store.policy)}/${encodeURIComponent(key)}`;
+  }
+
+  // --- the blocked-key cache -----------------------------------------------------------------
+
+  /**
+   * The denial of a one-key hit decided by the core over the key's state the Worker last
+   * answered, while that is trusted (`blockedCache` ms); `null`: ask the Worker.
+   */
+  #fromCache(keys, now, cost) {
+    if (this.#cache === null || keys.length !== 1 || !this.#cache.trusted(keys[0], this.#store._now())) return null;
+    const w = this.#resolved.policy._store;
+    w.peek([this.#cache.state(keys[0]) ?? null], now, cost);
+    const d = readDecision(w.outPtr, this.#resolved.policy._names, keys, extrasOutView());
+    if (d.allowed) return null;
+    d.estimate = true;
+    return d;
+  }
+
+  /**
+   * After the Worker decided a hit: an admission makes the cached state stale (forgotten); a
+   * denial (not degraded) reads the key's state in the background and remembers it as
+   * confirmed when the read was sent, so the next hits on the key can be denied here.
+   */
+  #learn(key, d) {
+    if (this.#cache === null) return;
+    if (d.allowed || d.degraded !== undefined) {
+      this.#forget(key);
+      return;
+    }
+    if (this.#reads.has(key)) return;
+    const at = this.#store._now();
+    const read = this.#store
+      ._send("GET", `${this.#keyPath(key)}/state`)
+      .then((r) => {
+        if (this.#reads.get(key) !== read) return; // the key changed here since: stale
+        if (r.status === 200 && (r.body?.state === null || typeof r.body?.state === "string")) {
+          this.#cache?.remember(key, r.body.state === null ? null : fromBase64(r.body.state), at);
+        } else if (r.status === 404 || r.status === 405) {
+          this.#cache = null; // a Worker without the state route: no cache
+        }
+      })
+      .catch(() => {})
+      .finally(() => {
+        if (this.#reads.get(key) === read) this.#reads.delete(key);
+      });
+    this.#reads.set(key, read);
+  }
+
+  /** Drops what this process knows of `key`'s state, and the read of it in flight. */
+  #forget(key) {
+    this.#cache?.delete(key);
+    this.#reads.delete(key);
+  }
+
+  // --- outages -------------------------------------------------------------------------------
+
+  /** What the failure mode makes of an outage; anything else (the caller's mistakes) is thrown. */
+  #degrade(keys, now, cost, peek, e) {
+    if (!(e instanceof WorkerUnavailableError)) throw e;
+    for (const k of keys) this.#forget(k);
+    const mode = this.#store._failure;
+    if (mode === "throw") throw e;
+    this.#store._onError?.(e);
+    if (mode === "insurance") {
+      this.#insured ??= this.#store._insurance(this.#own);
+      const d = this.#insured.decide(keys, now, cost, peek);
+      if (d !== null) return Object.assign(d, { degraded: "unavailable" });
+    }
+    const d = this.#freshFigures(keys, now, cost);
+    if (mode !== "open") deny(d, this.#store._closedRetryMs);
+    d.degraded = "unavailable";
+    return d;
+  }
+
+  /** A fresh key's figures, by the policy when it is known (else only the time: nothing is known). */
+  #freshFigures(keys, now, cost) {
+    const policy = this.#resolved?.policy ?? (this.#own === null ? null : new Policy(this.#own));
+    if (policy === null) return { allowed: true, limit: 0, remaining: 0, resetAt: now, retryAfter: 0, blockedBy: null, limits: [] };
+    const w = policy._store;
+    w.peek(keys.map(() => null), now, cost);
+    return readDecision(w.outPtr, policy._names, keys, extrasOutView());
+  }
+}
+
+/** Makes `d` a denial that can be retried after its own figures say, and at least `minRetryMs`. */
+function deny(d, minRetryMs) {
+  d.retryAfter = Math.max(d.retryAfter, minRetryMs);
+  if (d.allowed) d.blockedBy = d.limits[0]?.name ?? null;
+  d.allowed = false;
+  d.remaining = 0;
+  for (const l of d.limits) {
+    Object.assign(l, { allowed: false, remaining: 0, retryAfter: Math.max(l.retryAfter, minRetryMs), nextUnitAfter: Math.max(l.nextUnitAfter ?? 0, minRetryMs) });
+  }
+}
+
+/**
+ * For the headers of an admitted one-key decision of a policy of several limits, which the
+ * Worker answers with the figures of the limit with the least left but not its name: that
+ * limit, found by its advertised quota (the first such limit; the first limit if none), so
+ * that the headers describe the figures the decision holds.
+ */
+function withFiguresLimit(d, policy) {
+  const advertised = [...policy.advertised()];
+  const name = advertised.find(([, [quota]]) => quota === d.limit)?.[0] ?? policy._names[0];
+  const entry = { name, allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetAt: d.resetAt, retryAfter: d.retryAfter };
+  return { ...d, limits: [entry] };
+}
