@@ -12,7 +12,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm
+want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm | bench
 
 need() { [ "$want" = all ] || [[ ",$want," == *",$1,"* ]]; }
 
@@ -51,6 +51,7 @@ apt_install() {
 
 if need browser; then apt_install chromium chromium-driver; fi
 if need redis; then apt_install redis-server redis-tools; fi  # redis-cli: the cluster tests
+if need bench; then apt_install valgrind; fi  # make bench-instructions (callgrind)
 
 npm_ci() {
   local dir="$1"
