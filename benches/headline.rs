@@ -211,6 +211,19 @@ fn tollgate_keyed_mutex(checks: u64, _: &[u64]) -> (u64, u64) {
     (allowed, held)
 }
 
+fn tollgate_keyed_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
+    let limiter = Mutex::new(KeyedLimiter::new(Gcra::new(quota()).unwrap()));
+    let clock = QuantaClock::default();
+    let origin = clock.now();
+    let mut allowed = 0;
+    for _ in 0..checks {
+        let now = START + Nanos::new(clock.now().duration_since(origin).as_u64());
+        allowed += black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
+    }
+    let held = limiter.lock().unwrap().len() as u64;
+    (allowed, held)
+}
+
 fn hashbrown_string(checks: u64, _: &[u64]) -> (u64, u64) {
     let (t, tau) = (1_000_000, 99_000_000);
     let mut map: hashbrown::HashMap<String, u64> = hashbrown::HashMap::new();
@@ -287,6 +300,7 @@ const ROWS: &[Row] = &[
     Row { workload: "keyed", name: "hashbrown<String> + plain GCRA", setup: "synthetic time", thread_safe: false, run: hashbrown_string },
     Row { workload: "keyed", name: "tollgate KeyedLimiter<Gcra>", setup: "synthetic time", thread_safe: false, run: tollgate_keyed },
     Row { workload: "keyed", name: "tollgate KeyedLimiter<Gcra> in a Mutex", setup: "synthetic time", thread_safe: true, run: tollgate_keyed_mutex },
+    Row { workload: "keyed", name: "tollgate KeyedLimiter<Gcra> in a Mutex + QuantaClock", setup: "reads governor's default clock", thread_safe: true, run: tollgate_keyed_mutex_quanta },
     Row { workload: "keyed", name: "governor keyed (dashmap)", setup: "default: DashMap, QuantaClock", thread_safe: true, run: governor_keyed },
     Row { workload: "resident", name: "hashbrown<u64, u64> + plain GCRA", setup: "synthetic time", thread_safe: false, run: resident_hashbrown },
     Row { workload: "resident", name: "tollgate KeyedLimiter<Gcra, u64>", setup: "synthetic time", thread_safe: false, run: resident_tollgate },

@@ -39,6 +39,20 @@ for (const node of profile.nodes) {
   const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").pop()}:${f.lineNumber + 1}`;
   self.set(name, (self.get(name) ?? 0) + us);
 }
+/** Where a function belongs: inside wasm, wasm-bindgen's glue, the JS layer, the GC, the loop. */
+function part(name) {
+  if (name.startsWith("wasm-function")) return "inside wasm (key store, algorithm, output buffer, allocator)";
+  if (/tollgate_wasm(_lite)?\.js/.test(name)) return "wasm-bindgen glue (string encoding, calls)";
+  if (/(memory-limiter|decision|options|limits)\.js/.test(name)) return "JS layer (options, decision object)";
+  if (name.startsWith("(garbage collector)")) return "garbage collector";
+  return "the benchmark loop and the rest";
+}
+const parts = new Map();
+for (const [name, us] of self) parts.set(part(name), (parts.get(part(name)) ?? 0) + us);
+console.log("| part | self time |");
+console.log("|---|---:|");
+for (const [name, us] of [...parts].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${((100 * us) / total).toFixed(1)}% |`);
+console.log();
 console.log("| function | self time |");
 console.log("|---|---:|");
 for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 15)) {

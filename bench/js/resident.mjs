@@ -1,14 +1,11 @@
 // W3, resident keys, in Node (docs/benchmarks.md, "Resident keys"): 1,000,000 keys drawn by a
 // fixed-seed PRNG, GCRA 1000 per hour, N checks with synthetic time +0.1 µs per check, so that
 // no key's state is fresh again during the run and every key stays in memory (unlike W2, where
-// keys become fresh after 100 ms and the store may sweep them). Time per check and bytes per
-// key, each contender in a fresh process (`--one <name>`): tollgate `limit(key)` (the full and
-// the lite entry), a plain-JS GCRA over a `Map`, and rate-limiter-flexible's RateLimiterMemory
-// (1000 points per 3600 s on the real clock, promises). Bytes per key: the JS heap growth after
-// two GCs, plus for tollgate its wasm memory growth (it keeps a copy of each key there), over
-// the keys held at the end; the key strings exist before the first snapshot and are not counted.
-// As in bench.mjs, a JS heap that shrank during tollgate's run (V8 shows about -45 B/key there,
-// not from the limiter) counts as 0, never as a credit.
+// keys become fresh after 100 ms and the store may sweep them). Time per check, then bytes per
+// key (`bytesOne`), each contender and each measure in a fresh process (`--time|--bytes
+// <name>`): tollgate `limit(key)` (the full and the lite entry), a plain-JS GCRA over a `Map`,
+// and rate-limiter-flexible's RateLimiterMemory (1000 points per 3600 s on the real clock,
+// promises).
 // N defaults to 3,000,000 (BENCH_N to change), medians of BENCH_RUNS runs (default 3).
 import { execFileSync } from "node:child_process";
 import { RateLimiter } from "../../pkg/dist/node/index.js";
@@ -80,33 +77,46 @@ const CONTENDERS = {
   },
 };
 
-async function one(name) {
-  // Flat strings from the start (JSON.parse makes sequential strings): V8 flattens a
-  // concatenated string where it is first hashed or copied, which would otherwise show up as
-  // heap freed during the run.
-  const keys = JSON.parse(JSON.stringify(keysByPrng(N)));
-  const distinct = new Set(keys).size;
-  const snap = (memory) => {
+/** Time per check: N checks of the PRNG's keys. */
+async function timeOne(name) {
+  const keys = keysByPrng(N);
+  const [, check, size] = CONTENDERS[name]();
+  const started = process.hrtime.bigint();
+  let ok = 0;
+  if (name.startsWith("rate-limiter-flexible")) for (let i = 0; i < N; i++) ok += (await check(keys[i], T0 + i * STEP_MS)) ? 1 : 0;
+  else for (let i = 0; i < N; i++) ok += check(keys[i], T0 + i * STEP_MS) ? 1 : 0;
+  const ns = Number(process.hrtime.bigint() - started) / N;
+  console.log(JSON.stringify({ name, ns, ok, keysHeld: size ? size() : new Set(keys).size }));
+}
+
+/**
+ * Bytes per key: one hit for each of the 1,000,000 keys `user:0` to `user:999999` (made before
+ * the first snapshot), then the JS heap growth after two GCs plus the wasm memory growth, over
+ * the keys. A JS heap that shrank (V8 shows a few tens of bytes per key fewer for tollgate's
+ * run, not from the limiter) counts as 0, never as a credit, as in bench.mjs.
+ */
+async function bytesOne(name) {
+  const keys = Array.from({ length: KEYS }, (_, i) => `user:${i}`);
+  const [, , , memory] = CONTENDERS[name]();
+  const snap = () => {
     global.gc();
     global.gc();
     return [process.memoryUsage().heapUsed, memory ? memory().buffer.byteLength : 0];
   };
-  const [, , , memory] = CONTENDERS[name]();
-  const [h0, w0] = snap(memory);
-  const [held, check, size] = CONTENDERS[name]();
-  const async = name.startsWith("rate-limiter-flexible");
-  const started = process.hrtime.bigint();
-  let ok = 0;
-  if (async) for (let i = 0; i < N; i++) ok += (await check(keys[i], T0 + i * STEP_MS)) ? 1 : 0;
-  else for (let i = 0; i < N; i++) ok += check(keys[i], T0 + i * STEP_MS) ? 1 : 0;
-  const ns = Number(process.hrtime.bigint() - started) / N;
-  const [h1, w1] = snap(memory);
-  const keysHeld = size ? size() : distinct;
-  console.log(JSON.stringify({ name, ns, ok, keysHeld, bytesPerKey: (Math.max(0, h1 - h0) + (w1 - w0)) / keysHeld, heap: (h1 - h0) / keysHeld, wasm: (w1 - w0) / keysHeld, held: !!held }));
+  const [h0, w0] = snap();
+  const [held, check] = CONTENDERS[name]();
+  if (name.startsWith("rate-limiter-flexible")) for (let i = 0; i < KEYS; i++) await check(keys[i], T0);
+  else for (let i = 0; i < KEYS; i++) check(keys[i], T0);
+  const [h1, w1] = snap();
+  console.log(JSON.stringify({ name, bytesPerKey: (Math.max(0, h1 - h0) + (w1 - w0)) / KEYS, heap: (h1 - h0) / KEYS, wasm: (w1 - w0) / KEYS, held: !!held }));
 }
 
-if (process.argv[2] === "--one") {
-  await one(process.argv[3]);
+if (process.argv[2] === "--time") {
+  await timeOne(process.argv[3]);
+  process.exit(0);
+}
+if (process.argv[2] === "--bytes") {
+  await bytesOne(process.argv[3]);
   process.exit(0);
 }
 
@@ -115,8 +125,8 @@ console.log(`node ${process.version}, W3 resident keys: ${KEYS} keys, GCRA 1000/
 const results = {};
 for (let r = 0; r < RUNS; r++) {
   for (const name of Object.keys(CONTENDERS)) {
-    const out = execFileSync(process.execPath, ["--expose-gc", process.argv[1], "--one", name], { encoding: "utf8" });
-    (results[name] ??= []).push(JSON.parse(out.trim().split("\n").pop()));
+    const run = (what) => JSON.parse(execFileSync(process.execPath, ["--expose-gc", process.argv[1], what, name], { encoding: "utf8" }).trim().split("\n").pop());
+    (results[name] ??= []).push({ ...run("--time"), ...run("--bytes") });
   }
 }
 const map = median(results["plain-JS GCRA over a Map"].map((x) => x.ns));
