@@ -24,7 +24,7 @@ stale() { # stale <output> <inputs...>: the output is missing or an input is new
 }
 
 if [ ! -f pkg/package.json ] || stale "$built" "${sources[@]}"; then
-  scripts/build-pkg.sh # writes $built when it succeeds
+  scripts/build-pkg.sh >&2 # writes $built when it succeeds; its log on stderr, stdout is the tarball
 fi
 print=false
 if [ "${1:-}" = --tarball ]; then print=true; shift; fi
