@@ -156,6 +156,20 @@ fn tollgate_gcra_mutex(checks: u64, _: &[u64]) -> (u64, u64) {
     (allowed, 1)
 }
 
+fn tollgate_gcra_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
+    let gcra = Gcra::new(quota()).unwrap();
+    let clock = QuantaClock::default();
+    let origin = clock.now();
+    let state = Mutex::new(GcraState { tat: Nanos::ZERO });
+    let mut allowed = 0;
+    for _ in 0..checks {
+        let now = START + Nanos::new(clock.now().duration_since(origin).as_u64());
+        let mut s = black_box(&state).lock().unwrap();
+        allowed += black_box(gcra.check_in_place(&mut s, now, 1).unwrap()).allowed as u64;
+    }
+    (allowed, 1)
+}
+
 fn plain_u64(checks: u64, _: &[u64]) -> (u64, u64) {
     let (t, tau) = (1_000_000, 99_000_000);
     let mut tat = 0u64;
@@ -295,6 +309,7 @@ const ROWS: &[Row] = &[
     Row { workload: "direct", name: "tollgate Gcra", setup: "synthetic time", thread_safe: false, run: tollgate_gcra },
     Row { workload: "direct", name: "tollgate Gcra + QuantaClock", setup: "reads governor's default clock", thread_safe: false, run: tollgate_gcra_quanta },
     Row { workload: "direct", name: "tollgate Gcra in a Mutex", setup: "synthetic time", thread_safe: true, run: tollgate_gcra_mutex },
+    Row { workload: "direct", name: "tollgate Gcra in a Mutex + QuantaClock", setup: "reads governor's default clock", thread_safe: true, run: tollgate_gcra_mutex_quanta },
     Row { workload: "direct", name: "governor direct", setup: "default: QuantaClock", thread_safe: true, run: governor_direct },
     Row { workload: "direct", name: "governor direct + FakeRelativeClock", setup: "fake clock, +1 µs", thread_safe: true, run: governor_direct_fake },
     Row { workload: "keyed", name: "hashbrown<String> + plain GCRA", setup: "synthetic time", thread_safe: false, run: hashbrown_string },
