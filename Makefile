@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
+.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -39,6 +39,7 @@ test-worker:
 	scripts/test-worker.sh
 
 ## The npm package in pkg/ (cargo builds of its three wasm modules, wasm-bindgen per target; see docs/js-layer.md).
+## Always builds; the test targets go through scripts/pkg-current.sh, which builds only when stale.
 pkg:
 	scripts/build-pkg.sh
 
@@ -78,19 +79,32 @@ test-www:
 	scripts/test-www.sh
 
 ## Benchmarks (not part of `make test`).
-bench: bench-core bench-worker bench-js bench-redis bench-worker-store
+bench: bench-core bench-headline bench-instructions bench-worker bench-js bench-redis bench-worker-store
 
 bench-core:
 	cargo bench --bench throughput
+
+## The README's headline figures: tollgate against governor's default limiters and the plain-code
+## floor (hashbrown), one state, one hot key and 1M resident keys (benches/headline.rs).
+bench-headline:
+	cargo bench --bench headline
+
+## Instructions per check of the same rows, counted by valgrind's callgrind.
+bench-instructions:
+	scripts/setup.sh bench
+	scripts/bench-instructions.sh
 
 ## Worker load test (autocannon on loopback) and sync-mode over-admission; see docs/benchmarks.md.
 bench-worker:
 	scripts/bench-worker.sh
 
-## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA (docs/benchmarks.md).
-bench-js: pkg
+## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA; then W3, 1M resident keys
+## (docs/benchmarks.md).
+bench-js:
 	scripts/setup.sh npm
+	scripts/pkg-current.sh
 	node --expose-gc bench/js/bench.mjs
+	node --expose-gc bench/js/resident.mjs
 
 ## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
 bench-redis:

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh redis,npm >/dev/null
-make --no-print-directory pkg
+scripts/pkg-current.sh
 echo "## decisions per second (node bench/redis/bench.mjs, 3 s per run; BENCH_SECONDS to change)"
 timeout 300 node bench/redis/bench.mjs
 echo

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh worker,redis,npm >/dev/null
-make --no-print-directory pkg
+scripts/pkg-current.sh
 sh worker/scripts/build.sh >/dev/null
 (cd bench/redis && [ -d node_modules/redis ] || npm ci --no-audit --no-fund --loglevel=error)
 export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false

@@ -9,6 +9,9 @@
 # written twice: .d.ts for `import`, .d.cts for `require`.
 #   scripts/build-pkg.sh          release (size-optimised, no panic hook)
 #   scripts/build-pkg.sh debug    debug build with console_error_panic_hook
+# A release build ends by writing target/pkg-stamp/built, dated when it began, the one stamp
+# scripts/pkg-current.sh (every test target's way to the package) checks; a debug build
+# removes it, so the next test run rebuilds the release package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -22,6 +25,8 @@ fi
 
 modules="tollgate_wasm tollgate_wasm_extras tollgate_wasm_lite"
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
+stamp=target/pkg-stamp/built
+mkdir -p "$(dirname "$stamp")" && rm -f "$stamp" && touch "$work/began"
 # The lite module (`tollgate/lite`) is the limiter's crate without its default `full` feature:
 # a second build of the same crate, copied aside under its own name before the first overwrites
 # the file (cargo keeps both builds, so each is incremental).
@@ -100,3 +105,4 @@ for m in $modules; do
   sizes+="${sizes:+; }$m $(stat -c %s "$f") bytes raw, $(gzip -9 -c "$f" | wc -c) gzipped"
 done
 echo "pkg/ built ($mode): wasm $sizes"
+if [ "$mode" = release ]; then touch -r "$work/began" "$stamp"; fi

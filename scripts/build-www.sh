@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
 # `make www`: puts the tollgate package's web build where the playground imports it,
-# www/vendor/tollgate/ (git-ignored: a build output, copied, never edited). Builds pkg/
-# (scripts/build-pkg.sh) only when it is missing or older than its sources, so `make run`
-# and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's layout
-# (web/*.js import ../tollgate_wasm*.js), so the page imports vendor/tollgate/web/lite.js
+# www/vendor/tollgate/ (git-ignored: a build output, copied, never edited). pkg/ comes from
+# scripts/pkg-current.sh, which builds it only when it is missing or older than its sources,
+# so `make run` and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's
+# layout (web/*.js import ../tollgate_wasm*.js), so the page imports vendor/tollgate/web/lite.js
 # (`tollgate/lite`: RateLimiter of one limit, so the browser fetches only the lite module).
 # Then the playground's own module (www-wasm/, describeState) into www/vendor/tollgate-www/.
 # The Worker's build (worker/scripts/build.sh) runs it, so `wrangler deploy` ships the page
 # with its module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/pkg-current.sh
 stamp=pkg/dist/web/index.js
-if [ ! -f "$stamp" ] || [ -n "$(find src wasm/src wasm/Cargo.toml wasm-extras pkg-template Cargo.toml Cargo.lock -newer "$stamp" -print -quit)" ]; then
-  scripts/build-pkg.sh
-fi
 out=www/vendor/tollgate
 # The Worker's build calls this too (every wrangler dev/deploy): a current copy stays as it is.
 if [ -f "$out/web/index.js" ] && [ "$out/web/index.js" -nt "$stamp" ]; then

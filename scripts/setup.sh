@@ -12,7 +12,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm
+want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm | bench
 
 need() { [ "$want" = all ] || [[ ",$want," == *",$1,"* ]]; }
 
@@ -52,6 +52,7 @@ apt_install() {
 # python3: the static-build test serves www/ with `python3 -m http.server`, as the README says.
 if need browser; then apt_install chromium chromium-driver python3; fi
 if need redis; then apt_install redis-server redis-tools; fi  # redis-cli: the cluster tests
+if need bench; then apt_install valgrind; fi  # make bench-instructions (callgrind)
 
 npm_ci() {
   local dir="$1"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The npm package end to end: build pkg/, run the wasm-bindgen tests under Node and headless
-# Chromium, then node --test against the packed tarball installed into a temporary project.
+# The npm package end to end: pkg/ current (scripts/pkg-current.sh, built only when stale),
+# the wasm-bindgen tests under Node and headless Chromium, then node --test against the packed
+# tarball (packed once; tests/js/packed.mjs installs it into temporary projects).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
-scripts/setup.sh wasm,browser >/dev/null
-(cd tests/js && [ -d node_modules ] || npm ci --no-audit --no-fund --loglevel=error)
-scripts/build-pkg.sh
+scripts/setup.sh wasm,browser,worker,npm >/dev/null
+export TOLLGATE_TARBALL
+TOLLGATE_TARBALL=$(scripts/pkg-current.sh --tarball | tail -1)
 
 echo "== wasm layer unit tests (native: the exact time conversions of the batch loop)"
 cargo test -q -p tollgate-wasm --lib
@@ -19,7 +20,6 @@ WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
   cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
 
 # tests/js/headers-parity.test.mjs compares the middleware with the built Worker in workerd.
-scripts/setup.sh worker,npm >/dev/null
 sh worker/scripts/build.sh
 
 echo "== node --test (packed tarball)"

@@ -11,6 +11,8 @@ import { KeyHandle } from "./key-handle.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
+/** What the wasm limiter's `limitAgain` answers when it decided nothing. */
+const NOT_REMEMBERED = 2;
 
 /**
  * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
@@ -41,6 +43,12 @@ export class MemoryLimiter {
   #module;
   #policy;
   #names;
+  /**
+   * The key of the last successful `limit(key)` with a string: the wasm limiter remembers its
+   * record, so the same key again (a hot key) is decided without the string crossing into
+   * wasm (`limitAgain`); the decision is the same as by the key.
+   */
+  #lastKey = undefined;
 
   /**
    * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, view,
@@ -70,7 +78,11 @@ export class MemoryLimiter {
   limit(key, options) {
     const { cost, now } = callOptions(options);
     if (typeof key === "string") {
-      this.#wasm.limit(key, now, cost);
+      if (key !== this.#lastKey || this.#wasm.limitAgain(now, cost) === NOT_REMEMBERED) {
+        this.#lastKey = undefined; // until limitKey succeeds: it forgets the record first
+        this.#wasm.limitKey(key, now, cost);
+        this.#lastKey = key;
+      }
       return this.#read(ONE);
     }
     if (key instanceof KeyHandle) {

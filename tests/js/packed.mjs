@@ -13,19 +13,30 @@ export const pkgDir = resolve(here, "../../pkg");
 export const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 /**
- * Packs pkg/ and installs the tarball into a new temporary project. Returns the project's
- * directory, the tarball's path, `esm(entry)` (the entry imported as an ESM user's `import`
+ * The tarball of pkg/: the one scripts/pkg-current.sh packed for this run (`make test-pkg` passes
+ * it in TOLLGATE_TARBALL), else packed here into `project`.
+ */
+function tarballIn(project) {
+  const packed = process.env.TOLLGATE_TARBALL;
+  if (packed) return packed;
+  const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
+  return join(project, tgz);
+}
+
+/**
+ * Installs the tarball of pkg/ (`tarballIn`) into a new temporary project. Returns the
+ * project's directory, the tarball's path, `esm(entry)` (the entry imported as an ESM user's `import`
  * would resolve it), `cjs(entry)` (required as a CommonJS user would) and `remove()`.
  */
 export function install() {
   const project = mkdtempSync(join(tmpdir(), "tollgate-user-"));
-  const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
+  const tarball = tarballIn(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true, type: "module" }));
-  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)], project);
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", tarball], project);
   const require = createRequire(join(project, "index.cjs"));
   return {
     project,
-    tarball: join(project, tgz),
+    tarball,
     // Node's `import` of this package takes its "node" condition (package.json exports).
     esm: (entry = "") => import(pathToFileURL(join(project, "node_modules/tollgate", esmPath(require, entry))).href),
     cjs: (entry = "") => require(`tollgate${entry}`),

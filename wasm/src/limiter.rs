@@ -23,7 +23,7 @@ use wasm_bindgen::prelude::*;
 #[cfg(feature = "full")]
 use crate::batch::{BatchOut, Handles};
 use crate::errors::{check_error, decode_error};
-use crate::key_store::CompactKeyed;
+use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
 use crate::policy::Policy;
 use crate::time::{cost_from, now_from_ms};
@@ -40,7 +40,22 @@ pub struct Limiter {
     /// Where the last batch's summaries are.
     #[cfg(feature = "full")]
     pub(crate) batch: BatchOut,
+    /// The record of the key the last successful `limitKey` decided, for `limitAgain`.
+    pub(crate) last: Option<LastKey>,
 }
+
+/// A key's record as `limitKey` left it: valid for `limitAgain` while the store's generation
+/// is the same and the record is live with the key's length byte (the rule of a key handle's
+/// cached offset, see `key_store.rs`), so a removed, evicted or moved record is never used.
+#[derive(Clone, Copy)]
+pub(crate) struct LastKey {
+    offset: u32,
+    generation: u32,
+    length_byte: u8,
+}
+
+/// What `limitAgain` answers when it decided nothing (the caller then passes the key).
+const NOT_REMEMBERED: u32 = 2;
 
 /// Where `batch.rs` finds it; the shared `errors.rs` holds it so the extras module has it too.
 pub(crate) use crate::errors::key_error;
@@ -65,12 +80,31 @@ impl Limiter {
     /// with a fixed-size state, in the key's slab state for the sliding log and buckets; the
     /// general path only for several limits.
     fn run_one(&mut self, key: &str, now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
+        self.run_one_remembering(key, now, cost, peek, false)
+    }
+
+    /// `run_one`; with `remember`, a hit decided in the key's record leaves that record in
+    /// `last` for `limitAgain`.
+    fn run_one_remembering(&mut self, key: &str, now: f64, cost: f64, peek: bool, remember: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
         self.validate_cost(cost)?;
         let d = if let Some(keyed) = self.store.words_mut() {
-            let r = if peek { keyed.peek(key, now, cost) } else { keyed.check(key, now, cost) };
+            let r = if peek {
+                keyed.peek(key, now, cost)
+            } else {
+                keyed.check_key(key, now, cost).map(|(d, offset)| {
+                    if remember {
+                        self.last = offset.map(|offset| LastKey {
+                            offset,
+                            generation: keyed.generation,
+                            length_byte: length_byte(key.as_bytes()),
+                        });
+                    }
+                    d
+                })
+            };
             r.map_err(|e| self.error(e.into(), true))?
         } else if let Some(d) = self.decide_single(key, now, cost, peek) {
             d?
@@ -195,6 +229,7 @@ impl Limiter {
             handles: Handles::default(),
             #[cfg(feature = "full")]
             batch: BatchOut::default(),
+            last: None,
         }
     }
 
@@ -206,6 +241,42 @@ impl Limiter {
     /// Decides and counts a hit for one key.
     pub fn limit(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
         self.run_one(key, now, cost, false)
+    }
+
+    /// `limit` for the JS layer's string path: the same decision, and the key's record is
+    /// remembered for `limitAgain` (forgotten first, so a call that throws leaves none).
+    #[wasm_bindgen(js_name = limitKey)]
+    pub fn limit_key(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
+        self.last = None;
+        self.run_one_remembering(key, now, cost, false, true)
+    }
+
+    /// `limit` for the key of the last successful `limitKey` again, without the string
+    /// crossing into wasm (a hot key): 1 or 0 for allowed or not, with the decision in the
+    /// output buffer as `limit` writes it; `NOT_REMEMBERED` (2), deciding and counting
+    /// nothing, when no record is remembered or it is no longer the key's (removed, evicted,
+    /// moved); then the caller calls `limitKey`. Bad `now`/`cost` throw as `limit` would.
+    #[wasm_bindgen(js_name = limitAgain)]
+    pub fn limit_again(&mut self, now: f64, cost: f64) -> Result<u32, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let remembered = match (self.last, self.store.words_mut()) {
+            (Some(last), Some(keyed)) => {
+                keyed.generation == last.generation && holds(&keyed.chunks, last.offset, last.length_byte)
+            }
+            _ => false,
+        };
+        if !remembered {
+            return Ok(NOT_REMEMBERED);
+        }
+        self.validate_cost(cost)?;
+        let (Some(last), Some(keyed)) = (self.last, self.store.words_mut()) else {
+            return Ok(NOT_REMEMBERED);
+        };
+        let r = keyed.check_entry(last.offset, now, cost);
+        let d = r.map_err(|e| self.error(e.into(), true))?;
+        self.out.write_one(&d);
+        Ok(d.allowed as u32)
     }
 
     /// Decides and counts a hit for several keys, all or nothing.
