@@ -40,7 +40,7 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg)?;
-    let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault };
+    let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault, ip: None };
     let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
     let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
     observe::decision(env, cfg, r.policy, route, &r.key, r.cost, &answer);

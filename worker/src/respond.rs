@@ -56,7 +56,7 @@ impl Answer {
 /// the one with the least left.
 pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
     let s = &d.decision;
-    let body = json!({
+    let mut body = json!({
         "allowed": d.allowed,
         "limit": s.limit,
         "remaining": s.remaining,
@@ -66,6 +66,9 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
         "estimate": false,
     });
+    if d.penalty {
+        body["penalty"] = Value::Bool(true);
+    }
     let h = &pc.headers;
     let options = HeaderOptions {
         standard: h.standard,
