@@ -449,6 +449,17 @@ impl Policy {
         Ok(Some(state))
     }
 
+    /// A decoded `state` (e.g. imported from elsewhere), validated against this policy, with its
+    /// expiry computed and its penalty block kept. `None` when it decides like a fresh key.
+    pub fn restore(&self, mut state: PolicyState) -> Result<Option<PolicyState>, crate::DecodeError> {
+        self.validate_state(&state)?;
+        if state.slots.iter().all(Option::is_none) && state.blocked_until == Nanos::ZERO {
+            return Ok(None);
+        }
+        state.expires_at = self.expiry(&state);
+        Ok(Some(state))
+    }
+
     /// A readable name for `at`, e.g. `"per-second"`.
     pub fn limit_name(&self, at: LimitRef) -> &str {
         self.limits.get(at.limit).map_or("", |l| l.name())

@@ -15,6 +15,7 @@ import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
 import { Backoff } from "./redis-backoff.js";
+import { waitFor, blockUntilReady } from "./wait.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -65,6 +66,16 @@ export class RedisLimiter {
   /** The low-level policy this limiter decides by. */
   get policy() {
     return this.#policy;
+  }
+
+  /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
+  waitFor(key, options) {
+    return waitFor(this, key, options);
+  }
+
+  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
+  blockUntilReady(key, timeoutMs) {
+    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Decides a hit and counts it if allowed; resolves to the decision. */
