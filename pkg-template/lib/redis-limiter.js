@@ -241,7 +241,8 @@ export class RedisLimiter {
         }
         const d = readDecision(w.outPtr, this.#names, [h.key], extrasOutView());
         results[i] = d;
-        if (d.allowed && next !== null) {
+        // A denial changes the state only when it starts a penalty's block: then it is written too.
+        if (next !== null) {
           states = write = next;
           ttl = ttlOf(states[0], w.lastExpiresAt()[0], h.now);
         }
@@ -261,7 +262,8 @@ export class RedisLimiter {
     const step = (states) => {
       const next = this.#step(rkeys, states, now, cost, false);
       decision = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-      return decision.allowed ? next : { write: null, ttls: null };
+      // The core's step changed the bytes (an admitted hit, or a denial that starts a block).
+      return next;
     };
     hit.track = hit;
     await this.#swapLoop(rkeys, step, true, hit);
