@@ -440,13 +440,7 @@ impl Policy {
     /// A key state made of one slot per limit (e.g. imported from elsewhere), validated
     /// against this policy, with its expiry computed. `None` when every slot is fresh.
     pub fn state_from_slots(&self, slots: Vec<Option<AnyState>>) -> Result<Option<PolicyState>, crate::DecodeError> {
-        let mut state = policy_state(slots, Nanos::ZERO);
-        self.validate_state(&state)?;
-        if state.slots.iter().all(Option::is_none) {
-            return Ok(None);
-        }
-        state.expires_at = self.expiry(&state);
-        Ok(Some(state))
+        self.restore(policy_state(slots, Nanos::ZERO))
     }
 
     /// A decoded `state` (e.g. imported from elsewhere), validated against this policy, with its

@@ -34,9 +34,10 @@ impl Answer {
     }
 
     /// Answers a denial (a 429 decision) with `status` instead: 200 on the decision API by
-    /// default. Allowed answers and degraded ones (fail closed is 503) keep theirs.
+    /// default. Allowed answers and degraded ones (fail closed is 503) keep theirs; a deny
+    /// list's denial (403, the proxy's status for it) is a denial like any other here.
     pub fn set_deny_status(&mut self, status: u16) {
-        if self.status == 429 {
+        if self.status == 429 || self.status == 403 {
             self.status = status;
         }
     }
