@@ -281,3 +281,26 @@ test("waitFor stops on abort with the signal's reason, and refuses bad options",
   await assert.rejects(l.waitFor("k", { maxWait: -1 }), { code: "out_of_range", field: "maxWait" });
   await assert.rejects(l.waitFor("k", { maxWait: 1, timeout: 1 }), { code: "unknown_field", field: "timeout" });
 });
+
+// ---------------------------------------------------------------------------------------
+// Dynamic limits
+
+test("rateLimit: an async limit function picks the tier per request, and a key that changes tier keeps its usage", async () => {
+  const tiers = { free: 2, pro: 4 };
+  const app = express();
+  app.use(rateLimit({
+    algorithm: "sliding-window", window: "1h", validate: false,
+    limit: async (req) => tiers[req.get("x-tier")] ?? 1,
+    key: (req) => req.get("x-user"),
+  }));
+  app.get("/", (req, res) => res.json({ limit: req.rateLimit.limit }));
+  await serving(app, async (url) => {
+    const as = (tier) => fetch(url, { headers: { "x-user": "u1", "x-tier": tier } });
+    assert.deepEqual([(await as("free")).status, (await as("free")).status, (await as("free")).status], [200, 200, 429]);
+    const pro = await as("pro");
+    assert.equal(pro.status, 200, "the pro tier's limit applies to the usage so far (2 of 4)");
+    assert.equal((await pro.json()).limit, 4);
+    assert.equal((await as("pro")).status, 200);
+    assert.equal((await as("pro")).status, 429, "2 free + 2 pro hits: the pro limit of 4 is reached, not restarted");
+  });
+});
