@@ -2,7 +2,8 @@
 //! sync messages.
 //!
 //! ```text
-//! policy state  = version:u8  expires_at:varint  slots:varint  slot*
+//! policy state  = 1  expires_at:varint  slots:varint  slot*
+//!               | 2  expires_at:varint  blocked_until:varint  slots:varint  slot*
 //! slot          = 0                                   (fresh)
 //!               | tag:u8 fields                       (tag 1..=7, see below)
 //! fixed window           1  start count
@@ -13,6 +14,10 @@
 //! token bucket           6  tokens anchor
 //! gcra                   7  tat
 //! ```
+//!
+//! Version 2 is written only for a key blocked by a penalty (crate::penalty), so that every
+//! other state keeps its version-1 bytes (stored states and the equivalence fixtures stay
+//! valid); both versions are read.
 //!
 //! Every integer is an unsigned LEB128 varint (at most 10 bytes); times are nanoseconds since
 //! the epoch. A GCRA key is typically 12 bytes. Decoding never panics: truncated, overlong,
@@ -33,8 +38,10 @@ use crate::error::DecodeError;
 use crate::policy::{policy_state, Policy, PolicyState, MAX_LIMITS};
 use crate::time::Nanos;
 
-/// The format version this build writes and reads.
+/// The format version this build writes for a state without a penalty block.
 pub const FORMAT_VERSION: u8 = 1;
+/// The format version of a state that carries a penalty block (`blocked_until`).
+pub const FORMAT_VERSION_BLOCKED: u8 = 2;
 
 fn tag(kind: Kind) -> u8 {
     match kind {
@@ -236,8 +243,12 @@ impl PolicyState {
     /// ```
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16);
-        out.push(FORMAT_VERSION);
+        let blocked = self.blocked_until > Nanos::ZERO;
+        out.push(if blocked { FORMAT_VERSION_BLOCKED } else { FORMAT_VERSION });
         put(&mut out, self.expires_at.as_nanos());
+        if blocked {
+            put(&mut out, self.blocked_until.as_nanos());
+        }
         put(&mut out, self.slots.len() as u64);
         for slot in &self.slots {
             match slot {
@@ -252,10 +263,12 @@ impl PolicyState {
     pub fn decode(bytes: &[u8]) -> Result<PolicyState, DecodeError> {
         let mut r = Reader { bytes };
         let version = r.byte()?;
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != FORMAT_VERSION_BLOCKED {
             return Err(DecodeError::UnknownVersion(version));
         }
         let expires_at = r.time()?;
+        // A block past the state's expiry ends with it: stores drop the key at its expiry.
+        let blocked_until = if version == FORMAT_VERSION_BLOCKED { r.time()?.min(expires_at) } else { Nanos::ZERO };
         let n = r.len(MAX_LIMITS as u64)?;
         let mut slots = Vec::with_capacity(n);
         for _ in 0..n {
@@ -265,7 +278,9 @@ impl PolicyState {
         if !r.bytes.is_empty() {
             return Err(DecodeError::TrailingBytes);
         }
-        Ok(policy_state(slots, expires_at))
+        let mut state = policy_state(slots, expires_at);
+        state.blocked_until = blocked_until;
+        Ok(state)
     }
 }
 
@@ -324,6 +339,23 @@ mod tests {
             Err(DecodeError::Overflow)
         );
         assert_eq!(Reader { bytes: &[0x80] }.varint(), Err(DecodeError::Truncated));
+    }
+
+    #[test]
+    fn a_blocked_state_round_trips_and_an_unblocked_one_keeps_version_1() {
+        use crate::algorithms::GcraState;
+        let mut state = policy_state(alloc::vec![Some(AnyState::Gcra(GcraState { tat: Nanos::new(5) }))], Nanos::new(9));
+        assert_eq!(state.encode()[0], FORMAT_VERSION);
+        assert_eq!(PolicyState::decode(&state.encode()), Ok(state.clone()));
+        state.blocked_until = Nanos::new(8);
+        let bytes = state.encode();
+        assert_eq!(bytes[0], FORMAT_VERSION_BLOCKED);
+        assert_eq!(PolicyState::decode(&bytes), Ok(state.clone()));
+        for cut in 0..bytes.len() {
+            assert!(PolicyState::decode(&bytes[..cut]).is_err());
+        }
+        state.blocked_until = Nanos::new(10); // after the state's expiry: it ends with the state
+        assert_eq!(PolicyState::decode(&state.encode()).unwrap().blocked_until, Nanos::new(9));
     }
 
     #[test]

@@ -7,6 +7,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod access;
 pub mod algorithm;
 pub mod algorithms;
 pub mod blocked;
@@ -21,6 +22,7 @@ pub mod lease_holder;
 pub mod limiter;
 pub mod merge;
 pub mod pacer;
+pub mod penalty;
 pub mod policy;
 pub mod policy_codec;
 pub mod quota;

@@ -71,6 +71,9 @@ impl Limit {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
     limits: Vec<Limit>,
+    /// How long a key stays blocked once the limits deny it (zero: no penalty); see
+    /// [`crate::penalty`].
+    pub(crate) block_duration: Nanos,
 }
 
 /// One key's state under a policy: one slot per limit, and when the whole key becomes fresh.
@@ -82,6 +85,9 @@ pub struct Policy {
 pub struct PolicyState {
     pub(crate) slots: Vec<Option<AnyState>>,
     pub(crate) expires_at: Nanos,
+    /// Until when the key is blocked by a penalty ([`Policy::with_block_duration`]); zero
+    /// when it is not.
+    pub(crate) blocked_until: Nanos,
 }
 
 impl PolicyState {
@@ -93,6 +99,11 @@ impl PolicyState {
     /// From this instant the key decides like a fresh key and may be dropped.
     pub fn expires_at(&self) -> Nanos {
         self.expires_at
+    }
+
+    /// Until when a penalty blocks the key (zero: never blocked, or the policy has none).
+    pub fn blocked_until(&self) -> Nanos {
+        self.blocked_until
     }
 
     /// The slots, moved out (a store that keeps them elsewhere needs no copy of a sliding
@@ -135,6 +146,9 @@ pub struct PolicyDecision {
     pub binding: LimitRef,
     /// Every pair's own answer, keys outer, limits inner.
     pub limits: Vec<LimitDecision>,
+    /// Whether `decision`'s wait includes a penalty ([`Policy::with_block_duration`]): the
+    /// key is blocked, or this denial has just blocked it.
+    pub penalty: bool,
 }
 
 impl PolicyDecision {
@@ -158,12 +172,12 @@ impl Policy {
                 return Err(ConfigError::DuplicateLimitName { name: String::from(&*l.name) });
             }
         }
-        Ok(Policy { limits })
+        Ok(Policy { limits, block_duration: Nanos::ZERO })
     }
 
     /// A policy of one limit named `default`.
     pub fn single(algorithm: AnyAlgorithm) -> Policy {
-        Policy { limits: alloc::vec![Limit { name: "default".into(), algorithm }] }
+        Policy { limits: alloc::vec![Limit { name: "default".into(), algorithm }], block_duration: Nanos::ZERO }
     }
 
     /// The limits, in order.
@@ -208,13 +222,17 @@ impl Policy {
         now: Nanos,
         cost: u64,
     ) -> Result<PolicyDecision, CheckError> {
+        let penalty = self.block_duration > Nanos::ZERO;
         if let ([state], [limit]) = (&mut *states, &self.limits[..]) {
-            if state.as_ref().is_none_or(|s| s.slots.len() == 1) {
+            if !penalty && state.as_ref().is_none_or(|s| s.slots.len() == 1) {
                 return self.check_one(limit, state, now, cost);
             }
         }
-        let peeked = self.decide(states, now, cost)?;
+        let mut peeked = self.decide(states, now, cost)?;
         if !peeked.allowed {
+            if penalty && !peeked.penalty {
+                self.start_block(states, now, &mut peeked);
+            }
             return Ok(peeked);
         }
         let mut limits = Vec::with_capacity(peeked.limits.len());
@@ -244,7 +262,7 @@ impl Policy {
         let decision = self.check_in(limit, state, now, cost)?;
         let at = LimitRef::default();
         let limits = alloc::vec![LimitDecision { at, decision }];
-        Ok(PolicyDecision { allowed: decision.allowed, decision, binding: at, limits })
+        Ok(PolicyDecision { allowed: decision.allowed, decision, binding: at, limits, penalty: false })
     }
 
     /// [`check`](Policy::check) of one key under a policy of one limit, answering only the
@@ -256,6 +274,9 @@ impl Policy {
         now: Nanos,
         cost: u64,
     ) -> Option<Result<Decision, CheckError>> {
+        if self.block_duration > Nanos::ZERO {
+            return None;
+        }
         match (&self.limits[..], &*state) {
             ([limit], None) => Some(self.check_in(limit, state, now, cost)),
             ([limit], Some(s)) if s.slots.len() == 1 => Some(self.check_in(limit, state, now, cost)),
@@ -292,6 +313,9 @@ impl Policy {
         cost: u64,
     ) -> Option<Result<Decision, CheckError>> {
         let [limit] = &self.limits[..] else { return None };
+        if self.block_duration > Nanos::ZERO {
+            return None;
+        }
         let slot = match state {
             None => None,
             Some(s) if s.slots.len() == 1 => s.slots[0].as_ref(),
@@ -320,7 +344,7 @@ impl Policy {
             None => {
                 let outcome = limit.algorithm.check(None, now, cost)?;
                 if let Some(s) = outcome.state {
-                    let mut st = PolicyState { slots: alloc::vec![Some(s)], expires_at: Nanos::ZERO };
+                    let mut st = policy_state(alloc::vec![Some(s)], Nanos::ZERO);
                     st.expires_at = self.expiry(&st);
                     *state = Some(st);
                 }
@@ -334,7 +358,9 @@ impl Policy {
         self.decide(states, now, cost)
     }
 
-    fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+    /// Every pair's peek, and the policy's answer from them: a key still blocked by a penalty
+    /// ([`crate::penalty`]) is denied whatever the limits say.
+    pub(crate) fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
         self.validate_cost(cost)?;
         let mut limits = Vec::with_capacity(states.len() * self.limits.len());
         for (k, state) in states.iter().enumerate() {
@@ -344,8 +370,10 @@ impl Policy {
                 limits.push(LimitDecision { at: LimitRef { key: k, limit: j }, decision });
             }
         }
-        let allowed = limits.iter().all(|l| l.decision.allowed);
-        let binding = if allowed {
+        let admitted = limits.iter().all(|l| l.decision.allowed);
+        let blocked_until = crate::penalty::blocked_until(self, states);
+        let allowed = admitted && blocked_until <= now;
+        let binding = if admitted {
             // The pair with the least left (the first on ties).
             limits.iter().min_by_key(|l| l.decision.remaining)
         } else {
@@ -362,7 +390,11 @@ impl Policy {
                 l.decision.next_unit_after = Nanos::ZERO;
             }
         }
-        Ok(PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits })
+        let mut decided = PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits, penalty: false };
+        if blocked_until > now {
+            crate::penalty::cover(&mut decided, now, blocked_until);
+        }
+        Ok(decided)
     }
 
     /// Gives back `cost` units to every limit of every key (a request that turned out not to
@@ -375,7 +407,7 @@ impl Policy {
                     *slot = slot.as_ref().and_then(|s| limit.algorithm.refund(s, now, cost));
                 }
             }
-            if st.slots.iter().all(Option::is_none) {
+            if st.slots.iter().all(Option::is_none) && st.blocked_until <= now {
                 *state = None;
             } else {
                 st.expires_at = self.expiry(st);
@@ -385,7 +417,7 @@ impl Policy {
 
     /// A key state with every limit fresh.
     pub fn fresh_state(&self) -> PolicyState {
-        PolicyState { slots: alloc::vec![None; self.limits.len()], expires_at: Nanos::ZERO }
+        policy_state(alloc::vec![None; self.limits.len()], Nanos::ZERO)
     }
 
     /// When `state` decides like a fresh key: when its last limit does.
@@ -396,6 +428,7 @@ impl Policy {
             .filter_map(|(l, s)| s.as_ref().map(|s| l.algorithm.fresh_at(s)))
             .max()
             .unwrap_or(Nanos::ZERO)
+            .max(state.blocked_until)
     }
 
     /// Whether stored `state` fits this policy: one slot per limit, each of the limit's
@@ -407,9 +440,14 @@ impl Policy {
     /// A key state made of one slot per limit (e.g. imported from elsewhere), validated
     /// against this policy, with its expiry computed. `None` when every slot is fresh.
     pub fn state_from_slots(&self, slots: Vec<Option<AnyState>>) -> Result<Option<PolicyState>, crate::DecodeError> {
-        let mut state = PolicyState { slots, expires_at: Nanos::ZERO };
+        self.restore(policy_state(slots, Nanos::ZERO))
+    }
+
+    /// A decoded `state` (e.g. imported from elsewhere), validated against this policy, with its
+    /// expiry computed and its penalty block kept. `None` when it decides like a fresh key.
+    pub fn restore(&self, mut state: PolicyState) -> Result<Option<PolicyState>, crate::DecodeError> {
         self.validate_state(&state)?;
-        if state.slots.iter().all(Option::is_none) {
+        if state.slots.iter().all(Option::is_none) && state.blocked_until == Nanos::ZERO {
             return Ok(None);
         }
         state.expires_at = self.expiry(&state);
@@ -424,11 +462,11 @@ impl Policy {
 
 /// Builds a [`PolicyState`] from slots (the codec and tests use this).
 pub(crate) fn policy_state(slots: Vec<Option<AnyState>>, expires_at: Nanos) -> PolicyState {
-    PolicyState { slots, expires_at }
+    PolicyState { slots, expires_at, blocked_until: Nanos::ZERO }
 }
 
 impl From<Limit> for Policy {
     fn from(limit: Limit) -> Policy {
-        Policy { limits: alloc::vec![limit] }
+        Policy { limits: alloc::vec![limit], block_duration: Nanos::ZERO }
     }
 }

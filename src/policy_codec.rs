@@ -5,7 +5,8 @@
 //! so that [`crate::reconfigure`] can carry the key's usage over to the new one.
 //!
 //! ```text
-//! policy = version:u8  limits:varint  limit*
+//! policy = 1  limits:varint  limit*
+//!        | 2  block_duration:varint  limits:varint  limit*   (a policy with a penalty)
 //! limit  = name_len:varint name  tag:u8  parameters
 //! fixed window            1  limit  length  offset
 //! fixed window first-hit  2  limit  window
@@ -36,6 +37,9 @@ use crate::time::Nanos;
 
 /// The format version this build writes and reads.
 pub const POLICY_FORMAT_VERSION: u8 = 1;
+/// The version written for a policy with a penalty (`block_duration`), so that every other
+/// policy keeps its version-1 bytes and stored states are not taken as reconfigured.
+pub const POLICY_FORMAT_VERSION_PENALTY: u8 = 2;
 
 /// The longest limit name (the rule of [`Limit::new`]).
 const MAX_NAME_LEN: u64 = 64;
@@ -57,7 +61,12 @@ fn put_time(out: &mut Vec<u8>, t: Nanos) {
 /// ```
 pub fn encode_policy(policy: &Policy) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 * policy.limits().len() + 2);
-    out.push(POLICY_FORMAT_VERSION);
+    if policy.block_duration() > Nanos::ZERO {
+        out.push(POLICY_FORMAT_VERSION_PENALTY);
+        put_time(&mut out, policy.block_duration());
+    } else {
+        out.push(POLICY_FORMAT_VERSION);
+    }
     put(&mut out, policy.limits().len() as u64);
     for limit in policy.limits() {
         put(&mut out, limit.name().len() as u64);
@@ -116,9 +125,14 @@ fn encode_algorithm(a: &AnyAlgorithm, out: &mut Vec<u8>) {
 pub fn decode_policy(bytes: &[u8]) -> Result<Policy, DecodeError> {
     let mut r = Reader::new(bytes);
     let version = r.byte()?;
-    if version != POLICY_FORMAT_VERSION {
-        return Err(DecodeError::UnknownVersion(version));
-    }
+    let block_duration = match version {
+        POLICY_FORMAT_VERSION => Nanos::ZERO,
+        POLICY_FORMAT_VERSION_PENALTY => match r.time()? {
+            Nanos::ZERO => return Err(DecodeError::Invalid("a penalty of zero")),
+            d => d,
+        },
+        _ => return Err(DecodeError::UnknownVersion(version)),
+    };
     let n = r.len(MAX_LIMITS as u64)?;
     let mut limits = Vec::with_capacity(n);
     for _ in 0..n {
@@ -128,7 +142,7 @@ pub fn decode_policy(bytes: &[u8]) -> Result<Policy, DecodeError> {
         limits.push(Limit::new(&name, algorithm).map_err(|_| DecodeError::Invalid("limit name"))?);
     }
     r.finish()?;
-    Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))
+    Ok(Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))?.with_block_duration(block_duration))
 }
 
 fn decode_algorithm(r: &mut Reader<'_>) -> Result<AnyAlgorithm, DecodeError> {
@@ -192,7 +206,11 @@ mod tests {
             .map(|(i, s)| Limit::new(&alloc::format!("l{i}"), AnyAlgorithm::from_spec(s).unwrap()).unwrap())
             .collect();
         let policy = Policy::new(limits).unwrap();
+        let penalized = policy.clone().with_block_duration(Nanos::from_secs(90));
+        assert_eq!(encode_policy(&penalized)[0], POLICY_FORMAT_VERSION_PENALTY);
+        assert_eq!(decode_policy(&encode_policy(&penalized)).unwrap(), penalized);
         let bytes = encode_policy(&policy);
+        assert_eq!(bytes[0], POLICY_FORMAT_VERSION);
         assert_eq!(decode_policy(&bytes).unwrap(), policy);
         for cut in 0..bytes.len() {
             assert!(decode_policy(&bytes[..cut]).is_err(), "a truncated encoding is an error");

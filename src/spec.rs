@@ -80,6 +80,9 @@ pub const CODES: [&str; 9] = [
 pub const LIMIT_FIELDS: [&str; 10] =
     ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
 
+/// A policy's own options beside its limits, at every edge: the penalty (crate::penalty).
+pub const POLICY_OPTIONS: [&str; 1] = ["blockDuration"];
+
 /// The algorithms by the one name every edge's configuration uses: [`Kind::name`] of each of
 /// [`KINDS`]. First-hit fixed windows are `fixed-window` with `align: "first-hit"` (the npm
 /// package's spelling, which its users and the equivalence fixture already write).
@@ -413,12 +416,13 @@ fn path(at: &str, name: &str) -> String {
 /// limiter's `maxKeys`, the Worker's `syncRate`): accepted here, parsed by the edge.
 pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<PolicySpec, SpecError> {
     let limits_field: &[&str] = &["limits"];
+    let block_duration = duration(input, "blockDuration", 0)?.unwrap_or(Nanos::ZERO);
     let items = match input.get("limits") {
         Value::Missing => {
-            known_fields(input, &[&LIMIT_FIELDS, limits_field, policy_fields], "")?;
+            known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields], "")?;
             let (name, spec, limit) = parse_limit(input, "", "default")?;
             let _ = name;
-            return finish(alloc::vec![limit], alloc::vec![spec]);
+            return finish(alloc::vec![limit], alloc::vec![spec], block_duration);
         }
         Value::List(items) => items,
         other => return Err(wrong_type(input, "limits", &other, "a non-empty array of limits")),
@@ -431,7 +435,7 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         let m = Msg::new(&beside).s(" goes in each of limits, not beside them");
         return Err(SpecError::new(code::CONFLICTING_FIELDS, &beside, m));
     }
-    known_fields(input, &[limits_field, policy_fields], "")?;
+    known_fields(input, &[limits_field, &POLICY_OPTIONS, policy_fields], "")?;
     if items.is_empty() || items.len() > MAX_LIMITS {
         let m = Msg::new("limits must hold 1 to ").n(MAX_LIMITS as u64).s(" limits, got ").n(items.len() as u64);
         return Err(SpecError::new(code::OUT_OF_RANGE, "limits", m));
@@ -454,12 +458,14 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         limits.push(limit);
         specs.push(spec);
     }
-    finish(limits, specs)
+    finish(limits, specs, block_duration)
 }
 
-fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>) -> Result<PolicySpec, SpecError> {
+fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, block_duration: Nanos) -> Result<PolicySpec, SpecError> {
     // Every rule `Policy::new` checks was checked above with the field named.
-    let policy = Policy::new(limits).map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?;
+    let policy = Policy::new(limits)
+        .map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?
+        .with_block_duration(block_duration);
     Ok(PolicySpec { policy, limits: specs })
 }
 

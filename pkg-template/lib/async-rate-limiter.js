@@ -2,6 +2,8 @@
 // promises. A class of its own so that the asynchronous limiter is named where it is made:
 // `new AsyncRateLimiter({ ..., store })` is `store.limiter(options)`.
 
+import { applyControls, withoutControls } from "./controls.js";
+
 export class AsyncRateLimiter {
   /** `options`: the limits (as for `RateLimiter`) and the `store` they are decided over. */
   constructor(options) {
@@ -14,6 +16,6 @@ export class AsyncRateLimiter {
       throw new TypeError("store must be an object with a limiter(options) method");
     }
     // A constructor that returns an object makes it the result of `new`.
-    return store.limiter(limits);
+    return applyControls(store.limiter(withoutControls(limits)), limits, true);
   }
 }

@@ -5,7 +5,7 @@
 // package's browser and workerd builds, which carry this module, import nothing from Node.
 
 /** The IPv4 address `s` as four numbers, or null. */
-function ipv4(s) {
+export function ipv4(s) {
   const parts = s.split(".");
   if (parts.length !== 4) return null;
   const bytes = parts.map((p) => (/^(0|[1-9][0-9]{0,2})$/.test(p) ? Number(p) : 256));
@@ -13,7 +13,7 @@ function ipv4(s) {
 }
 
 /** The IPv6 address `s` (zone already removed) as eight 16-bit numbers, or null. */
-function ipv6(s) {
+export function ipv6(s) {
   const halves = s.split("::");
   if (halves.length > 2) return null;
   const groups = (h) => (h === "" ? [] : h.split(":"));

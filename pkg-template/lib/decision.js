@@ -51,6 +51,7 @@ export function readDecision(ptr, names, keys, v) {
     blockedBy: allowed ? null : names[v[o + 6]],
     limits,
   };
+  if (v[o] === 2) d.penalty = true;
   if (keys.length > 1) bindingKey.set(d, keys[v[o + 5]]);
   return d;
 }

@@ -15,6 +15,10 @@
 //   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
 //   it is, since a copy would lose its socket.
 import { denialBody, httpOptions, settleHit } from "./http-options.js";
+import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+
+/** Where shadow mode's would-be denials are logged (this adapter has no `logger` option). */
+const CONSOLE = { warn: (fields, message) => console.warn(message, fields) };
 
 /** The response with `headers` set: in place when it allows that, else on a copy. */
 function withHeaders(response, headers) {
@@ -55,11 +59,19 @@ export function rateLimitFetch(options) {
       const cost = costOf !== undefined ? await costOf(request, ...rest) : 1;
       const now = Date.now();
       const decision = await limiter.limit(keys, { cost, now });
-      const headers = Object.entries(o.headers(o.limiter, decision, keys, now));
+      // A hit a list answered (controls.js) was decided by no limit: no rate-limit header, and
+      // a denied one is answered 403 (not a rate limit: nothing to wait for).
+      const listed = decision.reason !== undefined;
+      const headers = listed ? [] : Object.entries(o.headers(o.limiter, decision, keys, now));
+      if (decision.shadow === true) {
+        headers.push([SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny"]);
+        if (!decision.wouldAllow) logShadowDenial(CONSOLE, decision);
+      }
+      if (listed && decision.allowed) return inner(request, ...rest);
       if (!decision.allowed) {
         if (handler !== undefined) return withHeaders(await handler(request, decision, ...rest), headers);
         const { text, type } = denialBody(typeof o.message === "function" ? await o.message(decision, request) : o.message);
-        return new Response(text, { status: o.status, headers: [...headers, ["Content-Type", type]] });
+        return new Response(text, { status: listed ? 403 : o.status, headers: [...headers, ["Content-Type", type]] });
       }
       let response;
       try {

@@ -39,6 +39,7 @@ function limiterOf(options, rest) {
 }
 
 function defaultMessage(decision) {
+  if (decision.reason === "denyList") return { error: { code: "deny_listed", message: "this client is on the deny list" } };
   const secs = Math.max(1, Math.ceil(decision.retryAfter / 1000));
   return { error: { code: "rate_limited", message: `too many requests: retry after ${secs} s` } };
 }

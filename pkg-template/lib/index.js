@@ -14,3 +14,4 @@ export { rateLimit } from "./middleware.js";
 export { rateLimitFetch } from "./fetch-middleware.js";
 export { ipKey, ipKeyGenerator } from "./client-ip.js";
 export { rateLimit as default } from "./middleware.js";
+export { WaitTimeoutError } from "./wait.js";

@@ -8,6 +8,8 @@ import { maxKeysOf, keysOf, callOptions } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
+import { applyControls, withoutControls } from "./controls.js";
+import { waitFor, blockUntilReady } from "./wait.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
@@ -24,7 +26,7 @@ function storeLimiter(options) {
   if (store === null || typeof store.limiter !== "function") {
     throw new TypeError("store must be an object with a limiter(options) method");
   }
-  return store.limiter(rest);
+  return applyControls(store.limiter(withoutControls(rest)), rest, true);
 }
 
 /**
@@ -64,6 +66,7 @@ export class MemoryLimiter {
     this.#policy = new Limits(options, module.Policy);
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
     this.#names = this.#policy.names;
+    applyControls(this, options, false);
   }
 
   /**
@@ -93,6 +96,21 @@ export class MemoryLimiter {
     if (keys.length === 1) this.#wasm.limit(keys[0], now, cost);
     else this.#several("limit").limitKeys(keys, now, cost);
     return this.#read(keys);
+  }
+
+  /**
+   * Resolves with the decision admitting `key`'s hit once the limits admit it, sleeping each
+   * denial's `retryAfter` in between; rejects with `WaitTimeoutError` (`wait_timeout`) when
+   * that is after `maxWait` ms, or with the reason of `signal` when it aborts. Options:
+   * `maxWait`, `signal`, `cost` (wait.js).
+   */
+  waitFor(key, options) {
+    return waitFor(this, key, options);
+  }
+
+  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
+  blockUntilReady(key, timeoutMs) {
+    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** The decision `limit` would make, counting nothing. */

@@ -10,6 +10,8 @@ import { denialBody, httpOptions } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
+import { controlsOf, firstLimit, listedDecision } from "./controls.js";
+import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
@@ -123,12 +125,12 @@ export function rateLimit(passed = {}) {
     const body = typeof message === "function" ? await message(req, res, decision) : message;
     if (typeof res.status === "function" && typeof res.send === "function") {
       // Express: its own status and body rules, as express-rate-limit answers.
-      res.status(o.status);
+      res.status(options.statusCode);
       if (!res.writableEnded) res.send(body);
       return;
     }
     const { text, type } = denialBody(body);
-    res.statusCode = o.status;
+    res.statusCode = options.statusCode;
     res.setHeader("Content-Type", type);
     res.end(text);
   };
@@ -144,6 +146,8 @@ export function rateLimit(passed = {}) {
     const key = o.key !== undefined ? await o.key(req, res) : await defaultKey(req, res);
     const cost = o.costOf !== undefined ? await o.costOf(req, res) : 1;
     const limiter = await limits.forRequest(req, res);
+    const listed = controlsOf.get(limiter)?.listed(key, req.ip ?? req.socket?.remoteAddress) ?? null;
+    if (listed !== null) return answerListed(req, res, next, listedDecision(listed, firstLimit(limiter), Date.now()), key);
     limits.handOver(limiter, key);
     const now = Date.now();
     let decision;
@@ -167,12 +171,29 @@ export function rateLimit(passed = {}) {
         res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }
     }
+    if (decision.shadow === true) {
+      if (!res.headersSent) res.setHeader(SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny");
+      if (!decision.wouldAllow) logShadowDenial(logger, decision);
+    }
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
     if (outcome !== null && (decision.allowed || store !== null)) {
       void settle(outcome, req, res, limiter, key, cost, decision);
     }
     if (decision.allowed) return true;
     await handler(req, res, next, config, info);
+    return false;
+  };
+
+  /**
+   * A hit a list answered (controls.js): counted nowhere, no rate-limit header; the allow list
+   * lets it through, the deny list answers 403 through the handler (`decision.reason` is
+   * `"denyList"`). The client address the key was made of is matched as well as the key.
+   */
+  const answerListed = async (req, res, next, decision, key) => {
+    const info = withRateLimitInfo(decision, key, 0);
+    if (property !== false) req[property] = info;
+    if (decision.allowed) return true;
+    await handler(req, res, next, { ...config, statusCode: 403 }, info);
     return false;
   };
 

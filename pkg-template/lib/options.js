@@ -24,10 +24,12 @@ function fail(field, value, expected, code = "invalid_type") {
 
 /** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
 export const LIMIT_FIELDS = ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
+/** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's. */
+const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
 /** A limiter's own options beside its limits: what the core's parser leaves to this layer. */
-export const POLICY_FIELDS = ["maxKeys", "store"];
+export const POLICY_FIELDS = ["maxKeys", "store", ...CONTROL_FIELDS];
 /** Everything a limiter's options object may hold besides one limit's fields. */
-export const LIMITER_FIELDS = ["limits", ...POLICY_FIELDS];
+export const LIMITER_FIELDS = ["limits", "blockDuration", ...POLICY_FIELDS];
 
 /**
  * Throws on a field of `o` that is not in `allowed`: a misspelt option (`brust`) would

@@ -17,6 +17,7 @@ import { keySlot } from "./redis-client.js";
 import { Backoff } from "./redis-backoff.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
+import { waitFor, blockUntilReady } from "./wait.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -67,6 +68,16 @@ export class RedisLimiter {
   /** The low-level policy this limiter decides by. */
   get policy() {
     return this.#policy;
+  }
+
+  /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
+  waitFor(key, options) {
+    return waitFor(this, key, options);
+  }
+
+  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
+  blockUntilReady(key, timeoutMs) {
+    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Decides a hit and counts it if allowed; resolves to the decision. */
@@ -267,7 +278,8 @@ export class RedisLimiter {
         }
         const d = readDecision(w.outPtr, this.#names, [h.key], extrasOutView());
         results[i] = d;
-        if (d.allowed && next !== null) {
+        // A denial changes the state only when it starts a penalty's block: then it is written too.
+        if (next !== null) {
           states = write = next;
           ttl = ttlOf(states[0], w.lastExpiresAt()[0], h.now);
         }
@@ -287,7 +299,8 @@ export class RedisLimiter {
     const step = (states) => {
       const next = this.#step(rkeys, states, now, cost, false);
       decision = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-      return decision.allowed ? next : { write: null, ttls: null };
+      // The core's step changed the bytes (an admitted hit, or a denial that starts a block).
+      return next;
     };
     hit.track = hit;
     await this.#swapLoop(rkeys, step, true, hit);

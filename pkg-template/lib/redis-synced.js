@@ -15,6 +15,7 @@ import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./header-record.js";
 import { withTimeout } from "./redis-errors.js";
+import { waitFor, blockUntilReady } from "./wait.js";
 
 export class SyncedRedisLimiter {
   #store;
@@ -32,6 +33,12 @@ export class SyncedRedisLimiter {
   constructor(store, policy) {
     this.#store = store;
     this.#policy = policy;
+    const block = policy._options?.blockDuration;
+    if (block !== undefined && block !== 0 && block !== "0ms") {
+      // A penalty is one key's state, decided where the key's state is: not in synced counters.
+      const m = `blockDuration needs every hit decided in Redis (syncRate 0), got syncRate ${store._syncRate}`;
+      throw Object.assign(new TypeError(m), { code: "conflicting_fields", field: "blockDuration" });
+    }
     try {
       const { Synced } = extras();
       this.#wasm = new Synced(policy._options, POLICY_FIELDS, store._namespace, store._syncRate);
@@ -47,6 +54,16 @@ export class SyncedRedisLimiter {
 
   get policy() {
     return this.#policy;
+  }
+
+  /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
+  waitFor(key, options) {
+    return waitFor(this, key, options);
+  }
+
+  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
+  blockUntilReady(key, timeoutMs) {
+    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Decides a hit from what this process knows (no round trip) and counts it if allowed. */

@@ -182,6 +182,10 @@ fn every_mistake_has_a_code_and_a_field() {
         (gcra(vec![("name", S("a b"))]), "invalid_value", "name"),
         (gcra(vec![("name", N(3.0))]), "invalid_type", "name"),
         (gcra(vec![("onError", S("open"))]), "renamed", "onError"),
+        (gcra(vec![("blockDuration", S("soon"))]), "invalid_value", "blockDuration"),
+        (gcra(vec![("blockDuration", N(-1.0))]), "out_of_range", "blockDuration"),
+        (gcra(vec![("blockDuration", N(1.5))]), "out_of_range", "blockDuration"),
+        (gcra(vec![("blockDuration", B(true))]), "invalid_type", "blockDuration"),
         (O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("align", S("sometimes"))]), "invalid_value", "align"),
         (O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("burst", N(3.0))]), "unsupported_option", "burst"),
         (O(vec![("algorithm", S("fixed-window-first-hit")), ("quota", S("1/s"))]), "renamed", "algorithm"),
@@ -223,7 +227,7 @@ fn every_mistake_has_a_code_and_a_field() {
     assert_eq!(
         err(gcra(vec![("brust", N(5.0))])).message,
         "brust is not an option (the options are algorithm, limit, window, quota, burst, refillAmount, align, \
-         precision, offset, name, limits, maxKeys)"
+         precision, offset, name, limits, blockDuration, maxKeys)"
     );
     let _ = Box::new(0);
 }
@@ -246,4 +250,15 @@ fn numbers_are_shown_as_written() {
     assert_eq!(show_number(0.5), "0.5");
     assert_eq!(show_number(f64::NAN), "NaN");
     assert_eq!(show_number(f64::NEG_INFINITY), "-Infinity");
+}
+
+#[test]
+fn block_duration_is_a_policy_option_beside_one_limit_or_several() {
+    let one = parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", S("15m"))]), &[]).unwrap();
+    assert_eq!(one.policy.block_duration(), Nanos::from_secs(900));
+    let limit = O(vec![("algorithm", S("gcra")), ("quota", S("1/s"))]);
+    let several = parse_policy(&O(vec![("limits", L(vec![limit])), ("blockDuration", N(250.0))]), &[]).unwrap();
+    assert_eq!(several.policy.block_duration(), Nanos::from_millis(250));
+    let off = parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", N(0.0))]), &[]).unwrap();
+    assert_eq!(off.policy.block_duration(), Nanos::ZERO, "0 is no penalty, as in rate-limiter-flexible");
 }

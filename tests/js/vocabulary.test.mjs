@@ -20,7 +20,7 @@ const EDGES = {
 };
 
 /** Names the limiter edge lists in the table that are call options, not constructor options. */
-const CALL_OPTIONS = ["cost", "now"];
+const CALL_OPTIONS = ["cost", "now", "maxWait", "signal"];
 
 for (const [edge, make] of Object.entries(EDGES)) {
   test(`${edge}: accepts exactly the options docs/vocabulary.md gives it`, () => {
@@ -37,12 +37,22 @@ test("tollgate/lite takes the same options as RateLimiter", () => {
   );
 });
 
-test("a decision carries exactly the decision fields of docs/vocabulary.md", () => {
-  const l = new RateLimiter({ ...ONE, name: "second" });
+test("a decision carries only decision fields of docs/vocabulary.md, and the controls' decisions carry every one", () => {
   const now = 1_700_000_000_000;
-  for (const d of [l.limit("k", { now }), l.peek("k", { now, cost: 10 })]) {
-    assert.deepEqual(Object.keys(d).sort(), namesOf("limiter", "field"));
+  const table = namesOf("limiter", "field");
+  const seen = new Set();
+  const controls = { allowList: ["vip"], denyList: ["bad"] };
+  for (const extra of [{}, { blockDuration: "1m" }, { shadow: true }]) {
+    const l = new RateLimiter({ ...ONE, name: "second", ...controls, ...extra });
+    const decisions = [l.limit("k", { now }), l.limit("k", { now, cost: 10 }), l.peek("k", { now, cost: 10 }), l.limit("vip", { now }), l.limit("bad", { now })];
+    for (const d of decisions) {
+      for (const f of Object.keys(d)) {
+        assert.ok(table.includes(f), `${f} is not a decision field of the table`);
+        seen.add(f);
+      }
+    }
   }
+  assert.deepEqual([...seen].sort(), table);
 });
 
 test("the limiter's call options are the table's", () => {

@@ -67,6 +67,7 @@ impl Policy {
             decision: summary,
             binding: LimitRef { key: record[7] as usize, limit: record[8] as usize },
             limits: list,
+            penalty: false,
         };
         let standard = match standard {
             6 => Some(Standard::Draft6),

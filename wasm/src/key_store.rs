@@ -375,7 +375,9 @@ impl CompactKeyed {
         // A policy has at least one limit (the core refuses an empty one).
         let algorithm = *policy.limits()[0].algorithm();
         let kind = algorithm.kind();
-        let width = if policy.limits().len() == 1 { width(kind) } else { None };
+        // A penalty's block is part of the key's state: such keys keep whole states in the slab.
+        let plain = policy.limits().len() == 1 && policy.block_duration() == Nanos::ZERO;
+        let width = if plain { width(kind) } else { None };
         CompactKeyed {
             algorithm,
             kind,

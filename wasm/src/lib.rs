@@ -40,4 +40,4 @@ pub use policy::Policy;
 /// What the lite module (built without the `full` feature) answers a policy of several limits.
 #[cfg(not(feature = "full"))]
 const LITE_ONE_LIMIT: &str =
-    "tollgate/lite decides by one limit; for several, use RateLimiter from \"tollgate\" or \"tollgate/limiter\"";
+    "tollgate/lite decides by one limit, without blockDuration; for several or a penalty, use RateLimiter from \"tollgate\" or \"tollgate/limiter\"";

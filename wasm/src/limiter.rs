@@ -338,8 +338,7 @@ impl Limiter {
             None => None,
             Some(bytes) => {
                 let s = PolicyState::decode(&bytes).map_err(|e| decode_error(&e))?;
-                self.policy.validate_state(&s).map_err(|e| decode_error(&e))?;
-                self.policy.state_from_slots(s.into_slots()).map_err(|e| decode_error(&e))?
+                self.policy.restore(s).map_err(|e| decode_error(&e))?
             }
         };
         self.store.set(key, state);

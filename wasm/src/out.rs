@@ -2,7 +2,7 @@
 //! reads through a `Float64Array` view: no object is allocated per call on either side.
 //!
 //! Layout (see `pkg-template/lib/decision.js`, which reads it):
-//! `[allowed, limit, remaining, resetAt, retryAfter, bindingKey, bindingLimit, pairs]`
+//! `[allowed (1; 0 denied; 2 denied by a penalty), limit, remaining, resetAt, retryAfter, bindingKey, bindingLimit, pairs]`
 //! then `pairs` records of `[key, limit, allowed, limit, remaining, resetAt, retryAfter,
 //! nextUnitAfter]` (the last for the headers' `t`, ms rounded up).
 
@@ -59,7 +59,8 @@ impl Out {
     pub fn write(&mut self, pd: &PolicyDecision) {
         let b = &mut self.buf;
         Out::put(&mut b[..5], &pd.decision);
-        b[0] = pd.allowed as u8 as f64;
+        // 2: denied by a penalty's block (decision.js reads it as `penalty: true`).
+        b[0] = if pd.penalty { 2.0 } else { pd.allowed as u8 as f64 };
         b[5] = pd.binding.key as f64;
         b[6] = pd.binding.limit as f64;
         b[7] = pd.limits.len() as f64;

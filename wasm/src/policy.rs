@@ -24,7 +24,7 @@ impl Policy {
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<Policy, JsValue> {
         let inner = build_policy(options, &fields)?;
         #[cfg(not(feature = "full"))]
-        if inner.limits().len() > 1 {
+        if inner.limits().len() > 1 || inner.block_duration() > tollgate::Nanos::ZERO {
             return Err(js_sys::TypeError::new(crate::LITE_ONE_LIMIT).into());
         }
         Ok(Policy { inner })

@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::decide::{decide, Hit};
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
+use crate::controls;
 use crate::multi_key;
 use crate::object::clock;
 use crate::observe::{self, Route};
@@ -42,8 +43,14 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg)?;
     let mut answer = match &r.keys {
-        Some(keys) => multi_key::decide(env, r.policy, keys, r.cost, r.now, op).await?,
-        None => decide(env, ctx, r.policy, &Hit { key: &r.key, cost: r.cost, test_now: r.now, fault }, op).await?,
+        Some(keys) => match controls::listed_any(r.policy, keys, r.now.unwrap_or_else(clock)) {
+            Some(listed) => listed,
+            None => controls::shadowed(r.policy, multi_key::decide(env, r.policy, keys, r.cost, r.now, op).await?),
+        },
+        None => {
+            let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault, ip: None };
+            decide(env, ctx, r.policy, &hit, op).await?
+        }
     };
     let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
     observe::decision(env, cfg, r.policy, route, &r.key, r.cost, &answer);

@@ -30,6 +30,8 @@ use tollgate::spec::{
 use tollgate::headers::Standard;
 use tollgate::sync::SyncRate;
 use tollgate::text::Msg;
+
+use crate::controls::{Controls, CONTROL_FIELDS};
 use tollgate::{LimitSpec, Nanos, Policy};
 
 use crate::pool_config::PoolConfig;
@@ -83,6 +85,8 @@ pub struct PolicyConfig {
     /// Which rate-limit headers its answers carry (`standardHeaders`, `legacyHeaders`,
     /// `partitionKey`, `jitter`), the npm middleware's options of the same names.
     pub headers: HeaderConfig,
+    /// Allow and deny lists, shadow mode (controls.rs).
+    pub controls: Controls,
 }
 
 /// A policy's header options (docs/headers.md).
@@ -218,8 +222,19 @@ fn ms(n: Nanos) -> Value {
 }
 
 /// A policy's fields besides its limits (which `tollgate::spec` owns).
-pub const POLICY_FIELDS: [&str; 8] =
-    ["syncRate", "failure", "timeoutMs", "statusCode", "standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
+pub const POLICY_FIELDS: [&str; 11] = [
+    "syncRate",
+    "failure",
+    "timeoutMs",
+    "statusCode",
+    "standardHeaders",
+    "legacyHeaders",
+    "partitionKey",
+    "jitter",
+    CONTROL_FIELDS[0],
+    CONTROL_FIELDS[1],
+    CONTROL_FIELDS[2],
+];
 
 /// What `GET /v1/policies` shows of one limit: its options as configured, durations in ms.
 fn describe(name: &str, spec: &LimitSpec) -> Value {
@@ -281,6 +296,12 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         ));
         return Err(SpecError::new(code::CONFLICTING_FIELDS, "syncRate", m));
     }
+    if sync_ms != 0 && policy.block_duration() > Nanos::ZERO {
+        let m = Msg::new(&format!(
+            "blockDuration needs the key's Durable Object to decide every hit (syncRate = 0), got syncRate = {sync_ms}"
+        ));
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", m));
+    }
     let on_error = match one_of(&input, "failure", &["open", "closed"])? {
         None | Some(0) => FailMode::Open,
         _ => FailMode::Closed,
@@ -295,17 +316,34 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         }
     };
     let described: Vec<Value> = policy.limits().iter().zip(&limits).map(|(l, s)| describe(l.name(), s)).collect();
-    let description = json!({
+    let mut description = json!({
         "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms,
         "statusCode": deny_status,
     });
+    if policy.block_duration() > Nanos::ZERO {
+        description["blockDuration"] = json!(policy.block_duration().as_millis_ceil());
+    }
     let headers = HeaderConfig {
         standard: standard_headers(&input)?,
         legacy: flag(&input, "legacyHeaders", true)?,
         partition_key: flag(&input, "partitionKey", false)?,
         jitter: flag(&input, "jitter", false)?,
     };
-    Ok(PolicyConfig { name: name.to_string(), policy, sync_ms, on_error, timeout_ms, deny_status, description, headers })
+    let controls = crate::controls::parse(&input)?;
+    if controls.shadow {
+        description["shadow"] = json!(true);
+    }
+    Ok(PolicyConfig {
+        name: name.to_string(),
+        policy,
+        sync_ms,
+        on_error,
+        timeout_ms,
+        deny_status,
+        description,
+        headers,
+        controls,
+    })
 }
 
 /// A config error as a line for people: the field's path first (`limits[0].burst: ...`),

@@ -6,6 +6,7 @@ use worker::{Context, Env};
 
 use crate::block_cache;
 use crate::config::PolicyConfig;
+use crate::controls;
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
 use crate::log;
@@ -24,11 +25,28 @@ pub struct Hit<'a> {
     pub test_now: Option<Nanos>,
     /// An injected fault (test switch on only).
     pub fault: Option<Fault>,
+    /// The client address the key was made from (proxy mode), for the allow and deny lists.
+    pub ip: Option<&'a str>,
 }
 
-/// Decides (`Op::Check`) or peeks (`Op::Peek`) and builds the answer.
+/// Decides (`Op::Check`) or peeks (`Op::Peek`) and builds the answer: a listed hit by its
+/// list, any other by the limits, admitted whatever they say in shadow mode (controls.rs).
 pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, op: Op) -> Result<Answer, ApiError> {
     let now = hit.test_now.unwrap_or_else(clock);
+    if let Some(answer) = controls::listed(pc, hit.key, hit.ip, now) {
+        return Ok(answer);
+    }
+    decide_by_limits(env, ctx, pc, hit, op, now).await.map(|answer| controls::shadowed(pc, answer))
+}
+
+async fn decide_by_limits(
+    env: &Env,
+    ctx: &Context,
+    pc: &PolicyConfig,
+    hit: &Hit<'_>,
+    op: Op,
+    now: Nanos,
+) -> Result<Answer, ApiError> {
     if pc.sync_ms != 0 {
         let d = sync_mode::decide(pc, hit.key, hit.cost, now, op)?;
         if sync_mode::start_round_if_due(pc, now) {

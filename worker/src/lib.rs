@@ -14,6 +14,7 @@ pub mod api_request;
 pub mod auth;
 pub mod block_cache;
 pub mod config;
+pub mod controls;
 pub mod decide;
 pub mod do_client;
 pub mod env_config;

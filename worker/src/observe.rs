@@ -67,6 +67,9 @@ pub fn key_hash(secret: Option<&str>, policy: &str, key: &str) -> String {
 
 /// The outcome's name: `allowed`, `denied`, or the fail mode when the object did not decide.
 pub fn outcome(answer: &Answer) -> &'static str {
+    if answer.body["wouldAllow"] == false {
+        return "shadow-denied";
+    }
     match (answer.allowed(), answer.body.get("degraded").is_some()) {
         (true, false) => "allowed",
         (false, false) => "denied",
@@ -97,12 +100,12 @@ pub fn decision(env: &Env, cfg: &Config, pc: &PolicyConfig, route: Route, key: &
             log::error("analytics_write_failed", json!({ "message": e.to_string() }));
         }
     }
-    if outcome == "denied"
+    if (outcome == "denied" || outcome == "shadow-denied")
         && route != Route::Peek
         && sampled(cfg.denial_log_sample_rate, worker::js_sys::Math::random())
     {
         log::warn(
-            "denied",
+            if outcome == "denied" { "denied" } else { "shadow_denied" },
             json!({
                 "policy": pc.name,
                 "limit": limit_name,

@@ -50,7 +50,8 @@ pub async fn forward(
         .get(&proxy.policy)
         .ok_or_else(|| ApiError::new(500, "config_error", "the proxy policy is not configured"))?;
     let key = request_key(proxy, req.headers())?;
-    let hit = Hit { key: &key, cost: 1, test_now: None, fault: fault(cfg, &req) };
+    let ip = req.headers().get(CLIENT_IP_HEADER)?;
+    let hit = Hit { key: &key, cost: 1, test_now: None, fault: fault(cfg, &req), ip: ip.as_deref() };
     let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
     observe::decision(env, cfg, pc, Route::Proxy, &key, 1, &answer);
     if !answer.allowed() {

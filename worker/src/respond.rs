@@ -34,9 +34,10 @@ impl Answer {
     }
 
     /// Answers a denial (a 429 decision) with `status` instead: 200 on the decision API by
-    /// default. Allowed answers and degraded ones (fail closed is 503) keep theirs.
+    /// default. Allowed answers and degraded ones (fail closed is 503) keep theirs; a deny
+    /// list's denial (403, the proxy's status for it) is a denial like any other here.
     pub fn set_deny_status(&mut self, status: u16) {
-        if self.status == 429 {
+        if self.status == 429 || self.status == 403 {
             self.status = status;
         }
     }
@@ -56,7 +57,7 @@ impl Answer {
 /// the one with the least left.
 pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
     let s = &d.decision;
-    let body = json!({
+    let mut body = json!({
         "allowed": d.allowed,
         "limit": s.limit,
         "remaining": s.remaining,
@@ -66,6 +67,9 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
         "estimate": false,
     });
+    if d.penalty {
+        body["penalty"] = Value::Bool(true);
+    }
     let h = &pc.headers;
     let options = HeaderOptions {
         standard: h.standard,

@@ -7,7 +7,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use serde_json::json;
-    use tollgate::spec::{CODES, LIMIT_FIELDS};
+    use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS};
     use tollgate::Nanos;
 
     use crate::config::{parse_policy, POLICY_FIELDS};
@@ -38,7 +38,8 @@ mod tests {
     /// own) and a pool's. `PROXY`'s fields are listed by the proxy's owner.
     #[test]
     fn the_config_takes_exactly_the_tables_toml_options() {
-        let accepted = set([&LIMIT_FIELDS[..], &["limits"][..], &POLICY_FIELDS[..], &POOL_FIELDS[..]]);
+        let accepted =
+            set([&LIMIT_FIELDS[..], &["limits"][..], &POLICY_OPTIONS[..], &POLICY_FIELDS[..], &POOL_FIELDS[..]]);
         assert_eq!(accepted, table("toml", "option"));
     }
 
@@ -49,15 +50,13 @@ mod tests {
         assert_eq!(accepted, table("http", "option"));
     }
 
-    /// One key's decision, several keys' decision (with `limits`) and the state routes'
-    /// answers give, together, exactly the table's `http` fields.
+    /// Several keys' decision is one key's fields plus `limits`, the pairs of limit and key.
     #[test]
-    fn a_decision_answers_exactly_the_tables_http_fields() {
+    fn several_keys_answer_one_keys_fields_and_limits() {
         let pc = parse_policy("api", &json!({ "algorithm": "gcra", "quota": "1/s" })).unwrap();
         let keys = ["k".to_string(), "o".to_string()];
         let mut states = [None];
         let mut both = [None, None];
-        let mut fields = BTreeSet::new();
         for _ in 0..2 {
             let now = Nanos::from_secs(1_000);
             let d = pc.policy.check(&mut states, now, 1).unwrap();
@@ -69,11 +68,43 @@ mod tests {
             let several_fields: BTreeSet<String> = several.as_object().unwrap().keys().cloned().collect();
             assert_eq!(several_fields, one.iter().cloned().chain(["limits".to_string()]).collect());
             assert_eq!(several["limits"][1]["key"], "o");
-            fields.extend(several_fields);
         }
+    }
+
+    /// Every decision's fields are the table's, and between them a plain policy's, a
+    /// penalized one's, a shadowed one's, a listed hit's and several keys' answers, with the
+    /// state routes' answers, give every one of them.
+    #[test]
+    fn a_decision_answers_exactly_the_tables_http_fields() {
+        let policy = |extra: serde_json::Value| {
+            let mut v = json!({ "algorithm": "gcra", "quota": "1/s", "allowList": ["vip"], "denyList": ["bad"] });
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            parse_policy("api", &v).unwrap()
+        };
+        let now = Nanos::from_secs(1_000);
+        let mut all = BTreeSet::new();
+        let mut add = |body: &serde_json::Value| {
+            let fields: BTreeSet<String> = body.as_object().unwrap().keys().cloned().collect();
+            assert!(fields.is_subset(&table("http", "field")), "{fields:?}");
+            all.extend(fields);
+        };
+        for pc in [policy(json!({})), policy(json!({ "blockDuration": "1m" })), policy(json!({ "shadow": true }))] {
+            let mut states = [None];
+            for _ in 0..2 {
+                let d = pc.policy.check(&mut states, now, 1).unwrap();
+                add(&crate::controls::shadowed(&pc, crate::respond::decision(&pc, &d, now, "k")).body);
+            }
+            for key in ["vip", "bad"] {
+                add(&crate::controls::listed(&pc, key, None, now).unwrap().body);
+            }
+        }
+        let pc = policy(json!({}));
+        let mut both = [None, None];
+        let d = pc.policy.check(&mut both, now, 1).unwrap();
+        add(&crate::multi_key::answer(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
         // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
-        fields.extend(["policy", "key", "state", "imported"].map(String::from));
-        assert_eq!(fields, table("http", "field"));
+        all.extend(["policy", "key", "state", "imported"].map(String::from));
+        assert_eq!(all, table("http", "field"));
     }
 
     /// Every code of a configuration mistake is in the table for both Worker edges.

@@ -170,6 +170,9 @@ pub struct PolicyDecisionWire {
     pub decision: DecisionWire,
     pub binding: (usize, usize),
     pub limits: Vec<(usize, usize, DecisionWire)>,
+    /// Whether the wait includes a penalty's block (absent from objects of older builds).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub penalty: bool,
 }
 
 impl From<&PolicyDecision> for PolicyDecisionWire {
@@ -179,6 +182,7 @@ impl From<&PolicyDecision> for PolicyDecisionWire {
             decision: d.decision.into(),
             binding: (d.binding.key, d.binding.limit),
             limits: d.limits.iter().map(|l| (l.at.key, l.at.limit, l.decision.into())).collect(),
+            penalty: d.penalty,
         }
     }
 }
@@ -194,6 +198,7 @@ impl From<PolicyDecisionWire> for PolicyDecision {
                 .into_iter()
                 .map(|(key, limit, decision)| LimitDecision { at: LimitRef { key, limit }, decision: decision.into() })
                 .collect(),
+            penalty: d.penalty,
         }
     }
 }
@@ -239,6 +244,7 @@ mod tests {
             decision: d,
             binding: LimitRef { key: 0, limit: 1 },
             limits: vec![LimitDecision { at: LimitRef { key: 0, limit: 1 }, decision: d }],
+            penalty: true,
         };
         let json = serde_json::to_string(&PolicyDecisionWire::from(&pd)).unwrap();
         let back: PolicyDecisionWire = serde_json::from_str(&json).unwrap();

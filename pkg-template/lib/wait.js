@@ -1,0 +1,89 @@
+// `limiter.waitFor(key, { maxWait, signal, cost })` and upstash/ratelimit's
+// `blockUntilReady(key, timeoutMs)`: a hit that waits its turn instead of being refused. Each
+// attempt is an ordinary `limit` (counted only when admitted); after a denial it sleeps the
+// decision's `retryAfter`, the exact wait the core computed, never a polling interval. Works
+// over any limiter whose `limit` returns a decision or a promise of one.
+
+/** The rejection when `maxWait` runs out first: `code` "wait_timeout", `decision` the last denial. */
+export class WaitTimeoutError extends Error {
+  constructor(decision, maxWait) {
+    super(`not admitted within maxWait (${maxWait} ms): the limiter's wait was ${decision.retryAfter} ms${decision.reason === "denyList" ? " (on the deny list)" : ""}`);
+    this.name = "WaitTimeoutError";
+    this.code = "wait_timeout";
+    this.decision = decision;
+  }
+}
+
+const fail = (field, value, expected, code = "invalid_type") =>
+  Object.assign(new TypeError(`${field} must be ${expected}, got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`), { code, field });
+
+/** `maxWait`: milliseconds, a number from 0. */
+function millis(v) {
+  if (typeof v !== "number") throw fail("maxWait", v, "a number of milliseconds");
+  if (!(v >= 0) || !Number.isFinite(v)) throw Object.assign(new RangeError(`maxWait must be a number of milliseconds from 0, got ${v}`), { code: "out_of_range", field: "maxWait" });
+  return v;
+}
+
+/** Sleeps `ms`, or rejects with the signal's reason when it aborts first. */
+function sleep(ms, signal) {
+  return new Promise((resolve, reject) => {
+    // Aborted while the limiter was deciding: no listener would hear it now.
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const done = () => {
+      signal?.removeEventListener("abort", aborted);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const aborted = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal?.addEventListener("abort", aborted, { once: true });
+  });
+}
+
+/**
+ * Resolves with the decision that admitted `key`'s hit; rejects with `WaitTimeoutError` as soon
+ * as the wait is known to end after `maxWait` (waiting longer would change nothing: the
+ * decision's `retryAfter` is exact), or immediately for a key on the deny list; rejects with
+ * the signal's reason when `signal` aborts (nothing is counted then).
+ */
+export async function waitFor(limiter, key, options = {}) {
+  if (options === null || typeof options !== "object") throw fail("options", options, "an object");
+  const { maxWait: given, signal, cost = 1, ...rest } = options;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) {
+    throw Object.assign(new TypeError(`${unknown} is not an option of waitFor (the options are maxWait, signal, cost)`), { code: "unknown_field", field: unknown });
+  }
+  if (given === undefined) throw Object.assign(new TypeError("maxWait is required: how long to wait at most, in ms"), { code: "missing_field", field: "maxWait" });
+  const maxWait = millis(given);
+  if (signal !== undefined && !(typeof signal === "object" && signal !== null && typeof signal.aborted === "boolean")) {
+    throw fail("signal", signal, "an AbortSignal");
+  }
+  const deadline = Date.now() + maxWait;
+  for (;;) {
+    signal?.throwIfAborted();
+    const d = await limiter.limit(key, { cost });
+    if (d.allowed) return d;
+    const now = Date.now();
+    if (d.reason === "denyList" || now + d.retryAfter > deadline) throw new WaitTimeoutError(d, maxWait);
+    await sleep(d.retryAfter, signal);
+  }
+}
+
+/**
+ * upstash/ratelimit's `blockUntilReady(identifier, timeout)`: `waitFor` with `maxWait:
+ * timeoutMs`, resolving as upstash's does: with the admitting decision, or with the last denial
+ * (`allowed: false`) when the time runs out, rather than rejecting.
+ */
+export async function blockUntilReady(limiter, key, timeoutMs) {
+  try {
+    return await waitFor(limiter, key, { maxWait: timeoutMs });
+  } catch (e) {
+    if (e instanceof WaitTimeoutError) return e.decision;
+    throw e;
+  }
+}

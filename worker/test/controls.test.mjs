@@ -1,0 +1,118 @@
+// The operator controls in workerd (issue 26): a policy's blockDuration (the core's penalty,
+// kept in the key's Durable Object), allow and deny lists (keys on /v1/limit, the client
+// address in proxy mode), and shadow mode, whose would-be denials equal what an enforcing
+// policy denies on the same hits. Test clock (`now`) on /v1/limit: no real time is waited.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import { start, post, get, freshKey, POLICIES } from "./harness.mjs";
+
+const T = 1_700_000_000_000;
+const limit = { limits: [{ name: "per-second", algorithm: "fixed-window", limit: 2, window: "1s" }] };
+const CONTROLLED = {
+  ...POLICIES,
+  penalized: { ...limit, blockDuration: "10s" },
+  enforcing: limit,
+  shadowed: { ...limit, shadow: true },
+  listed: { ...limit, allowList: ["vip", "192.0.2.0/24"], denyList: ["bad", "2001:db8:dead::/48"] },
+};
+
+let s;
+let origin;
+let reached = 0;
+
+before(async () => {
+  origin = http.createServer((req, res) => {
+    reached++;
+    res.end("origin");
+  });
+  await new Promise((r) => origin.listen(0, "127.0.0.1", r));
+  s = await start({
+    bindings: { POLICIES: CONTROLLED, ORIGIN: `http://127.0.0.1:${origin.address().port}`, PROXY: { policy: "listed" } },
+  });
+});
+after(async () => {
+  await s?.stop();
+  origin?.close();
+});
+
+const hit = (policy, key, now) => post(s.url, "/v1/limit", { policy, key, now });
+
+test("blockDuration: the Durable Object blocks a denied key for the block, with headers covering it", async () => {
+  const key = freshKey("pen");
+  assert.equal((await hit("penalized", key, T)).body.allowed, true);
+  assert.equal((await hit("penalized", key, T)).body.allowed, true);
+  const denied = await hit("penalized", key, T);
+  assert.equal(denied.status, 200, "a denial is an answer");
+  assert.deepEqual([denied.body.allowed, denied.body.penalty, denied.body.retryAfter], [false, true, 10_000]);
+  assert.equal(denied.headers.get("retry-after"), "10");
+  for (const s2 of [2, 9]) {
+    const d = await hit("penalized", key, T + s2 * 1000);
+    assert.deepEqual([d.body.allowed, d.body.penalty, d.body.retryAfter], [false, true, (10 - s2) * 1000], "the windows reset; the block stands");
+  }
+  const back = await hit("penalized", key, T + 10_000);
+  assert.deepEqual([back.body.allowed, back.body.remaining], [true, 1], "nothing was counted during the block");
+  const described = (await get(s.url, "/v1/policies")).body;
+  assert.equal(JSON.stringify(described).includes("\"blockDuration\":10000"), true);
+});
+
+test("shadow: never blocks, and its would-be denials are the enforcing policy's denials on the same hits", async () => {
+  const keys = [freshKey("sh"), freshKey("sh")];
+  let denied = 0;
+  let wouldDeny = 0;
+  for (let i = 0; i < 24; i++) {
+    const key = keys[i % 2];
+    const now = T + Math.floor(i / 3) * 400;
+    const e = await hit("enforcing", key, now);
+    const sh = await hit("shadowed", key, now);
+    assert.equal(sh.body.allowed, true, "shadow mode never blocks");
+    assert.equal(sh.body.shadow, true);
+    assert.equal(sh.body.wouldAllow, e.body.allowed);
+    assert.equal(sh.body.remaining, e.body.remaining);
+    assert.equal(sh.headers.get("tollgate-shadow"), e.body.allowed ? "allow" : "deny");
+    assert.equal(sh.headers.get("retry-after"), null);
+    if (!e.body.allowed) denied++;
+    if (!sh.body.wouldAllow) wouldDeny++;
+  }
+  assert.ok(denied > 0);
+  assert.equal(wouldDeny, denied);
+});
+
+test("lists on /v1/limit: an allow-listed key is admitted uncounted, a deny-listed one denied, both with reason", async () => {
+  for (let i = 0; i < 4; i++) {
+    const r = await hit("listed", "vip", T);
+    assert.deepEqual([r.body.allowed, r.body.reason], [true, "allowList"]);
+    assert.equal(r.headers.get("ratelimit"), null);
+  }
+  const bad = await hit("listed", "bad", T);
+  assert.deepEqual([bad.status, bad.body.allowed, bad.body.reason], [200, false, "denyList"]);
+  const other = freshKey("plain");
+  await hit("listed", other, T);
+  await hit("listed", other, T);
+  const third = await hit("listed", other, T);
+  assert.deepEqual([third.body.allowed, third.body.reason], [false, undefined]);
+});
+
+test("lists in proxy mode match the client address: denied 403 without reaching the origin, allowed through uncounted", async () => {
+  const before = reached;
+  const denied = await get(s.url, "/x", { headers: { "cf-connecting-ip": "2001:db8:dead:1::9" } });
+  assert.equal(denied.status, 403);
+  assert.equal(denied.body.reason, "denyList");
+  assert.equal(reached, before, "the origin never saw it");
+  for (let i = 0; i < 4; i++) {
+    const r = await get(s.url, "/x", { headers: { "cf-connecting-ip": "192.0.2.77" } });
+    assert.equal(r.status, 200);
+  }
+  assert.equal(reached, before + 4);
+});
+
+test("a bad list entry or shadow value is a config error naming its field", async () => {
+  const bad = await start({ bindings: { POLICIES: { p: { ...limit, denyList: ["10.0.0.0/33"] } } } });
+  try {
+    const r = await post(bad.url, "/v1/limit", { policy: "p", key: "k" });
+    assert.equal(r.body.error.code, "config_error");
+    assert.match(r.body.error.message, /denyList\[0\]/);
+  } finally {
+    await bad.stop();
+  }
+});
