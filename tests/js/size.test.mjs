@@ -20,8 +20,11 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // the Worker does, where the JavaScript layer did before), and when JS came to call the core's
 // header writer instead of a copy in JS (issue 21); the extras module also carries the core's
 // blocked-key cache for the Redis store (issue 27) and the compare-and-swap step (issue 25). Issue 3's goal for the lite module (40 KB)
-// and issue 20's "modules do not grow" are not met by these steps.
-const BUDGET = { tollgate_wasm: 65_500, tollgate_wasm_extras: 57_500, tollgate_wasm_lite: 53_000 };
+// and issue 20's "modules do not grow" are not met by these steps. Raised a third time for the
+// penalty (`blockDuration`) in the core's Policy, which every module decides through (issue 26),
+// the hot-key shortcut of `limit(key)` (issue 28) and the Worker store's policy and expiry
+// hooks (issue 24): about +0.6 KB, +0.3 KB and +0.1 KB gzipped.
+const BUDGET = { tollgate_wasm: 66_500, tollgate_wasm_extras: 58_200, tollgate_wasm_lite: 53_500 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {
