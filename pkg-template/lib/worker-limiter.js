@@ -16,6 +16,7 @@ import { Policy } from "./policy.js";
 import { WorkerUnavailableError, WorkerRequestError, requestError, isOutage } from "./worker-errors.js";
 import { resolvePolicy } from "./worker-policy.js";
 import { toBase64, fromBase64 } from "./base64.js";
+import { waitFor, blockUntilReady } from "./wait.js";
 
 export class WorkerLimiter {
   #store;
@@ -57,6 +58,16 @@ export class WorkerLimiter {
   /** The decision `limit` would make, counting nothing. */
   peek(key, options) {
     return this.#decide("/v1/peek", key, options, true);
+  }
+
+  /** `RateLimiter.waitFor`: the hit admitted once the Worker's limits admit it (wait.js). */
+  waitFor(key, options) {
+    return waitFor(this, key, options);
+  }
+
+  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
+  blockUntilReady(key, timeoutMs) {
+    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Gives back `cost` units, never beyond fresh. An outage rejects with `WorkerUnavailableError`. */

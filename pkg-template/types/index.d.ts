@@ -29,8 +29,20 @@ export interface LimitOptions {
   name?: string;
 }
 
+/** Operator controls of a limiter (docs/vocabulary.md); none is on by default. */
+export interface ControlOptions {
+  /** A penalty: once the limits deny a key, it is denied for this long, counted nowhere (rate-limiter-flexible's name); 0: none. */
+  blockDuration?: Duration;
+  /** Decide and count as enforcement would, but admit every hit: decisions say `shadow: true` and `wouldAllow`. */
+  shadow?: boolean;
+  /** Keys, IP addresses and networks (CIDR, v4 and v6) admitted without counting, checked before the limits. */
+  allowList?: readonly string[];
+  /** Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`. */
+  denyList?: readonly string[];
+}
+
 /** One limit inline: `algorithm` is required (a limiter has no default algorithm; `rateLimit`'s is express-rate-limit's). */
-export interface SingleLimitOptions extends LimitOptions {
+export interface SingleLimitOptions extends LimitOptions, ControlOptions {
   limits?: undefined;
   /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
   maxKeys?: number;
@@ -46,7 +58,7 @@ export type ConfigErrorCode =
   | "invalid_value" | "out_of_range" | "unsupported_option" | "duplicate_name";
 
 /** Several limits, all of which must admit a hit; each has its own `algorithm`. */
-export interface MultiLimitOptions {
+export interface MultiLimitOptions extends ControlOptions {
   limits: LimitOptions[];
   /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
   maxKeys?: number;
@@ -100,6 +112,31 @@ export interface Decision {
    * stale. Absent otherwise.
    */
   estimate?: boolean;
+  /** `true` when the wait includes a `blockDuration` block: `retryAfter` and `resetAt` cover it. Absent otherwise. */
+  penalty?: boolean;
+  /** `true` on every decision in shadow mode (then `allowed` is always `true`). Absent otherwise. */
+  shadow?: boolean;
+  /** In shadow mode: what enforcement answered; the other figures are enforcement's. */
+  wouldAllow?: boolean;
+  /** Set when a list answered the hit instead of the limits (nothing counted). */
+  reason?: "allowList" | "denyList";
+}
+
+/** Options of `waitFor`. */
+export interface WaitOptions {
+  /** The longest to wait, in ms, before rejecting with `WaitTimeoutError` (required). */
+  maxWait: number;
+  /** Stops the wait: rejects with the signal's reason, nothing counted. */
+  signal?: AbortSignal;
+  /** Units the hit weighs (default 1). */
+  cost?: number;
+}
+
+/** `waitFor` ran out of `maxWait` before the hit was admitted (code `wait_timeout`). */
+export class WaitTimeoutError extends Error {
+  readonly code: "wait_timeout";
+  /** The last denial. */
+  readonly decision: Decision;
 }
 
 export interface CallOptions {
@@ -109,7 +146,7 @@ export interface CallOptions {
   now?: number;
 }
 
-/** One key or several (all or nothing, at most 8). */
+/** One key or several (all or nothing, at most 16). */
 export type Keys = string | readonly string[];
 
 export interface RateLimitHeaders {
@@ -131,6 +168,10 @@ export interface AsyncRateLimiter {
   refund(key: Keys, options?: CallOptions): Promise<void>;
   reset(key: Keys): Promise<void>;
   headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
+  /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
+  waitFor(key: Keys, options: WaitOptions): Promise<Decision>;
+  /** upstash/ratelimit's name: `waitFor` resolving with the last denial when `timeoutMs` runs out. */
+  blockUntilReady(key: Keys, timeoutMs: number): Promise<Decision>;
 }
 
 /** A backend holding state elsewhere (e.g. `RedisStore`). */
@@ -223,6 +264,10 @@ export interface RateLimiter {
   peek(key: Keys | KeyHandle, options?: CallOptions): Decision;
   refund(key: Keys | KeyHandle, options?: CallOptions): void;
   reset(key: Keys | KeyHandle): void;
+  /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
+  waitFor(key: Keys | KeyHandle, options: WaitOptions): Promise<Decision>;
+  /** upstash/ratelimit's name: `waitFor` resolving with the last denial when `timeoutMs` runs out. */
+  blockUntilReady(key: Keys | KeyHandle, timeoutMs: number): Promise<Decision>;
   /** Interns `key` once; pass the handle wherever a key goes. */
   key(key: string): KeyHandle;
   /** Forgets a handle (the key's state stays); using it afterwards throws. */

@@ -132,7 +132,7 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
   const tsc = resolve(here, "node_modules/.bin/tsc");
   const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022"];
   writeFileSync(join(project, "ok.mts"), `
-    import { RateLimiter, KeyHandle, Policy, type BatchResult, type Decision, type Limits, type LimiterOptions } from "tollgate";
+    import { RateLimiter, KeyHandle, Policy, WaitTimeoutError, type BatchResult, type Decision, type Limits, type LimiterOptions } from "tollgate";
     const options: LimiterOptions = { limits: [{ algorithm: "gcra", quota: "10/s", name: "second" }, { algorithm: "fixed-window", limit: 100, window: "1m", align: "first-hit" }] };
     const limiter = new RateLimiter(options);
     const d: Decision = limiter.limit(["ip:1", "user:2"], { now: Date.now() });
@@ -149,7 +149,16 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const windowMs: number = limits.longestWindowMs + (limits.advertised().get("second")?.[1] ?? 0);
     const store: Limits = new Policy(options); // a Policy is limits plus decisions over states
     const next = new Policy(options).check([null, null], Date.now()).states;
-    void wait; void by; void headers; void first; void admitted; void windowMs; void store; void next;`);
+    // The operator controls and waiting (issue 26).
+    const guarded = new RateLimiter({ algorithm: "gcra", quota: "10/s", blockDuration: "1m", shadow: false, allowList: ["10.0.0.0/8"], denyList: ["bad"] });
+    const g: Decision = guarded.limit("k");
+    const why: "allowList" | "denyList" | undefined = g.reason;
+    const flags2: (boolean | undefined)[] = [g.penalty, g.shadow, g.wouldAllow];
+    const waited: Promise<Decision> = guarded.waitFor("k", { maxWait: 1000, signal: AbortSignal.timeout(5000) });
+    const ready: Promise<Decision> = guarded.blockUntilReady("k", 1000);
+    const timeout: boolean = new Error() instanceof WaitTimeoutError;
+    void wait; void by; void headers; void first; void admitted; void windowMs; void store; void next;
+    void why; void flags2; void waited; void ready; void timeout;`);
   run(tsc, [...flags, "ok.mts"]);
   writeFileSync(join(project, "limiter.mts"), `
     import { RateLimiter, KeyHandle, type Decision, type LimiterOptions } from "tollgate/limiter";
