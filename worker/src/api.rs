@@ -41,7 +41,7 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let fault = fault(cfg, &req);
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = body(&mut req).await?;
-    let r = api_request::parse(&bytes, cfg)?;
+    let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let mut answer = match &r.keys {
         Some(keys) => match controls::listed_any(r.policy, keys, r.now.unwrap_or_else(clock)) {
             Some(listed) => listed,
@@ -67,7 +67,7 @@ fn unavailable(message: String) -> ApiError {
 /// isolate does (sync_mode::refund, and worker/README.md for what that guarantees).
 pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
     let bytes = body(&mut req).await?;
-    let r = api_request::parse(&bytes, cfg)?;
+    let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
     if r.keys.is_some() || pc.sync_ms != 0 {
         let keys = r.keys.clone().unwrap_or_else(|| vec![r.key.clone()]);

@@ -106,8 +106,13 @@ pub fn deny_status_param(url: &worker::Url) -> Result<Option<u16>, ApiError> {
     }
 }
 
-/// Parses and validates a body. `default_cost` applies when `cost` is absent.
-pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiError> {
+/// Parses and validates a body.
+/// `header_of` reads a request header: a tiered policy's `tierHeader` chooses the tier (tiers.rs).
+pub fn parse<'c>(
+    body: &[u8],
+    config: &'c Config,
+    header_of: &dyn Fn(&str) -> Option<String>,
+) -> Result<HitRequest<'c>, ApiError> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::new(
             413,
@@ -152,7 +157,7 @@ pub fn parse<'c>(body: &[u8], config: &'c Config) -> Result<HitRequest<'c>, ApiE
     };
     check_key(&key)?;
     let policy = match obj.get("policy") {
-        Some(Value::String(p)) => find_policy(config, p)?,
+        Some(Value::String(p)) => crate::tiers::resolve(config, p, header_of)?,
         None | Some(Value::Null) => return Err(ApiError::bad_request("missing_policy", "policy is required")),
         Some(other) => {
             return Err(ApiError::bad_request("unknown_policy", format!("policy must be a string, not {other}")))
@@ -207,16 +212,16 @@ mod tests {
     }
 
     fn code(body: &str, test_mode: bool) -> &'static str {
-        parse(body.as_bytes(), &config(test_mode)).unwrap_err().code
+        parse(body.as_bytes(), &config(test_mode), &|_| None).unwrap_err().code
     }
 
     #[test]
     fn a_good_body_parses_with_cost_one_by_default() {
         let c = config(false);
-        let r = parse(br#"{"key":"user:42","policy":"api"}"#, &c).unwrap();
+        let r = parse(br#"{"key":"user:42","policy":"api"}"#, &c, &|_| None).unwrap();
         assert_eq!((r.key.as_str(), r.cost, r.now), ("user:42", 1, None));
         let c = config(true);
-        let r = parse(br#"{"key":"k","policy":"api","cost":500,"now":1000}"#, &c).unwrap();
+        let r = parse(br#"{"key":"k","policy":"api","cost":500,"now":1000}"#, &c, &|_| None).unwrap();
         assert_eq!((r.cost, r.now), (500, Some(Nanos::from_secs(1))));
     }
 
@@ -261,16 +266,16 @@ mod tests {
     #[test]
     fn several_keys_parse_and_one_key_in_keys_is_a_key() {
         let c = config(false);
-        let r = parse(br#"{"keys":["u1","o1"],"policy":"api"}"#, &c).unwrap();
+        let r = parse(br#"{"keys":["u1","o1"],"policy":"api"}"#, &c, &|_| None).unwrap();
         assert_eq!((r.key.as_str(), r.keys), ("u1", Some(vec!["u1".to_string(), "o1".to_string()])));
         let sixteen: Vec<String> = (0..16).map(|i| format!("k{i}")).collect();
         let body = serde_json::json!({ "keys": sixteen, "policy": "api" }).to_string();
-        assert_eq!(parse(body.as_bytes(), &c).unwrap().keys.map(|k| k.len()), Some(16));
-        let r = parse(br#"{"keys":["u1"],"policy":"api"}"#, &c).unwrap();
+        assert_eq!(parse(body.as_bytes(), &c, &|_| None).unwrap().keys.map(|k| k.len()), Some(16));
+        let r = parse(br#"{"keys":["u1"],"policy":"api"}"#, &c, &|_| None).unwrap();
         assert_eq!((r.key.as_str(), r.keys), ("u1", None));
-        let e = parse(br#"{"keys":["a","b","a"],"policy":"api"}"#, &c).unwrap_err();
+        let e = parse(br#"{"keys":["a","b","a"],"policy":"api"}"#, &c, &|_| None).unwrap_err();
         assert_eq!((e.code, e.field.as_deref()), ("invalid_value", Some("keys[2]")));
-        let e = parse(br#"{"key":"a","keys":["b"],"policy":"api"}"#, &c).unwrap_err();
+        let e = parse(br#"{"key":"a","keys":["b"],"policy":"api"}"#, &c, &|_| None).unwrap_err();
         assert_eq!((e.code, e.field.as_deref()), ("conflicting_fields", Some("keys")));
     }
 
@@ -287,6 +292,6 @@ mod tests {
     fn a_key_of_exactly_the_cap_is_accepted() {
         let c = config(false);
         let body = format!(r#"{{"key":"{}","policy":"api"}}"#, "é".repeat(MAX_KEY_LEN / 2));
-        assert!(parse(body.as_bytes(), &c).is_ok());
+        assert!(parse(body.as_bytes(), &c, &|_| None).is_ok());
     }
 }

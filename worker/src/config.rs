@@ -87,6 +87,8 @@ pub struct PolicyConfig {
     pub headers: HeaderConfig,
     /// Allow and deny lists, shadow mode (controls.rs).
     pub controls: Controls,
+    /// On a tiered policy's default tier: how a request chooses another tier (tiers.rs).
+    pub tiers: Option<crate::tiers::Tiers>,
 }
 
 /// A policy's header options (docs/headers.md).
@@ -343,6 +345,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         description,
         headers,
         controls,
+        tiers: None,
     })
 }
 
@@ -366,6 +369,10 @@ pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, Strin
     for (name, p) in obj {
         if !valid_policy_name(name) {
             return Err(format!("policy name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
+        }
+        if p.get("tiers").is_some() {
+            crate::tiers::parse_tiered(name, p, &mut out)?;
+            continue;
         }
         out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", located(&e)))?);
     }

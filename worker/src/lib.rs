@@ -37,6 +37,7 @@ pub mod same_error;
 pub mod spec_input;
 pub mod state_api;
 pub mod sync_mode;
+pub mod tiers;
 pub mod vars;
 pub mod vocabulary;
 pub mod wire;

@@ -56,7 +56,7 @@ mod tests {
                     b.to_string()
                 }
             };
-            let e = parse(body.as_bytes(), &config).expect_err(case["mistake"].as_str().unwrap());
+            let e = parse(body.as_bytes(), &config, &|_| None).expect_err(case["mistake"].as_str().unwrap());
             assert_eq!(e.code, case["code"].as_str().unwrap(), "{}: {}", case["mistake"], e.message);
             assert_eq!(e.field.as_deref(), case["field"].as_str(), "{}", case["mistake"]);
         }

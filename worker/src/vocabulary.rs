@@ -39,7 +39,7 @@ mod tests {
     #[test]
     fn the_config_takes_exactly_the_tables_toml_options() {
         let accepted =
-            set([&LIMIT_FIELDS[..], &["limits"][..], &POLICY_OPTIONS[..], &POLICY_FIELDS[..], &POOL_FIELDS[..]]);
+            set([&LIMIT_FIELDS[..], &["limits"][..], &POLICY_OPTIONS[..], &POLICY_FIELDS[..], &crate::tiers::TIER_FIELDS[..], &POOL_FIELDS[..]]);
         assert_eq!(accepted, table("toml", "option"));
     }
 
