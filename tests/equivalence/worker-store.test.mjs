@@ -16,7 +16,7 @@ import http from "node:http";
 import { isDeepStrictEqual } from "node:util";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { RateLimiter, WorkerStore, WorkerUnavailableError, WorkerRequestError } from "tollgate";
+import { RateLimiter, WorkerStore, WorkerUnavailableError, WorkerRequestError, WaitTimeoutError } from "tollgate";
 import { start } from "../../worker/test/harness.mjs";
 import { LIMITERS, trace, policyOf, npmDecisions } from "./fixture.mjs";
 import { MULTI_LIMITERS, nativeFixture } from "../js/fixture.mjs";
@@ -213,6 +213,21 @@ test("peek, refund and reset go to the Worker; limits that are not the Worker's 
   assert.equal((await mine.limit(`${key}:mine`, { now: T0 })).allowed, true);
   const other = new RateLimiter({ name: "per-minute", algorithm: "fixed-window", quota: "6/m", store, });
   await assert.rejects(other.limit(key, { now: T0 }), (e) => e.code === "policy_mismatch" && e.field === "policy");
+});
+
+test("waitFor and blockUntilReady through the Worker: admitted at once, or refused as soon as the wait is known to be too long", async () => {
+  // Real time (waitFor sleeps a denial's retryAfter), on an hour's window: nothing here waits.
+  const limiter = new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "pair", timeoutMs: PATIENT }) });
+  const key = `wait:${process.pid}`;
+  const first = await limiter.waitFor(key, { maxWait: 100, cost: 6 });
+  assert.equal(first.allowed, true);
+  await assert.rejects(limiter.waitFor(key, { maxWait: 100 }), (e) => e instanceof WaitTimeoutError && e.code === "wait_timeout" && e.decision.allowed === false);
+  const last = await limiter.blockUntilReady(key, 100);
+  assert.equal(last.allowed, false);
+  assert.ok(last.retryAfter > 100);
+  const aborted = new AbortController();
+  aborted.abort(new Error("gone"));
+  await assert.rejects(limiter.waitFor(key, { maxWait: 100, signal: aborted.signal }), /gone/);
 });
 
 test("a request the Worker refuses is the caller's error, whatever the failure mode", async () => {
