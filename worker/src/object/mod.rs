@@ -66,13 +66,9 @@ impl KeyLimiter {
 
     /// A request of the several-keys protocol, or an export or import (lock.rs).
     async fn handle_lock(&self, body: &[u8]) -> std::result::Result<lock_wire::LockReply, ApiError> {
-        let r: LockRequest = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
+        let r: LockRequest = request_of(body)?;
         let cfg = config(&self.env)?;
-        let pc = cfg
-            .policies
-            .get(&r.policy)
-            .ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {:?}", r.policy)))?;
+        let pc = policy_of(&cfg, &r.policy)?;
         if r.now.is_some() && !cfg.test_mode {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
         }
@@ -86,13 +82,9 @@ impl KeyLimiter {
 
     /// A request deciding one key (wire.rs): it waits while another request holds the key.
     async fn handle_do(&self, body: &[u8]) -> std::result::Result<DoReply, ApiError> {
-        let r: DoRequest = serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
+        let r: DoRequest = request_of(body)?;
         let cfg = config(&self.env)?;
-        let pc = cfg
-            .policies
-            .get(&r.policy)
-            .ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {:?}", r.policy)))?;
+        let pc = policy_of(&cfg, &r.policy)?;
         match (r.fault, cfg.test_mode) {
             (Some(Fault::Storage(f)), true) => storage_fault::arm(&self.storage_fault, &self.mem, f),
             (Some(fault), true) => {
@@ -173,6 +165,21 @@ impl KeyLimiter {
 
 pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
     worker::js_sys::Date::new(&worker::wasm_bindgen::JsValue::from_f64(ms as f64))
+}
+
+/// A request from an isolate (wire.rs, lock_wire.rs), parsed.
+fn request_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> std::result::Result<T, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))
+}
+
+/// The policy a request from an isolate names (the isolate checked it; a configuration changed
+/// in between is the only way it is missing).
+fn policy_of<'c>(
+    cfg: &'c crate::config::Config,
+    name: &str,
+) -> std::result::Result<&'c crate::config::PolicyConfig, ApiError> {
+    cfg.policies.get(name).ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {name:?}")))
 }
 
 impl DurableObject for KeyLimiter {
