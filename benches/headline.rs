@@ -219,7 +219,8 @@ fn tollgate_keyed_mutex(checks: u64, _: &[u64]) -> (u64, u64) {
     let mut allowed = 0;
     for _ in 0..checks {
         now = now + Nanos::from_micros(1);
-        allowed += black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
+        allowed +=
+            black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
     }
     let held = limiter.lock().unwrap().len() as u64;
     (allowed, held)
@@ -232,7 +233,8 @@ fn tollgate_keyed_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
     let mut allowed = 0;
     for _ in 0..checks {
         let now = START + Nanos::new(clock.now().duration_since(origin).as_u64());
-        allowed += black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
+        allowed +=
+            black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
     }
     let held = limiter.lock().unwrap().len() as u64;
     (allowed, held)
@@ -305,21 +307,105 @@ fn resident_governor(checks: u64, keys: &[u64]) -> (u64, u64) {
 }
 
 const ROWS: &[Row] = &[
-    Row { workload: "direct", name: "plain GCRA on one u64", setup: "synthetic time", thread_safe: false, run: plain_u64 },
+    Row {
+        workload: "direct",
+        name: "plain GCRA on one u64",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: plain_u64,
+    },
     Row { workload: "direct", name: "tollgate Gcra", setup: "synthetic time", thread_safe: false, run: tollgate_gcra },
-    Row { workload: "direct", name: "tollgate Gcra + QuantaClock", setup: "reads governor's default clock", thread_safe: false, run: tollgate_gcra_quanta },
-    Row { workload: "direct", name: "tollgate Gcra in a Mutex", setup: "synthetic time", thread_safe: true, run: tollgate_gcra_mutex },
-    Row { workload: "direct", name: "tollgate Gcra in a Mutex + QuantaClock", setup: "reads governor's default clock", thread_safe: true, run: tollgate_gcra_mutex_quanta },
-    Row { workload: "direct", name: "governor direct", setup: "default: QuantaClock", thread_safe: true, run: governor_direct },
-    Row { workload: "direct", name: "governor direct + FakeRelativeClock", setup: "fake clock, +1 µs", thread_safe: true, run: governor_direct_fake },
-    Row { workload: "keyed", name: "hashbrown<String> + plain GCRA", setup: "synthetic time", thread_safe: false, run: hashbrown_string },
-    Row { workload: "keyed", name: "tollgate KeyedLimiter<Gcra>", setup: "synthetic time", thread_safe: false, run: tollgate_keyed },
-    Row { workload: "keyed", name: "tollgate KeyedLimiter<Gcra> in a Mutex", setup: "synthetic time", thread_safe: true, run: tollgate_keyed_mutex },
-    Row { workload: "keyed", name: "tollgate KeyedLimiter<Gcra> in a Mutex + QuantaClock", setup: "reads governor's default clock", thread_safe: true, run: tollgate_keyed_mutex_quanta },
-    Row { workload: "keyed", name: "governor keyed (dashmap)", setup: "default: DashMap, QuantaClock", thread_safe: true, run: governor_keyed },
-    Row { workload: "resident", name: "hashbrown<u64, u64> + plain GCRA", setup: "synthetic time", thread_safe: false, run: resident_hashbrown },
-    Row { workload: "resident", name: "tollgate KeyedLimiter<Gcra, u64>", setup: "synthetic time", thread_safe: false, run: resident_tollgate },
-    Row { workload: "resident", name: "governor keyed (dashmap), u64", setup: "default: DashMap, QuantaClock", thread_safe: true, run: resident_governor },
+    Row {
+        workload: "direct",
+        name: "tollgate Gcra + QuantaClock",
+        setup: "reads governor's default clock",
+        thread_safe: false,
+        run: tollgate_gcra_quanta,
+    },
+    Row {
+        workload: "direct",
+        name: "tollgate Gcra in a Mutex",
+        setup: "synthetic time",
+        thread_safe: true,
+        run: tollgate_gcra_mutex,
+    },
+    Row {
+        workload: "direct",
+        name: "tollgate Gcra in a Mutex + QuantaClock",
+        setup: "reads governor's default clock",
+        thread_safe: true,
+        run: tollgate_gcra_mutex_quanta,
+    },
+    Row {
+        workload: "direct",
+        name: "governor direct",
+        setup: "default: QuantaClock",
+        thread_safe: true,
+        run: governor_direct,
+    },
+    Row {
+        workload: "direct",
+        name: "governor direct + FakeRelativeClock",
+        setup: "fake clock, +1 µs",
+        thread_safe: true,
+        run: governor_direct_fake,
+    },
+    Row {
+        workload: "keyed",
+        name: "hashbrown<String> + plain GCRA",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: hashbrown_string,
+    },
+    Row {
+        workload: "keyed",
+        name: "tollgate KeyedLimiter<Gcra>",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: tollgate_keyed,
+    },
+    Row {
+        workload: "keyed",
+        name: "tollgate KeyedLimiter<Gcra> in a Mutex",
+        setup: "synthetic time",
+        thread_safe: true,
+        run: tollgate_keyed_mutex,
+    },
+    Row {
+        workload: "keyed",
+        name: "tollgate KeyedLimiter<Gcra> in a Mutex + QuantaClock",
+        setup: "reads governor's default clock",
+        thread_safe: true,
+        run: tollgate_keyed_mutex_quanta,
+    },
+    Row {
+        workload: "keyed",
+        name: "governor keyed (dashmap)",
+        setup: "default: DashMap, QuantaClock",
+        thread_safe: true,
+        run: governor_keyed,
+    },
+    Row {
+        workload: "resident",
+        name: "hashbrown<u64, u64> + plain GCRA",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: resident_hashbrown,
+    },
+    Row {
+        workload: "resident",
+        name: "tollgate KeyedLimiter<Gcra, u64>",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: resident_tollgate,
+    },
+    Row {
+        workload: "resident",
+        name: "governor keyed (dashmap), u64",
+        setup: "default: DashMap, QuantaClock",
+        thread_safe: true,
+        run: resident_governor,
+    },
 ];
 
 fn median(mut v: Vec<f64>) -> f64 {

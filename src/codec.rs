@@ -344,7 +344,8 @@ mod tests {
     #[test]
     fn a_blocked_state_round_trips_and_an_unblocked_one_keeps_version_1() {
         use crate::algorithms::GcraState;
-        let mut state = policy_state(alloc::vec![Some(AnyState::Gcra(GcraState { tat: Nanos::new(5) }))], Nanos::new(9));
+        let mut state =
+            policy_state(alloc::vec![Some(AnyState::Gcra(GcraState { tat: Nanos::new(5) }))], Nanos::new(9));
         assert_eq!(state.encode()[0], FORMAT_VERSION);
         assert_eq!(PolicyState::decode(&state.encode()), Ok(state.clone()));
         state.blocked_until = Nanos::new(8);

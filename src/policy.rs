@@ -360,7 +360,12 @@ impl Policy {
 
     /// Every pair's peek, and the policy's answer from them: a key still blocked by a penalty
     /// ([`crate::penalty`]) is denied whatever the limits say.
-    pub(crate) fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+    pub(crate) fn decide(
+        &self,
+        states: &[Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
         self.validate_cost(cost)?;
         let mut limits = Vec::with_capacity(states.len() * self.limits.len());
         for (k, state) in states.iter().enumerate() {
@@ -390,7 +395,8 @@ impl Policy {
                 l.decision.next_unit_after = Nanos::ZERO;
             }
         }
-        let mut decided = PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits, penalty: false };
+        let mut decided =
+            PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits, penalty: false };
         if blocked_until > now {
             crate::penalty::cover(&mut decided, now, blocked_until);
         }

@@ -271,7 +271,14 @@ pub fn whole<I: Input>(input: &I, field: &str, min: u64, max: u64, what: &str) -
 }
 
 /// `n` as a whole number from `min` to `max`, or an `out_of_range` error naming the range.
-pub fn whole_number<I: Input>(input: &I, field: &str, n: f64, min: u64, max: u64, what: &str) -> Result<u64, SpecError> {
+pub fn whole_number<I: Input>(
+    input: &I,
+    field: &str,
+    n: f64,
+    min: u64,
+    max: u64,
+    what: &str,
+) -> Result<u64, SpecError> {
     let ok = n.is_finite() && n >= min as f64 && n <= max as f64 && (n as u64) as f64 == n;
     if ok {
         return Ok(n as u64);
@@ -568,7 +575,9 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
                 SpecError::new(code::OUT_OF_RANGE, &field, m)
             }
             ConfigError::RateTooHigh { limit, .. } => {
-                let m = written.put(Msg::new("rate too high: ").n(limit).s(" hits in ")).s(" is more than one per nanosecond");
+                let m = written
+                    .put(Msg::new("rate too high: ").n(limit).s(" hits in "))
+                    .s(" is more than one per nanosecond");
                 SpecError::new(code::OUT_OF_RANGE, &rate_field, m)
             }
             ConfigError::BadRefillAmount { amount, capacity } => {
@@ -610,19 +619,21 @@ pub fn quota(field: &str, q: &str) -> Result<(u64, Nanos), SpecError> {
     let at = || Msg::new(field).s(" ").q(q).s(": ");
     match parsed {
         Ok(quota) => Ok((quota.limit(), quota.window())),
-        Err(ConfigError::InvalidQuota { reason, .. }) => Err(SpecError::new(
-            code::INVALID_VALUE,
-            field,
-            at().s(reason).s(" (write e.g. \"100/s\" or \"5000/1h\")"),
-        )),
-        Err(ConfigError::ZeroLimit) => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit must be at least 1"))),
+        Err(ConfigError::InvalidQuota { reason, .. }) => {
+            Err(SpecError::new(code::INVALID_VALUE, field, at().s(reason).s(" (write e.g. \"100/s\" or \"5000/1h\")")))
+        }
+        Err(ConfigError::ZeroLimit) => {
+            Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit must be at least 1")))
+        }
         Err(ConfigError::LimitTooLarge { max, .. }) => {
             Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit is above the maximum ").n(max)))
         }
         Err(ConfigError::ZeroWindow) => {
             Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the window must be longer than zero")))
         }
-        Err(_) => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the window is longer than the maximum 366 days"))),
+        Err(_) => {
+            Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the window is longer than the maximum 366 days")))
+        }
     }
 }
 

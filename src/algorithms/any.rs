@@ -75,7 +75,10 @@ impl FromStr for Kind {
     /// [`Kind::name`]: one name per algorithm (the names peers use, `moving-window`,
     /// `leaky-bucket`, are refused by the configurations with what to write: `crate::spec`).
     fn from_str(s: &str) -> Result<Kind, ConfigError> {
-        Kind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| ConfigError::UnknownAlgorithm { name: s.to_string() })
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| ConfigError::UnknownAlgorithm { name: s.to_string() })
     }
 }
 

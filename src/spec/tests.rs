@@ -68,9 +68,24 @@ fn every_option_reaches_the_core() {
     let v = O(vec![(
         "limits",
         L(vec![
-            O(vec![("algorithm", S("token-bucket")), ("quota", S("100/s")), ("burst", N(500.0)), ("refillAmount", N(10.0))]),
-            O(vec![("algorithm", S("sliding-buckets")), ("quota", S("12/1s")), ("precision", N(250.0)), ("offset", S("0s"))]),
-            O(vec![("algorithm", S("fixed-window")), ("quota", S("5000/1h")), ("offset", S("15m")), ("name", S("hour"))]),
+            O(vec![
+                ("algorithm", S("token-bucket")),
+                ("quota", S("100/s")),
+                ("burst", N(500.0)),
+                ("refillAmount", N(10.0)),
+            ]),
+            O(vec![
+                ("algorithm", S("sliding-buckets")),
+                ("quota", S("12/1s")),
+                ("precision", N(250.0)),
+                ("offset", S("0s")),
+            ]),
+            O(vec![
+                ("algorithm", S("fixed-window")),
+                ("quota", S("5000/1h")),
+                ("offset", S("15m")),
+                ("name", S("hour")),
+            ]),
             O(vec![("algorithm", S("fixed-window")), ("quota", S("15/2s")), ("align", S("first-hit"))]),
             O(vec![("algorithm", S("fixed-window")), ("quota", S("15/2s")), ("align", S("clock"))]),
         ]),
@@ -108,8 +123,18 @@ fn errors_name_the_field_and_speak_the_units_written() {
     let buckets = |window: J, precision: J| {
         O(vec![("algorithm", S("sliding-buckets")), ("limit", N(10.0)), ("window", window), ("precision", precision)])
     };
-    check(buckets(S("1s"), S("300ms")), "out_of_range", "precision", "precision 300ms must divide the window 1s exactly");
-    check(buckets(N(1000.0), N(300.0)), "out_of_range", "precision", "precision 300 ms must divide the window 1000 ms exactly");
+    check(
+        buckets(S("1s"), S("300ms")),
+        "out_of_range",
+        "precision",
+        "precision 300ms must divide the window 1s exactly",
+    );
+    check(
+        buckets(N(1000.0), N(300.0)),
+        "out_of_range",
+        "precision",
+        "precision 300 ms must divide the window 1000 ms exactly",
+    );
     check(
         buckets(S("1h"), S("1ms")),
         "out_of_range",
@@ -186,8 +211,16 @@ fn every_mistake_has_a_code_and_a_field() {
         (gcra(vec![("blockDuration", N(-1.0))]), "out_of_range", "blockDuration"),
         (gcra(vec![("blockDuration", N(1.5))]), "out_of_range", "blockDuration"),
         (gcra(vec![("blockDuration", B(true))]), "invalid_type", "blockDuration"),
-        (O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("align", S("sometimes"))]), "invalid_value", "align"),
-        (O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("burst", N(3.0))]), "unsupported_option", "burst"),
+        (
+            O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("align", S("sometimes"))]),
+            "invalid_value",
+            "align",
+        ),
+        (
+            O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("burst", N(3.0))]),
+            "unsupported_option",
+            "burst",
+        ),
         (O(vec![("algorithm", S("fixed-window-first-hit")), ("quota", S("1/s"))]), "renamed", "algorithm"),
         (O(vec![("algorithm", S("leaky-bucket")), ("quota", S("1/s"))]), "renamed", "algorithm"),
         (O(vec![("algorithm", S("leaky")), ("quota", S("1/s"))]), "invalid_value", "algorithm"),
@@ -239,7 +272,12 @@ fn the_first_hit_spelling_says_what_to_write() {
         e.message,
         "algorithm \"fixed-window-first-hit\" is not a name here; write algorithm \"fixed-window\" with align \"first-hit\""
     );
-    let e = err(O(vec![("algorithm", S("fixed-window")), ("align", S("first-hit")), ("quota", S("1/s")), ("offset", N(5.0))]));
+    let e = err(O(vec![
+        ("algorithm", S("fixed-window")),
+        ("align", S("first-hit")),
+        ("quota", S("1/s")),
+        ("offset", N(5.0)),
+    ]));
     assert_eq!(e.message, "algorithm \"fixed-window\" with align \"first-hit\" does not take the option \"offset\"");
 }
 
@@ -254,11 +292,13 @@ fn numbers_are_shown_as_written() {
 
 #[test]
 fn block_duration_is_a_policy_option_beside_one_limit_or_several() {
-    let one = parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", S("15m"))]), &[]).unwrap();
+    let one = parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", S("15m"))]), &[])
+        .unwrap();
     assert_eq!(one.policy.block_duration(), Nanos::from_secs(900));
     let limit = O(vec![("algorithm", S("gcra")), ("quota", S("1/s"))]);
     let several = parse_policy(&O(vec![("limits", L(vec![limit])), ("blockDuration", N(250.0))]), &[]).unwrap();
     assert_eq!(several.policy.block_duration(), Nanos::from_millis(250));
-    let off = parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", N(0.0))]), &[]).unwrap();
+    let off =
+        parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", N(0.0))]), &[]).unwrap();
     assert_eq!(off.policy.block_duration(), Nanos::ZERO, "0 is no penalty, as in rate-limiter-flexible");
 }

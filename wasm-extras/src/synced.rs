@@ -59,12 +59,7 @@ impl Synced {
     /// `syncRateMs`: > 0 periodic, < 0 local only (0 is deciding in the store, which the Redis
     /// store does without this class).
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        options: JsValue,
-        fields: Vec<String>,
-        namespace: &str,
-        sync_rate_ms: f64,
-    ) -> Result<Synced, JsValue> {
+    pub fn new(options: JsValue, fields: Vec<String>, namespace: &str, sync_rate_ms: f64) -> Result<Synced, JsValue> {
         if !crate::time::is_whole(sync_rate_ms) {
             return Err(range_error("syncRate must be a whole number of milliseconds"));
         }

@@ -27,7 +27,8 @@ pub fn range_error(msg: &str) -> JsValue {
 /// program branches on the same code the Worker answers for the same mistake.
 #[cold]
 pub fn spec_error(e: &tollgate::spec::SpecError) -> JsValue {
-    let err = if e.code == tollgate::spec::code::OUT_OF_RANGE { range_error(&e.message) } else { type_error(&e.message) };
+    let err =
+        if e.code == tollgate::spec::code::OUT_OF_RANGE { range_error(&e.message) } else { type_error(&e.message) };
     with_code(err, e.code, &e.field)
 }
 

@@ -85,7 +85,14 @@ impl Limiter {
 
     /// `run_one`; with `remember`, a hit decided in the key's record leaves that record in
     /// `last` for `limitAgain`.
-    fn run_one_remembering(&mut self, key: &str, now: f64, cost: f64, peek: bool, remember: bool) -> Result<bool, JsValue> {
+    fn run_one_remembering(
+        &mut self,
+        key: &str,
+        now: f64,
+        cost: f64,
+        peek: bool,
+        remember: bool,
+    ) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;

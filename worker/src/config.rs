@@ -23,11 +23,11 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tollgate::headers::Standard;
 use tollgate::spec::{
     code, config_name, duration, one_of, parse_policy as parse_spec, whole, wrong_type, Input, PolicySpec, SpecError,
     Value as Field,
 };
-use tollgate::headers::Standard;
 use tollgate::sync::SyncRate;
 use tollgate::text::Msg;
 
@@ -269,7 +269,10 @@ fn sync_rate(input: &Json) -> Result<i64, SpecError> {
         Field::Number(n) => Err(SpecError::new(
             code::OUT_OF_RANGE,
             field,
-            Msg::new(&format!("syncRate must be a whole number of milliseconds from -{MAX_SYNC_MS} to {MAX_SYNC_MS}, got {}", input.show_number(n))),
+            Msg::new(&format!(
+                "syncRate must be a whole number of milliseconds from -{MAX_SYNC_MS} to {MAX_SYNC_MS}, got {}",
+                input.show_number(n)
+            )),
         )),
         Field::Text(_) => {
             let d = duration(input, field, 1)?.unwrap_or(Nanos::ZERO);
@@ -467,12 +470,18 @@ mod tests {
     fn bad_configurations_say_what_is_wrong() {
         let cases = [
             (json!({ "x": { "limits": [] } }), "limits must hold 1 to 16"),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "nope", "quota": "1/s" }] } }), "algorithm must be one of"),
+            (
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "nope", "quota": "1/s" }] } }),
+                "algorithm must be one of",
+            ),
             (
                 json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }], "syncRate": 100 } }),
                 "mergeable",
             ),
-            (json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "limit": 1 }] } }), "limits[0].window is required"),
+            (
+                json!({ "x": { "limits": [{ "name": "a", "algorithm": "gcra", "limit": 1 }] } }),
+                "limits[0].window is required",
+            ),
             (
                 json!({ "x": { "limits": [{ "name": "a", "algorithm": "fixed-window", "quota": "1/s", "burst": 3 }] } }),
                 "burst",
@@ -611,7 +620,10 @@ mod tests {
         assert_eq!(parse(json!({ "standardHeaders": "draft-7" })).unwrap().standard, Some(Standard::Draft7));
         let all = parse(json!({ "legacyHeaders": false, "partitionKey": true, "jitter": true })).unwrap();
         assert!(!all.legacy && all.partition_key && all.jitter);
-        assert!(parse(json!({ "standardHeaders": "draft-9" })).unwrap_err().message.contains("standardHeaders must be"));
+        assert!(parse(json!({ "standardHeaders": "draft-9" }))
+            .unwrap_err()
+            .message
+            .contains("standardHeaders must be"));
         assert!(parse(json!({ "legacyHeaders": "no" })).is_err());
         assert!(parse(json!({ "headers": "both" })).is_err(), "the old name is not taken");
     }

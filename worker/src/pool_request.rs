@@ -185,11 +185,7 @@ pub fn query_now(query: Option<&str>, test_mode: bool) -> Result<Option<Nanos>, 
 
 /// The body of `POST /v1/pools/{pool}/leases`: `{"holder","partitions","ttlMs"}`.
 pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
-    let obj = object(
-        body,
-        &GRANT_FIELDS,
-        r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#,
-    )?;
+    let obj = object(body, &GRANT_FIELDS, r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#)?;
     let holder = match obj.get("holder") {
         Some(Value::String(h)) => h.clone(),
         None | Some(Value::Null) => return Err(ApiError::bad_request("invalid_holder", "holder is required")),

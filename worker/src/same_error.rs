@@ -24,7 +24,13 @@ mod tests {
         let t = table();
         for case in t["config"].as_array().unwrap() {
             let e = parse_policy("same", &case["options"]).expect_err(case["mistake"].as_str().unwrap());
-            assert_eq!((e.code, e.field.as_str()), (case["code"].as_str().unwrap(), case["field"].as_str().unwrap()), "{}: {}", case["mistake"], e.message);
+            assert_eq!(
+                (e.code, e.field.as_str()),
+                (case["code"].as_str().unwrap(), case["field"].as_str().unwrap()),
+                "{}: {}",
+                case["mistake"],
+                e.message
+            );
         }
     }
 

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::api_request::find_policy;
-use crate::config::{parse_policy, located, valid_policy_name, Config, PolicyConfig};
+use crate::config::{located, parse_policy, valid_policy_name, Config, PolicyConfig};
 use crate::errors::ApiError;
 
 /// The options of a tiered policy, beside which no other option is taken (each tier has its own).
@@ -51,7 +51,11 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
     }
     let tiers = match obj.get("tiers") {
         Some(Value::Object(t)) if !t.is_empty() => t,
-        _ => return Err(format!("policy {name:?}: tiers must be an object of tier name to policy, with at least one tier")),
+        _ => {
+            return Err(format!(
+                "policy {name:?}: tiers must be an object of tier name to policy, with at least one tier"
+            ))
+        }
     };
     let header = match obj.get("tierHeader") {
         None => DEFAULT_TIER_HEADER.to_string(),
@@ -61,7 +65,11 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
     let default = match obj.get("defaultTier") {
         Some(Value::String(d)) if tiers.contains_key(d) => d.clone(),
         Some(other) => return Err(format!("policy {name:?}: defaultTier must name one of its tiers, got {other}")),
-        None => return Err(format!("policy {name:?}: defaultTier is required with tiers (the tier of a request without {header})")),
+        None => {
+            return Err(format!(
+                "policy {name:?}: defaultTier is required with tiers (the tier of a request without {header})"
+            ))
+        }
     };
     let names: Vec<String> = tiers.keys().cloned().collect();
     for (tier, spec) in tiers {
@@ -69,10 +77,12 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
             return Err(format!("policy {name:?}: tier name {tier:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
         }
         let stored = if *tier == default { name.to_string() } else { format!("{name}:{tier}") };
-        let mut pc = parse_policy(&stored, spec).map_err(|e| format!("policy {name:?}: tier {tier:?}: {}", located(&e)))?;
+        let mut pc =
+            parse_policy(&stored, spec).map_err(|e| format!("policy {name:?}: tier {tier:?}: {}", located(&e)))?;
         pc.description["tier"] = Value::String(tier.clone());
         if *tier == default {
-            pc.description["tiers"] = serde_json::json!({ "tierHeader": header, "defaultTier": default, "names": names });
+            pc.description["tiers"] =
+                serde_json::json!({ "tierHeader": header, "defaultTier": default, "names": names });
             pc.tiers = Some(Tiers { header: header.clone(), default: default.clone(), names: names.clone() });
         }
         out.insert(stored, pc);

@@ -38,8 +38,14 @@ mod tests {
     /// own) and a pool's. `PROXY`'s fields are listed by the proxy's owner.
     #[test]
     fn the_config_takes_exactly_the_tables_toml_options() {
-        let accepted =
-            set([&LIMIT_FIELDS[..], &["limits"][..], &POLICY_OPTIONS[..], &POLICY_FIELDS[..], &crate::tiers::TIER_FIELDS[..], &POOL_FIELDS[..]]);
+        let accepted = set([
+            &LIMIT_FIELDS[..],
+            &["limits"][..],
+            &POLICY_OPTIONS[..],
+            &POLICY_FIELDS[..],
+            &crate::tiers::TIER_FIELDS[..],
+            &POOL_FIELDS[..],
+        ]);
         assert_eq!(accepted, table("toml", "option"));
     }
 

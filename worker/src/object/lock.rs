@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use futures_util::future::select;
 
+use super::storage_fault::Sql;
 use serde_json::json;
 use tollgate::{Nanos, PolicyState};
-use super::storage_fault::Sql;
 
 use super::storage::{load_exact, save_exact, storage_deadline, Mem};
 use crate::config::PolicyConfig;
