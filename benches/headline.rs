@@ -25,6 +25,9 @@
 //! scripts/bench-instructions.sh runs one row at two check counts under callgrind and prints
 //! the instructions per check (the difference over the difference).
 
+mod common;
+use common::keys;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -60,7 +63,6 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
-const KEYS: u64 = 1_000_000;
 const RUNS: usize = 5;
 const START: Nanos = Nanos::from_secs(1_700_000_000);
 
@@ -92,20 +94,6 @@ fn plain_gcra(tat: &mut u64, now: u64, t: u64, tau: u64) -> (bool, u64, u64, u64
     } else {
         (false, 0, at, at - tau - now)
     }
-}
-
-/// The `resident` key sequence: splitmix64 with a fixed seed, reduced to 1,000,000 keys.
-fn keys(checks: u64) -> Vec<u64> {
-    let mut x: u64 = 0x005E_ED0F_7011_6A7E;
-    (0..checks)
-        .map(|_| {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % KEYS
-        })
-        .collect()
 }
 
 /// One row: `setup` makes a fresh limiter, `run` does `checks` checks and returns how many

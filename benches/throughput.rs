@@ -9,6 +9,9 @@
 //! `Mutex`, which is what a multi-threaded server would pay. Run with `make bench-core` (or `cargo bench --bench throughput`);
 //! figures go to docs/benchmarks.md.
 
+mod common;
+use common::{keys, KEYS};
+
 use std::hint::black_box;
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -21,7 +24,6 @@ use tollgate::policy::Policy;
 use tollgate::{AnyAlgorithm, Gcra, KeyedLimiter, Limiter, Nanos, Quota, TokenBucket};
 
 const CHECKS: u64 = 10_000_000;
-const KEYS: u64 = 1_000_000;
 
 fn quota() -> Quota {
     Quota::per_second(1000).unwrap().with_burst(100).unwrap()
@@ -29,20 +31,6 @@ fn quota() -> Quota {
 
 fn governor_quota() -> GQuota {
     GQuota::per_second(NonZeroU32::new(1000).unwrap()).allow_burst(NonZeroU32::new(100).unwrap())
-}
-
-/// The W2 key sequence: splitmix64 with a fixed seed, reduced to 1,000,000 keys.
-fn w2_keys() -> Vec<u64> {
-    let mut x: u64 = 0x005E_ED0F_7011_6A7E;
-    (0..CHECKS)
-        .map(|_| {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            (z ^ (z >> 31)) % KEYS
-        })
-        .collect()
 }
 
 fn w1(c: &mut Criterion) {
@@ -160,7 +148,7 @@ fn w1(c: &mut Criterion) {
 }
 
 fn w2(c: &mut Criterion) {
-    let keys = w2_keys();
+    let keys = keys(CHECKS);
     let mut g = c.benchmark_group("W2 1M keys");
     g.sample_size(10).throughput(Throughput::Elements(CHECKS)).measurement_time(Duration::from_secs(40));
     let start = Nanos::from_secs(1_700_000_000);

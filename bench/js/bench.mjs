@@ -9,20 +9,10 @@ import { RateLimiter } from "../../pkg/dist/node/index.js";
 import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
 import { wasmMemory } from "../../pkg/dist/node/wasm.js";
 import { RateLimiterMemory } from "rate-limiter-flexible";
+import { KEYS, keysByPrng } from "./keys.mjs";
 
 const N = Number(process.env.BENCH_N ?? 10_000_000);
-const KEYS = 1_000_000;
 const T0 = 1_700_000_000_000;
-
-function keysByPrng(n) {
-  const keys = new Array(n);
-  let s = 0x2545f491;
-  for (let i = 0; i < n; i++) {
-    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
-    keys[i] = `user:${(s >>> 0) % KEYS}`;
-  }
-  return keys;
-}
 
 /** GCRA in plain JS: one theoretical arrival time (ms) per key in a Map. */
 class PlainGcra {
