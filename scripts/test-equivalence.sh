@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/worker-current.sh tests/equivalence
-# The fixture's native decisions (tests/js/fixture.mjs runs this example).
-cargo build --quiet --release --example equivalence_fixture
+# The fixture's native decisions (tests/js/fixture.mjs runs this example), in the dev profile
+# that the core's `cargo test` builds too.
+cargo build --quiet --example equivalence_fixture
 timeout 2400 node --test --test-concurrency=1 --test-timeout=1800000 tests/equivalence/

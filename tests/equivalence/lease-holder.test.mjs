@@ -107,7 +107,7 @@ test("LeasedPacers over HTTP decide what the core's LeaseHolder decides on the s
   let grants = 0;
   let moved = 0;
   for (const [holder, lines] of events) {
-    const replay = execFileSync("cargo", ["run", "--quiet", "--release", "--example", "lease_holder_replay"], {
+    const replay = execFileSync("cargo", ["run", "--quiet", "--example", "lease_holder_replay"], {
       cwd: root,
       input: lines.join("\n") + "\n",
       encoding: "utf8",

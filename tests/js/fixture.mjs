@@ -33,11 +33,13 @@ export const MULTI_LIMITERS = [{ algorithm: "gcra", quota: "5/1s", burst: 3 }, {
 
 /**
  * The native decisions as CSV lines (see examples/equivalence_fixture.rs for the columns);
- * `multi`: the multi-key trace over MULTI_LIMITERS (keys joined by `+`).
+ * `multi`: the multi-key trace over MULTI_LIMITERS (keys joined by `+`). The example runs in
+ * the dev profile, which `make test-core`'s `cargo test` has already built: a release build
+ * would compile the core once more for a run that takes well under a second either way.
  */
 export function nativeFixture(multi = false) {
   const args = multi ? [String(MULTI_HITS), "multi"] : [String(HITS)];
-  return execFileSync("cargo", ["run", "--quiet", "--release", "--example", "equivalence_fixture", "--", ...args], {
+  return execFileSync("cargo", ["run", "--quiet", "--example", "equivalence_fixture", "--", ...args], {
     cwd: root,
     encoding: "utf8",
     maxBuffer: 64 << 20,
