@@ -6,16 +6,20 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test setup example test-core test-nostd test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
+.PHONY: run test test-prebuild setup example test-core test-nostd test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
 run:
 	scripts/run.sh
 
-## Every test the project has.
-test: test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis test-www test-equivalence
+## Every test the project has. The Worker's wasm build starts first, in the background
+## (scripts/prebuild-worker.sh), and test-worker waits for it.
+test: test-prebuild test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis test-www test-equivalence
 	@echo "make test: all passed"
+
+test-prebuild:
+	scripts/prebuild-worker.sh
 
 setup:
 	scripts/setup.sh all

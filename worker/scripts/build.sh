@@ -14,17 +14,33 @@
 #
 # Then the playground's assets (www/vendor/tollgate, scripts/build-www.sh, skipped when
 # current), so that a plain `wrangler deploy` ships a page that can load its module.
+#
+# One build at a time: the script holds a lock (target/worker-build.lock) while it runs, so a
+# call made while another builds waits for it and then finds build/ current. `make test` starts
+# the Rust part early in the background (scripts/prebuild-worker.sh, WORKER_PREBUILD=1: the
+# wasm build only, the lock already taken for it), and the first test target that needs the
+# Worker waits here for it. The wasm build has its own cargo target directory
+# (target/worker-wasm), so that it does not hold the workspace's cargo lock during its long
+# link while the other crates build and test.
 set -eu
 caller="$PWD"
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
+if [ "${TOLLGATE_WORKER_BUILD_LOCKED:-0}" != "1" ]; then
+  mkdir -p ../target
+  exec 9>../target/worker-build.lock
+  flock 9
+fi
 config="${TOLLGATE_WRANGLER_CONFIG:-}"
 if [ -z "$config" ]; then
   if [ -f "$caller/wrangler.toml" ]; then config="$caller/wrangler.toml"; else config="$PWD/wrangler.toml"; fi
 fi
-cargo run --quiet -p tollgate-worker --example check_config -- "$config"
-if [ "${SKIP_WWW_BUILD:-0}" != "1" ]; then
-  ../scripts/build-www.sh
+prebuild="${WORKER_PREBUILD:-0}"
+if [ "$prebuild" != "1" ]; then
+  cargo run --quiet -p tollgate-worker --example check_config -- "$config"
+  if [ "${SKIP_WWW_BUILD:-0}" != "1" ]; then
+    ../scripts/build-www.sh
+  fi
 fi
 if [ -f build/index.js ] && [ "${FORCE_WORKER_BUILD:-0}" != "1" ]; then
   if [ "${SKIP_WORKER_BUILD:-0}" = "1" ]; then
@@ -39,4 +55,4 @@ export ESBUILD_BIN="${ESBUILD_BIN:-$PWD/node_modules/esbuild/bin/esbuild}"
 if [ -x node_modules/.bin/wasm-opt ]; then
   export WASM_OPT_BIN="${WASM_OPT_BIN:-$PWD/node_modules/.bin/wasm-opt}"
 fi
-exec worker-build --release "$@"
+CARGO_TARGET_DIR="$PWD/../target/worker-wasm" worker-build --release "$@"
