@@ -35,8 +35,17 @@
 //!
 //! **Which states have one** (see [`check_guarded`]): one key under a policy of one limit with
 //! no penalty, a version-1 state (not a blocked one), the batch all admitted, and the
-//! algorithm GCRA (fields: the expiry and `tat`). A fresh key, a blocked key, several keys or
-//! limits, a denial in the batch and the other algorithms get no guard: a plain
+//! algorithm
+//! - GCRA: the fields are the expiry and `tat`, moved together;
+//! - a fixed window (clock-aligned or from the first hit): the count, while the hits count in
+//!   the window the state holds (a hit in a later window does not depend on the count: it
+//!   writes the same bytes over any count, shift 0);
+//! - a sliding window counter: the current window's count, while the hits count in the window
+//!   the state holds, or in one two or more windows later (which forgets both counts); a hit in
+//!   the next window makes the count the previous window's, another field: no guard.
+//!
+//! A fresh key, a blocked key, several keys or limits, a denial in the batch and the other
+//! algorithms (sliding log, sliding buckets, token bucket) get no guard: a plain
 //! compare-and-swap.
 //!
 //! Every bound is kept within `±`[`MAX_SHIFT`], so a store with only doubles (Redis's Lua)
@@ -56,12 +65,16 @@ pub const MAX_SHIFT: i64 = 1 << 50;
 
 /// No value a guarded field takes, before or after any shift in range, exceeds this: the
 /// core's saturating time arithmetic never saturates over a guard's range.
-const MAX_VALUE: i128 = 1 << 63;
+const MAX_VALUE: u64 = 1 << 63;
 
 /// The fields of a version-1 state of one slot: version, expiry, slot count, tag, then the
 /// algorithm's fields from this position on.
 const FIRST_ALGORITHM_FIELD: u32 = 4;
-const EXPIRY_FIELD: u32 = 1;
+/// Where the expiry is in every state's varints: a store moves the key's TTL with it.
+pub const EXPIRY_FIELD: u32 = 1;
+/// The count of both fixed windows and the current count of a sliding window: each is the
+/// second field of its algorithm, after the window start.
+const COUNT_FIELD: u32 = FIRST_ALGORITHM_FIELD + 1;
 
 /// A guarded update (see the [module docs](self)): which varint fields move, the range of
 /// `delta` over which the decision moves with them, and how the written fields move.
@@ -80,15 +93,15 @@ pub struct Guard {
 impl Guard {
     /// A guard over `fields` for `delta` in `[lo, hi]` (clipped to `±MAX_SHIFT`), or `None`
     /// when that range does not hold 0 (the bytes the decision was made over).
-    pub fn new(fields: u32, lo: i128, hi: i128, knee: i128) -> Option<Guard> {
-        let lo = lo.max(-MAX_SHIFT as i128);
-        let hi = hi.min(MAX_SHIFT as i128);
+    pub fn new(fields: u32, lo: i64, hi: i64, knee: i64) -> Option<Guard> {
+        let lo = lo.max(-MAX_SHIFT);
+        let hi = hi.min(MAX_SHIFT);
         if fields == 0 || lo > 0 || hi < 0 {
             return None;
         }
         // Over a range holding 0, a knee outside it shifts exactly as the range's end does.
         let knee = knee.clamp(lo, hi);
-        Some(Guard { fields, lo: lo as i64, hi: hi as i64, knee: knee as i64 })
+        Some(Guard { fields, lo, hi, knee })
     }
 
     /// Whether the guard covers bytes whose fields moved by `delta`.
@@ -108,13 +121,14 @@ impl Guard {
         if self.fields != next.fields {
             return None;
         }
-        let (k1, c1) = (self.knee as i128, self.knee.max(0) as i128);
+        // Every bound is within 2^50: no sum below overflows.
+        let (k1, c1) = (self.knee, self.knee.max(0));
         // Keep shift(delta) within next's range: shift is max(delta, k1) - c1, non-decreasing.
-        let hi = (self.hi as i128).min(next.hi as i128 + c1);
-        let lo = if next.lo as i128 + c1 > k1 { (self.lo as i128).max(next.lo as i128 + c1) } else { self.lo as i128 };
+        let hi = self.hi.min(next.hi + c1);
+        let lo = if next.lo + c1 > k1 { self.lo.max(next.lo + c1) } else { self.lo };
         // max(max(d, k1) - c1, k2) - c2 = max(d, k1, k2 + c1) - (c1 + c2), and c1 + c2 is
         // max(0, that knee).
-        let knee = k1.max(next.knee as i128 + c1);
+        let knee = k1.max(next.knee + c1);
         Guard::new(self.fields, lo, hi, knee)
     }
 
@@ -169,49 +183,107 @@ pub fn shift_fields(bytes: &[u8], fields: u32, by: i64) -> Option<Vec<u8>> {
 
 /// [`Policy::check`] with the guard of its decision (see the [module docs](self)): `Some`
 /// only when the hit was admitted and its state has a guard. The guard is computed from the
-/// state before the check, so a compare-and-swap store gets it from the states it already
-/// decoded.
+/// states the check is given and the decision, so a compare-and-swap store gets it from the
+/// states it already decoded.
 pub fn check_guarded(
     policy: &Policy,
     states: &mut [Option<PolicyState>],
     now: Nanos,
     cost: u64,
 ) -> Result<(PolicyDecision, Option<Guard>), CheckError> {
-    let guard = guard_before(policy, states, now, cost);
+    let before = Before::of(policy, states);
     let decision = policy.check(states, now, cost)?;
-    let guard = if decision.allowed { guard } else { None };
+    let guard = match (&states[..], decision.allowed) {
+        ([Some(after)], true) => before.guard(policy, after, now, cost, decision.decision.remaining),
+        _ => None,
+    };
     Ok((decision, guard))
 }
 
-/// The guard of admitting a hit over `states`, if it is admitted and its state has one.
-fn guard_before(policy: &Policy, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Option<Guard> {
-    let ([Some(state)], [limit]) = (states, policy.limits()) else { return None };
-    if policy.block_duration() > Nanos::ZERO || state.blocked_until() > Nanos::ZERO {
-        return None;
-    }
-    let [Some(slot)] = state.slots() else { return None };
-    if policy.validate_cost(cost).is_err() {
-        return None;
-    }
-    let expiry = state.expires_at().as_nanos() as i128;
-    let (now, cost) = (now.as_nanos() as i128, cost as i128);
-    match (limit.algorithm(), slot) {
-        (AnyAlgorithm::Gcra(g), AnyState::Gcra(s)) => {
-            let t = g.emission_interval().as_nanos() as i128;
-            let tau = t * (g.burst() as i128 - 1);
-            let tat = s.tat.as_nanos() as i128;
-            // Over tat + delta the hit starts from max(tat + delta, now), admitted while that
-            // is at most `last`, and the meter ends cost * T further on; the expiry is the
-            // meter's end, so both fields move together.
-            let last = now + tau - t * (cost - 1);
-            if tat.max(now) > last {
-                return None;
-            }
-            let end = tat.max(now) + t * cost;
-            let hi = (last - tat).min(MAX_VALUE - end);
-            let fields = 1 << EXPIRY_FIELD | 1 << FIRST_ALGORITHM_FIELD;
-            Guard::new(fields, -tat.min(expiry), hi, now - tat)
+/// What a guard needs of a state before the check (a few numbers: no copy of the state).
+enum Before {
+    /// No guard for this state (see the module docs).
+    None,
+    /// A GCRA meter and the state's expiry.
+    Gcra { tat: Nanos, expiry: Nanos },
+    /// A counter: its window's start and count (both fixed windows; a sliding window's current).
+    Count { start: Nanos, count: u64 },
+}
+
+impl Before {
+    fn of(policy: &Policy, states: &[Option<PolicyState>]) -> Before {
+        let ([Some(state)], [_]) = (states, policy.limits()) else { return Before::None };
+        if policy.block_duration() > Nanos::ZERO || state.blocked_until() > Nanos::ZERO {
+            return Before::None;
         }
-        _ => None,
+        match state.slots() {
+            [Some(AnyState::Gcra(s))] => Before::Gcra { tat: s.tat, expiry: state.expires_at() },
+            [Some(AnyState::FixedWindow(s))] => Before::Count { start: s.start, count: s.count },
+            [Some(AnyState::FixedWindowFirstHit(s))] => Before::Count { start: s.start, count: s.count },
+            [Some(AnyState::SlidingWindow(s))] => Before::Count { start: s.start, count: s.current },
+            _ => Before::None,
+        }
+    }
+
+    /// The guard of the admitted hit of `cost` at `now` that left `after`, `remaining` its
+    /// decision's.
+    fn guard(self, policy: &Policy, after: &PolicyState, now: Nanos, cost: u64, remaining: u64) -> Option<Guard> {
+        let now = now.as_nanos();
+        match (self, &policy.limits()[0].algorithm(), after.slots()) {
+            (Before::Gcra { tat, expiry }, AnyAlgorithm::Gcra(g), _) => {
+                // The products stay within the meter's longest span (2^62; cost <= burst).
+                let t = g.emission_interval().as_nanos();
+                let room = t * (g.burst() - 1) - t * (cost - 1);
+                let tat = tat.as_nanos();
+                // Over tat + delta the hit starts from max(tat + delta, now), admitted while
+                // that is at most now + room (so up to delta = now + room - tat), and the meter
+                // ends cost * T further on; the expiry is the meter's end, so both fields move
+                // together. Nothing moved may pass 2^63 (the core's arithmetic saturates at
+                // 2^64). `room` and `now - tat` are within 2^62 when admitted.
+                let end = tat.max(now).saturating_add(t * cost);
+                let hi = (room as i64).saturating_add(diff(now, tat)).min(diff(MAX_VALUE, end));
+                let fields = 1 << EXPIRY_FIELD | 1 << FIRST_ALGORITHM_FIELD;
+                Guard::new(fields, -(tat.min(expiry.as_nanos()).min(MAX_SHIFT as u64) as i64), hi, diff(now, tat))
+            }
+            (Before::Count { start, count }, algorithm, [Some(slot)]) => {
+                let new_start = match slot {
+                    AnyState::FixedWindow(s) => s.start,
+                    AnyState::FixedWindowFirstHit(s) => s.start,
+                    AnyState::SlidingWindow(s) => s.start,
+                    _ => return None,
+                };
+                let rolled_once =
+                    matches!(algorithm, AnyAlgorithm::SlidingWindow(a) if new_start == a.alignment().end_of(start));
+                counter(new_start == start, rolled_once, count, remaining)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The guard of an admitted hit on a counter (the [`COUNT_FIELD`]) holding `count`. `same`:
+/// the hit counted in the state's window, where it was admitted while `count + delta` (or a
+/// sliding window's estimate, which moves with it) left room for it: `remaining` units more
+/// at delta 0 (at most a limit, below 2^53); the count moves with `delta`. Otherwise the hit opened a new window: its bytes
+/// do not depend on the count (shift 0 over any count), except a sliding window's next one
+/// (`rolled_once`), where the count becomes the previous window's, another field: no guard.
+fn counter(same: bool, rolled_once: bool, count: u64, remaining: u64) -> Option<Guard> {
+    let fields = 1 << COUNT_FIELD;
+    let lo = -(count.min(MAX_SHIFT as u64) as i64);
+    match (same, rolled_once) {
+        (true, _) => Guard::new(fields, lo, remaining as i64, lo),
+        (false, false) => Guard::new(fields, lo, MAX_SHIFT, MAX_SHIFT),
+        (false, true) => None,
+    }
+}
+
+/// `a - b`, clipped to `±2^62`: beyond any bound a guard states (`MAX_SHIFT`), so clipping
+/// changes no guard.
+fn diff(a: u64, b: u64) -> i64 {
+    const CLIP: u64 = 1 << 62;
+    if a >= b {
+        (a - b).min(CLIP) as i64
+    } else {
+        -((b - a).min(CLIP) as i64)
     }
 }

@@ -13,7 +13,8 @@
 
 /**
  * Defines `guarded(current, expected, written, guard)`: the bytes (hex) to write over
- * `current` and how far the written fields moved (ns), or nil when the guard does not apply.
+ * `current` and how far the expiry moved (ns; 0 when it is not a guarded field), or nil when
+ * the guard does not apply; and `shifted_ttl(ttl, moved)`.
  */
 export const GUARD_LUA = `
 local P28 = 268435456
@@ -88,9 +89,11 @@ local function guarded(cur, e, w, g)
     f = (f - f % 2) / 2
     put(out, vh, vl)
   end
+  if fields % 4 < 2 then s = 0 end
   return table.concat(out), s
 end
--- The TTL (ms) of bytes whose expiry moved by s ns from bytes kept ttl ms: never shorter.
+-- The TTL (ms) of bytes whose expiry (varint 1 of every state) moved by s ns from bytes kept
+-- ttl ms: never shorter.
 local function shifted_ttl(ttl, s)
   local r = math.fmod(s, 1000000)
   local ms = (s - r) / 1000000

@@ -1,5 +1,6 @@
 // The guarded update (src/guard.rs, lib/redis-guard.js) on a real redis-server: the script's Lua,
-// which knows no algorithm and computes in doubles, against the core. For random GCRA states
+// which knows no algorithm and computes in doubles, against the core. For random states of the
+// algorithms that have guards (GCRA, fixed window, sliding window)
 // (epoch times, times near 2^63 ns, times whose low 28 bits are about to carry) and batches, the
 // bytes at the key are moved by a random delta inside or outside the core's guard, as another
 // writer would have moved them; then the limiter, whose cache still holds the old bytes, decides
@@ -118,7 +119,8 @@ for (const kind of CLIENTS) {
     const tally = { inside: 0, outside: 0, carried: 0, near63: 0, noGuard: 0 };
     for (let i = 0; i < CASES; i++) {
       const limit = 2 + Math.floor(rng() * 20);
-      const config = { algorithm: "gcra", limit, window: `${1 + Math.floor(rng() * 30)}s` };
+      const algorithm = ["gcra", "gcra", "fixed-window", "sliding-window"][Math.floor(rng() * 4)];
+      const config = { algorithm, limit, window: `${1 + Math.floor(rng() * 30)}s` };
       const policy = new Policy(config);
       const store = new RedisStore(client, { prefix: `guard:${kind}:` });
       const limiter = new RateLimiter({ ...config, store });
@@ -168,6 +170,7 @@ for (const kind of CLIENTS) {
       assert.equal(store._guarded.mismatches, 0, what);
       if (inside) {
         tally.inside++;
+        tally[algorithm] = (tally[algorithm] ?? 0) + 1;
         // Moved by 0, the bytes are the expected ones: a plain swap.
         assert.equal(store._guarded.writes, guardedBefore + (delta === 0 ? 0 : 1), `written under the guard: ${what}`);
         const s = Math.max(delta, g.knee) - Math.max(0, g.knee);
@@ -183,6 +186,7 @@ for (const kind of CLIENTS) {
     console.log(`# ${kind}: ${JSON.stringify(tally)}`);
     assert.ok(tally.inside >= CASES / 4 && tally.outside >= CASES / 10, JSON.stringify(tally));
     assert.ok(tally.near63 >= 1 && tally.carried >= 1, JSON.stringify(tally));
+    assert.ok(tally.gcra >= 1 && tally["fixed-window"] >= 1 && tally["sliding-window"] >= 1, JSON.stringify(tally));
   });
 }
 

@@ -99,9 +99,9 @@ impl StorePolicy {
         now: f64,
         cost: f64,
         refund: bool,
-        join: Option<bool>,
+        join: bool,
     ) -> Result<JsValue, JsValue> {
-        let before = if join == Some(true) { self.guard.take() } else { None };
+        let before = if join { self.guard.take() } else { None };
         self.guard = None;
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
@@ -124,7 +124,7 @@ impl StorePolicy {
             Err(e) => return Err(check_error(&e, self.limit_name())),
         }
         if step.changed {
-            self.guard = match (join == Some(true), before) {
+            self.guard = match (join, before) {
                 (false, _) => guard,
                 (true, Some(b)) => guard.and_then(|g| b.then(&g)),
                 (true, None) => None,
