@@ -52,8 +52,11 @@ fn decide(policy: &Policy, bytes: Option<&[u8]>, hits: &[(u64, u64)]) -> (Vec<bo
     (flags, states[0].as_ref().map(PolicyState::encode), guard)
 }
 
+/// (algorithm kind, `a`, `b` as `policy_of` takes them, base time, warm-up steps, batch steps).
+type Case = (u8, u64, u64, u64, Vec<(u64, u64)>, Vec<(i64, u64)>);
+
 /// A configuration, a state reached by `warm` hits, and a batch, all at times from `base`.
-fn case() -> impl Strategy<Value = (u8, u64, u64, u64, Vec<(u64, u64)>, Vec<(i64, u64)>)> {
+fn case() -> impl Strategy<Value = Case> {
     let base = prop_oneof![
         0u64..(1 << 40),
         // near a 2^28 carry of the low part the Lua script computes in
