@@ -120,15 +120,27 @@ for (const kind of CLIENTS) {
     for (let i = 0; i < CASES; i++) {
       const limit = 2 + Math.floor(rng() * 20);
       const algorithm = ["gcra", "gcra", "fixed-window", "sliding-window"][Math.floor(rng() * 4)];
-      const config = { algorithm, limit, window: `${1 + Math.floor(rng() * 30)}s` };
+      // Windows of an hour: every state written lives minutes at least (a GCRA meter moves
+      // an hour / limit per hit; the windows start near the batch), so nothing a case reads
+      // back can expire however slowly the machine runs it.
+      const config = { algorithm, limit, window: "1h" };
+      const HOUR = 3_600_000;
       const policy = new Policy(config);
       const store = new RedisStore(client, { prefix: `guard:${kind}:` });
       const limiter = new RateLimiter({ ...config, store });
       const key = `k${i}`;
-      const t0 = startTime(rng);
+      const start = startTime(rng);
+      // A counter's batch counts in its window (or, one time in four, one or two windows later).
+      const t0 = algorithm === "gcra" ? start : Math.floor(start / HOUR) * HOUR + Math.floor(rng() * 1000);
       for (let w = Math.floor(rng() * 3); w >= 0; w--) await limiter.limit(key, { now: t0 + w });
       const b = await limiter.export(key);
-      const t1 = t0 + Math.floor(rng() * 3000) - 500;
+      // A meter busy at the batch's time (within the warm hits' span), or idle (past it); a
+      // clock that went back a little.
+      const span = (4 * HOUR) / limit;
+      const t1 =
+        algorithm === "gcra"
+          ? t0 + Math.floor((rng() * 1.5 - 0.1) * span)
+          : t0 + (rng() < 0.25 ? HOUR * (1 + Math.floor(rng() * 2)) : Math.floor(rng() * 3000) - 500);
       const hits = Array.from({ length: 1 + Math.floor(rng() * 4) }, (_, j) => ({ now: t1 + j * Math.floor(rng() * 50), cost: 1 + Math.floor(rng() * 2) }));
       const g = guardOf(policy, b, hits);
       if (g === null) {
@@ -171,6 +183,8 @@ for (const kind of CLIENTS) {
       if (inside) {
         tally.inside++;
         tally[algorithm] = (tally[algorithm] ?? 0) + 1;
+        // Below the knee: an idle meter's batch over a meter moved less far (shift 0).
+        if (algorithm === "gcra" && delta < g.knee) tally.belowKnee = (tally.belowKnee ?? 0) + 1;
         // Moved by 0, the bytes are the expected ones: a plain swap.
         assert.equal(store._guarded.writes, guardedBefore + (delta === 0 ? 0 : 1), `written under the guard: ${what}`);
         const s = Math.max(delta, g.knee) - Math.max(0, g.knee);
@@ -187,6 +201,7 @@ for (const kind of CLIENTS) {
     assert.ok(tally.inside >= CASES / 4 && tally.outside >= CASES / 10, JSON.stringify(tally));
     assert.ok(tally.near63 >= 1 && tally.carried >= 1, JSON.stringify(tally));
     assert.ok(tally.gcra >= 1 && tally["fixed-window"] >= 1 && tally["sliding-window"] >= 1, JSON.stringify(tally));
+    assert.ok(tally.belowKnee >= 1, JSON.stringify(tally));
   });
 }
 
@@ -196,7 +211,7 @@ for (const batchKeys of [true, false]) {
   test(`two writers on one key: the one with stale bytes lands under its guard, decisions as in memory (batchKeys: ${batchKeys})`, async (t) => {
     const { client, close } = await connect("ioredis", server.port);
     t.after(close);
-    const config = { algorithm: "gcra", limit: 10, window: "10s" };
+    const config = { algorithm: "gcra", limit: 10, window: "1h" };
     const memory = new RateLimiter(config);
     const prefix = `two:${batchKeys}:`;
     const stores = [new RedisStore(client, { prefix, batchKeys }), new RedisStore(client, { prefix, batchKeys })];
