@@ -15,6 +15,7 @@ pub mod codec;
 pub mod decision;
 pub mod describe;
 pub mod error;
+pub mod guard;
 pub mod headers;
 pub mod keyed;
 pub mod lease;

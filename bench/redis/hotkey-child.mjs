@@ -10,9 +10,11 @@ const client = new Redis({ host: "127.0.0.1", port: Number(port) });
 await new Promise((resolve) => client.once("ready", resolve));
 const LIMIT = 1_000_000_000; // every hit admitted: the cost of a write, not of a denial
 let hit;
+let store = null;
 if (contender === "tollgate") {
   // The store's defaults (failure "open", timeoutMs 500), as the issue measured them.
-  const l = new RateLimiter({ algorithm: "gcra", limit: LIMIT, window: "1h", store: new RedisStore(client, { prefix: "hk:t:" }) });
+  store = new RedisStore(client, { prefix: "hk:t:" });
+  const l = new RateLimiter({ algorithm: "gcra", limit: LIMIT, window: "1h", store });
   hit = (k) => l.limit(k);
 } else {
   const l = new RateLimiterRedis({ storeClient: client, points: LIMIT, duration: 3600, keyPrefix: "hk:f" });
@@ -35,6 +37,8 @@ await Promise.all(
     }
   }),
 );
+// Writes Redis made under the core's guard (src/guard.rs; 0 for a package without it).
+counts.guarded = store?._guarded?.writes ?? 0;
 client.disconnect();
 process.stdout.write(JSON.stringify(counts));
 process.disconnect();

@@ -28,7 +28,7 @@ async function round(port, contender, hot) {
   await Promise.all(procs.map((p) => new Promise((resolve) => p.once("message", resolve))));
   for (const p of procs) p.send("go");
   const results = await Promise.all(outputs);
-  const total = { decisions: 0, admitted: 0, contention: 0, unavailable: 0, errors: 0 };
+  const total = { decisions: 0, admitted: 0, contention: 0, unavailable: 0, errors: 0, guarded: 0 };
   for (const r of results) for (const k of Object.keys(total)) total[k] += r[k];
   return { perSec: total.decisions / SECONDS, ...total };
 }
@@ -53,12 +53,12 @@ await server.stop();
 
 const name = { tollgate: "tollgate RedisStore (ioredis, defaults)", flexible: "rate-limiter-flexible RateLimiterRedis (ioredis)" };
 const fmt = (n) => Math.round(n).toLocaleString("en-US");
-console.log(`| contender | keys | decisions/s (median; min-max) | degraded: contention / unavailable (all runs) | errors | hot / distinct (median of per-run ratios) |`);
-console.log(`|---|---|---:|---:|---:|---:|`);
+console.log(`| contender | keys | decisions/s (median; min-max) | degraded: contention / unavailable (all runs) | errors | guarded writes (all runs) | hot / distinct (median of per-run ratios) |`);
+console.log(`|---|---|---:|---:|---:|---:|---:|`);
 for (const r of rows) {
   for (const kind of ["distinct", "hot"]) {
     const xs = r.runs[kind].map((x) => x.perSec);
     const sum = (k) => r.runs[kind].reduce((t, x) => t + x[k], 0);
-    console.log(`| ${name[r.contender]} | ${kind === "hot" ? "one hot key" : `${PROCESSES} distinct keys`} | ${fmt(median(xs))} (${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}) | ${sum("contention")} / ${sum("unavailable")} | ${sum("errors")} | ${kind === "hot" ? `${(100 * r.ratio).toFixed(0)}%` : ""} |`);
+    console.log(`| ${name[r.contender]} | ${kind === "hot" ? "one hot key" : `${PROCESSES} distinct keys`} | ${fmt(median(xs))} (${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}) | ${sum("contention")} / ${sum("unavailable")} | ${sum("errors")} | ${r.contender === "tollgate" ? sum("guarded") : ""} | ${kind === "hot" ? `${(100 * r.ratio).toFixed(0)}%` : ""} |`);
   }
 }

@@ -9,19 +9,21 @@
 // the same tick share one command. A decision still waits for exactly one reply; nothing is
 // delayed by more than the rest of the current tick.
 import { LoadedScript } from "./redis-script.js";
+import { GUARD_LUA } from "./redis-guard.js";
 import { toValue, fromValue } from "./redis-value.js";
 import { RedisStateError } from "./redis-errors.js";
 
 /**
- * KEYS: n keys. ARGV: for key i, at 3i-2..3i: the expected value, the new value, the TTL in
- * ms ('' = absent or delete). Per key, in order: if it holds the expected value, writes the
- * new one when it differs (SET PX, or DEL for '') and answers 1; otherwise writes nothing and
- * answers its current value ('' = absent). A key that cannot be read (WRONGTYPE) answers
- * {error} (an array: no value a key holds can be taken for it), and the other keys are
- * unaffected. Entries for one key in one call (two
- * limiters sharing keys) are compared in order, each against what the one before left.
+ * KEYS: n keys. ARGV: for key i, at 4i-3..4i: the expected value, the new value, the TTL in
+ * ms ('' = absent or delete), and the write's guard ('' = none; redis-guard.js). Per key, in
+ * order: if it holds the expected value, writes the new one when it differs (SET PX, or DEL for
+ * '') and answers 1; else, if the guard applies to what it holds, writes the guarded bytes and
+ * answers {current, written}; otherwise writes nothing and answers its current value ('' =
+ * absent). A key that cannot be read (WRONGTYPE) answers {error} (an array of one: no value a
+ * key holds can be taken for it), and the other keys are unaffected. Entries for one key in one
+ * call (two limiters sharing keys) are compared in order, each against what the one before left.
  */
-export const BATCH_SCRIPT = `
+export const BATCH_SCRIPT = `${GUARD_LUA}
 local out = {}
 for i = 1, #KEYS do
   local k = KEYS[i]
@@ -30,13 +32,20 @@ for i = 1, #KEYS do
     out[i] = {cur.err}
   else
     cur = cur or ''
-    local e, v = ARGV[3 * i - 2], ARGV[3 * i - 1]
+    local e, v = ARGV[4 * i - 3], ARGV[4 * i - 2]
     if cur ~= e then
-      out[i] = cur
+      local w, s = nil, nil
+      if cur ~= '' and e ~= '' and v ~= '' then w, s = guarded(cur, e, v, ARGV[4 * i]) end
+      if w then
+        redis.call('SET', k, w, 'PX', shifted_ttl(ARGV[4 * i - 1], s))
+        out[i] = {cur, w}
+      else
+        out[i] = cur
+      end
     else
       if v ~= e then
         if v == '' then redis.call('DEL', k)
-        else redis.call('SET', k, v, 'PX', ARGV[3 * i]) end
+        else redis.call('SET', k, v, 'PX', ARGV[4 * i - 1]) end
       end
       out[i] = 1
     end
@@ -56,7 +65,8 @@ const later =
 
 /**
  * Collects one-key swaps and sends those of one tick together. `swap` has the contract of
- * `CasScript.swap` for one key: resolves to `null` when it swapped, else to `[current]`.
+ * `CasScript.swap` for one key: resolves to `null` when it swapped, to `{ guarded: [current],
+ * written: [bytes] }` when Redis applied the guard, else to `[current]`.
  */
 export class SwapBatcher {
   #script;
@@ -67,10 +77,10 @@ export class SwapBatcher {
     this.#script = new LoadedScript(client, BATCH_SCRIPT);
   }
 
-  /** Swaps `key` from `expected` to `next` (`Uint8Array | null`) with `ttl` ms. */
-  swap(key, expected, next, ttl) {
+  /** Swaps `key` from `expected` to `next` (`Uint8Array | null`) with `ttl` ms, under `guard` (or none). */
+  swap(key, expected, next, ttl, guard) {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ key, expected: toValue(expected), next: toValue(next), ttl: String(ttl), resolve, reject });
+      this.#pending.push({ key, expected: toValue(expected), next: toValue(next), ttl: String(ttl), guard: guard ?? "", resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         later(() => this.#flush());
@@ -87,14 +97,15 @@ export class SwapBatcher {
 
   async #send(batch) {
     const n = batch.length;
-    const args = new Array(1 + 4 * n);
+    const args = new Array(1 + 5 * n);
     args[0] = String(n);
     for (let i = 0; i < n; i++) {
       const s = batch[i];
       args[1 + i] = s.key;
-      args[1 + n + 3 * i] = s.expected;
-      args[2 + n + 3 * i] = s.next;
-      args[3 + n + 3 * i] = s.ttl;
+      args[1 + n + 4 * i] = s.expected;
+      args[2 + n + 4 * i] = s.next;
+      args[3 + n + 4 * i] = s.ttl;
+      args[4 + n + 4 * i] = s.guard;
     }
     let reply;
     try {
@@ -108,6 +119,14 @@ export class SwapBatcher {
       const r = reply[i];
       if (typeof r === "number" || typeof r === "bigint") {
         s.resolve(null);
+        continue;
+      }
+      if (Array.isArray(r) && r.length === 2) {
+        try {
+          s.resolve({ guarded: [fromValue(s.key, String(r[0]))], written: [fromValue(s.key, String(r[1]))] });
+        } catch (e) {
+          s.reject(e);
+        }
         continue;
       }
       if (Array.isArray(r)) {

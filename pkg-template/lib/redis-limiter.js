@@ -254,11 +254,15 @@ export class RedisLimiter {
     for (const h of queue.hits.splice(0)) if (!h.abandoned) batch.push(h);
     if (batch.length === 0) return;
     let results;
-    const step = (start) => {
-      // Hits that queued while the last attempt was in flight join; hits whose caller gave up
-      // (timed out and was answered) leave, so that they are not counted.
-      for (const h of queue.hits.splice(0)) batch.push(h);
-      for (let i = batch.length - 1; i >= 0; i--) if (batch[i].abandoned) batch.splice(i, 1);
+    // `redo`: Redis applied this batch's guard over other bytes; decide the same hits again
+    // over them (none joins or leaves: every one was written), for their exact figures.
+    const step = (start, redo) => {
+      if (!redo) {
+        // Hits that queued while the last attempt was in flight join; hits whose caller gave
+        // up (timed out and was answered) leave, so that they are not counted.
+        for (const h of queue.hits.splice(0)) batch.push(h);
+        for (let i = batch.length - 1; i >= 0; i--) if (batch[i].abandoned) batch.splice(i, 1);
+      }
       results = new Array(batch.length);
       let states = start;
       let write = null;
@@ -267,7 +271,9 @@ export class RedisLimiter {
         const h = batch[i];
         let next;
         try {
-          next = w.step(states, h.now, h.cost, false);
+          // Each step after the first joins the guard of the ones before (the core's guard of
+          // the whole batch; none once a hit is denied or fails).
+          next = w.step(states, h.now, h.cost, false, i > 0);
         } catch (e) {
           // This hit's own error (a cost that never fits, a bad `now`) is this hit's alone;
           // bytes that are not state fail the whole batch.
@@ -284,7 +290,7 @@ export class RedisLimiter {
           ttl = ttlOf(states[0], w.lastExpiresAt()[0], h.now);
         }
       }
-      return { write, ttls: [ttl] };
+      return { write, ttls: [ttl], guard: write === null ? null : guardText(w.lastGuard()) };
     };
     await this.#swapLoop(rkeys, step, true, queue);
     for (let i = 0; i < batch.length; i++) {
@@ -327,21 +333,28 @@ export class RedisLimiter {
    * and is confirmed with a swap that writes nothing otherwise. Every answer Redis gives to a
    * lost race is kept in `track.conflict`: a decision that runs out of time after one was
    * refused by contention, not by an outage. More than `maxAttempts` lost races in a row throw
-   * `Contention`.
+   * `Contention`. A write with a guard (the core's, src/guard.rs) that Redis applied over
+   * other bytes is not a lost race: `step(current, true)` decides the same hits again over
+   * the bytes Redis held, which gives the bytes Redis wrote.
    */
   async #swapLoop(rkeys, step, trustCache, track) {
     let states = rkeys.map((k) => this.#cached(k));
     let fromCache = true;
     for (let attempt = 1; ; attempt++) {
-      const { write, ttls } = step(states);
+      const { write, ttls, guard } = step(states, false);
       let current;
       const sent = performance.now();
-      if (write !== null) current = await this.#swap(rkeys, states, write, ttls);
+      if (write !== null) current = await this.#swap(rkeys, states, write, ttls, guard);
       else if (fromCache && !(trustCache && this.#trusted(rkeys))) current = await this.#swap(rkeys, states, states, rkeys.map(() => 1));
       else return; // decided over bytes Redis holds (or confirmed recently): final
-      this.#backoff.record(performance.now() - sent, current !== null);
+      const guarded = current?.guarded !== undefined;
+      this.#backoff.record(performance.now() - sent, current !== null && !guarded);
       if (current === null) {
         this.#remember(rkeys, write ?? states);
+        return;
+      }
+      if (guarded) {
+        this.#settleGuarded(rkeys, step, current);
         return;
       }
       this.#remember(rkeys, current);
@@ -354,9 +367,22 @@ export class RedisLimiter {
     }
   }
 
+  /**
+   * Redis wrote `written` under the guard over the bytes `guarded` it held: the hits are decided
+   * again over those (the core's decisions are exact, and the guard promised they admit every
+   * hit and give `written`), and `written` is what Redis holds now.
+   */
+  #settleGuarded(rkeys, step, { guarded, written }) {
+    const stats = this.#store._guarded;
+    stats.writes++;
+    const { write } = step(guarded, true);
+    if (write === null || !sameStates(write, written)) stats.mismatches++;
+    this.#remember(rkeys, written);
+  }
+
   /** One key through the batcher (or its own call), several through the all-or-nothing script. */
-  #swap(rkeys, expected, next, ttls) {
-    if (rkeys.length === 1) return this.#store._swapOne(rkeys[0], expected[0], next[0], ttls[0]);
+  #swap(rkeys, expected, next, ttls, guard) {
+    if (rkeys.length === 1) return this.#store._swapOne(rkeys[0], expected[0], next[0], ttls[0], guard);
     return this.#store._script.swap(rkeys, expected, next, ttls);
   }
 
@@ -513,6 +539,26 @@ function checkSlots(store, keys, rkeys) {
         "the keys of one hit must share a slot (give them a common hash tag, e.g. \"{user:42}:ip\" and \"{user:42}:acct\")",
     );
   }
+}
+
+/** A guard (`[fields, lo, hi, knee]`, exact integers) as the script reads it (redis-guard.js). */
+function guardText(g) {
+  return g === null || g === undefined ? null : `${g[0]} ${g[1]} ${g[2]} ${g[3]}`;
+}
+
+/** Whether two lists of states (`Uint8Array | null`) hold the same bytes. */
+function sameStates(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === null || y === null) {
+      if (x !== y) return false;
+      continue;
+    }
+    if (x.length !== y.length || x.some((v, j) => v !== y[j])) return false;
+  }
+  return true;
 }
 
 /** The TTL (ms) of a new state that is fresh again at `expiresAt` (0 for a deleted key). */

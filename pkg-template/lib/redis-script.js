@@ -1,19 +1,31 @@
 // The one script the Redis store runs: an atomic compare-and-swap of opaque bytes over a few
 // keys. It knows nothing of any algorithm (the decision is the wasm core's, re-run on a
-// conflict); it only checks that every key still holds what the decision was made over.
+// conflict); it only checks that every key still holds what the decision was made over, or,
+// for one key, that what it holds is covered by the write's guard (redis-guard.js).
 import { toValue, fromValue } from "./redis-value.js";
+import { GUARD_LUA } from "./redis-guard.js";
 import { RedisStateError } from "./redis-errors.js";
 
 /**
  * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
- * delete). If every key holds its expected value, writes each changed new value (SET PX) or
- * deletes it, and returns {1}; otherwise writes nothing and returns {0, current values...},
- * so that a conflict costs one more round trip, not two.
+ * delete), and for one key optionally the write's guard. If every key holds its expected
+ * value, writes each changed new value (SET PX) or deletes it, and returns {1}; else, for one
+ * key whose guard applies to what it holds, writes the guarded bytes and returns {2, current,
+ * written}; otherwise writes nothing and returns {0, current values...}, so that a conflict
+ * costs one more round trip, not two.
  */
-export const CAS_SCRIPT = `
+export const CAS_SCRIPT = `${GUARD_LUA}
 local n = #KEYS
 for i = 1, n do
-  if (redis.call('GET', KEYS[i]) or '') ~= ARGV[i] then
+  local cur = redis.call('GET', KEYS[i]) or ''
+  if cur ~= ARGV[i] then
+    if n == 1 and cur ~= '' and ARGV[1] ~= '' and ARGV[2] ~= '' then
+      local w, s = guarded(cur, ARGV[1], ARGV[2], ARGV[4])
+      if w then
+        redis.call('SET', KEYS[1], w, 'PX', shifted_ttl(ARGV[3], s))
+        return {2, cur, w}
+      end
+    end
     local out = {0}
     for j = 1, n do out[j + 1] = redis.call('GET', KEYS[j]) or '' end
     return out
@@ -88,16 +100,18 @@ export class CasScript {
 
   /**
    * Swaps `keys` from `expected` to `next` (arrays of `Uint8Array | null`), each written
-   * with its TTL in `ttls` (ms). Resolves to `null` when it swapped, else to the current
-   * values (`Uint8Array | null` per key). Values are hex text in Redis (redis-value.js); one
-   * that is not is a `RedisStateError`.
+   * with its TTL in `ttls` (ms); for one key, under `guard` (or none). Resolves to `null` when
+   * it swapped, to `{ guarded: [current], written: [bytes] }` when Redis applied the guard,
+   * else to the current values (`Uint8Array | null` per key). Values are hex text in Redis
+   * (redis-value.js); one that is not is a `RedisStateError`.
    */
-  async swap(keys, expected, next, ttls) {
+  async swap(keys, expected, next, ttls, guard) {
     const n = keys.length;
     const args = [String(n), ...keys];
     for (const e of expected) args.push(toValue(e));
     for (const v of next) args.push(toValue(v));
     for (const t of ttls) args.push(String(t));
+    if (n === 1 && guard) args.push(guard);
     let reply;
     try {
       reply = await this.#script.run(args);
@@ -110,6 +124,9 @@ export class CasScript {
       throw new RedisStateError(keys[at], `the key holds another type of value (${e.message})`);
     }
     if (Number(reply[0]) === 1) return null;
+    if (Number(reply[0]) === 2) {
+      return { guarded: [fromValue(keys[0], reply[1])], written: [fromValue(keys[0], reply[2])] };
+    }
     const current = new Array(n);
     for (let i = 0; i < n; i++) current[i] = fromValue(keys[i], reply[i + 1]);
     return current;

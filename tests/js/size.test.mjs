@@ -23,8 +23,10 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // and issue 20's "modules do not grow" are not met by these steps. Raised a third time for the
 // penalty (`blockDuration`) in the core's Policy, which every module decides through (issue 26),
 // the hot-key shortcut of `limit(key)` (issue 28) and the Worker store's policy and expiry
-// hooks (issue 24): about +0.6 KB, +0.3 KB and +0.1 KB gzipped.
-const BUDGET = { tollgate_wasm: 67_000, tollgate_wasm_extras: 58_800, tollgate_wasm_lite: 53_800 };
+// hooks (issue 24): about +0.6 KB, +0.3 KB and +0.1 KB gzipped. The extras module's raised
+// again for the guarded update of the Redis store's hot keys (issue 25: src/guard.rs, its
+// composition over a batch and `StorePolicy.lastGuard`): 58,238 -> 59,378 bytes.
+const BUDGET = { tollgate_wasm: 67_000, tollgate_wasm_extras: 59_400, tollgate_wasm_lite: 53_800 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {

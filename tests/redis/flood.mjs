@@ -2,8 +2,8 @@
 // The job: `{ configs: [{ name, options, store }], hits, inFlight, prefix, key, store }`; for
 // each config in turn it sends `hits` hits on one key, `inFlight` at a time, with a RedisStore of
 // the job's `store` options, then the config's (default: the store's defaults), and prints per
-// config how many were admitted and how many decisions said `degraded` (and why), as one JSON
-// line. Started by the tests with an IPC channel: it says "ready" once connected and starts on
+// config how many were admitted, how many decisions said `degraded` (and why) and how many
+// writes were guarded, as one JSON line. Started by the tests with an IPC channel: it says "ready" once connected and starts on
 // "go", so that every process floods at once.
 import { RateLimiter, RedisStore } from "tollgate";
 import { connect } from "./clients.mjs";
@@ -36,6 +36,10 @@ for (const { name, options, store: storeOptions } of job.configs) {
     }
   }
   await Promise.all(Array.from({ length: job.inFlight }, worker));
+  // Writes Redis made under the core's guard (a lost race landed without a round trip), and
+  // those whose bytes the core, deciding again, did not produce (must be 0).
+  r.guarded = store._guarded.writes;
+  r.guardMismatches = store._guarded.mismatches;
   results[name] = r;
 }
 await close();

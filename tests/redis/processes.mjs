@@ -36,7 +36,7 @@ export function summed(results) {
   for (const r of results) {
     for (const [name, counts] of Object.entries(r)) {
       total[name] ??= { admitted: 0, denied: 0, contention: 0, unavailable: 0, errors: 0 };
-      for (const [k, v] of Object.entries(counts)) total[name][k] += v;
+      for (const [k, v] of Object.entries(counts)) total[name][k] = (total[name][k] ?? 0) + v;
     }
   }
   return total;

@@ -6,6 +6,7 @@
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use js_sys::{Array, Float64Array, Uint8Array};
+use tollgate::guard::{check_guarded, Guard};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
 use tollgate::store::cas_step;
 use wasm_bindgen::prelude::*;
@@ -22,6 +23,8 @@ pub struct StorePolicy {
     pub(crate) inner: CorePolicy,
     out: Out,
     expires: Vec<f64>,
+    /// The guard of the steps since the last one not joined (`tollgate::guard`).
+    guard: Option<Guard>,
 }
 
 impl StorePolicy {
@@ -73,7 +76,7 @@ impl StorePolicy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
         let inner = build_policy(options, &fields)?;
-        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new() })
+        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None })
     }
 
     /// Where the last decision was written (see `out.rs`).
@@ -86,24 +89,46 @@ impl StorePolicy {
     /// bytes a store holds (`null`: absent): decides it (or, with `refund`, gives `cost` back),
     /// writes the decision to the output buffer (not for a refund) and returns the bytes after
     /// it per key (`null`: fresh, delete the key), or `null` when they are the bytes given, so
-    /// there is nothing to write. `lastExpiresAt` then tells when each state is fresh again.
-    pub fn step(&mut self, states: &Array, now: f64, cost: f64, refund: bool) -> Result<JsValue, JsValue> {
+    /// there is nothing to write. `lastExpiresAt` then tells when each state is fresh again,
+    /// and `lastGuard` the guard of the write (`tollgate::guard`): of this step alone, or with
+    /// `join`, of every step since the last one not joined, each over the bytes the one before
+    /// returned (one key's batch of hits).
+    pub fn step(
+        &mut self,
+        states: &Array,
+        now: f64,
+        cost: f64,
+        refund: bool,
+        join: bool,
+    ) -> Result<JsValue, JsValue> {
+        let before = if join { self.guard.take() } else { None };
+        self.guard = None;
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let raw = raw_states(states)?;
         let inner = &self.inner;
+        let mut guard = None;
         let step = cas_step(inner, &raw, &mut |st| {
             if refund {
                 inner.refund(st, now, cost);
                 return Ok(None);
             }
-            inner.check(st, now, cost).map(Some)
+            let (d, g) = check_guarded(inner, st, now, cost)?;
+            guard = g;
+            Ok(Some(d))
         })
         .map_err(|(_, e)| decode_error(&e))?;
         match step.result {
             Ok(Some(d)) => self.out.write(&d),
             Ok(None) => {}
             Err(e) => return Err(check_error(&e, self.limit_name())),
+        }
+        if step.changed {
+            self.guard = match (join, before) {
+                (false, _) => guard,
+                (true, Some(b)) => guard.and_then(|g| b.then(&g)),
+                (true, None) => None,
+            };
         }
         self.expires.clear();
         let result = Array::new();
@@ -120,6 +145,15 @@ impl StorePolicy {
             }
         }
         Ok(if step.changed { result.into() } else { JsValue::NULL })
+    }
+
+    /// The guard of the last `step`'s write, `[fields, lo, hi, knee]` (the fields a bit set;
+    /// every number within 2^50, so exact), or `null` when it has none: a compare-and-swap
+    /// that finds other bytes is then a plain conflict.
+    #[wasm_bindgen(js_name = lastGuard)]
+    pub fn last_guard(&self) -> Option<Float64Array> {
+        let g = self.guard?;
+        Some(Float64Array::from(&[f64::from(g.fields), g.lo as f64, g.hi as f64, g.knee as f64][..]))
     }
 
     /// When each state of the last `step` is fresh again (epoch ms; 0 for a fresh key).
