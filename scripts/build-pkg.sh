@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: cargo builds of its three wasm modules (wasm/, the
 # limiter's, and the same crate without its `full` feature, the lite module; wasm-extras/, the
-# pacer's, the lease holder's and the Redis store's Synced; see docs/js-layer.md), then per
+# pacer's, the lease holder's and the Redis store's Synced; both depend on wasm-common/, the
+# bindings every module shares; see docs/js-layer.md), then per
 # module wasm-bindgen for the `web` glue and wasm-opt. Each .wasm file is shipped once, in
 # dist/: Node ESM, browsers, bundlers and workerd load it through the `web` glue, CommonJS
 # through the same glue converted to CommonJS (dist/cjs/). Then the JS layer of

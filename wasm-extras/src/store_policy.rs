@@ -69,14 +69,14 @@ fn raw_states(states: &Array) -> Result<Vec<Option<Vec<u8>>>, JsValue> {
 
 #[wasm_bindgen]
 impl StorePolicy {
-    /// The policy the options describe (see `spec.rs`), as the limiter's module's `Policy`.
+    /// The policy the options describe (see `wasm-common/src/spec.rs`), as the limiter's module's `Policy`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
         let inner = build_policy(options, &fields)?;
         Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new() })
     }
 
-    /// Where the last decision was written (see `out.rs`).
+    /// Where the last decision was written (see `wasm-common/src/out.rs`).
     #[wasm_bindgen(getter, js_name = outPtr)]
     pub fn out_ptr(&self) -> u32 {
         self.out.ptr()

@@ -2,7 +2,7 @@
 //!
 //! One key is passed as a string (`limit`), several as an array (`limitKeys`, not in the lite
 //! module: see the crate's `full` feature). The decision is written to the output buffer
-//! (`out.rs`); the call itself returns only `allowed`.
+//! (`wasm-common/src/out.rs`); the call itself returns only `allowed`.
 //!
 //! Every key lives in one compact store (`key_store.rs`). One key under one limit is decided
 //! in place: in its record for a fixed-size state (the common case, without allocating), in
@@ -57,7 +57,7 @@ pub(crate) struct LastKey {
 /// What `limitAgain` answers when it decided nothing (the caller then passes the key).
 const NOT_REMEMBERED: u32 = 2;
 
-/// Where `batch.rs` finds it; the shared `errors.rs` holds it so the extras module has it too.
+/// Where `batch.rs` finds it; `wasm-common`'s `errors.rs` holds it so the extras module has it too.
 pub(crate) use crate::errors::key_error;
 
 impl Limiter {

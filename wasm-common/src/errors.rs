@@ -88,7 +88,7 @@ pub fn decode_error(e: &DecodeError) -> JsValue {
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
 #[cold]
-pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
+pub fn key_error(e: &KeyError, single: bool) -> JsValue {
     let name = |i: &usize| if single { Msg::new("key") } else { Msg::new("keys[").n(*i as u64).s("]") };
     let (code, field) = match e {
         KeyError::Empty { index } => ("missing_key", name(index).0),

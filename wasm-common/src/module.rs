@@ -1,14 +1,27 @@
-//! What each wasm module of the package needs once, whatever it exports: its allocator, its
-//! memory for the JS layer, and the start hook. `wasm/` and `wasm-extras/` both compile this
-//! file (the extras through `#[path]`), so each module has its own copy of these exports.
+//! What each wasm module needs once, whatever else it exports: its memory for the JS layer,
+//! the start hook and the panic handler, and its allocator ([`allocator!`]). Every module
+//! depends on this crate, so each links its own copy of these exports (and no module may
+//! define them again).
 
 use wasm_bindgen::prelude::*;
 
-/// The module's allocator: talc instead of std's dlmalloc (smaller; see wasm/Cargo.toml).
-/// Single-threaded wasm only, as this module is built.
-#[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+#[doc(hidden)]
+pub use talc;
+
+/// Declares the module's allocator: talc instead of std's dlmalloc (smaller; see this crate's
+/// Cargo.toml). Single-threaded wasm only, as the modules are built. A macro rather than a
+/// static here: the allocator's generic code is compiled in the crate that declares it, so
+/// each module compiles its allocator at its own opt-level (the limiter's at 3, where its hot
+/// path allocates), as it compiles the rest of its own code.
+#[macro_export]
+macro_rules! allocator {
+    () => {
+        #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
+        #[global_allocator]
+        static ALLOCATOR: $crate::module::talc::wasm::WasmDynamicTalc =
+            $crate::module::talc::wasm::new_wasm_dynamic_allocator();
+    };
+}
 
 /// The module's linear memory, so that JavaScript can read decisions written into a buffer
 /// inside it without a copy (see `out.rs`, `lib/decision.js`).
