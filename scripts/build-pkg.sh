@@ -53,8 +53,8 @@ for m in $modules; do
   # call initSync with the module's bytes, browsers and bundlers the async init.
   wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$work/$m.wasm"
   if [ "$mode" = release ]; then
-    # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md. The
-    # producers and target-features sections are for tools only (0.2 KB gzipped).
+    # -Oz after bindgen (which adds its own tables; sizes in docs/benchmarks.md). The
+    # producers and target-features sections are for tools only.
     "$tools/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
       --enable-mutable-globals --strip-producers --strip-target-features \
       "$work/web/${m}_bg.wasm" -o "$work/web/${m}_bg.wasm"

@@ -116,7 +116,7 @@ pub fn key_error(e: &KeyError, single: bool) -> JsValue {
 }
 
 /// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float
-/// formatting, which alone was 14 KB of the module (docs/benchmarks.md, wasm size).
+/// formatting, which alone would be a large part of the module (docs/benchmarks.md, wasm size).
 #[cold]
 pub fn number_error(message: &str, n: f64) -> JsValue {
     at_index(message, n, "")

@@ -40,9 +40,9 @@ pub fn start() {
 
 /// Without the `std` feature (a release build) the module links no std, so it answers a panic
 /// itself: it traps at once, as std's handler does under `panic = "abort"`, but without std's
-/// panic machinery and the `core::fmt` code it keeps for messages nobody would read (most of
-/// the 2.6 KB gzipped the limiter's module lost with it; docs/benchmarks.md). No panic is
-/// meant to happen: bad input is a thrown error, not a panic.
+/// panic machinery and the `core::fmt` code it keeps for messages nobody would read
+/// (docs/benchmarks.md, wasm size). No panic is meant to happen: bad input is a thrown error,
+/// not a panic.
 #[cfg(all(target_arch = "wasm32", not(feature = "std")))]
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo) -> ! {

@@ -66,7 +66,7 @@ pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
 }
 
 /// `t.as_millis_ceil()` as a number. On wasm32 a u64 division by a constant becomes a call to
-/// the 128-bit `__multi3`, a fifth of a W1 check in `limitBatch` with the result writes; here
+/// the 128-bit `__multi3`, a large share of a one-key check in `limitBatch`; here
 /// the quotient is estimated in f64 (off by at most one: its relative error is below 2^-51
 /// and the quotient below 2^45) and corrected with native 64-bit multiplies. Same result.
 #[inline(always)]

@@ -2,8 +2,8 @@
 //! `StorePolicy`, `BlockedCache` and `Synced`.
 //!
 //! Kept apart from the limiter's module (`wasm/`) so that a user of `RateLimiter`, `Policy`
-//! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (issue 3,
-//! wasm size; docs/benchmarks.md). The JavaScript layer instantiates it on first use where
+//! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (sizes in
+//! docs/benchmarks.md). The JavaScript layer instantiates it on first use where
 //! that can be synchronous (docs/js-layer.md).
 //!
 //! The helpers every module needs (errors, time conversions, the decision buffer, building a

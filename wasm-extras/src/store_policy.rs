@@ -1,7 +1,7 @@
 //! `StorePolicy`: the core's pure decision over encoded states, for stores that keep state
 //! elsewhere (the Redis store, through the JS layer's `Policy`). Nothing is kept between calls
 //! except the output buffer. It lives in this module, not the limiter's: an in-memory
-//! `RateLimiter` never decides over encoded states (issue 3, wasm size).
+//! `RateLimiter` never decides over encoded states, so its users do not load this.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
