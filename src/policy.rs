@@ -243,7 +243,7 @@ impl Policy {
         cost: u64,
     ) -> Result<PolicyDecision, CheckError> {
         match self.one_pair(states) {
-            Some(limit) => self.check_one(limit, &mut states[0], now, cost),
+            Some(limit) => self.check_one(limit, &mut states[0], now, cost).map(one_pair_decision),
             None => self.check_pairs(states, now, cost),
         }
     }
@@ -280,7 +280,7 @@ impl Policy {
     #[inline]
     pub fn peek(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
         match self.one_pair(states) {
-            Some(limit) => self.peek_one(limit, states[0].as_ref(), now, cost),
+            Some(limit) => self.peek_one(limit, states[0].as_ref(), now, cost).map(one_pair_decision),
             None => self.decide(states, now, cost),
         }
     }
@@ -304,25 +304,14 @@ impl Policy {
         state: Option<&PolicyState>,
         now: Nanos,
         cost: u64,
-    ) -> Result<PolicyDecision, CheckError> {
+    ) -> Result<Decision, CheckError> {
         self.validate_cost(cost)?;
-        let slot = state.and_then(|s| s.slots.first()).and_then(Option::as_ref);
-        limit.algorithm.peek(slot, now, cost).map(one_pair_decision)
+        limit.algorithm.peek(state.and_then(|s| s.slots.first()).and_then(Option::as_ref), now, cost)
     }
 
-    /// The one limit's check of a key's state (its first slot, as the general path counts it).
+    /// The one limit's check of a key's state (its first slot, as the general path counts it),
+    /// its expiry kept.
     fn check_one(
-        &self,
-        limit: &Limit,
-        state: &mut Option<PolicyState>,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<PolicyDecision, CheckError> {
-        self.check_in(limit, state, now, cost).map(one_pair_decision)
-    }
-
-    /// [`check_one`](Policy::check_one)'s decision, the state's expiry kept.
-    fn check_in(
         &self,
         limit: &Limit,
         state: &mut Option<PolicyState>,
