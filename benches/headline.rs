@@ -15,7 +15,9 @@
 //!   GCRA over one `u64` written inline.
 //! - `keyed`: one hot key `"user:42"` through a keyed limiter (tollgate `KeyedLimiter<Gcra>`,
 //!   governor `RateLimiter::keyed`, i.e. its default dashmap store), and the floor: the same
-//!   inline GCRA over a `hashbrown::HashMap<String, u64>`.
+//!   inline GCRA over a `hashbrown::HashMap<String, u64>`; and the same key through the
+//!   policy limiter (`Limiter::in_memory`, what `Policy::check` and `Policy::peek` cost with
+//!   their keys' store): one limit checked, one limit peeked, two limits checked.
 //! - `resident`: 1,000,000 `u64` keys drawn by a fixed-seed PRNG, quota 1000 per hour, time
 //!   +100 ns per check, so that no key is fresh again during the run and every key stays in
 //!   memory; per check and bytes per key (live heap bytes after the run, counted by this
@@ -38,7 +40,9 @@ use std::time::{Duration, Instant};
 use governor::clock::{Clock, FakeRelativeClock, QuantaClock, Reference};
 use governor::{Quota as GQuota, RateLimiter};
 use tollgate::algorithms::GcraState;
-use tollgate::{Algorithm, Gcra, KeyedLimiter, Nanos, Quota};
+use tollgate::limiter::Limiter;
+use tollgate::policy::{Limit, Policy};
+use tollgate::{Algorithm, AnyAlgorithm, Gcra, KeyedLimiter, Nanos, Quota};
 
 /// Live heap bytes, for bytes per key.
 struct Counting;
@@ -228,6 +232,44 @@ fn tollgate_keyed_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
     (allowed, held)
 }
 
+/// The policy limiter over one key: `limits` checked (or, with `peek`, peeked) per call.
+fn tollgate_policy(checks: u64, limits: Vec<Limit>, peek: bool) -> (u64, u64) {
+    let mut limiter = Limiter::in_memory(Policy::new(limits).unwrap());
+    let mut now = START;
+    let mut allowed = 0;
+    for _ in 0..checks {
+        now = now + Nanos::from_micros(1);
+        let limiter = black_box(&mut limiter);
+        let d = if peek {
+            limiter.peek(&[black_box("user:42")], now, 1)
+        } else {
+            limiter.check(&[black_box("user:42")], now, 1)
+        };
+        allowed += black_box(d.unwrap()).allowed as u64;
+    }
+    (allowed, limiter.store().len() as u64)
+}
+
+fn gcra_limit(name: &str, quota: Quota) -> Limit {
+    Limit::new(name, AnyAlgorithm::Gcra(Gcra::new(quota).unwrap())).unwrap()
+}
+
+fn tollgate_policy_one(checks: u64, _: &[u64]) -> (u64, u64) {
+    tollgate_policy(checks, vec![gcra_limit("default", quota())], false)
+}
+
+fn tollgate_policy_one_peek(checks: u64, _: &[u64]) -> (u64, u64) {
+    tollgate_policy(checks, vec![gcra_limit("default", quota())], true)
+}
+
+fn tollgate_policy_two(checks: u64, _: &[u64]) -> (u64, u64) {
+    tollgate_policy(
+        checks,
+        vec![gcra_limit("second", quota()), gcra_limit("minute", Quota::per_minute(120_000).unwrap())],
+        false,
+    )
+}
+
 fn hashbrown_string(checks: u64, _: &[u64]) -> (u64, u64) {
     let (t, tau) = (1_000_000, 99_000_000);
     let mut map: hashbrown::HashMap<String, u64> = hashbrown::HashMap::new();
@@ -365,6 +407,27 @@ const ROWS: &[Row] = &[
         setup: "reads governor's default clock",
         thread_safe: true,
         run: tollgate_keyed_mutex_quanta,
+    },
+    Row {
+        workload: "keyed",
+        name: "tollgate Limiter, a Policy of one limit",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: tollgate_policy_one,
+    },
+    Row {
+        workload: "keyed",
+        name: "tollgate Limiter, a Policy of one limit, peek",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: tollgate_policy_one_peek,
+    },
+    Row {
+        workload: "keyed",
+        name: "tollgate Limiter, a Policy of two limits",
+        setup: "synthetic time",
+        thread_safe: false,
+        run: tollgate_policy_two,
     },
     Row {
         workload: "keyed",

@@ -4,6 +4,7 @@
 # for `perf stat`): each row runs alone at two check counts, and the difference in instructions
 # over the difference in checks leaves out the set-up. Exact and repeatable, unlike times; the
 # clock rows count the clock read too (rdtsc is one instruction under valgrind).
+#   scripts/bench-instructions.sh [pattern]   only the rows whose name contains pattern
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -17,7 +18,7 @@ count() { # count <row> <checks>: instructions of the whole run
 small=100000 large=300000
 echo "| implementation | instructions per check |"
 echo "|---|---:|"
-"$bin" --list-rows | grep -v '^resident' | cut -f2 | while read -r row; do
+"$bin" --list-rows | grep -v '^resident' | cut -f2 | grep -F -- "${1:-}" | while read -r row; do
   a=$(count "$row" $small) b=$(count "$row" $large)
   echo "| $row | $(python3 -c "print(f'{($b - $a) / ($large - $small):.1f}')") |"
 done

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `make bench-redis`: the Redis store against rate-limiter-flexible's RateLimiterRedis on a
 # local redis-server (decisions/s, Redis commands per decision), then the sync modes'
-# over-admission with 4 processes, then one hot key from 32 processes against 32 distinct keys
-# (issue 25), tollgate and rate-limiter-flexible in the same run. Bounded: a few minutes after
+# over-admission with 4 processes, then one hot key from 32 processes against 32 distinct keys,
+# tollgate and rate-limiter-flexible in the same run. Bounded: a few minutes after
 # the build.
 # Prints Markdown tables for docs/benchmarks.md.
 set -euo pipefail

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: cargo builds of its three wasm modules (wasm/, the
 # limiter's, and the same crate without its `full` feature, the lite module; wasm-extras/, the
-# pacer's, the lease holder's and the Redis store's Synced; see docs/js-layer.md), then per
+# pacer's, the lease holder's and the Redis store's Synced; both depend on wasm-common/, the
+# bindings every module shares; see docs/js-layer.md), then per
 # module wasm-bindgen for the `web` glue and wasm-opt. Each .wasm file is shipped once, in
 # dist/: Node ESM, browsers, bundlers and workerd load it through the `web` glue, CommonJS
 # through the same glue converted to CommonJS (dist/cjs/). Then the JS layer of
@@ -52,8 +53,8 @@ for m in $modules; do
   # call initSync with the module's bytes, browsers and bundlers the async init.
   wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$work/$m.wasm"
   if [ "$mode" = release ]; then
-    # -Oz after bindgen (which adds its own tables); measured in docs/benchmarks.md. The
-    # producers and target-features sections are for tools only (0.2 KB gzipped).
+    # -Oz after bindgen (which adds its own tables; sizes in docs/benchmarks.md). The
+    # producers and target-features sections are for tools only.
     "$tools/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
       --enable-mutable-globals --strip-producers --strip-target-features \
       "$work/web/${m}_bg.wasm" -o "$work/web/${m}_bg.wasm"

@@ -26,7 +26,7 @@ fi
 # The playground's own module (www-wasm/: the core's description of a key's state for the
 # readout beside each hit), not part of the npm package: built here, when stale.
 own=www/vendor/tollgate-www
-if [ ! -f "$own/tollgate_www_bg.wasm" ] || [ -n "$(find src wasm/src www-wasm Cargo.toml Cargo.lock -newer "$own/tollgate_www_bg.wasm" -print -quit)" ]; then
+if [ ! -f "$own/tollgate_www_bg.wasm" ] || [ -n "$(find src wasm-common www-wasm Cargo.toml Cargo.lock -newer "$own/tollgate_www_bg.wasm" -print -quit)" ]; then
   export PATH="$HOME/.cargo/bin:$PATH"
   scripts/setup.sh wasm >/dev/null # the wasm32 target and the wasm-bindgen CLI
   cargo build --quiet -p tollgate-www --target wasm32-unknown-unknown --profile wasm-release

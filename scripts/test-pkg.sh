@@ -9,8 +9,8 @@ scripts/setup.sh wasm,browser,worker,npm >/dev/null
 export TOLLGATE_TARBALL
 TOLLGATE_TARBALL=$(scripts/pkg-current.sh --tarball | tail -1)
 
-echo "== wasm layer unit tests (native: the exact time conversions of the batch loop)"
-cargo test -q -p tollgate-wasm --lib
+echo "== wasm layer unit tests (native: the exact time conversions of the batch loop, the core's messages)"
+cargo test -q -p tollgate-wasm-common -p tollgate-wasm --lib
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 echo "== wasm-bindgen-test (Node)"

@@ -274,9 +274,9 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
 /// A radix select over the offsets from the smallest value, a byte at a time from the highest
 /// byte in which they differ, keeping only the candidates whose bytes so far match, instead of
 /// `select_nth_unstable`: no worst case on any input, and a few hundred bytes of code where
-/// the standard library's introselect was 3.7 KB of the npm package's wasm (docs/benchmarks.md,
-/// wasm size). About 1.5-2.5x `select_nth_unstable`'s time natively (1.2-3 ms against 1-1.4 ms
-/// for a million keys), paid once per eighth of the cap's new keys.
+/// the standard library's introselect is kilobytes of the npm package's wasm (docs/benchmarks.md,
+/// wasm size). Slower than `select_nth_unstable` natively, but paid only once per eighth of
+/// the cap's new keys.
 pub fn kth_smallest(times: &mut [Nanos], k: usize) -> Nanos {
     let Some(&first) = times.first() else {
         return Nanos::ZERO;

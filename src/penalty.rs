@@ -40,6 +40,7 @@ impl Policy {
     }
 
     /// How long a denied key stays blocked (zero: no penalty).
+    #[inline]
     pub fn block_duration(&self) -> Nanos {
         self.block_duration
     }

@@ -92,6 +92,7 @@ pub struct PolicyState {
 
 impl PolicyState {
     /// The state of each limit, in the policy's order (`None`: fresh).
+    #[inline]
     pub fn slots(&self) -> &[Option<AnyState>] {
         &self.slots
     }
@@ -181,6 +182,7 @@ impl Policy {
     }
 
     /// The limits, in order.
+    #[inline]
     pub fn limits(&self) -> &[Limit] {
         &self.limits
     }
@@ -216,21 +218,47 @@ impl Policy {
     /// Decides a hit of `cost` at `now` for keys whose states are `states` (one per key,
     /// `None` for a fresh key), all or nothing: when every pair admits it, every state is
     /// updated in place; otherwise none changes.
+    ///
+    /// ```
+    /// use tollgate::{AnyAlgorithm, Gcra, Nanos};
+    /// use tollgate::policy::{Limit, Policy};
+    /// let gcra = |q: &str| AnyAlgorithm::Gcra(Gcra::new(q.parse().unwrap()).unwrap());
+    /// let policy = Policy::new(vec![
+    ///     Limit::new("second", gcra("2/s")).unwrap(),
+    ///     Limit::new("minute", gcra("3/m")).unwrap(),
+    /// ]).unwrap();
+    /// let now = Nanos::from_secs(1);
+    /// let mut states = [None, None]; // two keys, e.g. an IP and a user, both fresh
+    /// assert!(policy.check(&mut states, now, 2).unwrap().allowed);
+    /// let d = policy.check(&mut states, now + Nanos::from_secs(1), 2).unwrap();
+    /// assert!(!d.allowed); // "minute" has one left of 3: nothing is counted anywhere
+    /// assert_eq!(policy.limit_name(d.binding), "minute");
+    /// assert!(policy.check(&mut states, now, 4).is_err()); // a cost that can never fit
+    /// ```
+    #[inline]
     pub fn check(
         &self,
         states: &mut [Option<PolicyState>],
         now: Nanos,
         cost: u64,
     ) -> Result<PolicyDecision, CheckError> {
-        let penalty = self.block_duration > Nanos::ZERO;
-        if let ([state], [limit]) = (&mut *states, &self.limits[..]) {
-            if !penalty && state.as_ref().is_none_or(|s| s.slots.len() == 1) {
-                return self.check_one(limit, state, now, cost);
-            }
+        match self.one_pair(states) {
+            Some(limit) => self.check_one(limit, &mut states[0], now, cost).map(one_pair_decision),
+            None => self.check_pairs(states, now, cost),
         }
+    }
+
+    /// `check` of every pair: all peeked first (`decide`), then, when all admit the hit, all
+    /// counted; a denial by the limits starts the penalty's block.
+    fn check_pairs(
+        &self,
+        states: &mut [Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
         let mut peeked = self.decide(states, now, cost)?;
         if !peeked.allowed {
-            if penalty && !peeked.penalty {
+            if self.block_duration > Nanos::ZERO && !peeked.penalty {
                 self.start_block(states, now, &mut peeked);
             }
             return Ok(peeked);
@@ -248,84 +276,42 @@ impl Policy {
         Ok(PolicyDecision { limits, ..peeked })
     }
 
-    /// `check` for one key under one limit (every in-memory limiter's common case; `state` has
-    /// at most one slot): the limit's own check in place, without first peeking at every pair.
-    /// It decides exactly as the general path: with one pair, the pair's decision is the
-    /// policy's, and a check's decision is its peek's (the property tests hold both).
-    fn check_one(
-        &self,
-        limit: &Limit,
-        state: &mut Option<PolicyState>,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<PolicyDecision, CheckError> {
-        let decision = self.check_in(limit, state, now, cost)?;
-        let at = LimitRef::default();
-        let limits = alloc::vec![LimitDecision { at, decision }];
-        Ok(PolicyDecision { allowed: decision.allowed, decision, binding: at, limits, penalty: false })
+    /// The decision [`check`](Policy::check) would make, changing nothing.
+    #[inline]
+    pub fn peek(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
+        match self.one_pair(states) {
+            Some(limit) => self.peek_one(limit, states[0].as_ref(), now, cost).map(one_pair_decision),
+            None => self.decide(states, now, cost),
+        }
     }
 
-    /// [`check`](Policy::check) of one key under a policy of one limit, answering only the
-    /// limit's decision (no list of pairs to build): what an in-memory store calls per hit.
-    /// `None` for a policy of several limits, or a state of another shape.
-    pub fn check_single(
-        &self,
-        state: &mut Option<PolicyState>,
-        now: Nanos,
-        cost: u64,
-    ) -> Option<Result<Decision, CheckError>> {
-        if self.block_duration > Nanos::ZERO {
-            return None;
-        }
-        match (&self.limits[..], &*state) {
-            ([limit], None) => Some(self.check_in(limit, state, now, cost)),
-            ([limit], Some(s)) if s.slots.len() == 1 => Some(self.check_in(limit, state, now, cost)),
+    /// The one limit when `states` is one key under a policy of one limit without a penalty
+    /// (every in-memory limiter's common case): then the pair's decision is the policy's, and
+    /// `check` and `peek` ask the limit alone, without first peeking at every pair. They
+    /// decide exactly as the general path (the property tests hold both).
+    #[inline]
+    fn one_pair(&self, states: &[Option<PolicyState>]) -> Option<&Limit> {
+        match (states, &self.limits[..]) {
+            ([_], [limit]) if self.block_duration == Nanos::ZERO => Some(limit),
             _ => None,
         }
     }
 
-    /// [`peek`](Policy::peek) of one key under a policy of one limit: the limit's own peek,
-    /// answering only its decision (the counterpart of [`check_single`](Policy::check_single),
-    /// for stores that keep such states in place). `None` for a policy of several limits, or
-    /// a state of another shape.
-    ///
-    /// ```
-    /// use tollgate::{AnyAlgorithm, Gcra, Nanos};
-    /// use tollgate::policy::{Limit, Policy};
-    /// let gcra = |q: &str| AnyAlgorithm::Gcra(Gcra::new(q.parse().unwrap()).unwrap());
-    /// let one = Policy::single(gcra("2/s"));
-    /// let now = Nanos::from_secs(1);
-    /// let mut state = None;
-    /// one.check_single(&mut state, now, 1).unwrap().unwrap();
-    /// let d = one.peek_single(state.as_ref(), now, 1).unwrap().unwrap();
-    /// assert_eq!((d.allowed, d.remaining), (true, 0));
-    /// assert!(one.peek_single(state.as_ref(), now, 3).unwrap().is_err()); // can never fit
-    /// let two = Policy::new(vec![
-    ///     Limit::new("a", gcra("2/s")).unwrap(),
-    ///     Limit::new("b", gcra("9/m")).unwrap(),
-    /// ]).unwrap();
-    /// assert!(two.peek_single(None, now, 1).is_none()); // several limits: `peek`
-    /// ```
-    pub fn peek_single(
+    /// The one limit's peek of a key's state (its first slot, as the general path reads it).
+    fn peek_one(
         &self,
+        limit: &Limit,
         state: Option<&PolicyState>,
         now: Nanos,
         cost: u64,
-    ) -> Option<Result<Decision, CheckError>> {
-        let [limit] = &self.limits[..] else { return None };
-        if self.block_duration > Nanos::ZERO {
-            return None;
-        }
-        let slot = match state {
-            None => None,
-            Some(s) if s.slots.len() == 1 => s.slots[0].as_ref(),
-            Some(_) => return None,
-        };
-        Some(self.validate_cost(cost).and_then(|()| limit.algorithm.peek(slot, now, cost)))
+    ) -> Result<Decision, CheckError> {
+        self.validate_cost(cost)?;
+        limit.algorithm.peek(state.and_then(|s| s.slots.first()).and_then(Option::as_ref), now, cost)
     }
 
-    /// The one limit's check of a state of at most one slot, its expiry kept.
-    fn check_in(
+    /// The one limit's check of a key's state (its first slot, as the general path counts it),
+    /// its expiry kept.
+    fn check_one(
         &self,
         limit: &Limit,
         state: &mut Option<PolicyState>,
@@ -353,19 +339,9 @@ impl Policy {
         })
     }
 
-    /// The decision [`check`](Policy::check) would make, changing nothing.
-    pub fn peek(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
-        self.decide(states, now, cost)
-    }
-
     /// Every pair's peek, and the policy's answer from them: a key still blocked by a penalty
     /// ([`crate::penalty`]) is denied whatever the limits say.
-    pub(crate) fn decide(
-        &self,
-        states: &[Option<PolicyState>],
-        now: Nanos,
-        cost: u64,
-    ) -> Result<PolicyDecision, CheckError> {
+    fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
         self.validate_cost(cost)?;
         let mut limits = Vec::with_capacity(states.len() * self.limits.len());
         for (k, state) in states.iter().enumerate() {
@@ -463,6 +439,18 @@ impl Policy {
     /// A readable name for `at`, e.g. `"per-second"`.
     pub fn limit_name(&self, at: LimitRef) -> &str {
         self.limits.get(at.limit).map_or("", |l| l.name())
+    }
+}
+
+/// The policy's answer when one pair decided: that pair's decision.
+fn one_pair_decision(decision: Decision) -> PolicyDecision {
+    let at = LimitRef::default();
+    PolicyDecision {
+        allowed: decision.allowed,
+        decision,
+        binding: at,
+        limits: alloc::vec![LimitDecision { at, decision }],
+        penalty: false,
     }
 }
 

@@ -182,7 +182,8 @@ pub(crate) fn parse_duration_unchecked(input: &str) -> Result<Nanos, ConfigError
     }
     // `split_at_checked`, not `s[..digits]`: the digits are ASCII, so the split is always on a
     // character boundary, but indexing would still link core's slice-error formatting (with
-    // `char`'s Debug and Unicode tables, ~6 KB of the wasm module) for a panic that cannot happen.
+    // `char`'s Debug and Unicode tables, kilobytes of the wasm module) for a panic that cannot
+    // happen.
     let (number, rest) = s.split_at_checked(digits).unwrap_or((s, ""));
     let n: u64 = number.parse().map_err(|_| bad("the number is too large"))?;
     let rest = rest.trim_start();

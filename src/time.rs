@@ -81,7 +81,7 @@ impl Nanos {
     ///
     /// A product whose factors have 64 or more leading zero bits between them cannot
     /// overflow and skips the overflow check: on wasm32, `u64::saturating_mul` is a call to
-    /// the 128-bit `__multi3`, which was a fifth of a GCRA check in the npm package
+    /// the 128-bit `__multi3`, a large share of a GCRA check in the npm package
     /// (docs/benchmarks.md, "Where a W1 check's time goes"). Same result either way.
     #[inline]
     pub const fn saturating_mul(self, n: u64) -> Nanos {

@@ -170,13 +170,23 @@ fn check_one(
     prop_assert_eq!((pd.allowed, pd.decision), (d.allowed, d));
     prop_assert_eq!(states[0].as_ref().and_then(|s| s.slots()[0].clone()), slot.clone());
     prop_assert_eq!(states[0].as_ref().map(PolicyState::expires_at), slot.as_ref().map(|s| a.fresh_at(s)));
-    // And its `check_single` (the in-memory stores' per-hit call), to the same state.
-    let mut single = before.clone().map(|s| single_state(&policy, Some(s)));
-    prop_assert_eq!(policy.check_single(&mut single, now, cost).unwrap().unwrap(), d);
-    prop_assert_eq!(&single, &states[0]);
-    // Its `peek_single` answers the same and, like every peek, changes nothing.
-    let peeked = before.clone().map(|s| single_state(&policy, Some(s)));
-    prop_assert_eq!(policy.peek_single(peeked.as_ref(), now, cost).unwrap().unwrap(), d);
+    // Its `peek` answers the same and, like every peek, changes nothing.
+    let peeked = [before.clone().map(|s| single_state(&policy, Some(s)))];
+    let pp = policy.peek(&peeked, now, cost).unwrap();
+    prop_assert_eq!(&pp, &pd);
+    prop_assert_eq!(&peeked[0], &before.clone().map(|s| single_state(&policy, Some(s))));
+    // That one-pair path of `check` and `peek` decides as the general path does: the same
+    // limit with a penalty goes the general way, which answers the same while no block
+    // applies (its pairs keep the limit's own answer when it denies, and start a block).
+    let general = Policy::single(*a).with_block_duration(Nanos::new(1));
+    let mut gstates = [before.clone().map(|s| single_state(&general, Some(s)))];
+    prop_assert_eq!(&general.peek(&gstates, now, cost).unwrap(), &pd);
+    let gd = general.check(&mut gstates, now, cost).unwrap();
+    prop_assert_eq!(gd.limits[0].decision, d);
+    if d.allowed {
+        prop_assert_eq!(&gd, &pd);
+        prop_assert_eq!(&gstates[0], &states[0]);
+    }
 
     if d.allowed {
         prop_assert!(outcome.state.is_some());

@@ -80,8 +80,8 @@ const NUMBERS = ["remaining", "resetAt", "retryAfter"];
 
 /**
  * The result arrays: the caller's (`out`, reused between batches) or new ones. An `out` that
- * holds only `allowed` asks for nothing else: wasm then skips the numbers (about 45% of a W1
- * check, see docs/benchmarks.md). Returns whether the numbers are wanted.
+ * holds only `allowed` asks for nothing else: wasm then skips the numbers, a large share of a
+ * one-key check's time (docs/benchmarks.md). Returns whether the numbers are wanted.
  */
 function resultArrays(out, n) {
   if (out === undefined) {

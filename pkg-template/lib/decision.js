@@ -1,4 +1,4 @@
-// Reads a decision the wasm layer wrote into its output buffer (layout in wasm/src/out.rs).
+// Reads a decision the wasm layer wrote into its output buffer (layout in wasm-common/src/out.rs).
 // Each module's classes write into their own memory: the caller passes that memory's view.
 
 const HEADER = 8;

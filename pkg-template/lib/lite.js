@@ -1,5 +1,5 @@
-// `tollgate/lite`: `RateLimiter` over the lite wasm module, 39 KB gzipped against the full
-// module's 51: one limit per limiter and one key per call, every algorithm, `peek`, `refund`,
+// `tollgate/lite`: `RateLimiter` over the lite wasm module, smaller than the full module
+// (sizes in docs/benchmarks.md): one limit per limiter and one key per call, every algorithm, `peek`, `refund`,
 // `reset`, `headers`, state export/import (the same bytes as the full module's), key count and
 // pruning. No multi-limit policies, no several keys at once, no key handles or `limitBatch`:
 // those throw a TypeError naming the full entry. Same methods and decisions otherwise (the

@@ -1,7 +1,7 @@
 // `tollgate/lite` (the lite wasm module) against `tollgate` (the full one), imported straight
 // from pkg/. The equivalence trace holds both to the native crate for `limit`; here peek,
 // refund, reset and export/import join it, and the one-key in-place paths both modules share
-// (records, or the slab's `check_single`/`peek_single`, and `refund_one`) are held to the full
+// (records, or the slab's one-state `Policy::check`/`peek`, and `refund_one`) are held to the full
 // module's general all-or-nothing path, which a second limit that never binds forces.
 import test from "node:test";
 import assert from "node:assert/strict";

@@ -5,8 +5,8 @@
 // - no module has a function table. Each had one while anything reached `core::fmt` (a
 //   `to_string()` of a `Display` type, a `format!`, std's panic handler): the table kept the
 //   formatting code alive, 2.6 KB gzipped in the limiter's module, 1.1 KB in the extras.
-//   Messages are built by wasm/src/msg.rs instead, and a release module links no std
-//   (wasm/src/module.rs).
+//   Messages are built by wasm-common/src/msg.rs instead, and a release module links no std
+//   (wasm-common/src/module.rs).
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";

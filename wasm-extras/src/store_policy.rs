@@ -1,7 +1,7 @@
 //! `StorePolicy`: the core's pure decision over encoded states, for stores that keep state
 //! elsewhere (the Redis store, through the JS layer's `Policy`). Nothing is kept between calls
 //! except the output buffer. It lives in this module, not the limiter's: an in-memory
-//! `RateLimiter` never decides over encoded states (issue 3, wasm size).
+//! `RateLimiter` never decides over encoded states, so its users do not load this.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -72,14 +72,14 @@ fn raw_states(states: &Array) -> Result<Vec<Option<Vec<u8>>>, JsValue> {
 
 #[wasm_bindgen]
 impl StorePolicy {
-    /// The policy the options describe (see `spec.rs`), as the limiter's module's `Policy`.
+    /// The policy the options describe (see `wasm-common/src/spec.rs`), as the limiter's module's `Policy`.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
         let inner = build_policy(options, &fields)?;
         Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None })
     }
 
-    /// Where the last decision was written (see `out.rs`).
+    /// Where the last decision was written (see `wasm-common/src/out.rs`).
     #[wasm_bindgen(getter, js_name = outPtr)]
     pub fn out_ptr(&self) -> u32 {
         self.out.ptr()

@@ -71,7 +71,8 @@ impl Handles {
 /// A caller that reads only `allowed` says so (`numbers: false`): the numbers are then neither
 /// converted nor written, and in the cached loop (`cached_run.rs`) the division behind a GCRA
 /// `remaining` goes with them, since the algorithm's `check` is inlined there and its unused
-/// results are dead code. In W1 that took a batch check from ~43 to ~24 ns.
+/// results are dead code: a one-key batch check takes about half the time
+/// (docs/benchmarks.md).
 #[derive(Default)]
 pub(crate) struct BatchOut {
     allowed: Vec<u8>,
@@ -132,8 +133,8 @@ impl BatchOut {
 }
 
 /// The first `now` of `nows` that is not in range, as the error `now_from_ms` gives. Batches
-/// check every time with this first and convert each one where it is decided (one pass over
-/// the times and no second array: ~2.7 ns of a ~17 ns W1 check went to converting into one).
+/// check every time with this first and convert each one where it is decided: one pass over
+/// the times and no second array to convert them into, a visible share of a one-key check.
 fn check_nows(nows: &[f64]) -> Result<(), JsValue> {
     match nows.iter().find(|&&ms| !now_in_range(ms)) {
         Some(&ms) => now_from_ms(ms).map(|_| ()),

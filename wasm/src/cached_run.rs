@@ -1,10 +1,10 @@
 //! `limitBatch`'s hot loop: entries whose handle has a cached record, decided by the concrete
 //! algorithm rather than through `AnyAlgorithm`.
 //!
-//! Profiling W1 (one key, limitBatch over handles) showed most of a check's ~100 ns in the
-//! general path: `AnyState` built from the record's words and back, `AnyAlgorithm`'s `match`
-//! per check, `Result<Decision, JsValue>` moved through closures that opt-level "s" did not
-//! inline. Here the `match` on the algorithm happens once per run of entries, and each entry
+//! In the general path most of a one-key batch check's time goes around the decision, not
+//! into it: `AnyState` built from the record's words and back, `AnyAlgorithm`'s `match` per
+//! check, `Result<Decision, JsValue>` moved through closures that opt-level "s" does not
+//! inline (docs/benchmarks.md, "Where a W1 check's time goes"). Here the `match` on the algorithm happens once per run of entries, and each entry
 //! calls the concrete algorithm's own `Algorithm::check` (the core's, the only implementation
 //! of it) on its state read straight from the record. Nothing about the decision changes:
 //! `check_in_place` of `AnyAlgorithm` is exactly `check` of the variant plus the state write
@@ -198,8 +198,8 @@ pub(crate) struct Columns<'a> {
 ///
 /// Not inlined on purpose: as a function of its own its slices are distinct arguments, which
 /// tells the compiler that writing a result cannot change a time, a cost or the state, so
-/// these stay in registers (inlined into the batch code, every result byte written made it
-/// reload them: ~4 ns of a W1 check). Without `NUMBERS` only `allowed` is written and the
+/// these stay in registers (inlined into the batch code, every result byte written would make
+/// it reload them). Without `NUMBERS` only `allowed` is written and the
 /// rest of each decision (e.g. GCRA's division for `remaining`) is never computed. Returns
 /// the error of a failed check with its entry in the run, and whether `state` changed.
 #[inline(never)]

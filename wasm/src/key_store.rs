@@ -1,9 +1,9 @@
 //! The wasm limiter's key store: compact, because wasm memory only ever grows.
 //!
-//! Measured with 1,000,000 GCRA keys, the core's `KeyedLimiter<AnyAlgorithm>` (a hashbrown map
-//! of `Box<str>` to `AnyState`) cost 172 bytes per key in wasm memory: a 40-byte bucket (8 for
-//! the boxed key, 32 for the enum state, whose largest fixed variant is 24 bytes) at up to 2x
-//! table slack, plus a separate allocation per key string, plus the old table during each
+//! The core's `KeyedLimiter<AnyAlgorithm>` (a hashbrown map of `Box<str>` to `AnyState`) costs
+//! several times the key's bytes in wasm memory (docs/benchmarks.md, W3): a 40-byte bucket (8
+//! for the boxed key, 32 for the enum state, whose largest fixed variant is 24 bytes) at up to
+//! 2x table slack, plus a separate allocation per key string, plus the old table during each
 //! doubling, which wasm memory keeps as high-water mark. Here instead:
 //!
 //! - each key is one record `[len - 1][key bytes][state words]` in an arena of 64 KiB chunks

@@ -1,7 +1,7 @@
 //! The wasm-bindgen layer of the npm package `tollgate`: the limiter's module (`RateLimiter`,
 //! `Policy`, `KeyHandle`). The pacer, the lease holder and the Redis store's `Synced` are a
-//! second module, `wasm-extras/`, which compiles this crate's `errors`, `out`, `spec` and
-//! `time` files into itself (they export nothing to JavaScript). Built without its default
+//! second module, `wasm-extras/`; what both share (errors, the spec parser over JS values,
+//! time, the decision buffer, the module set-up) is the crate `wasm-common/`. Built without its default
 //! `full` feature this crate is the lite module of `tollgate/lite` (one limit, one key per
 //! call, no key handles or batches; docs/js-layer.md, "The lite module").
 //!
@@ -20,19 +20,17 @@ extern crate alloc;
 mod batch;
 #[cfg(feature = "full")]
 mod cached_run;
-mod core_messages;
-mod errors;
 mod headers;
 mod key_store;
 mod limiter;
-mod module;
-mod msg;
-mod out;
 mod policy;
 mod policy_states;
-mod spec;
-mod time;
 mod validate_keys;
+
+// The bindings every module shares, under the names the files here use (`crate::errors`, ...).
+use tollgate_wasm_common::{errors, out, spec, time};
+
+tollgate_wasm_common::allocator!();
 
 pub use limiter::Limiter;
 pub use policy::Policy;

@@ -2,12 +2,12 @@
 //!
 //! One key is passed as a string (`limit`), several as an array (`limitKeys`, not in the lite
 //! module: see the crate's `full` feature). The decision is written to the output buffer
-//! (`out.rs`); the call itself returns only `allowed`.
+//! (`wasm-common/src/out.rs`); the call itself returns only `allowed`.
 //!
 //! Every key lives in one compact store (`key_store.rs`). One key under one limit is decided
 //! in place: in its record for a fixed-size state (the common case, without allocating), in
-//! its slab state for the sliding log and sliding buckets (`Policy::check_single`,
-//! `peek_single`). Several keys at once, or several limits, go through the core's `Policy`
+//! its slab state for the sliding log and sliding buckets (`Policy::check` and `peek` of
+//! that one state). Several keys at once, or several limits, go through the core's `Policy`
 //! (all or nothing) over the keys' states, moved out of the store and back. Refunds act on
 //! each key on its own (`refund_one`).
 
@@ -57,7 +57,7 @@ pub(crate) struct LastKey {
 /// What `limitAgain` answers when it decided nothing (the caller then passes the key).
 const NOT_REMEMBERED: u32 = 2;
 
-/// Where `batch.rs` finds it; the shared `errors.rs` holds it so the extras module has it too.
+/// Where `batch.rs` finds it; `wasm-common`'s `errors.rs` holds it so the extras module has it too.
 pub(crate) use crate::errors::key_error;
 
 impl Limiter {
@@ -175,8 +175,9 @@ impl Limiter {
     }
 
     /// A hit (or with `peek` a peek, which changes nothing) for one key of a one-limit policy
-    /// whose states are in the slab (the sliding log and sliding buckets): the core's
-    /// `check_single` or `peek_single`, in place. `None` for other policies.
+    /// without a penalty whose states are in the slab (the sliding log and sliding buckets):
+    /// the core's `check` or `peek` of the key's state alone, in place. `None` for other
+    /// policies.
     pub(crate) fn decide_single(
         &mut self,
         key: &str,
@@ -184,18 +185,22 @@ impl Limiter {
         cost: u64,
         peek: bool,
     ) -> Option<Result<Decision, JsValue>> {
+        // A penalty's decision is more than the limit's figures (`Out::write` tells it).
+        let one_pair = |p: &CorePolicy| p.limits().len() == 1 && p.block_duration() == Nanos::ZERO;
         let policy = &self.policy;
-        if policy.limits().len() != 1 {
+        if !one_pair(policy) {
             return None; // several limits: no lookup here, `decide_policy` does its own
         }
         let r = self.store.on_slab_state(key, now, |slot| {
-            if peek {
-                policy.peek_single(slot.as_ref(), now, cost)
-            } else {
-                policy.check_single(slot, now, cost)
+            // Asked again beside the call: the compiler then knows the core's one-pair path
+            // is the one taken, and the lite module links no general path.
+            if !one_pair(policy) {
+                return None;
             }
+            let states = core::slice::from_mut(slot);
+            Some(if peek { policy.peek(states, now, cost) } else { policy.check(states, now, cost) })
         })??;
-        Some(r.map_err(|e| self.error(e.into(), false)))
+        Some(r.map(|d| d.decision).map_err(|e| self.error(e.into(), false)))
     }
 
     /// The core policy's decision for the keys (validated keys and cost), all or nothing.

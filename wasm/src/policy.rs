@@ -18,7 +18,7 @@ pub struct Policy {
 
 #[wasm_bindgen]
 impl Policy {
-    /// The policy the options describe (the core's schema; see `spec.rs`); `fields` are the
+    /// The policy the options describe (the core's schema; see `wasm-common/src/spec.rs`); `fields` are the
     /// caller's own options beside the limits.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<Policy, JsValue> {

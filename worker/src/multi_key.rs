@@ -159,10 +159,7 @@ pub async fn decide(
     op: Op,
 ) -> Result<Answer, ApiError> {
     if pc.sync_ms != 0 {
-        let now = test_now.unwrap_or_else(clock);
-        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let d = sync_mode::decide_keys(pc, &refs, cost, now, op)?;
-        return Ok(respond::estimate(answer(pc, &d, now, keys)));
+        return synced(pc, keys, cost, test_now.unwrap_or_else(clock), op);
     }
     if op == Op::Peek {
         let raw = match read_states(env, pc, keys, test_now).await {
@@ -175,6 +172,14 @@ pub async fn decide(
         return Ok(answer(pc, &d, now, keys));
     }
     check(env, pc, keys, cost, test_now).await
+}
+
+/// The synced modes' answer over `keys` (decided or peeked in this isolate, over its counts
+/// of every key): an estimate, as for one key.
+fn synced(pc: &PolicyConfig, keys: &[String], cost: u64, now: Nanos, op: Op) -> Result<Answer, ApiError> {
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let d = sync_mode::decide_keys(pc, &refs, cost, now, op)?;
+    Ok(respond::estimate(answer(pc, &d, now, keys)))
 }
 
 fn failure_answer(pc: &PolicyConfig, e: CallError, now: Nanos) -> Answer {
@@ -274,9 +279,7 @@ pub async fn refund(
         for k in keys {
             sync_mode::refund(pc, k, cost, now)?;
         }
-        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let d = sync_mode::decide_keys(pc, &refs, 1, now, Op::Peek)?;
-        return Ok(respond::estimate(answer(pc, &d, now, keys)));
+        return synced(pc, keys, 1, now, Op::Peek);
     }
     let calls = keys.iter().map(|k| {
         block_cache::forget(&object_name(&pc.name, k));

@@ -1,4 +1,4 @@
-//! The same mistake gets the same code and field at every edge (issue 20): the table of
+//! The same mistake gets the same code and field at every edge: the table of
 //! `tests/same-error/mistakes.json` through the Worker's two parsers, `wrangler.toml`'s
 //! policies (`config::parse_policy`) and a `/v1/limit` body (`api_request::parse`). The npm
 //! package runs the same table in tests/js/same-error.test.mjs, and the running Worker in

@@ -11,6 +11,7 @@ use crate::errors::number_error;
 /// message spells it out: no float formatting in the module, see docs/benchmarks.md).
 const MAX_NOW_MS: f64 = 16_725_225_600_000.0;
 
+#[inline]
 pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
     if !now_in_range(ms) {
         let err = number_error("now must be epoch milliseconds between 0 and 16725225600000, got ", ms);
@@ -55,6 +56,7 @@ pub fn is_whole(x: f64) -> bool {
 // The message below spells MAX_LIMIT out (no number formatting in the module).
 const _: () = assert!(MAX_LIMIT == 9_007_199_254_740_991);
 
+#[inline]
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
     if !(1.0..=MAX_LIMIT as f64).contains(&cost) || !is_whole(cost) {
         let err = number_error("cost must be a whole number from 1 to 9007199254740991, got ", cost);
@@ -64,7 +66,7 @@ pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
 }
 
 /// `t.as_millis_ceil()` as a number. On wasm32 a u64 division by a constant becomes a call to
-/// the 128-bit `__multi3`, a fifth of a W1 check in `limitBatch` with the result writes; here
+/// the 128-bit `__multi3`, a large share of a one-key check in `limitBatch`; here
 /// the quotient is estimated in f64 (off by at most one: its relative error is below 2^-51
 /// and the quotient below 2^45) and corrected with native 64-bit multiplies. Same result.
 #[inline(always)]

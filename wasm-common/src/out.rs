@@ -23,14 +23,17 @@ pub struct Out {
 }
 
 impl Out {
+    #[inline]
     pub fn new() -> Out {
         Out { buf: vec![0.0; LEN] }
     }
 
+    #[inline]
     pub fn ptr(&self) -> u32 {
         self.buf.as_ptr() as u32
     }
 
+    #[inline(always)]
     fn put(buf: &mut [f64], d: &Decision) {
         buf[0] = d.allowed as u8 as f64;
         buf[1] = d.limit as f64;
@@ -39,12 +42,14 @@ impl Out {
         buf[4] = ms_ceil(d.retry_after);
     }
 
+    #[inline(always)]
     fn put_pair(buf: &mut [f64], d: &Decision) {
         Out::put(buf, d);
         buf[5] = ms_ceil(d.next_unit_after);
     }
 
     /// One key, one limit: the summary is the only pair.
+    #[inline]
     pub fn write_one(&mut self, d: &Decision) {
         let b = &mut self.buf;
         Out::put(&mut b[..5], d);
@@ -56,6 +61,7 @@ impl Out {
         Out::put_pair(&mut b[HEADER + 2..HEADER + PAIR], d);
     }
 
+    #[inline]
     pub fn write(&mut self, pd: &PolicyDecision) {
         let b = &mut self.buf;
         Out::put(&mut b[..5], &pd.decision);

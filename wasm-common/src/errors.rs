@@ -88,7 +88,7 @@ pub fn decode_error(e: &DecodeError) -> JsValue {
 
 /// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
 #[cold]
-pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
+pub fn key_error(e: &KeyError, single: bool) -> JsValue {
     let name = |i: &usize| if single { Msg::new("key") } else { Msg::new("keys[").n(*i as u64).s("]") };
     let (code, field) = match e {
         KeyError::Empty { index } => ("missing_key", name(index).0),
@@ -116,7 +116,7 @@ pub(crate) fn key_error(e: &KeyError, single: bool) -> JsValue {
 }
 
 /// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float
-/// formatting, which alone was 14 KB of the module (docs/benchmarks.md, wasm size).
+/// formatting, which alone would be a large part of the module (docs/benchmarks.md, wasm size).
 #[cold]
 pub fn number_error(message: &str, n: f64) -> JsValue {
     at_index(message, n, "")
