@@ -4,12 +4,11 @@
 //! Every contestant runs the same loop: 10,000,000 checks, quota 1000/s with a burst of 100
 //! (resident keys: 1000/h), medians of 5 runs, the limiter's state behind `black_box` so the
 //! compiler cannot fold the loop. tollgate takes time as an argument (synthetic, +1 µs per
-//! check, advanced as a `u64` exactly as the floor's loop advances it); governor's default
-//! limiters read their default clock (`QuantaClock`) themselves, so tollgate is also measured
-//! reading the same clock, and governor on the `FakeRelativeClock` the old figures used.
-//! Every row says whether the limiter is thread-safe: governor's always are (an atomic state;
-//! a sharded, locked map), tollgate's `Gcra` state and `KeyedLimiter` take `&mut` and are also
-//! measured in a `Mutex`.
+//! check); governor's default limiters read their default clock (`QuantaClock`) themselves,
+//! so tollgate is also measured reading the same clock, and governor on the
+//! `FakeRelativeClock` the old figures used. Every row says whether the limiter is
+//! thread-safe: governor's always are (an atomic state; a sharded, locked map), tollgate's
+//! `Gcra` state and `KeyedLimiter` take `&mut` and are also measured in a `Mutex`.
 //!
 //! Workloads:
 //! - `direct`: one state (tollgate `Gcra`, governor `RateLimiter::direct`), and the floor: a
@@ -113,11 +112,10 @@ struct Row {
 fn tollgate_gcra(checks: u64, _: &[u64]) -> (u64, u64) {
     let gcra = Gcra::new(quota()).unwrap();
     let mut state = GcraState { tat: Nanos::ZERO };
-    let mut ns = START.as_nanos();
+    let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
-        ns += 1_000;
-        let now = Nanos::new(ns);
+        now = now + Nanos::from_micros(1);
         allowed += black_box(gcra.check_in_place(black_box(&mut state), now, 1).unwrap()).allowed as u64;
     }
     (allowed, 1)
@@ -139,11 +137,10 @@ fn tollgate_gcra_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
 fn tollgate_gcra_mutex(checks: u64, _: &[u64]) -> (u64, u64) {
     let gcra = Gcra::new(quota()).unwrap();
     let state = Mutex::new(GcraState { tat: Nanos::ZERO });
-    let mut ns = START.as_nanos();
+    let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
-        ns += 1_000;
-        let now = Nanos::new(ns);
+        now = now + Nanos::from_micros(1);
         let mut s = black_box(&state).lock().unwrap();
         allowed += black_box(gcra.check_in_place(&mut s, now, 1).unwrap()).allowed as u64;
     }
@@ -198,11 +195,10 @@ fn governor_direct_fake(checks: u64, _: &[u64]) -> (u64, u64) {
 
 fn tollgate_keyed(checks: u64, _: &[u64]) -> (u64, u64) {
     let mut limiter = KeyedLimiter::new(Gcra::new(quota()).unwrap());
-    let mut ns = START.as_nanos();
+    let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
-        ns += 1_000;
-        let now = Nanos::new(ns);
+        now = now + Nanos::from_micros(1);
         allowed += black_box(black_box(&mut limiter).check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
     }
     (allowed, limiter.len() as u64)
@@ -210,11 +206,10 @@ fn tollgate_keyed(checks: u64, _: &[u64]) -> (u64, u64) {
 
 fn tollgate_keyed_mutex(checks: u64, _: &[u64]) -> (u64, u64) {
     let limiter = Mutex::new(KeyedLimiter::new(Gcra::new(quota()).unwrap()));
-    let mut ns = START.as_nanos();
+    let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
-        ns += 1_000;
-        let now = Nanos::new(ns);
+        now = now + Nanos::from_micros(1);
         allowed +=
             black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
     }
@@ -266,11 +261,10 @@ fn governor_keyed(checks: u64, _: &[u64]) -> (u64, u64) {
 fn resident_tollgate(checks: u64, keys: &[u64]) -> (u64, u64) {
     let base = LIVE.load(Ordering::Relaxed);
     let mut limiter = KeyedLimiter::<_, u64>::with_key_type(Gcra::new(resident_quota()).unwrap());
-    let mut ns = START.as_nanos();
+    let mut now = START;
     let mut allowed = 0;
     for &k in &keys[..checks as usize] {
-        ns += 100;
-        let now = Nanos::new(ns);
+        now = now + Nanos::new(100);
         allowed += black_box(black_box(&mut limiter).check(&k, now, 1).unwrap()).allowed as u64;
     }
     HELD.store(LIVE.load(Ordering::Relaxed) - base, Ordering::Relaxed);
