@@ -2,11 +2,11 @@
 //! (`make bench-headline`; docs/benchmarks.md, "Headline figures").
 //!
 //! Every contestant runs the same loop: 10,000,000 checks, quota 1000/s with a burst of 100
-//! (resident keys: 1000/h), medians of 5 runs, the limiter's state behind `black_box` so the
-//! compiler cannot fold the loop. tollgate takes time as an argument (synthetic, +1 µs per
-//! check); governor's default limiters read their default clock (`QuantaClock`) themselves,
-//! so tollgate is also measured reading the same clock, and governor on the
-//! `FakeRelativeClock` the old figures used. Every row says whether the limiter is
+//! (resident keys: 1000/h), medians of 5 runs (interleaved across the rows), the limiter's
+//! state behind `black_box` so the compiler cannot fold the loop. tollgate takes time as an
+//! argument (synthetic, +1 µs per check); governor's default limiters read their default clock
+//! (`QuantaClock`) themselves, so tollgate is also measured reading the same clock, and
+//! governor on the `FakeRelativeClock` the old figures used. Every row says whether the limiter is
 //! thread-safe: governor's always are (an atomic state; a sharded, locked map), tollgate's
 //! `Gcra` state and `KeyedLimiter` take `&mut` and are also measured in a `Mutex`.
 //!
@@ -424,17 +424,22 @@ fn main() {
     let resident_keys = keys(checks);
     println!("| workload | implementation | setup | thread-safe | median ns/check | vs the floor | bytes/key |");
     println!("|---|---|---|---|---:|---:|---:|");
-    let mut floor = 0.0;
-    for row in ROWS.iter().filter(|r| workload.as_deref().is_none_or(|w| w == r.workload)) {
-        let mut times = Vec::with_capacity(RUNS);
-        let mut bytes = 0.0;
-        for _ in 0..RUNS {
+    let rows: Vec<&Row> = ROWS.iter().filter(|r| workload.as_deref().is_none_or(|w| w == r.workload)).collect();
+    // The runs are interleaved (run 1 of every row, then run 2 of every row, ...), so that a
+    // change in the machine's load falls on every row alike rather than on one row's five runs.
+    let mut times = vec![Vec::with_capacity(RUNS); rows.len()];
+    let mut bytes = vec![0.0; rows.len()];
+    for _ in 0..RUNS {
+        for (i, row) in rows.iter().enumerate() {
             let started = Instant::now();
-            let (allowed, held) = measure(row, checks, &resident_keys, &mut bytes);
-            times.push(started.elapsed().as_nanos() as f64 / checks as f64);
+            let (allowed, held) = measure(row, checks, &resident_keys, &mut bytes[i]);
+            times[i].push(started.elapsed().as_nanos() as f64 / checks as f64);
             black_box(allowed);
             black_box(held);
         }
+    }
+    let mut floor = 0.0;
+    for ((row, times), bytes) in rows.iter().zip(times).zip(bytes) {
         let ns = median(times);
         if row.name.starts_with("plain") || row.name.starts_with("hashbrown") {
             floor = ns;
