@@ -309,6 +309,7 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
 
 /// `key`'s hash by the map's hasher, as the map computes it (`BuildHasher::hash_one`, which
 /// the compiler may leave as a call: here every step is inlined into the check).
+#[allow(clippy::manual_hash_one)]
 #[inline(always)]
 fn hash_of<Q: Hash + ?Sized>(hasher: &impl BuildHasher, key: &Q) -> u64 {
     let mut state = hasher.build_hasher();
