@@ -2,11 +2,11 @@
 //! (`make bench-headline`; docs/benchmarks.md, "Headline figures").
 //!
 //! Every contestant runs the same loop: 10,000,000 checks, quota 1000/s with a burst of 100
-//! (resident keys: 1000/h), medians of 5 runs, the limiter's state behind `black_box` so the
-//! compiler cannot fold the loop. tollgate takes time as an argument (synthetic, +1 µs per
-//! check); governor's default limiters read their default clock (`QuantaClock`) themselves,
-//! so tollgate is also measured reading the same clock, and governor on the
-//! `FakeRelativeClock` the old figures used. Every row says whether the limiter is
+//! (resident keys: 1000/h), medians of 5 runs (interleaved across the rows), the limiter's
+//! state behind `black_box` so the compiler cannot fold the loop. tollgate takes time as an
+//! argument (synthetic, +1 µs per check); governor's default limiters read their default clock
+//! (`QuantaClock`) themselves, so tollgate is also measured reading the same clock, and
+//! governor on the `FakeRelativeClock` the old figures used. Every row says whether the limiter is
 //! thread-safe: governor's always are (an atomic state; a sharded, locked map), tollgate's
 //! `Gcra` state and `KeyedLimiter` take `&mut` and are also measured in a `Mutex`.
 //!
@@ -23,9 +23,10 @@
 //!   memory; per check and bytes per key (live heap bytes after the run, counted by this
 //!   binary's allocator, divided by the keys held).
 //!
-//! `HEADLINE_ONLY=<row name>` runs one row and `HEADLINE_CHECKS=<n>` sets the checks per run:
-//! scripts/bench-instructions.sh runs one row at two check counts under callgrind and prints
-//! the instructions per check (the difference over the difference).
+//! `HEADLINE_WORKLOAD=direct|keyed|resident` times one workload's rows only,
+//! `HEADLINE_ONLY=<row name>` runs one row (untimed) and `HEADLINE_CHECKS=<n>` sets the checks
+//! per run: scripts/bench-instructions.sh runs each row under callgrind and prints the
+//! instructions per check.
 
 mod common;
 use common::keys;
@@ -87,16 +88,18 @@ fn governor_resident_quota() -> GQuota {
 }
 
 /// The floor: GCRA over one `u64` theoretical arrival time, as plain code would write it
-/// (emission interval `t`, tolerance `tau`, cost 1), answering what tollgate's `Decision`
-/// answers: allowed, remaining, when the meter is empty again, and how long to wait.
+/// (emission interval `t`, tolerance `tau`, cost 1), answering the six numbers tollgate's
+/// `Decision` answers: allowed, the limit (the burst), remaining, when the meter is empty
+/// again, how long to wait, and when one more unit would be admitted.
 #[inline(always)]
-fn plain_gcra(tat: &mut u64, now: u64, t: u64, tau: u64) -> (bool, u64, u64, u64) {
+fn plain_gcra(tat: &mut u64, now: u64, t: u64, tau: u64, burst: u64) -> (bool, u64, u64, u64, u64, u64) {
     let at = (*tat).max(now);
     if now + tau >= at {
         *tat = at + t;
-        (true, (now + tau + t - *tat) / t, *tat, 0)
+        (true, burst, (now + tau + t - *tat) / t, *tat, 0, tat.saturating_sub(now + tau))
     } else {
-        (false, 0, at, at - tau - now)
+        let wait = at - tau - now;
+        (false, burst, 0, at, wait, wait)
     }
 }
 
@@ -163,13 +166,13 @@ fn tollgate_gcra_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
 }
 
 fn plain_u64(checks: u64, _: &[u64]) -> (u64, u64) {
-    let (t, tau) = (1_000_000, 99_000_000);
+    let (t, tau, burst) = (1_000_000, 99_000_000, 100);
     let mut tat = 0u64;
     let mut now = START.as_nanos();
     let mut allowed = 0;
     for _ in 0..checks {
         now += 1_000;
-        allowed += black_box(plain_gcra(black_box(&mut tat), now, t, tau)).0 as u64;
+        allowed += black_box(plain_gcra(black_box(&mut tat), now, t, tau, burst)).0 as u64;
     }
     (allowed, 1)
 }
@@ -271,7 +274,7 @@ fn tollgate_policy_two(checks: u64, _: &[u64]) -> (u64, u64) {
 }
 
 fn hashbrown_string(checks: u64, _: &[u64]) -> (u64, u64) {
-    let (t, tau) = (1_000_000, 99_000_000);
+    let (t, tau, burst) = (1_000_000, 99_000_000, 100);
     let mut map: hashbrown::HashMap<String, u64> = hashbrown::HashMap::new();
     let mut now = START.as_nanos();
     let mut allowed = 0;
@@ -282,7 +285,7 @@ fn hashbrown_string(checks: u64, _: &[u64]) -> (u64, u64) {
             Some(tat) => tat,
             None => map.entry(key.to_owned()).or_insert(0),
         };
-        allowed += black_box(plain_gcra(tat, now, t, tau)).0 as u64;
+        allowed += black_box(plain_gcra(tat, now, t, tau, burst)).0 as u64;
     }
     (allowed, map.len() as u64)
 }
@@ -313,13 +316,17 @@ fn resident_tollgate(checks: u64, keys: &[u64]) -> (u64, u64) {
 fn resident_hashbrown(checks: u64, keys: &[u64]) -> (u64, u64) {
     let base = LIVE.load(Ordering::Relaxed);
     let gcra = Gcra::new(resident_quota()).unwrap();
-    let (t, tau) = (gcra.emission_interval().as_nanos(), gcra.emission_interval().as_nanos() * (gcra.burst() - 1));
+    // The quota as a value known at run time, as tollgate's limiter holds it: as constants, the
+    // compiler turns this floor's division for `remaining` (on every check here: every hit
+    // is admitted) into a multiplication no limiter configured at run time gets.
+    let (t, burst) = black_box((gcra.emission_interval().as_nanos(), gcra.burst()));
+    let tau = t * (burst - 1);
     let mut map: hashbrown::HashMap<u64, u64> = hashbrown::HashMap::new();
     let mut now = START.as_nanos();
     let mut allowed = 0;
     for &k in &keys[..checks as usize] {
         now += 100;
-        allowed += black_box(plain_gcra(black_box(&mut map).entry(k).or_insert(0), now, t, tau)).0 as u64;
+        allowed += black_box(plain_gcra(black_box(&mut map).entry(k).or_insert(0), now, t, tau, burst)).0 as u64;
     }
     HELD.store(LIVE.load(Ordering::Relaxed) - base, Ordering::Relaxed);
     (allowed, map.len() as u64)
@@ -479,20 +486,26 @@ fn main() {
         black_box((row.run)(checks, &resident_keys));
         return;
     }
+    let workload = std::env::var("HEADLINE_WORKLOAD").ok();
     let resident_keys = keys(checks);
     println!("| workload | implementation | setup | thread-safe | median ns/check | vs the floor | bytes/key |");
     println!("|---|---|---|---|---:|---:|---:|");
-    let mut floor = 0.0;
-    for row in ROWS {
-        let mut times = Vec::with_capacity(RUNS);
-        let mut bytes = 0.0;
-        for _ in 0..RUNS {
+    let rows: Vec<&Row> = ROWS.iter().filter(|r| workload.as_deref().is_none_or(|w| w == r.workload)).collect();
+    // The runs are interleaved (run 1 of every row, then run 2 of every row, ...), so that a
+    // change in the machine's load falls on every row alike rather than on one row's five runs.
+    let mut times = vec![Vec::with_capacity(RUNS); rows.len()];
+    let mut bytes = vec![0.0; rows.len()];
+    for _ in 0..RUNS {
+        for (i, row) in rows.iter().enumerate() {
             let started = Instant::now();
-            let (allowed, held) = measure(row, checks, &resident_keys, &mut bytes);
-            times.push(started.elapsed().as_nanos() as f64 / checks as f64);
+            let (allowed, held) = measure(row, checks, &resident_keys, &mut bytes[i]);
+            times[i].push(started.elapsed().as_nanos() as f64 / checks as f64);
             black_box(allowed);
             black_box(held);
         }
+    }
+    let mut floor = 0.0;
+    for ((row, times), bytes) in rows.iter().zip(times).zip(bytes) {
         let ns = median(times);
         if row.name.starts_with("plain") || row.name.starts_with("hashbrown") {
             floor = ns;

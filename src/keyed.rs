@@ -14,8 +14,9 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::borrow::Borrow;
-use core::hash::Hash;
+use core::hash::{BuildHasher, Hash, Hasher};
 
+use hashbrown::hash_map::RawEntryMut;
 use hashbrown::HashMap;
 
 use crate::algorithm::Algorithm;
@@ -81,6 +82,26 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
 
     /// Inserts a new key's state, sweeping and evicting first as the rules above say.
     pub(crate) fn insert(&mut self, key: K, state: S, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
+        self.make_room(now, &fresh_at);
+        self.map.insert(key, state);
+    }
+
+    /// [`insert`](KeyMap::insert) of a key the map does not hold, whose hash (from the map's
+    /// hasher) the caller has already computed.
+    pub(crate) fn insert_hashed(&mut self, hash: u64, key: K, state: S, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
+        self.make_room(now, &fresh_at);
+        match self.map.raw_entry_mut().from_key_hashed_nocheck(hash, &key) {
+            RawEntryMut::Vacant(entry) => {
+                entry.insert_hashed_nocheck(hash, key, state);
+            }
+            RawEntryMut::Occupied(mut entry) => {
+                entry.insert(state);
+            }
+        }
+    }
+
+    /// The sweep and the key cap, before a new key is inserted.
+    fn make_room(&mut self, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
         if self.map.len() >= self.next_sweep {
             self.prune(now, &fresh_at);
             self.next_sweep = (self.map.len() * 2).max(FIRST_SWEEP);
@@ -90,7 +111,6 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
                 self.evict_soonest_fresh(max.div_ceil(8), &fresh_at);
             }
         }
-        self.map.insert(key, state);
     }
 
     /// Evicts the `count` keys that will be fresh soonest.
@@ -169,20 +189,40 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
     }
 
     /// Decides a hit of `cost` for `key` at `now`, counting it if admitted.
+    ///
+    /// The key is hashed once: the lookup and, for a key seen for the first time, its
+    /// insertion use the same hash. Inlined into the caller, so that the lookup and the
+    /// algorithm's arithmetic are one piece of code and the decision stays in registers; only
+    /// the insertion of a new key (allocation, sweep, eviction) is a call.
+    #[inline(always)]
     pub fn check<Q>(&mut self, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToKey<K> + ?Sized,
     {
-        if let Some(state) = self.keys.map.get_mut(key) {
-            return self.algorithm.check_in_place(state, now, cost);
+        let hash = hash_of(self.keys.map.hasher(), key);
+        match self.keys.map.raw_entry_mut().from_key_hashed_nocheck(hash, key) {
+            RawEntryMut::Occupied(entry) => self.algorithm.check_in_place(entry.into_mut(), now, cost),
+            RawEntryMut::Vacant(_) => {
+                let outcome = self.algorithm.check(None, now, cost)?;
+                if let Some(state) = outcome.state {
+                    self.insert_new_key(hash, key, state, now);
+                }
+                Ok(outcome.decision)
+            }
         }
-        let outcome = self.algorithm.check(None, now, cost)?;
-        if let Some(state) = outcome.state {
-            let algorithm = &self.algorithm;
-            self.keys.insert(key.to_key(), state, now, |s| algorithm.fresh_at(s));
-        }
-        Ok(outcome.decision)
+    }
+
+    /// Stores the state of a key the map does not hold (`hash` is its hash), sweeping or
+    /// evicting first as the module docs say.
+    #[inline(never)]
+    fn insert_new_key<Q>(&mut self, hash: u64, key: &Q, state: A::State, now: Nanos)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToKey<K> + ?Sized,
+    {
+        let algorithm = &self.algorithm;
+        self.keys.insert_hashed(hash, key.to_key(), state, now, |s| algorithm.fresh_at(s));
     }
 
     /// The decision `check` would make, changing nothing.
@@ -265,6 +305,16 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
     pub fn evictions(&self) -> u64 {
         self.keys.evictions()
     }
+}
+
+/// `key`'s hash by the map's hasher, as the map computes it (`BuildHasher::hash_one`, which
+/// the compiler may leave as a call: here every step is inlined into the check).
+#[allow(clippy::manual_hash_one)]
+#[inline(always)]
+fn hash_of<Q: Hash + ?Sized>(hasher: &impl BuildHasher, key: &Q) -> u64 {
+    let mut state = hasher.build_hasher();
+    key.hash(&mut state);
+    state.finish()
 }
 
 /// The `k`-th smallest (0-based) of `times` (`k` past the end means the largest): the

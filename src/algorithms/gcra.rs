@@ -22,6 +22,8 @@
 //! **Pick it when**: you want a smooth rate with a controlled burst in the least state and
 //! exact retry times (governor, redis-cell, nginx).
 
+use core::num::NonZeroU64;
+
 use crate::algorithm::{validate_cost, Algorithm};
 use crate::algorithms::token_bucket::MAX_SPAN;
 use crate::decision::{Decision, Outcome};
@@ -45,11 +47,13 @@ use crate::time::Nanos;
 /// ```
 #[derive(Copy, Clone, Debug)]
 pub struct Gcra {
-    /// Emission interval `T`.
-    t: Nanos,
+    /// Emission interval `T`, never zero: `remaining` divides by it, and a divisor the
+    /// compiler knows is not zero needs no check on every decision.
+    t: NonZeroU64,
     /// Tolerance `tau = T * (burst - 1)`.
     tau: Nanos,
-    burst: u64,
+    /// Never zero: a check of one unit then needs no test against it.
+    burst: NonZeroU64,
     /// The rate as configured, `limit` per `window` (what `RateLimit-Policy` advertises).
     rate: (u64, Nanos),
 }
@@ -66,7 +70,7 @@ impl Eq for Gcra {}
 
 impl core::hash::Hash for Gcra {
     fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
-        (self.t, self.tau, self.burst).hash(state);
+        (self.emission_interval(), self.tau, self.burst()).hash(state);
     }
 }
 
@@ -87,42 +91,87 @@ impl Gcra {
 
     /// From the emission interval and the burst directly.
     pub fn from_parts(emission_interval: Nanos, burst: u64) -> Result<Gcra, ConfigError> {
-        if burst == 0 {
+        let Some(nonzero_burst) = NonZeroU64::new(burst) else {
             return Err(ConfigError::ZeroBurst);
-        }
+        };
         if burst > MAX_LIMIT {
             return Err(ConfigError::BurstTooLarge { burst, max: MAX_LIMIT });
         }
-        let t = emission_interval.as_nanos();
-        if t == 0 {
+        let Some(t) = NonZeroU64::new(emission_interval.as_nanos()) else {
             return Err(ConfigError::RateTooHigh { limit: burst, window_ns: 0 });
-        }
-        if (t as u128) * (burst as u128) > MAX_SPAN as u128 {
+        };
+        if (t.get() as u128) * (burst as u128) > MAX_SPAN as u128 {
             return Err(ConfigError::BurstTooLarge { burst, max: MAX_SPAN / t });
         }
+        // `T * burst` fits (checked above), so no product of `T` with a cost the check has
+        // validated (at most `burst`) can overflow, and `T + tau` is exactly `T * burst`.
         Ok(Gcra {
-            t: emission_interval,
+            t,
             tau: emission_interval.saturating_mul(burst - 1),
-            burst,
+            burst: nonzero_burst,
             rate: (1, emission_interval),
         })
     }
 
+    /// The decision on a hit of a validated `cost` against a meter standing at `tat` (already
+    /// `max(TAT, now)`). When admitted, the new TAT is the decision's `reset_at`.
+    #[inline(always)]
+    fn decide(&self, tat: Nanos, now: Nanos, cost: u64) -> Decision {
+        let allow_at = (tat + self.span_of(cost - 1)).saturating_sub(self.tau);
+        if now >= allow_at {
+            let new_tat = tat + self.span_of(cost);
+            Decision {
+                allowed: true,
+                limit: self.burst(),
+                remaining: self.room(new_tat, now),
+                reset_at: new_tat,
+                retry_after: Nanos::ZERO,
+                next_unit_after: self.next_unit_after(new_tat, now),
+            }
+        } else {
+            Decision {
+                allowed: false,
+                limit: self.burst(),
+                // A denied hit leaves less room than its cost (`now < allow_at` is exactly
+                // `room < cost`), so a denied unit leaves none: no division on the path every
+                // over-limit client takes.
+                remaining: if cost == 1 { 0 } else { self.room(tat, now) },
+                reset_at: tat,
+                retry_after: allow_at - now,
+                next_unit_after: self.next_unit_after(tat, now),
+            }
+        }
+    }
+
     /// The emission interval `T`.
+    #[inline]
     pub fn emission_interval(&self) -> Nanos {
-        self.t
+        Nanos::new(self.t.get())
     }
 
     /// The burst.
+    #[inline]
     pub fn burst(&self) -> u64 {
-        self.burst
+        self.burst.get()
     }
 
     /// Units that would still be admitted at `now` if the meter stood at `tat`.
     #[inline]
     pub(crate) fn room(&self, tat: Nanos, now: Nanos) -> u64 {
-        let full = self.t.saturating_mul(self.burst);
-        (full.saturating_sub(tat.saturating_sub(now))).as_nanos() / self.t.as_nanos()
+        (self.full().saturating_sub(tat.saturating_sub(now))).as_nanos() / self.t
+    }
+
+    /// `T * burst`, the meter's whole span: `T + tau` without an overflow check, since
+    /// `from_parts` refused any burst whose span does not fit.
+    #[inline]
+    fn full(&self) -> Nanos {
+        Nanos::new(self.t.get() + self.tau.as_nanos())
+    }
+
+    /// `T * cost` for a cost already validated (`1..=burst`): cannot overflow (see `full`).
+    #[inline]
+    fn span_of(&self, cost: u64) -> Nanos {
+        Nanos::new(self.t.get() * cost)
     }
 
     /// When the meter standing at `tat` admits one more unit, from `now`: zero while it has
@@ -140,8 +189,9 @@ impl Algorithm for Gcra {
         "gcra"
     }
 
+    #[inline]
     fn limit(&self) -> u64 {
-        self.burst
+        self.burst()
     }
 
     /// The sustained rate as configured (`limit` per `window`), not the burst: a client
@@ -153,47 +203,34 @@ impl Algorithm for Gcra {
     }
 
     fn longest_window(&self) -> Nanos {
-        self.t.saturating_mul(self.burst)
+        self.full()
     }
 
     #[inline]
     fn check(&self, state: Option<&GcraState>, now: Nanos, cost: u64) -> Result<Outcome<GcraState>, CheckError> {
-        validate_cost(cost, self.burst)?;
-        let tat = state.map_or(now, |s| s.tat.max(now));
-        let allow_at = (tat + self.t.saturating_mul(cost - 1)).saturating_sub(self.tau);
-        if now >= allow_at {
-            let new_tat = tat + self.t.saturating_mul(cost);
-            Ok(Outcome {
-                decision: Decision {
-                    allowed: true,
-                    limit: self.burst,
-                    remaining: self.room(new_tat, now),
-                    reset_at: new_tat,
-                    retry_after: Nanos::ZERO,
-                    next_unit_after: self.next_unit_after(new_tat, now),
-                },
-                state: Some(GcraState { tat: new_tat }),
-            })
-        } else {
-            Ok(Outcome {
-                decision: Decision {
-                    allowed: false,
-                    limit: self.burst,
-                    remaining: self.room(tat, now),
-                    reset_at: tat,
-                    retry_after: allow_at - now,
-                    next_unit_after: self.next_unit_after(tat, now),
-                },
-                state: None,
-            })
+        validate_cost(cost, self.burst())?;
+        let decision = self.decide(state.map_or(now, |s| s.tat.max(now)), now, cost);
+        Ok(Outcome { decision, state: decision.allowed.then_some(GcraState { tat: decision.reset_at }) })
+    }
+
+    /// The same decision as `check`, written straight into the key's state: the hot path of
+    /// every keyed store, without an `Outcome` to build and take apart.
+    #[inline]
+    fn check_in_place(&self, state: &mut GcraState, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
+        validate_cost(cost, self.burst())?;
+        let decision = self.decide(state.tat.max(now), now, cost);
+        if decision.allowed {
+            state.tat = decision.reset_at;
         }
+        Ok(decision)
     }
 
     fn refund(&self, state: &GcraState, now: Nanos, cost: u64) -> Option<GcraState> {
-        let tat = state.tat.saturating_sub(self.t.saturating_mul(cost));
+        let tat = state.tat.saturating_sub(self.emission_interval().saturating_mul(cost));
         (tat > now).then_some(GcraState { tat })
     }
 
+    #[inline]
     fn fresh_at(&self, state: &GcraState) -> Nanos {
         state.tat
     }
