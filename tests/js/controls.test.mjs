@@ -5,10 +5,10 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
 import express from "express";
 import { RateLimiter, rateLimit, rateLimitFetch, WaitTimeoutError } from "../../pkg/dist/node/index.js";
 import { RateLimiter as Lite } from "../../pkg/dist/node/lite.js";
+import { serving } from "./serving.mjs";
 
 const T = 1_700_000_000_000;
 const ALGORITHMS = [
@@ -100,18 +100,6 @@ test("lists: the shared cases through RateLimiter (keys) answer as the core does
   assert.throws(() => new RateLimiter({ algorithm: "gcra", quota: "1/s", allowList: [7] }), { code: "invalid_type", field: "allowList[0]" });
   assert.throws(() => l.limit("partner", { cost: "1" }), { code: "invalid_cost" }, "bad call options are refused for listed keys too");
 });
-
-/** Listens on 127.0.0.1 with `handler`, runs `body(url)`, closes. */
-async function serving(handler, body) {
-  const server = createServer(handler);
-  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  try {
-    return await body(`http://127.0.0.1:${server.address().port}`);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((ok) => server.close(ok));
-  }
-}
 
 test("lists: rateLimit matches the client address it keys by, and the key (the shared cases, over HTTP)", async () => {
   const app = express();

@@ -2,21 +2,9 @@
 // 127.0.0.1, driven by real requests; and `ipKey`, the default key's IPv6 prefixing.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import express from "express";
 import { rateLimit, ipKey, RateLimiter } from "../../pkg/dist/node/index.js";
-
-/** Listens on 127.0.0.1 with `handler`, runs `body(url)`, closes. */
-async function serving(handler, body) {
-  const server = createServer(handler);
-  await new Promise((ok) => server.listen(0, "127.0.0.1", ok));
-  try {
-    return await body(`http://127.0.0.1:${server.address().port}`);
-  } finally {
-    server.closeAllConnections();
-    await new Promise((ok) => server.close(ok));
-  }
-}
+import { serving } from "./serving.mjs";
 
 /** An Express app behind the middleware, answering `req.rateLimit.remaining`, or `status`. */
 function app(middleware, { status = 200, trustProxy = false } = {}) {
