@@ -9,26 +9,10 @@ import { RateLimiter } from "../../pkg/dist/node/index.js";
 import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
 import { wasmMemory } from "../../pkg/dist/node/wasm.js";
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { KEYS, keysByPrng } from "./keys.mjs";
+import { KEYS, keysByPrng, PlainGcra } from "./keys.mjs";
 
 const N = Number(process.env.BENCH_N ?? 10_000_000);
 const T0 = 1_700_000_000_000;
-
-/** GCRA in plain JS: one theoretical arrival time (ms) per key in a Map. */
-class PlainGcra {
-  constructor(perSecond, burst) {
-    this.t = 1000 / perSecond;
-    this.tau = this.t * burst;
-    this.tats = new Map();
-  }
-  limit(key, now) {
-    const tat = Math.max(this.tats.get(key) ?? now, now);
-    const next = tat + this.t;
-    if (next - now > this.tau) return false;
-    this.tats.set(key, next);
-    return true;
-  }
-}
 
 function time(fn) {
   const t = process.hrtime.bigint();
@@ -109,7 +93,7 @@ function oneKeyBatchRun(keys) {
 }
 
 function plainRun(keys) {
-  const g = new PlainGcra(1000, 100);
+  const g = new PlainGcra(1000, 1000, 100);
   return time(() => {
     let ok = 0;
     for (let i = 0; i < N; i++) if (g.limit(keys[i % keys.length], T0 + i * 0.001)) ok++;
@@ -163,7 +147,7 @@ async function bytesPerKey(which) {
   const [h0, w0] = snap();
   let held;
   if (which === "map") {
-    held = new PlainGcra(1000, 100);
+    held = new PlainGcra(1000, 1000, 100);
     for (let i = 0; i < KEYS; i++) held.limit(keys[i], T0);
   } else {
     held = gcra();

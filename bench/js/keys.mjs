@@ -1,5 +1,6 @@
 // What the Node benchmarks share: the key space and the key sequence of the workloads over
-// many keys (W2 in bench.mjs, the resident keys in resident.mjs), so both draw the same keys.
+// many keys (W2 in bench.mjs, the resident keys in resident.mjs), so both draw the same keys,
+// and the plain-JS GCRA both measure tollgate against.
 
 /** Distinct keys of the many-keys workloads. */
 export const KEYS = 1_000_000;
@@ -13,4 +14,27 @@ export function keysByPrng(n) {
     keys[i] = `user:${(s >>> 0) % KEYS}`;
   }
   return keys;
+}
+
+/**
+ * GCRA in plain JS: one theoretical arrival time (ms) per key in a Map; `limit` per `windowMs`,
+ * `burst` at once (default: `limit`). Answers only whether a hit is allowed.
+ */
+export class PlainGcra {
+  constructor(limit, windowMs, burst = limit) {
+    this.t = windowMs / limit;
+    this.tau = this.t * burst;
+    this.tats = new Map();
+  }
+  limit(key, now) {
+    const tat = Math.max(this.tats.get(key) ?? now, now);
+    const next = tat + this.t;
+    if (next - now > this.tau) return false;
+    this.tats.set(key, next);
+    return true;
+  }
+  /** Keys held. */
+  get size() {
+    return this.tats.size;
+  }
 }

@@ -13,31 +13,12 @@ import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
 import { wasmMemory } from "../../pkg/dist/node/wasm.js";
 import { wasmMemory as liteMemory } from "../../pkg/dist/node/lite-wasm.js";
 import { RateLimiterMemory } from "rate-limiter-flexible";
-import { KEYS, keysByPrng } from "./keys.mjs";
+import { KEYS, keysByPrng, PlainGcra } from "./keys.mjs";
 
 const N = Number(process.env.BENCH_N ?? 3_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const T0 = 1_700_000_000_000;
 const STEP_MS = 0.0001;
-
-/** GCRA in plain JS: one theoretical arrival time (ms) per key in a Map. */
-class PlainGcra {
-  constructor(limit, windowMs) {
-    this.t = windowMs / limit;
-    this.tau = windowMs;
-    this.tats = new Map();
-  }
-  limit(key, now) {
-    const tat = Math.max(this.tats.get(key) ?? now, now);
-    const next = tat + this.t;
-    if (next - now > this.tau) return false;
-    this.tats.set(key, next);
-    return true;
-  }
-  get size() {
-    return this.tats.size;
-  }
-}
 
 const hourly = { algorithm: "gcra", limit: 1000, window: "1h" };
 
