@@ -34,8 +34,7 @@ for i = 1, #KEYS do
     cur = cur or ''
     local e, v = ARGV[4 * i - 3], ARGV[4 * i - 2]
     if cur ~= e then
-      local w, s = nil, nil
-      if cur ~= '' and e ~= '' and v ~= '' then w, s = guarded(cur, e, v, ARGV[4 * i]) end
+      local w, s = guarded(cur, e, v, ARGV[4 * i])
       if w then
         redis.call('SET', k, w, 'PX', shifted_ttl(ARGV[4 * i - 1], s))
         out[i] = {cur, w}

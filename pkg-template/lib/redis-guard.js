@@ -14,7 +14,8 @@
 /**
  * Defines `guarded(current, expected, written, guard)`: the bytes (hex) to write over
  * `current` and how far the expiry moved (ns; 0 when it is not a guarded field), or nil when
- * the guard does not apply; and `shifted_ttl(ttl, moved)`.
+ * the guard does not apply (no guard, or any of the three values absent: '', which `varints`
+ * refuses); and `shifted_ttl(ttl, moved)`.
  */
 export const GUARD_LUA = `
 local P28 = 268435456

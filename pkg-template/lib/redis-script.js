@@ -19,7 +19,7 @@ local n = #KEYS
 for i = 1, n do
   local cur = redis.call('GET', KEYS[i]) or ''
   if cur ~= ARGV[i] then
-    if n == 1 and cur ~= '' and ARGV[1] ~= '' and ARGV[2] ~= '' then
+    if n == 1 then
       local w, s = guarded(cur, ARGV[1], ARGV[2], ARGV[4])
       if w then
         redis.call('SET', KEYS[1], w, 'PX', shifted_ttl(ARGV[3], s))
