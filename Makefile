@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild setup example test-core test-nostd test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
+.PHONY: run test test-prebuild test-beside setup example test-core test-nostd test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -14,9 +14,14 @@ run:
 	scripts/run.sh
 
 ## Every test the project has. The Worker's wasm build starts first, in the background
-## (scripts/prebuild-worker.sh), and test-worker waits for it.
-test: test-prebuild test-core test-nostd test-worker test-pkg test-pacer test-lease test-redis test-www test-equivalence
+## (scripts/prebuild-worker.sh), and test-worker waits for it; after test-worker the
+## equivalence suite runs beside test-pkg, test-pacer, test-lease and test-www, then
+## test-redis runs (scripts/test-beside.sh).
+test: test-prebuild test-core test-nostd test-worker test-beside
 	@echo "make test: all passed"
+
+test-beside:
+	scripts/test-beside.sh
 
 test-prebuild:
 	scripts/prebuild-worker.sh
