@@ -112,6 +112,9 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        if self.table.is_empty() {
+            return None;
+        }
         self.table.find(self.hash(key), |(k, _)| k.borrow() == key).map(|(_, s)| s)
     }
 
@@ -121,6 +124,10 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        // Nothing to hash for in an empty map (a store that only peeks, or every key pruned).
+        if self.table.is_empty() {
+            return None;
+        }
         self.find_mut(self.hash(key), key)
     }
 
@@ -130,6 +137,9 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        if self.table.is_empty() {
+            return;
+        }
         if let Ok(entry) = self.table.find_entry(self.hash(key), |(k, _)| k.borrow() == key) {
             entry.remove();
         }
