@@ -54,9 +54,9 @@ impl<T: Clone> ToKey<T> for T {
 /// A hash table of key states that sweeps idle keys and enforces an optional key cap.
 ///
 /// A `HashTable` of `(key, state)` pairs with the map's hasher beside it, rather than a
-/// `HashMap`: a keyed check hashes its key once, probes once, and a new key found absent by
-/// that probe is then stored without a second lookup (`insert_new`), even when a sweep ran in
-/// between (a sweep only removes keys).
+/// `HashMap`: a keyed check probes once, and a new key found absent by that probe is then
+/// stored without a second lookup (`insert_new`), even when a sweep ran in between (a sweep
+/// only removes keys).
 #[derive(Clone, Debug)]
 pub(crate) struct KeyMap<K, S> {
     table: HashTable<(K, S)>,
@@ -274,10 +274,10 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
 
     /// Decides a hit of `cost` for `key` at `now`, counting it if admitted.
     ///
-    /// The key is hashed once: the lookup and, for a key seen for the first time, its
-    /// insertion use the same hash. Inlined into the caller, so that the lookup and the
-    /// algorithm's arithmetic are one piece of code and the decision stays in registers; only
-    /// the insertion of a new key (allocation, sweep, eviction) is a call.
+    /// One hash and one probe of the table. Inlined into the caller, so that the lookup and
+    /// the algorithm's arithmetic are one piece of code and the decision stays in registers;
+    /// only the insertion of a new key (allocation, sweep, eviction) is a call, which hashes
+    /// the key again rather than keep its hash live through every hit's probe.
     #[inline(always)]
     pub fn check<Q>(&mut self, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
     where
@@ -296,8 +296,8 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         }
     }
 
-    /// Stores the state of a key the map does not hold (`hash` is its hash), sweeping or
-    /// evicting first as the module docs say.
+    /// Stores the state of a key the map does not hold, sweeping or evicting first as the
+    /// module docs say.
     #[inline(never)]
     fn insert_new_key<Q>(&mut self, key: &Q, state: A::State, now: Nanos)
     where
