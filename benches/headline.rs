@@ -23,7 +23,8 @@
 //!   memory; per check and bytes per key (live heap bytes after the run, counted by this
 //!   binary's allocator, divided by the keys held).
 //!
-//! `HEADLINE_WORKLOAD=direct|keyed|resident` times one workload's rows only,
+//! `HEADLINE_KEY=<key>` replaces the hot key `"user:42"` (keys of other lengths compare
+//! differently), `HEADLINE_WORKLOAD=direct|keyed|resident` times one workload's rows only,
 //! `HEADLINE_ONLY=<row name>` runs one row (untimed) and `HEADLINE_CHECKS=<n>` sets the checks
 //! per run: scripts/bench-instructions.sh runs each row under callgrind and prints the
 //! instructions per check.
@@ -35,7 +36,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, FakeRelativeClock, QuantaClock, Reference};
@@ -85,6 +86,12 @@ fn resident_quota() -> Quota {
 
 fn governor_resident_quota() -> GQuota {
     GQuota::per_hour(NonZeroU32::new(1000).unwrap())
+}
+
+/// The hot key of the `keyed` rows: `"user:42"`, or `HEADLINE_KEY`.
+fn hot_key() -> &'static str {
+    static KEY: OnceLock<&'static str> = OnceLock::new();
+    KEY.get_or_init(|| std::env::var("HEADLINE_KEY").map_or("user:42", |k| Box::leak(k.into_boxed_str())))
 }
 
 /// The floor: GCRA over one `u64` theoretical arrival time, as plain code would write it
@@ -198,38 +205,39 @@ fn governor_direct_fake(checks: u64, _: &[u64]) -> (u64, u64) {
 }
 
 fn tollgate_keyed(checks: u64, _: &[u64]) -> (u64, u64) {
+    let key = hot_key();
     let mut limiter = KeyedLimiter::new(Gcra::new(quota()).unwrap());
     let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
         now = now + Nanos::from_micros(1);
-        allowed += black_box(black_box(&mut limiter).check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
+        allowed += black_box(black_box(&mut limiter).check(black_box(key), now, 1).unwrap()).allowed as u64;
     }
     (allowed, limiter.len() as u64)
 }
 
 fn tollgate_keyed_mutex(checks: u64, _: &[u64]) -> (u64, u64) {
+    let key = hot_key();
     let limiter = Mutex::new(KeyedLimiter::new(Gcra::new(quota()).unwrap()));
     let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
         now = now + Nanos::from_micros(1);
-        allowed +=
-            black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
+        allowed += black_box(black_box(&limiter).lock().unwrap().check(black_box(key), now, 1).unwrap()).allowed as u64;
     }
     let held = limiter.lock().unwrap().len() as u64;
     (allowed, held)
 }
 
 fn tollgate_keyed_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
+    let key = hot_key();
     let limiter = Mutex::new(KeyedLimiter::new(Gcra::new(quota()).unwrap()));
     let clock = QuantaClock::default();
     let origin = clock.now();
     let mut allowed = 0;
     for _ in 0..checks {
         let now = START + Nanos::new(clock.now().duration_since(origin).as_u64());
-        allowed +=
-            black_box(black_box(&limiter).lock().unwrap().check(black_box("user:42"), now, 1).unwrap()).allowed as u64;
+        allowed += black_box(black_box(&limiter).lock().unwrap().check(black_box(key), now, 1).unwrap()).allowed as u64;
     }
     let held = limiter.lock().unwrap().len() as u64;
     (allowed, held)
@@ -237,17 +245,14 @@ fn tollgate_keyed_mutex_quanta(checks: u64, _: &[u64]) -> (u64, u64) {
 
 /// The policy limiter over one key: `limits` checked (or, with `peek`, peeked) per call.
 fn tollgate_policy(checks: u64, limits: Vec<Limit>, peek: bool) -> (u64, u64) {
+    let key = hot_key();
     let mut limiter = Limiter::in_memory(Policy::new(limits).unwrap());
     let mut now = START;
     let mut allowed = 0;
     for _ in 0..checks {
         now = now + Nanos::from_micros(1);
         let limiter = black_box(&mut limiter);
-        let d = if peek {
-            limiter.peek(&[black_box("user:42")], now, 1)
-        } else {
-            limiter.check(&[black_box("user:42")], now, 1)
-        };
+        let d = if peek { limiter.peek(&[black_box(key)], now, 1) } else { limiter.check(&[black_box(key)], now, 1) };
         allowed += black_box(d.unwrap()).allowed as u64;
     }
     (allowed, limiter.store().len() as u64)
@@ -274,13 +279,14 @@ fn tollgate_policy_two(checks: u64, _: &[u64]) -> (u64, u64) {
 }
 
 fn hashbrown_string(checks: u64, _: &[u64]) -> (u64, u64) {
+    let key = hot_key();
     let (t, tau, burst) = (1_000_000, 99_000_000, 100);
     let mut map: hashbrown::HashMap<String, u64> = hashbrown::HashMap::new();
     let mut now = START.as_nanos();
     let mut allowed = 0;
     for _ in 0..checks {
         now += 1_000;
-        let key: &str = black_box("user:42");
+        let key: &str = black_box(key);
         let tat = match black_box(&mut map).get_mut(key) {
             Some(tat) => tat,
             None => map.entry(key.to_owned()).or_insert(0),
@@ -292,7 +298,7 @@ fn hashbrown_string(checks: u64, _: &[u64]) -> (u64, u64) {
 
 fn governor_keyed(checks: u64, _: &[u64]) -> (u64, u64) {
     let limiter = RateLimiter::keyed(governor_quota());
-    let key: &'static str = "user:42";
+    let key: &'static str = hot_key();
     let mut allowed = 0;
     for _ in 0..checks {
         allowed += black_box(black_box(&limiter).check_key(black_box(&key))).is_ok() as u64;

@@ -16,8 +16,8 @@ use alloc::vec::Vec;
 use core::borrow::Borrow;
 use core::hash::{BuildHasher, Hash, Hasher};
 
-use hashbrown::hash_map::RawEntryMut;
-use hashbrown::HashMap;
+use hashbrown::hash_table::Entry;
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use crate::algorithm::Algorithm;
 use crate::decision::Decision;
@@ -51,10 +51,16 @@ impl<T: Clone> ToKey<T> for T {
     }
 }
 
-/// A hash map of key states that sweeps idle keys and enforces an optional key cap.
+/// A hash table of key states that sweeps idle keys and enforces an optional key cap.
+///
+/// A `HashTable` of `(key, state)` pairs with the map's hasher beside it, rather than a
+/// `HashMap`: a keyed check probes once, and a new key found absent by that probe is then
+/// stored without a second lookup (`insert_new`), even when a sweep ran in between (a sweep
+/// only removes keys).
 #[derive(Clone, Debug)]
 pub(crate) struct KeyMap<K, S> {
-    pub(crate) map: HashMap<K, S>,
+    table: HashTable<(K, S)>,
+    hasher: DefaultHashBuilder,
     max_keys: Option<usize>,
     evictions: u64,
     next_sweep: usize,
@@ -62,7 +68,13 @@ pub(crate) struct KeyMap<K, S> {
 
 impl<K: Hash + Eq, S> KeyMap<K, S> {
     pub(crate) fn new() -> KeyMap<K, S> {
-        KeyMap { map: HashMap::new(), max_keys: None, evictions: 0, next_sweep: FIRST_SWEEP }
+        KeyMap {
+            table: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+            max_keys: None,
+            evictions: 0,
+            next_sweep: FIRST_SWEEP,
+        }
     }
 
     pub(crate) fn set_max_keys(&mut self, max: Option<usize>) {
@@ -73,41 +85,113 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         self.evictions
     }
 
+    /// How many keys hold state.
+    pub(crate) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// `key`'s hash, for [`find_mut`](KeyMap::find_mut) and [`insert_new`](KeyMap::insert_new).
+    #[inline(always)]
+    pub(crate) fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        hash_of(&self.hasher, key)
+    }
+
+    /// The state of `key`, whose hash is `hash`.
+    #[inline(always)]
+    pub(crate) fn find_mut<Q>(&mut self, hash: u64, key: &Q) -> Option<&mut S>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        self.table.find_mut(hash, |(k, _)| k.borrow() == key).map(|(_, s)| s)
+    }
+
+    /// The state of `key`.
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<&S>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.table.is_empty() {
+            return None;
+        }
+        self.table.find(self.hash(key), |(k, _)| k.borrow() == key).map(|(_, s)| s)
+    }
+
+    /// The state of `key`, to change in place.
+    pub(crate) fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut S>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        // Nothing to hash for in an empty map (a store that only peeks, or every key pruned).
+        if self.table.is_empty() {
+            return None;
+        }
+        self.find_mut(self.hash(key), key)
+    }
+
+    /// Forgets `key`.
+    pub(crate) fn remove<Q>(&mut self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.table.is_empty() {
+            return;
+        }
+        if let Ok(entry) = self.table.find_entry(self.hash(key), |(k, _)| k.borrow() == key) {
+            entry.remove();
+        }
+    }
+
+    /// Stores `state` for `key`, replacing any state it had, without a sweep (state import).
+    pub(crate) fn set(&mut self, key: K, state: S) {
+        let hasher = &self.hasher;
+        match self.table.entry(hash_of(hasher, &key), |(k, _)| *k == key, |(k, _)| hash_of(hasher, k)) {
+            Entry::Occupied(mut entry) => entry.get_mut().1 = state,
+            Entry::Vacant(entry) => {
+                entry.insert((key, state));
+            }
+        }
+    }
+
+    /// Every key with its state, in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&K, &S)> {
+        self.table.iter().map(|(k, s)| (k, s))
+    }
+
     /// Drops every state that is fresh at `now`; returns how many.
     pub(crate) fn prune(&mut self, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) -> usize {
-        let before = self.map.len();
-        self.map.retain(|_, s| fresh_at(s) > now);
-        before - self.map.len()
+        let before = self.table.len();
+        self.table.retain(|(_, s)| fresh_at(s) > now);
+        before - self.table.len()
     }
 
-    /// Inserts a new key's state, sweeping and evicting first as the rules above say.
+    /// Stores a new key's state, sweeping and evicting first as the rules above say (a key
+    /// already held has its state replaced).
     pub(crate) fn insert(&mut self, key: K, state: S, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
         self.make_room(now, &fresh_at);
-        self.map.insert(key, state);
+        self.set(key, state);
     }
 
-    /// [`insert`](KeyMap::insert) of a key the map does not hold, whose hash (from the map's
-    /// hasher) the caller has already computed.
-    pub(crate) fn insert_hashed(&mut self, hash: u64, key: K, state: S, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
+    /// [`insert`](KeyMap::insert) of a key the map does not hold, whose hash the caller has
+    /// already computed with [`hash`](KeyMap::hash): no lookup, only the search for a free
+    /// slot. Storing a key the map holds would hold it twice.
+    pub(crate) fn insert_new(&mut self, hash: u64, key: K, state: S, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
         self.make_room(now, &fresh_at);
-        match self.map.raw_entry_mut().from_key_hashed_nocheck(hash, &key) {
-            RawEntryMut::Vacant(entry) => {
-                entry.insert_hashed_nocheck(hash, key, state);
-            }
-            RawEntryMut::Occupied(mut entry) => {
-                entry.insert(state);
-            }
-        }
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, (key, state), |(k, _)| hash_of(hasher, k));
     }
 
-    /// The sweep and the key cap, before a new key is inserted.
+    /// The sweep and the key cap, before a new key is inserted. Only ever removes keys.
     fn make_room(&mut self, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
-        if self.map.len() >= self.next_sweep {
+        if self.table.len() >= self.next_sweep {
             self.prune(now, &fresh_at);
-            self.next_sweep = (self.map.len() * 2).max(FIRST_SWEEP);
+            self.next_sweep = (self.table.len() * 2).max(FIRST_SWEEP);
         }
         if let Some(max) = self.max_keys {
-            if self.map.len() >= max && self.prune(now, &fresh_at) == 0 {
+            if self.table.len() >= max && self.prune(now, &fresh_at) == 0 {
                 self.evict_soonest_fresh(max.div_ceil(8), &fresh_at);
             }
         }
@@ -115,7 +199,7 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
 
     /// Evicts the `count` keys that will be fresh soonest.
     fn evict_soonest_fresh(&mut self, count: usize, fresh_at: impl Fn(&S) -> Nanos) {
-        let mut times: Vec<Nanos> = self.map.values().map(&fresh_at).collect();
+        let mut times: Vec<Nanos> = self.table.iter().map(|(_, s)| fresh_at(s)).collect();
         if times.is_empty() {
             return;
         }
@@ -123,14 +207,14 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         let threshold = kth_smallest(&mut times, count - 1);
         let mut left = count;
         // Strictly sooner first, then ties at the threshold until `count` are gone.
-        self.map.retain(|_, s| {
+        self.table.retain(|(_, s)| {
             let keep = !(left > 0 && fresh_at(s) < threshold);
             if !keep {
                 left -= 1;
             }
             keep
         });
-        self.map.retain(|_, s| {
+        self.table.retain(|(_, s)| {
             let keep = !(left > 0 && fresh_at(s) == threshold);
             if !keep {
                 left -= 1;
@@ -190,39 +274,39 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
 
     /// Decides a hit of `cost` for `key` at `now`, counting it if admitted.
     ///
-    /// The key is hashed once: the lookup and, for a key seen for the first time, its
-    /// insertion use the same hash. Inlined into the caller, so that the lookup and the
-    /// algorithm's arithmetic are one piece of code and the decision stays in registers; only
-    /// the insertion of a new key (allocation, sweep, eviction) is a call.
+    /// One hash and one probe of the table. Inlined into the caller, so that the lookup and
+    /// the algorithm's arithmetic are one piece of code and the decision stays in registers;
+    /// only the insertion of a new key (allocation, sweep, eviction) is a call, which hashes
+    /// the key again rather than keep its hash live through every hit's probe.
     #[inline(always)]
     pub fn check<Q>(&mut self, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToKey<K> + ?Sized,
     {
-        let hash = hash_of(self.keys.map.hasher(), key);
-        match self.keys.map.raw_entry_mut().from_key_hashed_nocheck(hash, key) {
-            RawEntryMut::Occupied(entry) => self.algorithm.check_in_place(entry.into_mut(), now, cost),
-            RawEntryMut::Vacant(_) => {
+        match self.keys.find_mut(self.keys.hash(key), key) {
+            Some(state) => self.algorithm.check_in_place(state, now, cost),
+            None => {
                 let outcome = self.algorithm.check(None, now, cost)?;
                 if let Some(state) = outcome.state {
-                    self.insert_new_key(hash, key, state, now);
+                    self.insert_new_key(key, state, now);
                 }
                 Ok(outcome.decision)
             }
         }
     }
 
-    /// Stores the state of a key the map does not hold (`hash` is its hash), sweeping or
-    /// evicting first as the module docs say.
+    /// Stores the state of a key the map does not hold, sweeping or evicting first as the
+    /// module docs say.
     #[inline(never)]
-    fn insert_new_key<Q>(&mut self, hash: u64, key: &Q, state: A::State, now: Nanos)
+    fn insert_new_key<Q>(&mut self, key: &Q, state: A::State, now: Nanos)
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToKey<K> + ?Sized,
     {
         let algorithm = &self.algorithm;
-        self.keys.insert_hashed(hash, key.to_key(), state, now, |s| algorithm.fresh_at(s));
+        let hash = self.keys.hash(key);
+        self.keys.insert_new(hash, key.to_key(), state, now, |s| algorithm.fresh_at(s));
     }
 
     /// The decision `check` would make, changing nothing.
@@ -231,7 +315,7 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.algorithm.peek(self.keys.map.get(key), now, cost)
+        self.algorithm.peek(self.keys.get(key), now, cost)
     }
 
     /// Gives back `cost` units to `key`, never beyond fresh.
@@ -240,11 +324,11 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        if let Some(state) = self.keys.map.get_mut(key) {
+        if let Some(state) = self.keys.get_mut(key) {
             match self.algorithm.refund(state, now, cost) {
                 Some(new) => *state = new,
                 None => {
-                    self.keys.map.remove(key);
+                    self.keys.remove(key);
                 }
             }
         }
@@ -256,7 +340,7 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.keys.map.remove(key);
+        self.keys.remove(key);
     }
 
     /// The stored state of `key` (`None`: fresh).
@@ -265,17 +349,17 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.keys.map.get(key)
+        self.keys.get(key)
     }
 
     /// Replaces the stored state of `key` (state import).
     pub fn set_state(&mut self, key: K, state: Option<A::State>) {
         match state {
             Some(s) => {
-                self.keys.map.insert(key, s);
+                self.keys.set(key, s);
             }
             None => {
-                self.keys.map.remove(&key);
+                self.keys.remove(&key);
             }
         }
     }
@@ -288,17 +372,17 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
 
     /// How many keys hold state.
     pub fn len(&self) -> usize {
-        self.keys.map.len()
+        self.keys.len()
     }
 
     /// Every key holding state, in no particular order.
     pub fn keys(&self) -> impl Iterator<Item = &K> {
-        self.keys.map.keys()
+        self.keys.iter().map(|(k, _)| k)
     }
 
     /// Whether no key holds state.
     pub fn is_empty(&self) -> bool {
-        self.keys.map.is_empty()
+        self.keys.len() == 0
     }
 
     /// How many keys the cap has evicted so far.

@@ -65,12 +65,12 @@ impl MemoryStore {
 
     /// How many keys hold state.
     pub fn len(&self) -> usize {
-        self.keys.map.len()
+        self.keys.len()
     }
 
     /// Whether no key holds state.
     pub fn is_empty(&self) -> bool {
-        self.keys.map.is_empty()
+        self.keys.len() == 0
     }
 
     /// How many keys the cap has evicted.
@@ -85,24 +85,24 @@ impl MemoryStore {
 
     /// The stored state of `key`.
     pub fn get(&self, key: &str) -> Option<&PolicyState> {
-        self.keys.map.get(key)
+        self.keys.get(key)
     }
 
     /// Replaces the stored state of `key` (state import).
     pub fn set(&mut self, key: &str, state: Option<PolicyState>) {
         match state {
             Some(s) => {
-                self.keys.map.insert(key.into(), s);
+                self.keys.set(key.into(), s);
             }
             None => {
-                self.keys.map.remove(key);
+                self.keys.remove(key);
             }
         }
     }
 
     /// Every key with its state, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &PolicyState)> {
-        self.keys.map.iter().map(|(k, v)| (&**k, v))
+        self.keys.iter().map(|(k, v)| (&**k, v))
     }
 }
 
@@ -117,13 +117,13 @@ impl Store for MemoryStore {
     ) -> Result<R, Infallible> {
         // One key (the common case): decide on its state in place, no vectors.
         if let [key] = keys {
-            if let Some(slot) = self.keys.map.get_mut(*key) {
+            if let Some(slot) = self.keys.get_mut(*key) {
                 let mut one = [Some(core::mem::take(slot))];
                 let result = f(&mut one);
                 match one {
                     [Some(s)] => *slot = s,
                     [None] => {
-                        self.keys.map.remove(*key);
+                        self.keys.remove(*key);
                     }
                 }
                 return Ok(result);
@@ -137,7 +137,7 @@ impl Store for MemoryStore {
         }
         // Move the states out (no copy), decide, move them back.
         let mut states: Vec<Option<PolicyState>> =
-            keys.iter().map(|k| self.keys.map.get_mut(*k).map(core::mem::take)).collect();
+            keys.iter().map(|k| self.keys.get_mut(*k).map(core::mem::take)).collect();
         let existed: Vec<bool> = states.iter().map(Option::is_some).collect();
         let result = f(&mut states);
         // Put back existing keys before inserting new ones: an insert may sweep the map, and
@@ -146,12 +146,12 @@ impl Store for MemoryStore {
         for ((key, state), existed) in keys.iter().zip(states).zip(existed) {
             match (state, existed) {
                 (Some(s), true) => {
-                    if let Some(slot) = self.keys.map.get_mut(*key) {
+                    if let Some(slot) = self.keys.get_mut(*key) {
                         *slot = s;
                     }
                 }
                 (None, true) => {
-                    self.keys.map.remove(*key);
+                    self.keys.remove(*key);
                 }
                 (Some(s), false) => inserts.push((*key, s)),
                 (None, false) => {}
@@ -165,7 +165,7 @@ impl Store for MemoryStore {
 
     fn remove(&mut self, keys: &[&str]) -> Result<(), Infallible> {
         for k in keys {
-            self.keys.map.remove(*k);
+            self.keys.remove(*k);
         }
         Ok(())
     }

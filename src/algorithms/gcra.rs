@@ -115,21 +115,30 @@ impl Gcra {
 
     /// The decision on a hit of a validated `cost` against a meter standing at `tat` (already
     /// `max(TAT, now)`). When admitted, the new TAT is the decision's `reset_at`.
+    ///
+    /// The same decision as `now >= (tat + T * (cost - 1)).saturating_sub(tau)` with every
+    /// step saturating, written so that no step needs to: `tat >= now` makes `tat - now` exact,
+    /// and `cost <= burst` makes `T * (cost - 1) <= tau`. Only a meter within `T * (cost - 1)`
+    /// of `Nanos::MAX`, where `tat + T * (cost - 1)` would have saturated, takes the other
+    /// branch of [`wait`](Gcra::wait); for one unit the compiler drops that branch.
     #[inline(always)]
     fn decide(&self, tat: Nanos, now: Nanos, cost: u64) -> Decision {
-        let allow_at = (tat + self.span_of(cost - 1)).saturating_sub(self.tau);
-        if now >= allow_at {
-            let new_tat = tat + self.span_of(cost);
-            Decision {
-                allowed: true,
-                limit: self.burst(),
-                remaining: self.room(new_tat, now),
-                reset_at: new_tat,
-                retry_after: Nanos::ZERO,
-                next_unit_after: self.next_unit_after(new_tat, now),
+        let ahead = tat.as_nanos() - now.as_nanos();
+        match self.wait(tat, ahead, now, cost) {
+            None => {
+                let new_tat = tat + self.span_of(cost);
+                let new_ahead = new_tat.as_nanos() - now.as_nanos();
+                Decision {
+                    allowed: true,
+                    limit: self.burst(),
+                    // An admitted hit leaves the meter at most its whole span ahead of `now`.
+                    remaining: (self.full().as_nanos() - new_ahead) / self.t,
+                    reset_at: new_tat,
+                    retry_after: Nanos::ZERO,
+                    next_unit_after: self.next_unit_after(new_ahead),
+                }
             }
-        } else {
-            Decision {
+            Some(wait) => Decision {
                 allowed: false,
                 limit: self.burst(),
                 // A denied hit leaves less room than its cost (`now < allow_at` is exactly
@@ -137,9 +146,23 @@ impl Gcra {
                 // over-limit client takes.
                 remaining: if cost == 1 { 0 } else { self.room(tat, now) },
                 reset_at: tat,
-                retry_after: allow_at - now,
-                next_unit_after: self.next_unit_after(tat, now),
-            }
+                retry_after: Nanos::new(wait),
+                next_unit_after: self.next_unit_after(ahead),
+            },
+        }
+    }
+
+    /// How long after `now` a hit of `cost` would be admitted by the meter standing at `tat`
+    /// (`ahead = tat - now`); `None`: it is admitted now.
+    #[inline(always)]
+    fn wait(&self, tat: Nanos, ahead: u64, now: Nanos, cost: u64) -> Option<u64> {
+        let before = self.t.get() * (cost - 1);
+        if tat.as_nanos() <= u64::MAX - before {
+            let slack = self.tau.as_nanos() - before;
+            (ahead > slack).then(|| ahead - slack)
+        } else {
+            let allow_at = u64::MAX - self.tau.as_nanos();
+            (now.as_nanos() < allow_at).then(|| allow_at - now.as_nanos())
         }
     }
 
@@ -174,11 +197,11 @@ impl Gcra {
         Nanos::new(self.t.get() * cost)
     }
 
-    /// When the meter standing at `tat` admits one more unit, from `now`: zero while it has
-    /// room (`tat - tau <= now` is exactly `room >= 1`).
+    /// When a meter standing `ahead` of `now` admits one more unit, from `now`: zero while it
+    /// has room (`ahead <= tau` is exactly `room >= 1`).
     #[inline]
-    fn next_unit_after(&self, tat: Nanos, now: Nanos) -> Nanos {
-        tat.saturating_sub(self.tau).saturating_sub(now)
+    fn next_unit_after(&self, ahead: u64) -> Nanos {
+        Nanos::new(ahead.saturating_sub(self.tau.as_nanos()))
     }
 }
 
@@ -233,5 +256,80 @@ impl Algorithm for Gcra {
     #[inline]
     fn fresh_at(&self, state: &GcraState) -> Nanos {
         state.tat
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The decision as every step of it was first written, each saturating: the reference the
+    /// check must keep answering exactly, whatever the arithmetic it is computed with.
+    fn saturating_reference(gcra: &Gcra, tat: Nanos, now: Nanos, cost: u64) -> Decision {
+        let (t, tau, burst) = (gcra.emission_interval(), gcra.tau, gcra.burst());
+        let full = t.saturating_mul(burst);
+        let room = |tat: Nanos| full.saturating_sub(tat.saturating_sub(now)).as_nanos() / t.as_nanos();
+        let next_unit_after = |tat: Nanos| tat.saturating_sub(tau).saturating_sub(now);
+        let tat = tat.max(now);
+        let allow_at = tat.saturating_add(t.saturating_mul(cost - 1)).saturating_sub(tau);
+        if now >= allow_at {
+            let new_tat = tat.saturating_add(t.saturating_mul(cost));
+            Decision {
+                allowed: true,
+                limit: burst,
+                remaining: room(new_tat),
+                reset_at: new_tat,
+                retry_after: Nanos::ZERO,
+                next_unit_after: next_unit_after(new_tat),
+            }
+        } else {
+            Decision {
+                allowed: false,
+                limit: burst,
+                remaining: room(tat),
+                reset_at: tat,
+                retry_after: allow_at.saturating_sub(now),
+                next_unit_after: next_unit_after(tat),
+            }
+        }
+    }
+
+    /// Instants anywhere, near zero, near `Nanos::MAX` (where sums saturate) and close to one
+    /// another (where the meter decides).
+    fn instant() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            any::<u64>(),
+            0u64..1_000,
+            (0u64..1_000).prop_map(|d| u64::MAX - d),
+            (0u64..1 << 40).prop_map(|d| (1 << 60) + d)
+        ]
+    }
+
+    /// Any meter `from_parts` accepts: every emission interval, every burst whose span fits.
+    fn meter() -> impl Strategy<Value = Gcra> {
+        prop_oneof![1u64..1_000, any::<u64>().prop_map(|t| t % MAX_SPAN + 1)]
+            .prop_flat_map(|t| (Just(t), 1..=(MAX_SPAN / t).clamp(1, MAX_LIMIT)))
+            .prop_map(|(t, burst)| Gcra::from_parts(Nanos::new(t), burst).unwrap())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5_000))]
+
+        /// Every check, in place or from a stored state, with a valid cost, answers what the
+        /// saturating reference answers, down to the last field.
+        #[test]
+        fn decides_as_the_saturating_reference(gcra in meter(), tat in instant(), now in instant(), draw in any::<u64>()) {
+            let burst = gcra.burst();
+            let cost = [1, burst, draw % burst + 1][(draw % 3) as usize];
+            let (tat, now) = (Nanos::new(tat), Nanos::new(now));
+            let want = saturating_reference(&gcra, tat, now, cost);
+            let out = gcra.check(Some(&GcraState { tat }), now, cost).unwrap();
+            prop_assert_eq!(out.decision, want);
+            let mut state = GcraState { tat };
+            prop_assert_eq!(gcra.check_in_place(&mut state, now, cost).unwrap(), want);
+            prop_assert_eq!(state.tat, if want.allowed { want.reset_at } else { tat });
+            prop_assert_eq!(gcra.check(None, now, cost).unwrap().decision, saturating_reference(&gcra, Nanos::ZERO, now, cost));
+        }
     }
 }
