@@ -26,6 +26,7 @@ export function float64View(memory) {
 export function readDecision(ptr, names, keys, v) {
   const o = ptr / 8;
   const n = v[o + 7];
+  if (n === 1 && keys.length === 1 && v[o] !== 2) return readOne(o, names, v);
   const limits = new Array(n);
   for (let i = 0; i < n; i++) {
     const r = o + HEADER + i * PAIR;
@@ -54,4 +55,33 @@ export function readDecision(ptr, names, keys, v) {
   if (v[o] === 2) d.penalty = true;
   if (keys.length > 1) bindingKey.set(d, keys[v[o + 5]]);
   return d;
+}
+
+/**
+ * `readDecision` of the common case, one key under one limit without a penalty: the same
+ * object, built in one expression, so that every such decision has one shape (a hidden
+ * class per object) and no array is grown.
+ */
+function readOne(o, names, v) {
+  const r = o + HEADER;
+  const allowed = v[o] === 1;
+  return {
+    allowed,
+    limit: v[o + 1],
+    remaining: v[o + 2],
+    resetAt: v[o + 3],
+    retryAfter: v[o + 4],
+    blockedBy: allowed ? null : names[v[o + 6]],
+    limits: [
+      {
+        name: names[v[r + 1]],
+        allowed: v[r + 2] === 1,
+        limit: v[r + 3],
+        remaining: v[r + 4],
+        resetAt: v[r + 5],
+        retryAfter: v[r + 6],
+        nextUnitAfter: v[r + 7],
+      },
+    ],
+  };
 }

@@ -4,7 +4,7 @@
 // handles nor `limitBatch` (see docs/js-layer.md, "The lite module"). Imports no wasm itself,
 // so that each entry loads only its own module.
 import { Limits } from "./limits.js";
-import { maxKeysOf, keysOf, callOptions } from "./options.js";
+import { maxKeysOf, keysOf, callOptions, costOf, nowOf } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
@@ -13,8 +13,13 @@ import { waitFor, blockUntilReady } from "./wait.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
-/** What the wasm limiter's `limitAgain` answers when it decided nothing. */
+/**
+ * What the wasm limiter's hot calls (`limitKey`, `limitAgain`, `limitHandle`) answer besides
+ * 0 and 1 (denied, allowed): `limitAgain` decided nothing; the call failed, its error is
+ * `takeError()`'s (wasm/src/limiter.rs).
+ */
 const NOT_REMEMBERED = 2;
+const FAILED = 3;
 
 /**
  * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
@@ -45,6 +50,8 @@ export class MemoryLimiter {
   #module;
   #policy;
   #names;
+  /** Where the wasm limiter writes its decisions (a buffer that never moves). */
+  #out;
   /**
    * The key of the last successful `limit(key)` with a string: the wasm limiter remembers its
    * record, so the same key again (a hot key) is decided without the string crossing into
@@ -66,6 +73,7 @@ export class MemoryLimiter {
     this.#policy = new Limits(options, module.Policy);
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
     this.#names = this.#policy.names;
+    this.#out = this.#wasm.outPtr;
     applyControls(this, options, false);
   }
 
@@ -79,17 +87,20 @@ export class MemoryLimiter {
 
   /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
   limit(key, options) {
-    const { cost, now } = callOptions(options);
+    const cost = costOf(options);
+    const now = nowOf(options);
     if (typeof key === "string") {
-      if (key !== this.#lastKey || this.#wasm.limitAgain(now, cost) === NOT_REMEMBERED) {
+      let r = key === this.#lastKey ? this.#wasm.limitAgain(now, cost) : NOT_REMEMBERED;
+      if (r === NOT_REMEMBERED) {
         this.#lastKey = undefined; // until limitKey succeeds: it forgets the record first
-        this.#wasm.limitKey(key, now, cost);
-        this.#lastKey = key;
+        r = this.#wasm.limitKey(key, now, cost);
+        if (r !== FAILED) this.#lastKey = key;
       }
+      if (r === FAILED) throw this.#wasm.takeError();
       return this.#read(ONE);
     }
     if (key instanceof KeyHandle) {
-      this.#wasm.limitHandle(this.#handle(key), now, cost);
+      if (this.#wasm.limitHandle(this.#handle(key), now, cost) === FAILED) throw this.#wasm.takeError();
       return this.#read(ONE);
     }
     const keys = keysOf(key);
@@ -127,7 +138,7 @@ export class MemoryLimiter {
   }
 
   #read(keys) {
-    return readDecision(this.#wasm.outPtr, this.#names, keys, this.#module.view());
+    return readDecision(this.#out, this.#names, keys, this.#module.view());
   }
 
   /** The wasm limiter, when its module decides several keys at once. */

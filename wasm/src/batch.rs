@@ -322,13 +322,14 @@ impl Limiter {
         self.handles.release(id);
     }
 
-    /// `limit` for an interned key: no string crosses the boundary.
+    /// `limit` for an interned key: no string crosses the boundary. Answers 0, 1 or `FAILED`
+    /// as `limitKey` does.
     #[wasm_bindgen(js_name = limitHandle)]
-    pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> Result<bool, JsValue> {
+    pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> u32 {
         let mut handles = core::mem::take(&mut self.handles);
         let r = self.limit_by_handle(&mut handles, id, now, cost);
         self.handles = handles;
-        r
+        self.status(r)
     }
 
     /// `peek` for an interned key.

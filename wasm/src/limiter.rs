@@ -42,6 +42,8 @@ pub struct Limiter {
     pub(crate) batch: BatchOut,
     /// The record of the key the last successful `limitKey` decided, for `limitAgain`.
     pub(crate) last: Option<LastKey>,
+    /// The error of the last hot call that answered `FAILED`, for `takeError`.
+    pub(crate) failure: Option<JsValue>,
 }
 
 /// A key's record as `limitKey` left it: valid for `limitAgain` while the store's generation
@@ -54,8 +56,13 @@ pub(crate) struct LastKey {
     length_byte: u8,
 }
 
-/// What `limitAgain` answers when it decided nothing (the caller then passes the key).
-const NOT_REMEMBERED: u32 = 2;
+/// What the hot calls (`limitKey`, `limitAgain`, `limitHandle`) answer: one number, where a
+/// `Result` would cross the boundary as three values for the glue to unpack on every call.
+/// 0 or 1: denied or allowed, the decision in the output buffer.
+/// `NOT_REMEMBERED` (`limitAgain` only): nothing decided; the caller then passes the key.
+pub(crate) const NOT_REMEMBERED: u32 = 2;
+/// `FAILED`: nothing decided; the error is for `takeError`.
+pub(crate) const FAILED: u32 = 3;
 
 /// Where `batch.rs` finds it; `wasm-common`'s `errors.rs` holds it so the extras module has it too.
 pub(crate) use crate::errors::key_error;
@@ -69,6 +76,21 @@ impl Limiter {
             LimitError::Check(c) => check_error(&c, name),
             LimitError::Store(never) => match never {},
         }
+    }
+
+    /// A hot call's answer (see `FAILED`): the error, if any, kept for `takeError`.
+    #[inline(always)]
+    pub(crate) fn status(&mut self, r: Result<bool, JsValue>) -> u32 {
+        match r {
+            Ok(allowed) => allowed as u32,
+            Err(e) => self.failed(e),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn failed(&mut self, e: JsValue) -> u32 {
+        self.failure = Some(e);
+        FAILED
     }
 
     /// Throws when `cost` can never fit the policy's limits.
@@ -120,6 +142,31 @@ impl Limiter {
         };
         self.out.write_one(&d);
         Ok(d.allowed)
+    }
+
+    /// `limitAgain`'s decision: `None` when the remembered record is gone (nothing decided).
+    #[inline(always)]
+    fn decide_again(&mut self, now: f64, cost: f64) -> Result<Option<bool>, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let policy = &self.policy;
+        let (Some(last), Some(keyed)) = (self.last, self.store.words_mut()) else {
+            return Ok(None);
+        };
+        if keyed.generation != last.generation || !holds(&keyed.chunks, last.offset, last.length_byte) {
+            return Ok(None);
+        }
+        // The policy's cost check first, as on every other path (its error names the limit).
+        if let Err(e) = policy.validate_cost(cost) {
+            return Err(self.error(e.into(), false));
+        }
+        match keyed.check_entry(last.offset, now, cost) {
+            Ok(d) => {
+                self.out.write_one(&d);
+                Ok(Some(d.allowed))
+            }
+            Err(e) => Err(self.error(e.into(), true)),
+        }
     }
 
     #[cfg(feature = "full")]
@@ -242,6 +289,7 @@ impl Limiter {
             #[cfg(feature = "full")]
             batch: BatchOut::default(),
             last: None,
+            failure: None,
         }
     }
 
@@ -256,39 +304,33 @@ impl Limiter {
     }
 
     /// `limit` for the JS layer's string path: the same decision, and the key's record is
-    /// remembered for `limitAgain` (forgotten first, so a call that throws leaves none).
+    /// remembered for `limitAgain` (forgotten first, so a call that fails leaves none).
+    /// Answers 0, 1 or `FAILED` (see `FAILED`).
     #[wasm_bindgen(js_name = limitKey)]
-    pub fn limit_key(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
+    pub fn limit_key(&mut self, key: &str, now: f64, cost: f64) -> u32 {
         self.last = None;
-        self.run_one_remembering(key, now, cost, false, true)
+        let r = self.run_one_remembering(key, now, cost, false, true);
+        self.status(r)
     }
 
     /// `limit` for the key of the last successful `limitKey` again, without the string
     /// crossing into wasm (a hot key): 1 or 0 for allowed or not, with the decision in the
-    /// output buffer as `limit` writes it; `NOT_REMEMBERED` (2), deciding and counting
-    /// nothing, when no record is remembered or it is no longer the key's (removed, evicted,
-    /// moved); then the caller calls `limitKey`. Bad `now`/`cost` throw as `limit` would.
+    /// output buffer as `limit` writes it; `NOT_REMEMBERED`, deciding and counting nothing,
+    /// when no record is remembered or it is no longer the key's (removed, evicted, moved);
+    /// then the caller calls `limitKey`. Bad `now`/`cost` fail as `limit` would (`FAILED`).
     #[wasm_bindgen(js_name = limitAgain)]
-    pub fn limit_again(&mut self, now: f64, cost: f64) -> Result<u32, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let remembered = match (self.last, self.store.words_mut()) {
-            (Some(last), Some(keyed)) => {
-                keyed.generation == last.generation && holds(&keyed.chunks, last.offset, last.length_byte)
-            }
-            _ => false,
-        };
-        if !remembered {
-            return Ok(NOT_REMEMBERED);
+    pub fn limit_again(&mut self, now: f64, cost: f64) -> u32 {
+        match self.decide_again(now, cost) {
+            Ok(Some(allowed)) => allowed as u32,
+            Ok(None) => NOT_REMEMBERED,
+            Err(e) => self.failed(e),
         }
-        self.validate_cost(cost)?;
-        let (Some(last), Some(keyed)) = (self.last, self.store.words_mut()) else {
-            return Ok(NOT_REMEMBERED);
-        };
-        let r = keyed.check_entry(last.offset, now, cost);
-        let d = r.map_err(|e| self.error(e.into(), true))?;
-        self.out.write_one(&d);
-        Ok(d.allowed as u32)
+    }
+
+    /// The error of the last call that answered `FAILED` (taken: a second call gets `undefined`).
+    #[wasm_bindgen(js_name = takeError)]
+    pub fn take_error(&mut self) -> JsValue {
+        self.failure.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Decides and counts a hit for several keys, all or nothing.
