@@ -60,28 +60,24 @@ export function readDecision(ptr, names, keys, v) {
 /**
  * `readDecision` of the common case, one key under one limit without a penalty: the same
  * object, built in one expression, so that every such decision has one shape (a hidden
- * class per object) and no array is grown.
+ * class per object) and no array is grown. The limit's entry is the decision itself (the
+ * core's answer for one pair is that pair's decision; wasm-common/src/out.rs writes it
+ * twice), so each number is read once, for both objects.
  */
 function readOne(o, names, v) {
-  const r = o + HEADER;
   const allowed = v[o] === 1;
+  const limit = v[o + 1];
+  const remaining = v[o + 2];
+  const resetAt = v[o + 3];
+  const retryAfter = v[o + 4];
+  const name = names[0];
   return {
     allowed,
-    limit: v[o + 1],
-    remaining: v[o + 2],
-    resetAt: v[o + 3],
-    retryAfter: v[o + 4],
-    blockedBy: allowed ? null : names[v[o + 6]],
-    limits: [
-      {
-        name: names[v[r + 1]],
-        allowed: v[r + 2] === 1,
-        limit: v[r + 3],
-        remaining: v[r + 4],
-        resetAt: v[r + 5],
-        retryAfter: v[r + 6],
-        nextUnitAfter: v[r + 7],
-      },
-    ],
+    limit,
+    remaining,
+    resetAt,
+    retryAfter,
+    blockedBy: allowed ? null : name,
+    limits: [{ name, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter: v[o + HEADER + 7] }],
   };
 }

@@ -26,7 +26,7 @@ use crate::errors::{check_error, decode_error};
 use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
 use crate::policy::Policy;
-use crate::time::{cost_from, now_from_ms};
+use crate::time::{cost_from, cost_in_range, nanos_of_valid_ms, now_from_ms, now_in_range};
 
 #[wasm_bindgen]
 pub struct Limiter {
@@ -59,7 +59,8 @@ pub(crate) struct LastKey {
 /// What the hot calls (`limitKey`, `limitAgain`, `limitHandle`) answer: one number, where a
 /// `Result` would cross the boundary as three values for the glue to unpack on every call.
 /// 0 or 1: denied or allowed, the decision in the output buffer.
-/// `NOT_REMEMBERED` (`limitAgain` only): nothing decided; the caller then passes the key.
+/// `NOT_REMEMBERED` (`limitAgain` only): nothing decided; the caller then passes the key
+/// (`limitKey`), which also answers any error.
 pub(crate) const NOT_REMEMBERED: u32 = 2;
 /// `FAILED`: nothing decided; the error is for `takeError`.
 pub(crate) const FAILED: u32 = 3;
@@ -144,29 +145,30 @@ impl Limiter {
         Ok(d.allowed)
     }
 
-    /// `limitAgain`'s decision: `None` when the remembered record is gone (nothing decided).
-    #[inline(always)]
-    fn decide_again(&mut self, now: f64, cost: f64) -> Result<Option<bool>, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let policy = &self.policy;
-        let (Some(last), Some(keyed)) = (self.last, self.store.words_mut()) else {
-            return Ok(None);
-        };
-        if keyed.generation != last.generation || !holds(&keyed.chunks, last.offset, last.length_byte) {
-            return Ok(None);
+    /// The hot calls' shared step (`limitAgain`, `limitHandle`): a hit on the record at `offset`
+    /// that `generation` of the store gave a key of `length_byte` (a remembered or cached
+    /// record), when that record is still the key's and the time and cost are good: decided,
+    /// written to the output buffer, and whether it was allowed. `None`, deciding nothing,
+    /// in every other case (no record, a removed or moved one, a bad time or cost, a cost
+    /// that never fits): the caller then takes its general path, which answers those.
+    #[inline(never)] // one copy for both callers: the module's size budget
+    pub(crate) fn decide_record(&mut self, record: Option<(u32, u32, u8)>, now_ms: f64, cost: f64) -> Option<bool> {
+        let (offset, generation, length_byte) = record?;
+        if !now_in_range(now_ms) || !cost_in_range(cost) {
+            return None;
         }
-        // The policy's cost check first, as on every other path (its error names the limit).
-        if let Err(e) = policy.validate_cost(cost) {
-            return Err(self.error(e.into(), false));
+        let keyed = self.store.words_mut()?;
+        if keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
+            return None;
         }
-        match keyed.check_entry(last.offset, now, cost) {
-            Ok(d) => {
-                self.out.write_one(&d);
-                Ok(Some(d.allowed))
-            }
-            Err(e) => Err(self.error(e.into(), true)),
+        let cost = cost as u64;
+        // One unit fits every limit (none admits less), so only other costs are checked.
+        if cost != 1 && self.policy.validate_cost(cost).is_err() {
+            return None;
         }
+        let d = keyed.check_entry(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
+        self.out.write_one(&d);
+        Some(d.allowed)
     }
 
     #[cfg(feature = "full")]
@@ -316,14 +318,15 @@ impl Limiter {
     /// `limit` for the key of the last successful `limitKey` again, without the string
     /// crossing into wasm (a hot key): 1 or 0 for allowed or not, with the decision in the
     /// output buffer as `limit` writes it; `NOT_REMEMBERED`, deciding and counting nothing,
-    /// when no record is remembered or it is no longer the key's (removed, evicted, moved);
-    /// then the caller calls `limitKey`. Bad `now`/`cost` fail as `limit` would (`FAILED`).
+    /// when no record is remembered or it is no longer the key's (removed, evicted, moved),
+    /// and for a bad time or cost: then the caller calls `limitKey`, which decides by the
+    /// key or fails as `limit` would.
     #[wasm_bindgen(js_name = limitAgain)]
     pub fn limit_again(&mut self, now: f64, cost: f64) -> u32 {
-        match self.decide_again(now, cost) {
-            Ok(Some(allowed)) => allowed as u32,
-            Ok(None) => NOT_REMEMBERED,
-            Err(e) => self.failed(e),
+        let record = self.last.map(|l| (l.offset, l.generation, l.length_byte));
+        match self.decide_record(record, now, cost) {
+            Some(allowed) => allowed as u32,
+            None => NOT_REMEMBERED,
         }
     }
 
