@@ -87,22 +87,33 @@ export class MemoryLimiter {
 
   /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
   limit(key, options) {
+    // Each kind of key in a method of its own: small enough for the JIT to inline the one a
+    // call site uses, with the options reading and the decision's reading.
     const cost = costOf(options);
     const now = nowOf(options);
-    if (typeof key === "string") {
-      let r = key === this.#lastKey ? this.#wasm.limitAgain(now, cost) : NOT_REMEMBERED;
-      if (r === NOT_REMEMBERED) {
-        this.#lastKey = undefined; // until limitKey succeeds: it forgets the record first
-        r = this.#wasm.limitKey(key, now, cost);
-        if (r !== FAILED) this.#lastKey = key;
-      }
-      if (r === FAILED) throw this.#wasm.takeError();
-      return this.#read(ONE);
+    if (typeof key === "string") return this.#limitString(key, now, cost);
+    if (key instanceof KeyHandle) return this.#limitHandle(key, now, cost);
+    return this.#limitKeys(key, now, cost);
+  }
+
+  #limitString(key, now, cost) {
+    let r = key === this.#lastKey ? this.#wasm.limitAgain(now, cost) : NOT_REMEMBERED;
+    if (r === NOT_REMEMBERED) {
+      this.#lastKey = undefined; // until limitKey succeeds: it forgets the record first
+      r = this.#wasm.limitKey(key, now, cost);
+      if (r !== FAILED) this.#lastKey = key;
     }
-    if (key instanceof KeyHandle) {
-      if (this.#wasm.limitHandle(this.#handle(key), now, cost) === FAILED) throw this.#wasm.takeError();
-      return this.#read(ONE);
-    }
+    if (r === FAILED) throw this.#wasm.takeError();
+    return this.#read(ONE);
+  }
+
+  #limitHandle(handle, now, cost) {
+    const id = handle.owner === this ? handle.id : this.#handle(handle);
+    if (this.#wasm.limitHandle(id, now, cost) === FAILED) throw this.#wasm.takeError();
+    return this.#read(ONE);
+  }
+
+  #limitKeys(key, now, cost) {
     const keys = keysOf(key);
     if (keys.length === 1) this.#wasm.limit(keys[0], now, cost);
     else this.#several("limit").limitKeys(keys, now, cost);

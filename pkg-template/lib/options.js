@@ -76,15 +76,15 @@ export function costOf(opts) {
   if (opts === undefined) return 1;
   if (opts === null || typeof opts !== "object") throw fail("options", opts, "an object");
   const cost = opts.cost;
+  if (typeof cost === "number") return cost;
   if (cost === undefined) return 1;
-  if (typeof cost !== "number") throw fail("cost", cost, "a number", "invalid_cost");
-  return cost;
+  throw fail("cost", cost, "a number", "invalid_cost");
 }
 
 /** A call's `now` (the current time unless given), for options `costOf` has accepted. */
 export function nowOf(opts) {
   const now = opts === undefined ? undefined : opts.now;
+  if (typeof now === "number") return now;
   if (now === undefined) return Date.now();
-  if (typeof now !== "number") throw fail("now", now, "a number of epoch milliseconds", "invalid_now");
-  return now;
+  throw fail("now", now, "a number of epoch milliseconds", "invalid_now");
 }
