@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 const N = Number(process.env.BENCH_N ?? 5_000_000);
 const T0 = 1_700_000_000_000;
 const what = process.argv[2] ?? "key";
-const pkg = resolve(process.argv[3] === "--run" ? process.argv[4] : process.argv[3] ?? new URL("../../pkg", import.meta.url).pathname);
+const pkg = resolve((process.argv[3] === "--run" ? process.argv[4] : process.argv[3]) ?? new URL("../../pkg", import.meta.url).pathname);
 
 if (process.argv[3] === "--run") {
   const entry = pathToFileURL(join(pkg, "dist/node", what === "lite" ? "lite.js" : "index.js")).href;
