@@ -1,21 +1,24 @@
 // Where one hot key's `limit(key, { now })` spends its time (docs/benchmarks.md, "Where a hot
 // key's limit(key) goes"): N checks of one key through the package's Node entry, under
 // `node --cpu-prof`; then the profile's self time per function, largest first.
-//   node bench/js/profile-hot.mjs [key|handle|lite]     (BENCH_N checks, default 5,000,000)
+//   node bench/js/profile-hot.mjs [key|handle|lite] [pkg-dir]   (BENCH_N checks, default 5,000,000;
+//   pkg-dir: a build of the package other than this checkout's pkg/, e.g. main's for a before/after)
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const N = Number(process.env.BENCH_N ?? 5_000_000);
 const T0 = 1_700_000_000_000;
 const what = process.argv[2] ?? "key";
+const pkg = resolve((process.argv[3] === "--run" ? process.argv[4] : process.argv[3]) ?? new URL("../../pkg", import.meta.url).pathname);
 
 if (process.argv[3] === "--run") {
+  const entry = pathToFileURL(join(pkg, "dist/node", what === "lite" ? "lite.js" : "index.js")).href;
+  const { RateLimiter } = await import(entry);
   const options = { algorithm: "gcra", limit: 1000, window: "1s", burst: 100 };
-  const l = what === "lite" ? new LiteRateLimiter(options) : new RateLimiter(options);
+  const l = new RateLimiter(options);
   const key = what === "handle" ? l.key("user:42") : "user:42";
   let ok = 0;
   const t = process.hrtime.bigint();
@@ -25,7 +28,7 @@ if (process.argv[3] === "--run") {
 }
 
 const dir = mkdtempSync(join(tmpdir(), "tollgate-prof-"));
-const out = execFileSync(process.execPath, ["--cpu-prof", "--cpu-prof-dir", dir, process.argv[1], what, "--run"], { encoding: "utf8" });
+const out = execFileSync(process.execPath, ["--cpu-prof", "--cpu-prof-dir", dir, process.argv[1], what, "--run", pkg], { encoding: "utf8" });
 console.log(out.trim());
 const profile = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), "utf8"));
 const dt = new Map(); // node id -> sampled microseconds

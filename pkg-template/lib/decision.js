@@ -26,6 +26,7 @@ export function float64View(memory) {
 export function readDecision(ptr, names, keys, v) {
   const o = ptr / 8;
   const n = v[o + 7];
+  if (n === 1 && keys.length === 1 && v[o] !== 2) return readOne(o, names, v);
   const limits = new Array(n);
   for (let i = 0; i < n; i++) {
     const r = o + HEADER + i * PAIR;
@@ -54,4 +55,29 @@ export function readDecision(ptr, names, keys, v) {
   if (v[o] === 2) d.penalty = true;
   if (keys.length > 1) bindingKey.set(d, keys[v[o + 5]]);
   return d;
+}
+
+/**
+ * `readDecision` of the common case, one key under one limit without a penalty: the same
+ * object, built in one expression, so that every such decision has one shape (a hidden
+ * class per object) and no array is grown. The limit's entry is the decision itself (the
+ * core's answer for one pair is that pair's decision; wasm-common/src/out.rs writes it
+ * twice), so each number is read once, for both objects.
+ */
+function readOne(o, names, v) {
+  const allowed = v[o] === 1;
+  const limit = v[o + 1];
+  const remaining = v[o + 2];
+  const resetAt = v[o + 3];
+  const retryAfter = v[o + 4];
+  const name = names[0];
+  return {
+    allowed,
+    limit,
+    remaining,
+    resetAt,
+    retryAfter,
+    blockedBy: allowed ? null : name,
+    limits: [{ name, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter: v[o + HEADER + 7] }],
+  };
 }

@@ -4,7 +4,7 @@
 // handles nor `limitBatch` (see docs/js-layer.md, "The lite module"). Imports no wasm itself,
 // so that each entry loads only its own module.
 import { Limits } from "./limits.js";
-import { maxKeysOf, keysOf, callOptions } from "./options.js";
+import { maxKeysOf, keysOf, callOptions, costOf, nowOf } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
@@ -13,8 +13,13 @@ import { waitFor, blockUntilReady } from "./wait.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
-/** What the wasm limiter's `limitAgain` answers when it decided nothing. */
+/**
+ * What the wasm limiter's hot calls (`limitKey`, `limitAgain`, `limitHandle`) answer besides
+ * 0 and 1 (denied, allowed): `limitAgain` decided nothing; the call failed, its error is
+ * `takeError()`'s (wasm/src/limiter.rs).
+ */
 const NOT_REMEMBERED = 2;
+const FAILED = 3;
 
 /**
  * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
@@ -45,6 +50,8 @@ export class MemoryLimiter {
   #module;
   #policy;
   #names;
+  /** Where the wasm limiter writes its decisions (a buffer that never moves). */
+  #out;
   /**
    * The key of the last successful `limit(key)` with a string: the wasm limiter remembers its
    * record, so the same key again (a hot key) is decided without the string crossing into
@@ -66,6 +73,7 @@ export class MemoryLimiter {
     this.#policy = new Limits(options, module.Policy);
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
     this.#names = this.#policy.names;
+    this.#out = this.#wasm.outPtr;
     applyControls(this, options, false);
   }
 
@@ -79,19 +87,33 @@ export class MemoryLimiter {
 
   /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
   limit(key, options) {
-    const { cost, now } = callOptions(options);
-    if (typeof key === "string") {
-      if (key !== this.#lastKey || this.#wasm.limitAgain(now, cost) === NOT_REMEMBERED) {
-        this.#lastKey = undefined; // until limitKey succeeds: it forgets the record first
-        this.#wasm.limitKey(key, now, cost);
-        this.#lastKey = key;
-      }
-      return this.#read(ONE);
+    // Each kind of key in a method of its own: small enough for the JIT to inline the one a
+    // call site uses, with the options reading and the decision's reading.
+    const cost = costOf(options);
+    const now = nowOf(options);
+    if (typeof key === "string") return this.#limitString(key, now, cost);
+    if (key instanceof KeyHandle) return this.#limitHandle(key, now, cost);
+    return this.#limitKeys(key, now, cost);
+  }
+
+  #limitString(key, now, cost) {
+    let r = key === this.#lastKey ? this.#wasm.limitAgain(now, cost) : NOT_REMEMBERED;
+    if (r === NOT_REMEMBERED) {
+      this.#lastKey = undefined; // until limitKey succeeds: it forgets the record first
+      r = this.#wasm.limitKey(key, now, cost);
+      if (r !== FAILED) this.#lastKey = key;
     }
-    if (key instanceof KeyHandle) {
-      this.#wasm.limitHandle(this.#handle(key), now, cost);
-      return this.#read(ONE);
-    }
+    if (r === FAILED) throw this.#wasm.takeError();
+    return this.#read(ONE);
+  }
+
+  #limitHandle(handle, now, cost) {
+    const id = handle.owner === this ? handle.id : this.#handle(handle);
+    if (this.#wasm.limitHandle(id, now, cost) === FAILED) throw this.#wasm.takeError();
+    return this.#read(ONE);
+  }
+
+  #limitKeys(key, now, cost) {
     const keys = keysOf(key);
     if (keys.length === 1) this.#wasm.limit(keys[0], now, cost);
     else this.#several("limit").limitKeys(keys, now, cost);
@@ -127,7 +149,7 @@ export class MemoryLimiter {
   }
 
   #read(keys) {
-    return readDecision(this.#wasm.outPtr, this.#names, keys, this.#module.view());
+    return readDecision(this.#out, this.#names, keys, this.#module.view());
   }
 
   /** The wasm limiter, when its module decides several keys at once. */

@@ -84,6 +84,29 @@ for (const [entry, Limiter, limiters] of [["tollgate", RateLimiter, LIMITERS], [
   }
 }
 
+// A one-key decision under one limit is read by a shortcut (decision.js, readOne) that takes
+// the limit's entry to be the decision itself. The same limit beside a second one that never
+// binds decides alike, and that decision is read by the general reader (two entries): both
+// must show the same decision, entry for entry, through every algorithm, cost and denial.
+for (const options of ONE_LIMIT) {
+  test(`${options.algorithm}: a one-limit decision reads as the same limit's entry beside a limit that never binds`, () => {
+    const one = new RateLimiter({ ...options, name: "own" });
+    const never = { name: "never", algorithm: "gcra", limit: 1e9, window: "1s" };
+    const two = new RateLimiter({ limits: [{ ...options, name: "own" }, never] });
+    const handle = one.key("user:1");
+    const rand = prng(7);
+    let now = T0;
+    for (let i = 0; i < 3000; i++) {
+      now += Math.floor(rand() * 30);
+      const options = { now, cost: 1 + Math.floor(rand() * 3) }; // every limit here fits 3
+      const a = i % 2 ? one.limit(handle, options) : one.limit("user:1", options);
+      const b = two.limit("user:1", options);
+      assert.equal(b.limits.length, 2);
+      assert.deepEqual(a, { ...b, limits: [b.limits[0]] }, `step ${i}`);
+    }
+  });
+}
+
 test("two limiters of one module each remember their own key", () => {
   const options = { algorithm: "gcra", limit: 3, window: "1s" };
   const a = new RateLimiter(options);

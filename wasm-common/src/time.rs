@@ -56,9 +56,15 @@ pub fn is_whole(x: f64) -> bool {
 // The message below spells MAX_LIMIT out (no number formatting in the module).
 const _: () = assert!(MAX_LIMIT == 9_007_199_254_740_991);
 
+/// Whether `cost` is one `cost_from` accepts.
+#[inline(always)]
+pub fn cost_in_range(cost: f64) -> bool {
+    (1.0..=MAX_LIMIT as f64).contains(&cost) && is_whole(cost)
+}
+
 #[inline]
 pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
-    if !(1.0..=MAX_LIMIT as f64).contains(&cost) || !is_whole(cost) {
+    if !cost_in_range(cost) {
         let err = number_error("cost must be a whole number from 1 to 9007199254740991, got ", cost);
         return Err(crate::errors::with_code(err, "invalid_cost", "cost"));
     }

@@ -52,6 +52,15 @@ impl Handles {
         (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(self.keys[id as usize].as_bytes())))
     }
 
+    /// Handle `id`'s cached record as `Limiter::decide_record` takes it (offset, the store's
+    /// generation then, its key's length byte), if the handle is live and has one.
+    #[inline(always)]
+    fn record(&self, id: u32) -> Option<(u32, u32, u8)> {
+        let key = self.keys.get(id as usize).filter(|k| !k.is_empty())?;
+        let &(offset, generation) = self.entries.get(id as usize)?;
+        (offset != NO_ENTRY).then(|| (offset, generation, length_byte(key.as_bytes())))
+    }
+
     /// The key of a live handle (a released one is the empty string, never a valid key).
     fn get(&self, id: u32) -> Option<&str> {
         self.keys.get(id as usize).map(|k| &**k).filter(|k| !k.is_empty())
@@ -280,7 +289,8 @@ impl Limiter {
         r.map_err(|e| self.error(e.into(), true))
     }
 
-    /// `limit` by handle; the compact store's fast path, else `limit` by the key.
+    /// `limit` by handle where `Limiter::decide_record` decided nothing (the first hit of a
+    /// handle, a record gone, an error): the compact store's path, else `limit` by the key.
     fn limit_by_handle(&mut self, handles: &mut Handles, id: u32, now_ms: f64, cost: f64) -> Result<bool, JsValue> {
         let Some(key) = handles.get(id) else {
             return Err(unknown_handle(id));
@@ -322,13 +332,19 @@ impl Limiter {
         self.handles.release(id);
     }
 
-    /// `limit` for an interned key: no string crosses the boundary.
+    /// `limit` for an interned key: no string crosses the boundary. Answers 0, 1 or `FAILED`
+    /// as `limitKey` does.
     #[wasm_bindgen(js_name = limitHandle)]
-    pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> Result<bool, JsValue> {
+    pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> u32 {
+        // A live handle whose key's record is cached (every call after its first): decided
+        // there; anything else (and every error) by the general path below.
+        if let Some(allowed) = self.decide_record(self.handles.record(id), now, cost) {
+            return allowed as u32;
+        }
         let mut handles = core::mem::take(&mut self.handles);
         let r = self.limit_by_handle(&mut handles, id, now, cost);
         self.handles = handles;
-        r
+        self.status(r)
     }
 
     /// `peek` for an interned key.

@@ -41,6 +41,7 @@ use tollgate::policy::{Policy, PolicyState};
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
 
 use crate::policy_states::Slab;
+use crate::record_words::Words;
 
 /// The smallest number of keys at which an automatic sweep of idle keys runs (as the core's).
 const FIRST_SWEEP: usize = 1024;
@@ -80,6 +81,20 @@ pub(crate) fn to_words(s: &AnyState, w: &mut [u64; 3]) {
         // Never stored here (`width` is `None` for them).
         AnyState::SlidingLog(_) | AnyState::SlidingBuckets(_) => {}
     }
+}
+
+/// `check_in_place` of one concrete algorithm on the state in a record's `words`.
+#[inline(always)]
+fn check_words<A: Algorithm<State = S>, S: Words>(
+    a: &A,
+    words: &mut [u8],
+    now: Nanos,
+    cost: u64,
+) -> Result<Decision, CheckError> {
+    let mut s = S::read(words);
+    let d = a.check_in_place(&mut s, now, cost)?;
+    s.write(words);
+    Ok(d)
 }
 
 fn from_words(kind: Kind, w: &[u64]) -> AnyState {
@@ -344,8 +359,17 @@ impl CompactKeyed {
         self.remove_where(|me, o| me.fresh_at(o) <= now)
     }
 
-    /// Decides a hit for the record at `offset` in place.
+    /// Decides a hit for the record at `offset` in place. GCRA (the default algorithm) calls
+    /// its own `check_in_place` on its state read from the record's word (`record_words.rs`)
+    /// rather than through an `AnyState` built and taken apart around `AnyAlgorithm`'s (the
+    /// same decision: that is the variant's `check_in_place`); the others go the general way,
+    /// which costs no code per algorithm twice.
     pub(crate) fn check_entry(&mut self, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
+        let (c, at) = words_at(&self.chunks, offset);
+        let words = &mut self.chunks[c][at..at + 8 * self.width];
+        if let AnyAlgorithm::Gcra(a) = &self.algorithm {
+            return check_words::<_, GcraState>(a, words, now, cost);
+        }
         let mut s = self.state_at(offset);
         let d = self.algorithm.check_in_place(&mut s, now, cost)?;
         self.set_at(offset, &s);

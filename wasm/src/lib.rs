@@ -25,6 +25,7 @@ mod key_store;
 mod limiter;
 mod policy;
 mod policy_states;
+mod record_words;
 mod validate_keys;
 
 // The bindings every module shares, under the names the files here use (`crate::errors`, ...).

@@ -26,7 +26,7 @@ use crate::errors::{check_error, decode_error};
 use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
 use crate::policy::Policy;
-use crate::time::{cost_from, now_from_ms};
+use crate::time::{cost_from, cost_in_range, nanos_of_valid_ms, now_from_ms, now_in_range};
 
 #[wasm_bindgen]
 pub struct Limiter {
@@ -42,6 +42,8 @@ pub struct Limiter {
     pub(crate) batch: BatchOut,
     /// The record of the key the last successful `limitKey` decided, for `limitAgain`.
     pub(crate) last: Option<LastKey>,
+    /// The error of the last hot call that answered `FAILED`, for `takeError`.
+    pub(crate) failure: Option<JsValue>,
 }
 
 /// A key's record as `limitKey` left it: valid for `limitAgain` while the store's generation
@@ -54,8 +56,14 @@ pub(crate) struct LastKey {
     length_byte: u8,
 }
 
-/// What `limitAgain` answers when it decided nothing (the caller then passes the key).
-const NOT_REMEMBERED: u32 = 2;
+/// What the hot calls (`limitKey`, `limitAgain`, `limitHandle`) answer: one number, where a
+/// `Result` would cross the boundary as three values for the glue to unpack on every call.
+/// 0 or 1: denied or allowed, the decision in the output buffer.
+/// `NOT_REMEMBERED` (`limitAgain` only): nothing decided; the caller then passes the key
+/// (`limitKey`), which also answers any error.
+pub(crate) const NOT_REMEMBERED: u32 = 2;
+/// `FAILED`: nothing decided; the error is for `takeError`.
+pub(crate) const FAILED: u32 = 3;
 
 /// Where `batch.rs` finds it; `wasm-common`'s `errors.rs` holds it so the extras module has it too.
 pub(crate) use crate::errors::key_error;
@@ -69,6 +77,21 @@ impl Limiter {
             LimitError::Check(c) => check_error(&c, name),
             LimitError::Store(never) => match never {},
         }
+    }
+
+    /// A hot call's answer (see `FAILED`): the error, if any, kept for `takeError`.
+    #[inline(always)]
+    pub(crate) fn status(&mut self, r: Result<bool, JsValue>) -> u32 {
+        match r {
+            Ok(allowed) => allowed as u32,
+            Err(e) => self.failed(e),
+        }
+    }
+
+    #[cold]
+    pub(crate) fn failed(&mut self, e: JsValue) -> u32 {
+        self.failure = Some(e);
+        FAILED
     }
 
     /// Throws when `cost` can never fit the policy's limits.
@@ -120,6 +143,32 @@ impl Limiter {
         };
         self.out.write_one(&d);
         Ok(d.allowed)
+    }
+
+    /// The hot calls' shared step (`limitAgain`, `limitHandle`): a hit on the record at `offset`
+    /// that `generation` of the store gave a key of `length_byte` (a remembered or cached
+    /// record), when that record is still the key's and the time and cost are good: decided,
+    /// written to the output buffer, and whether it was allowed. `None`, deciding nothing,
+    /// in every other case (no record, a removed or moved one, a bad time or cost, a cost
+    /// that never fits): the caller then takes its general path, which answers those.
+    #[inline(never)] // one copy for both callers: the module's size budget
+    pub(crate) fn decide_record(&mut self, record: Option<(u32, u32, u8)>, now_ms: f64, cost: f64) -> Option<bool> {
+        let (offset, generation, length_byte) = record?;
+        if !now_in_range(now_ms) || !cost_in_range(cost) {
+            return None;
+        }
+        let keyed = self.store.words_mut()?;
+        if keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
+            return None;
+        }
+        let cost = cost as u64;
+        // One unit fits every limit (none admits less), so only other costs are checked.
+        if cost != 1 && self.policy.validate_cost(cost).is_err() {
+            return None;
+        }
+        let d = keyed.check_entry(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
+        self.out.write_one(&d);
+        Some(d.allowed)
     }
 
     #[cfg(feature = "full")]
@@ -242,6 +291,7 @@ impl Limiter {
             #[cfg(feature = "full")]
             batch: BatchOut::default(),
             last: None,
+            failure: None,
         }
     }
 
@@ -256,39 +306,34 @@ impl Limiter {
     }
 
     /// `limit` for the JS layer's string path: the same decision, and the key's record is
-    /// remembered for `limitAgain` (forgotten first, so a call that throws leaves none).
+    /// remembered for `limitAgain` (forgotten first, so a call that fails leaves none).
+    /// Answers 0, 1 or `FAILED` (see `FAILED`).
     #[wasm_bindgen(js_name = limitKey)]
-    pub fn limit_key(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
+    pub fn limit_key(&mut self, key: &str, now: f64, cost: f64) -> u32 {
         self.last = None;
-        self.run_one_remembering(key, now, cost, false, true)
+        let r = self.run_one_remembering(key, now, cost, false, true);
+        self.status(r)
     }
 
     /// `limit` for the key of the last successful `limitKey` again, without the string
     /// crossing into wasm (a hot key): 1 or 0 for allowed or not, with the decision in the
-    /// output buffer as `limit` writes it; `NOT_REMEMBERED` (2), deciding and counting
-    /// nothing, when no record is remembered or it is no longer the key's (removed, evicted,
-    /// moved); then the caller calls `limitKey`. Bad `now`/`cost` throw as `limit` would.
+    /// output buffer as `limit` writes it; `NOT_REMEMBERED`, deciding and counting nothing,
+    /// when no record is remembered or it is no longer the key's (removed, evicted, moved),
+    /// and for a bad time or cost: then the caller calls `limitKey`, which decides by the
+    /// key or fails as `limit` would.
     #[wasm_bindgen(js_name = limitAgain)]
-    pub fn limit_again(&mut self, now: f64, cost: f64) -> Result<u32, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let remembered = match (self.last, self.store.words_mut()) {
-            (Some(last), Some(keyed)) => {
-                keyed.generation == last.generation && holds(&keyed.chunks, last.offset, last.length_byte)
-            }
-            _ => false,
-        };
-        if !remembered {
-            return Ok(NOT_REMEMBERED);
+    pub fn limit_again(&mut self, now: f64, cost: f64) -> u32 {
+        let record = self.last.map(|l| (l.offset, l.generation, l.length_byte));
+        match self.decide_record(record, now, cost) {
+            Some(allowed) => allowed as u32,
+            None => NOT_REMEMBERED,
         }
-        self.validate_cost(cost)?;
-        let (Some(last), Some(keyed)) = (self.last, self.store.words_mut()) else {
-            return Ok(NOT_REMEMBERED);
-        };
-        let r = keyed.check_entry(last.offset, now, cost);
-        let d = r.map_err(|e| self.error(e.into(), true))?;
-        self.out.write_one(&d);
-        Ok(d.allowed as u32)
+    }
+
+    /// The error of the last call that answered `FAILED` (taken: a second call gets `undefined`).
+    #[wasm_bindgen(js_name = takeError)]
+    pub fn take_error(&mut self) -> JsValue {
+        self.failure.take().unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Decides and counts a hit for several keys, all or nothing.
