@@ -13,6 +13,7 @@
 mod central;
 mod exact;
 pub mod lock;
+mod object_store;
 mod pool;
 mod pool_storage;
 mod storage;
@@ -28,6 +29,7 @@ use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::lock_wire::{self, LockRequest};
 use crate::wire::{DoReply, DoRequest, Fault, Op};
+use object_store::ObjectStore;
 
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
@@ -106,7 +108,11 @@ impl KeyLimiter {
         let sql = storage_fault::Sql::new(storage.sql(), &self.storage_fault);
         match r.op {
             Op::Check | Op::Peek | Op::Refund => {
-                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now, r.now.is_some())?;
+                let (reply, alarm) = {
+                    let mut mem = self.mem.borrow_mut();
+                    let mut store = ObjectStore::new(&r.key, &mut mem, &sql, pc, r.now.is_some());
+                    (exact::run(&mut store, pc, r.op, r.cost, now)?, store.alarm())
+                };
                 self.schedule(alarm).await?;
                 Ok(reply)
             }
