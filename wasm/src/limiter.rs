@@ -13,6 +13,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use tollgate::keyed::FreshTable;
 use tollgate::limiter::{validate_keys, LimitError};
 #[cfg(feature = "full")]
 use tollgate::policy::PolicyDecision;
