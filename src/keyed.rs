@@ -78,8 +78,8 @@ impl KeyRules {
 
 /// A table of keys, each with the time from which its state is fresh (decides like no state
 /// at all, so it may be dropped): what the rules of the module docs act on. Its provided
-/// methods are those rules, stated once for every key store: [`KeyMap`] (the native
-/// [`KeyedLimiter`] and [`crate::store::MemoryStore`]) and the wasm module's compact store.
+/// methods are those rules, stated once for every key store: the map behind the native
+/// [`KeyedLimiter`] and [`crate::store::MemoryStore`], and the wasm module's compact store.
 ///
 /// ```
 /// use tollgate::keyed::{FreshTable, KeyRules};
