@@ -103,13 +103,15 @@ bench-worker:
 	scripts/bench-worker.sh
 
 ## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA; then W3, 1M resident keys;
-## then one key under a sliding-log or sliding-buckets limit, decided in the slab (docs/benchmarks.md).
+## then one key under a sliding-log or sliding-buckets limit, decided in the slab; then several keys and
+## several limits through the compact store's Store::update (docs/benchmarks.md).
 bench-js:
 	scripts/setup.sh npm
 	scripts/pkg-current.sh
 	node --expose-gc bench/js/bench.mjs
 	node --expose-gc bench/js/resident.mjs
 	node bench/js/slab.mjs
+	node bench/js/several.mjs
 
 ## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
 bench-redis:

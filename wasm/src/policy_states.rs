@@ -52,7 +52,7 @@ impl Slab {
 /// The compact store holding `policy`'s keys, as the core's [`Store`]: an update moves the
 /// keys' states out (taken from the slab, or converted from a record's words), lets the
 /// decision change them, and puts them back, inserting new keys after the core's sweeping and
-/// eviction rules. Every run of `f` is the last (nothing else writes meanwhile).
+/// eviction rules. `f` runs once: nothing else writes to the store meanwhile.
 pub(crate) struct PolicyStore<'a> {
     pub(crate) keys: &'a mut CompactKeyed,
     pub(crate) policy: &'a Policy,
