@@ -3,7 +3,8 @@
 //!
 //! State is loaded lazily on the first request after the object starts, kept in memory and
 //! written through to the object's SQLite storage before the answer leaves (the runtime's
-//! output gate holds the answer until the write is durable). Every decision runs without an
+//! output gate holds the answer until the write is durable): the key's `ObjectStore`
+//! (object_store.rs), over which the core's `Policy` decides through the `Store` trait. Every decision runs without an
 //! `await` between reading and writing the in-memory state, so concurrent requests to one
 //! key are decided one after another: 2000 concurrent hits on a limit of 100 admit exactly 100.
 //! An alarm deletes the state once its longest window has passed.
