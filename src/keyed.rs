@@ -9,6 +9,10 @@
 //! nothing, the eighth of the keys that will be fresh soonest are evicted and counted in
 //! `evictions()`. Those keys carry the least history, and forgetting a key can only make the
 //! limiter more permissive for that key, never lock anyone out.
+//!
+//! Both rules are the provided methods of [`FreshTable`], a table of keys each with the time
+//! its state is fresh: stated once, and used by every in-memory key store (the map here, and
+//! the npm package's compact store of key records in wasm).
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -24,8 +28,8 @@ use crate::decision::Decision;
 use crate::error::CheckError;
 use crate::time::Nanos;
 
-/// The smallest map size at which an automatic sweep of idle keys runs.
-const FIRST_SWEEP: usize = 1024;
+/// The smallest number of keys at which an automatic sweep of idle keys runs.
+pub const FIRST_SWEEP: usize = 1024;
 
 /// Turns a borrowed key into the owned key a map stores (only when a key is inserted).
 pub trait ToKey<K> {
@@ -51,6 +55,134 @@ impl<T: Clone> ToKey<T> for T {
     }
 }
 
+/// What the sweep and the key cap remember between inserts: the cap, when the next
+/// automatic sweep is due, and how many keys the cap has evicted.
+#[derive(Copy, Clone, Debug)]
+pub struct KeyRules {
+    max_keys: Option<usize>,
+    evictions: u64,
+    next_sweep: usize,
+}
+
+impl KeyRules {
+    /// No key cap (`None`), or at most `max_keys` keys (at least 1).
+    pub fn new(max_keys: Option<usize>) -> KeyRules {
+        KeyRules { max_keys: max_keys.map(|m| m.max(1)), evictions: 0, next_sweep: FIRST_SWEEP }
+    }
+
+    /// How many keys the cap has evicted so far.
+    pub fn evictions(&self) -> u64 {
+        self.evictions
+    }
+}
+
+/// A table of keys, each with the time from which its state is fresh (decides like no state
+/// at all, so it may be dropped): what the rules of the module docs act on. Its provided
+/// methods are those rules, stated once for every key store: the map behind the native
+/// [`KeyedLimiter`] and [`crate::store::MemoryStore`], and the wasm module's compact store.
+///
+/// ```
+/// use tollgate::keyed::{FreshTable, KeyRules};
+/// use tollgate::Nanos;
+///
+/// /// Keys with the time each is fresh from, at most 8 of them.
+/// struct Table {
+///     keys: Vec<(u32, Nanos)>,
+///     rules: KeyRules,
+/// }
+///
+/// impl FreshTable for Table {
+///     fn len(&self) -> usize {
+///         self.keys.len()
+///     }
+///     fn fresh_times(&self) -> Vec<Nanos> {
+///         self.keys.iter().map(|&(_, fresh_at)| fresh_at).collect()
+///     }
+///     fn remove_where(&mut self, mut drop: impl FnMut(Nanos) -> bool) -> usize {
+///         let before = self.keys.len();
+///         self.keys.retain(|&(_, fresh_at)| !drop(fresh_at));
+///         before - self.keys.len()
+///     }
+///     fn key_rules(&mut self) -> &mut KeyRules {
+///         &mut self.rules
+///     }
+/// }
+///
+/// let secs = Nanos::from_secs;
+/// let mut table = Table { keys: (0..8).map(|k| (k, secs(10 + k as u64))).collect(), rules: KeyRules::new(Some(8)) };
+/// // A new key at the cap, none fresh: the eighth that will be fresh soonest (key 0) goes.
+/// table.make_room(secs(5));
+/// assert_eq!(table.keys[0].0, 1);
+/// assert_eq!(table.key_rules().evictions(), 1);
+/// table.keys.push((8, secs(30)));
+/// // At the cap again, keys 1 and 2 are fresh by 12 s: they are dropped, nothing is evicted.
+/// table.make_room(secs(12));
+/// assert_eq!((table.len(), table.key_rules().evictions()), (6, 1));
+/// ```
+pub trait FreshTable {
+    /// How many keys the table holds.
+    fn len(&self) -> usize;
+
+    /// Whether the table holds no key.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// When each key becomes fresh, in any order.
+    fn fresh_times(&self) -> Vec<Nanos>;
+
+    /// Removes every key for which `drop` (given its fresh time), called once per key in
+    /// table order, answers true; returns how many.
+    fn remove_where(&mut self, drop: impl FnMut(Nanos) -> bool) -> usize;
+
+    /// The table's sweep and cap state.
+    fn key_rules(&mut self) -> &mut KeyRules;
+
+    /// Drops every key that is fresh at `now`; returns how many.
+    fn prune(&mut self, now: Nanos) -> usize {
+        self.remove_where(|fresh_at| fresh_at <= now)
+    }
+
+    /// Before a new key is inserted: the automatic sweep once the table has doubled since the
+    /// last one (at [`FIRST_SWEEP`] keys at the earliest), then, at the key cap, the fresh keys
+    /// and failing that the eighth that will be fresh soonest.
+    fn make_room(&mut self, now: Nanos) {
+        if self.len() >= self.key_rules().next_sweep {
+            self.prune(now);
+            let next = (self.len() * 2).max(FIRST_SWEEP);
+            self.key_rules().next_sweep = next;
+        }
+        if let Some(max) = self.key_rules().max_keys {
+            if self.len() >= max && self.prune(now) == 0 {
+                self.evict_soonest_fresh(max.div_ceil(8));
+            }
+        }
+    }
+
+    /// Evicts the `count` keys that will be fresh soonest (strictly sooner first, then ties at
+    /// the threshold in table order) and counts them.
+    fn evict_soonest_fresh(&mut self, count: usize) {
+        let mut times = self.fresh_times();
+        if times.is_empty() {
+            return;
+        }
+        let count = count.clamp(1, times.len());
+        let threshold = kth_smallest(&mut times, count - 1);
+        drop(times);
+        let mut left = count;
+        for strictly in [true, false] {
+            self.remove_where(|t| {
+                let hit = left > 0 && if strictly { t < threshold } else { t == threshold };
+                if hit {
+                    left -= 1;
+                }
+                hit
+            });
+        }
+        self.key_rules().evictions += (count - left) as u64;
+    }
+}
+
 /// A hash table of key states that sweeps idle keys and enforces an optional key cap.
 ///
 /// A `HashTable` of `(key, state)` pairs with the map's hasher beside it, rather than a
@@ -61,9 +193,35 @@ impl<T: Clone> ToKey<T> for T {
 pub(crate) struct KeyMap<K, S> {
     table: HashTable<(K, S)>,
     hasher: DefaultHashBuilder,
-    max_keys: Option<usize>,
-    evictions: u64,
-    next_sweep: usize,
+    rules: KeyRules,
+}
+
+/// A [`KeyMap`] with the function that says when each of its states is fresh: the map as a
+/// [`FreshTable`].
+struct WithFreshness<'a, K, S, F> {
+    keys: &'a mut KeyMap<K, S>,
+    fresh_at: F,
+}
+
+impl<K, S, F: Fn(&S) -> Nanos> FreshTable for WithFreshness<'_, K, S, F> {
+    fn len(&self) -> usize {
+        self.keys.table.len()
+    }
+
+    fn fresh_times(&self) -> Vec<Nanos> {
+        self.keys.table.iter().map(|(_, s)| (self.fresh_at)(s)).collect()
+    }
+
+    fn remove_where(&mut self, mut drop: impl FnMut(Nanos) -> bool) -> usize {
+        let before = self.keys.table.len();
+        let fresh_at = &self.fresh_at;
+        self.keys.table.retain(|(_, s)| !drop(fresh_at(s)));
+        before - self.keys.table.len()
+    }
+
+    fn key_rules(&mut self) -> &mut KeyRules {
+        &mut self.keys.rules
+    }
 }
 
 impl<K: Hash + Eq, S> KeyMap<K, S> {
@@ -71,18 +229,16 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         KeyMap {
             table: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
-            max_keys: None,
-            evictions: 0,
-            next_sweep: FIRST_SWEEP,
+            rules: KeyRules::new(None),
         }
     }
 
     pub(crate) fn set_max_keys(&mut self, max: Option<usize>) {
-        self.max_keys = max.map(|m| m.max(1));
+        self.rules = KeyRules { max_keys: max.map(|m| m.max(1)), ..self.rules };
     }
 
     pub(crate) fn evictions(&self) -> u64 {
-        self.evictions
+        self.rules.evictions
     }
 
     /// How many keys hold state.
@@ -163,9 +319,7 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
 
     /// Drops every state that is fresh at `now`; returns how many.
     pub(crate) fn prune(&mut self, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) -> usize {
-        let before = self.table.len();
-        self.table.retain(|(_, s)| fresh_at(s) > now);
-        before - self.table.len()
+        WithFreshness { keys: self, fresh_at }.prune(now)
     }
 
     /// Stores a new key's state, sweeping and evicting first as the rules above say (a key
@@ -184,44 +338,10 @@ impl<K: Hash + Eq, S> KeyMap<K, S> {
         self.table.insert_unique(hash, (key, state), |(k, _)| hash_of(hasher, k));
     }
 
-    /// The sweep and the key cap, before a new key is inserted. Only ever removes keys.
+    /// The sweep and the key cap ([`FreshTable::make_room`]), before a new key is inserted.
+    /// Only ever removes keys.
     fn make_room(&mut self, now: Nanos, fresh_at: impl Fn(&S) -> Nanos) {
-        if self.table.len() >= self.next_sweep {
-            self.prune(now, &fresh_at);
-            self.next_sweep = (self.table.len() * 2).max(FIRST_SWEEP);
-        }
-        if let Some(max) = self.max_keys {
-            if self.table.len() >= max && self.prune(now, &fresh_at) == 0 {
-                self.evict_soonest_fresh(max.div_ceil(8), &fresh_at);
-            }
-        }
-    }
-
-    /// Evicts the `count` keys that will be fresh soonest.
-    fn evict_soonest_fresh(&mut self, count: usize, fresh_at: impl Fn(&S) -> Nanos) {
-        let mut times: Vec<Nanos> = self.table.iter().map(|(_, s)| fresh_at(s)).collect();
-        if times.is_empty() {
-            return;
-        }
-        let count = count.clamp(1, times.len());
-        let threshold = kth_smallest(&mut times, count - 1);
-        let mut left = count;
-        // Strictly sooner first, then ties at the threshold until `count` are gone.
-        self.table.retain(|(_, s)| {
-            let keep = !(left > 0 && fresh_at(s) < threshold);
-            if !keep {
-                left -= 1;
-            }
-            keep
-        });
-        self.table.retain(|(_, s)| {
-            let keep = !(left > 0 && fresh_at(s) == threshold);
-            if !keep {
-                left -= 1;
-            }
-            keep
-        });
-        self.evictions += (count - left) as u64;
+        WithFreshness { keys: self, fresh_at }.make_room(now);
     }
 }
 
@@ -402,8 +522,7 @@ fn hash_of<Q: Hash + ?Sized>(hasher: &impl BuildHasher, key: &Q) -> u64 {
 }
 
 /// The `k`-th smallest (0-based) of `times` (`k` past the end means the largest): the
-/// eviction threshold of the key cap, here and in the wasm layer's compact store. Reorders
-/// `times`.
+/// eviction threshold of the key cap ([`FreshTable::evict_soonest_fresh`]). Reorders `times`.
 ///
 /// A radix select over the offsets from the smallest value, a byte at a time from the highest
 /// byte in which they differ, keeping only the candidates whose bytes so far match, instead of

@@ -19,8 +19,8 @@
 //! sliding buckets' variable-size states) keep each key's core `PolicyState` in a slab, the
 //! record's one word being its index (`policy_states.rs`): the same table, arena, sweeping
 //! and eviction for every policy, and no second hash map type in the module. Idle-key
-//! sweeping and the `maxKeys` eviction rule are the core's `KeyMap` rules (src/keyed.rs),
-//! restated here over records.
+//! sweeping and the `maxKeys` eviction rule are the core's (`tollgate::keyed::FreshTable`,
+//! whose provided methods this store uses over its records).
 //!
 //! Offsets also make key handles cheap: a handle caches its key's offset and the store's
 //! `generation`, which changes only when the arena is rewritten (offsets move). A removed
@@ -37,14 +37,13 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use tollgate::algorithms::{
     AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
 };
+use tollgate::keyed::{FreshTable, KeyRules};
 use tollgate::policy::{Policy, PolicyState};
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
 
 use crate::policy_states::Slab;
 use crate::record_words::Words;
 
-/// The smallest number of keys at which an automatic sweep of idle keys runs (as the core's).
-const FIRST_SWEEP: usize = 1024;
 /// Arena chunk size: keys never straddle two chunks.
 const CHUNK: usize = 1 << 16;
 
@@ -126,9 +125,8 @@ pub(crate) struct CompactKeyed {
     live: usize,
     /// Bytes of removed records, reclaimed by `compact` once they outweigh the live ones.
     dead: usize,
-    max_keys: Option<usize>,
-    evictions: u64,
-    next_sweep: usize,
+    /// The core's sweep and key-cap state.
+    rules: KeyRules,
     /// Changes whenever offsets move (a compaction); a removal marks its own record instead.
     pub(crate) generation: u32,
     /// `Some` when the records hold slab indices rather than states.
@@ -274,18 +272,6 @@ impl CompactKeyed {
         self.compact();
     }
 
-    /// Removes every record for which `drop` says so; returns how many.
-    fn remove_where(&mut self, mut drop: impl FnMut(&Self, u32) -> bool) -> usize {
-        let gone: Vec<u32> = self.table.iter().copied().filter(|&o| drop(self, o)).collect();
-        for &o in &gone {
-            self.remove(o);
-        }
-        if !gone.is_empty() {
-            self.compact();
-        }
-        gone.len()
-    }
-
     /// Rewrites the arena without the removed records once they outweigh the live ones.
     pub(crate) fn compact(&mut self) {
         if self.dead < CHUNK || self.dead < self.live {
@@ -316,47 +302,8 @@ impl CompactKeyed {
     }
 
     pub(crate) fn insert_words(&mut self, key: &str, w: &[u64; 3], now: Nanos) -> u32 {
-        if self.len() >= self.next_sweep {
-            self.prune(now);
-            self.next_sweep = (self.len() * 2).max(FIRST_SWEEP);
-        }
-        if let Some(max) = self.max_keys {
-            if self.len() >= max && self.prune(now) == 0 {
-                self.evict_soonest_fresh(max.div_ceil(8));
-            }
-        }
+        self.make_room(now);
         self.push_words(key, w)
-    }
-
-    /// Evicts the `count` keys that will be fresh soonest (strictly sooner first, then ties).
-    fn evict_soonest_fresh(&mut self, count: usize) {
-        let mut times: Vec<Nanos> = self.table.iter().map(|&o| self.fresh_at(o)).collect();
-        if times.is_empty() {
-            return;
-        }
-        let count = count.clamp(1, times.len());
-        let threshold = tollgate::keyed::kth_smallest(&mut times, count - 1);
-        drop(times);
-        let mut left = count;
-        for strictly in [true, false] {
-            self.remove_where(|me, o| {
-                let t = me.fresh_at(o);
-                let hit = left > 0 && if strictly { t < threshold } else { t == threshold };
-                if hit {
-                    left -= 1;
-                }
-                hit
-            });
-        }
-        self.evictions += (count - left) as u64;
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    pub(crate) fn prune(&mut self, now: Nanos) -> usize {
-        self.remove_where(|me, o| me.fresh_at(o) <= now)
     }
 
     /// Decides a hit for the record at `offset` in place. GCRA (the default algorithm) calls
@@ -411,9 +358,7 @@ impl CompactKeyed {
             chunks: Vec::new(),
             live: 0,
             dead: 0,
-            max_keys: max_keys.map(|m| m.max(1)),
-            evictions: 0,
-            next_sweep: FIRST_SWEEP,
+            rules: KeyRules::new(max_keys),
             generation: 0,
             slab: width.is_none().then(Slab::default),
         }
@@ -449,7 +394,7 @@ impl CompactKeyed {
     }
 
     pub(crate) fn evictions(&self) -> u64 {
-        self.evictions
+        self.rules.evictions()
     }
 
     /// Every key, in table order. Records hold the bytes of a `&str`, so they are UTF-8.
@@ -458,5 +403,32 @@ impl CompactKeyed {
             .iter()
             .map(|&o| core::str::from_utf8(key_at(&self.chunks, o)).map(String::from).unwrap_or_default())
             .collect()
+    }
+}
+
+/// The records as the core's table of keys with a fresh time, for its sweep and eviction rules.
+impl FreshTable for CompactKeyed {
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    fn fresh_times(&self) -> Vec<Nanos> {
+        self.table.iter().map(|&o| self.fresh_at(o)).collect()
+    }
+
+    /// Marks the records dead, then rewrites the arena if they now outweigh the live ones.
+    fn remove_where(&mut self, mut drop: impl FnMut(Nanos) -> bool) -> usize {
+        let gone: Vec<u32> = self.table.iter().copied().filter(|&o| drop(self.fresh_at(o))).collect();
+        for &o in &gone {
+            self.remove(o);
+        }
+        if !gone.is_empty() {
+            self.compact();
+        }
+        gone.len()
+    }
+
+    fn key_rules(&mut self) -> &mut KeyRules {
+        &mut self.rules
     }
 }

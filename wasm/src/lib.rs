@@ -21,6 +21,8 @@ mod batch;
 #[cfg(feature = "full")]
 mod cached_run;
 mod headers;
+#[cfg(test)]
+mod key_rules_tests;
 mod key_store;
 mod limiter;
 mod policy;

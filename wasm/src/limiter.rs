@@ -7,16 +7,20 @@
 //! Every key lives in one compact store (`key_store.rs`). One key under one limit is decided
 //! in place: in its record for a fixed-size state (the common case, without allocating), in
 //! its slab state for the sliding log and sliding buckets (`Policy::check` and `peek` of
-//! that one state). Several keys at once, or several limits, go through the core's `Policy`
-//! (all or nothing) over the keys' states, moved out of the store and back. Refunds act on
-//! each key on its own (`refund_one`).
+//! that one state). Several keys at once, or several limits, are the core's `Policy` (all or
+//! nothing) inside one `Store::update` of the compact store (`PolicyStore`,
+//! `policy_states.rs`), as over the core's `MemoryStore`. Refunds act on each key on its own
+//! (`refund_one`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use tollgate::keyed::FreshTable;
 use tollgate::limiter::{validate_keys, LimitError};
 #[cfg(feature = "full")]
 use tollgate::policy::PolicyDecision;
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
+#[cfg(feature = "full")]
+use tollgate::Store;
 use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
@@ -26,6 +30,8 @@ use crate::errors::{check_error, decode_error};
 use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
 use crate::policy::Policy;
+#[cfg(feature = "full")]
+use crate::policy_states::PolicyStore;
 use crate::time::{cost_from, cost_in_range, nanos_of_valid_ms, now_from_ms, now_in_range};
 
 #[wasm_bindgen]
@@ -198,31 +204,6 @@ impl Limiter {
         Err(crate::errors::range_error("this policy needs the full tollgate module"))
     }
 
-    /// Runs `f` over the keys' states (validated keys), moved out of the store and back,
-    /// changed or not: the core `Limiter`'s update over its `MemoryStore`, here over the
-    /// compact store.
-    #[cfg(feature = "full")]
-    pub(crate) fn with_states<R>(
-        &mut self,
-        keys: &[&str],
-        now: Nanos,
-        f: impl FnOnce(&CorePolicy, &mut [Option<PolicyState>]) -> R,
-    ) -> Result<R, JsValue> {
-        let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
-        for k in keys {
-            match self.store.take(&self.policy, k) {
-                Ok(s) => states.push(s),
-                Err(e) => {
-                    self.store.put_states(&keys[..states.len()], states, now);
-                    return Err(decode_error(&e));
-                }
-            }
-        }
-        let r = f(&self.policy, &mut states);
-        self.store.put_states(keys, states, now);
-        Ok(r)
-    }
-
     /// A hit (or with `peek` a peek, which changes nothing) for one key of a one-limit policy
     /// without a penalty whose states are in the slab (the sliding log and sliding buckets):
     /// the core's `check` or `peek` of the key's state alone, in place. `None` for other
@@ -261,13 +242,17 @@ impl Limiter {
         cost: u64,
         peek: bool,
     ) -> Result<PolicyDecision, JsValue> {
-        let r = self.with_states(keys, now, |policy, states| {
-            if peek {
-                policy.peek(states, now, cost)
-            } else {
-                policy.check(states, now, cost)
-            }
-        })?;
+        let policy = &self.policy;
+        let mut store = PolicyStore { keys: &mut self.store, policy };
+        let r = store
+            .update(keys, now, &mut |states| {
+                if peek {
+                    policy.peek(states, now, cost)
+                } else {
+                    policy.check(states, now, cost)
+                }
+            })
+            .map_err(|e| decode_error(&e))?;
         r.map_err(|e| self.error(e.into(), false))
     }
 }

@@ -1,12 +1,13 @@
 //! The keys whose states a record cannot hold (several limits; the sliding log's and sliding
 //! buckets' variable-size states): each key's core `PolicyState` in a slab, the record's one
-//! word its index; and, for every policy, moving keys' states out of the store as policy
-//! states and back, so that the core's `Policy` decides over them (several keys, several
-//! limits, refunds), as the core's `MemoryStore` does for its map.
+//! word its index; and, for every policy, the compact store as the core's `Store`
+//! ([`PolicyStore`]): keys' states moved out as policy states and back, so that the core's
+//! `Policy` decides over them (several keys all or nothing, several limits), as over the
+//! core's `MemoryStore`.
 
 use alloc::vec::Vec;
 use tollgate::policy::{Policy, PolicyState};
-use tollgate::{DecodeError, Nanos};
+use tollgate::{DecodeError, Nanos, Store};
 
 use crate::key_store::{to_words, CompactKeyed};
 
@@ -48,10 +49,53 @@ impl Slab {
     }
 }
 
+/// The compact store holding `policy`'s keys, as the core's [`Store`]: an update moves the
+/// keys' states out (taken from the slab, or converted from a record's words), lets the
+/// decision change them, and puts them back, inserting new keys after the core's sweeping and
+/// eviction rules. `f` runs once: nothing else writes to the store meanwhile.
+pub(crate) struct PolicyStore<'a> {
+    pub(crate) keys: &'a mut CompactKeyed,
+    pub(crate) policy: &'a Policy,
+}
+
+impl Store for PolicyStore<'_> {
+    /// A record whose words are not a state of the policy (never, for records this store
+    /// wrote).
+    type Error = DecodeError;
+
+    fn update<R>(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
+    ) -> Result<R, DecodeError> {
+        let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
+        for k in keys {
+            match self.keys.take(self.policy, k) {
+                Ok(s) => states.push(s),
+                Err(e) => {
+                    self.keys.put_states(&keys[..states.len()], states, now);
+                    return Err(e);
+                }
+            }
+        }
+        let r = f(&mut states);
+        self.keys.put_states(keys, states, now);
+        Ok(r)
+    }
+
+    fn remove(&mut self, keys: &[&str]) -> Result<(), DecodeError> {
+        for k in keys {
+            self.keys.reset(k);
+        }
+        Ok(())
+    }
+}
+
 impl CompactKeyed {
     /// Moves `key`'s state out as a policy state (`None`: fresh). From the slab it is taken,
     /// leaving a placeholder until `put_states`; from words it is converted.
-    pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
+    fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
         let offset = self.find(key);
         self.take_at(policy, offset)
     }
@@ -107,7 +151,7 @@ impl CompactKeyed {
     /// Puts back the states `take` gave for `keys`, changed or not: existing keys first (an
     /// insert may sweep, and must not find a placeholder), then new keys, inserted after the
     /// sweeping and eviction rules.
-    pub(crate) fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
+    fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
         let mut new = Vec::new();
         for (key, state) in keys.iter().zip(states) {
             match self.find(key) {

@@ -22,6 +22,8 @@ const POLICIES = {
   gcraOpen: policy("gcra", "open"),
   slidingClosed: policy("sliding-window", "closed"),
   // For the real clock (TEST_MODE off): a window from the first hit has no boundary to cross.
+  // A block longer than the window: once the hour is over, only the block denies.
+  penalized: { ...policy("fixed-window", "closed"), blockDuration: "2h" },
   firstHit: { ...policy("fixed-window", "closed"), limits: [{ name: "per-hour", algorithm: "fixed-window", align: "first-hit", limit: LIMIT, window: "1h" }] },
 };
 // The test clock: every hit of a case at one instant, so nothing refills while it runs.
@@ -115,6 +117,16 @@ test("a denial writes nothing, so an armed write fault waits for the next write"
   assert.equal(denied.status, 200, denied.text);
   assert.equal(denied.body.allowed, false);
   assert.equal(denied.body.degraded, undefined);
+});
+
+test("a penalty's block is written through: an object that reads its storage again still blocks", async () => {
+  const key = freshKey("sf");
+  assert.equal(await admittedUntilDenied("penalized", key), LIMIT); // the denial starts the block
+  // Arming a read fault drops the object's memory: this peek's read fails, the next reads storage.
+  assertFailureMode(await peek("penalized", key, { [HEADER]: "storage-reads=1" }), "closed");
+  const afterTheWindow = await post(s.url, "/v1/peek", { key, policy: "penalized", now: NOW + 61 * 60_000 });
+  assert.equal(afterTheWindow.status, 200, afterTheWindow.text);
+  assert.deepEqual([afterTheWindow.body.allowed, afterTheWindow.body.penalty], [false, true], afterTheWindow.text);
 });
 
 test("with TEST_MODE off the storage fault header is ignored", async () => {

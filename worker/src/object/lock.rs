@@ -20,9 +20,10 @@ use futures_util::future::select;
 
 use super::storage_fault::Sql;
 use serde_json::json;
-use tollgate::{Nanos, PolicyState};
+use tollgate::{Nanos, PolicyState, Store};
 
-use super::storage::{load_exact, save_exact, storage_deadline, Mem};
+use super::object_store::ObjectStore;
+use super::storage::Mem;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::lock_wire::{LockOp, LockReply, LockRequest, BUSY_CODE, BUSY_STATUS, LEASE_LOST_CODE};
@@ -134,31 +135,30 @@ fn new_token() -> u64 {
     (worker::js_sys::Math::random() * 9_007_199_254_740_992.0) as u64 + 1
 }
 
-/// The state as stored now, encoded (loading it first).
-fn current(mem: &mut Mem, sql: &Sql<'_>, pc: &PolicyConfig, now: Nanos) -> Result<Option<Vec<u8>>, ApiError> {
-    load_exact(mem, sql, &pc.policy, now)?;
-    Ok(mem.exact.as_ref().and_then(|s| s.as_ref()).map(PolicyState::encode))
+/// The state as stored now, encoded (an update that changes nothing).
+fn current(store: &mut ObjectStore<'_>, now: Nanos) -> Result<Option<Vec<u8>>, ApiError> {
+    let key = store.key();
+    store.update(&[key], now, &mut |states| states[0].as_ref().map(PolicyState::encode))
 }
 
-/// Replaces the state and writes it through; the real time it expires at, for the alarm.
-fn write(
-    mem: &mut Mem,
+/// Replaces the state, written through when it differs; the real time it expires at, for
+/// the alarm, when a state was stored.
+fn write(store: &mut ObjectStore<'_>, state: Option<PolicyState>, now: Nanos) -> Result<Option<u64>, ApiError> {
+    let key = store.key();
+    store.update(&[key], now, &mut |states| states[0] = state.clone())?;
+    Ok(store.alarm())
+}
+
+/// Runs `op` over the key's store: opened between two awaits, as it borrows the object's
+/// memory while it lives.
+fn in_store<T>(
+    mem: &RefCell<Mem>,
     sql: &Sql<'_>,
     pc: &PolicyConfig,
-    state: Option<PolicyState>,
-    now: Nanos,
-    test_clock: bool,
-) -> Result<Option<u64>, ApiError> {
-    load_exact(mem, sql, &pc.policy, now)?;
-    let expires = state.as_ref().map_or(now, |s| s.expires_at());
-    let stored = state.is_some();
-    mem.exact = Some(state);
-    let deadline = storage_deadline(real_ms(), now, expires, test_clock);
-    if let Err(e) = save_exact(mem, sql, &pc.policy, deadline) {
-        mem.exact = None;
-        return Err(e);
-    }
-    Ok(stored.then_some(deadline))
+    r: &LockRequest,
+    op: impl FnOnce(&mut ObjectStore<'_>) -> Result<T, ApiError>,
+) -> Result<T, ApiError> {
+    op(&mut ObjectStore::new(&r.key, &mut mem.borrow_mut(), sql, pc, r.now.is_some()))
 }
 
 /// Serves one request of the protocol. Returns the reply and, when state was written, the
@@ -171,12 +171,11 @@ pub async fn serve(
     r: &LockRequest,
     now: Nanos,
 ) -> Result<(LockReply, Option<u64>), ApiError> {
-    let test_clock = r.now.is_some();
     let reply = |token, state| LockReply { now: now.as_nanos(), token, state };
     match r.lock_op {
         LockOp::Lock => {
             wait_free(gate, wait_budget_ms(pc)).await?;
-            let state = current(&mut mem.borrow_mut(), sql, pc, now)?;
+            let state = in_store(mem, sql, pc, r, |store| current(store, now))?;
             let token = new_token();
             gate.take(Lease { token, until_ms: real_ms() + LEASE_MS });
             Ok((reply(token, state), None))
@@ -186,7 +185,7 @@ pub async fn serve(
                 return Err(ApiError::new(BUSY_STATUS, LEASE_LOST_CODE, "the lease expired and was broken"));
             }
             let result = state_of(pc, r.state.as_deref())
-                .and_then(|state| write(&mut mem.borrow_mut(), sql, pc, state, now, test_clock));
+                .and_then(|state| in_store(mem, sql, pc, r, |store| write(store, state, now)));
             gate.end();
             Ok((reply(r.token, None), result?))
         }
@@ -198,13 +197,13 @@ pub async fn serve(
         }
         LockOp::Export => {
             wait_free(gate, wait_budget_ms(pc)).await?;
-            let state = current(&mut mem.borrow_mut(), sql, pc, now)?;
+            let state = in_store(mem, sql, pc, r, |store| current(store, now))?;
             Ok((reply(0, state), None))
         }
         LockOp::Import => {
             let state = state_of(pc, r.state.as_deref())?;
             wait_free(gate, wait_budget_ms(pc)).await?;
-            let alarm = write(&mut mem.borrow_mut(), sql, pc, state, now, test_clock)?;
+            let alarm = in_store(mem, sql, pc, r, |store| write(store, state, now))?;
             Ok((reply(0, None), alarm))
         }
     }

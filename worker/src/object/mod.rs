@@ -3,7 +3,8 @@
 //!
 //! State is loaded lazily on the first request after the object starts, kept in memory and
 //! written through to the object's SQLite storage before the answer leaves (the runtime's
-//! output gate holds the answer until the write is durable). Every decision runs without an
+//! output gate holds the answer until the write is durable): the key's `ObjectStore`
+//! (object_store.rs), over which the core's `Policy` decides through the `Store` trait. Every decision runs without an
 //! `await` between reading and writing the in-memory state, so concurrent requests to one
 //! key are decided one after another: 2000 concurrent hits on a limit of 100 admit exactly 100.
 //! An alarm deletes the state once its longest window has passed.
@@ -13,6 +14,7 @@
 mod central;
 mod exact;
 pub mod lock;
+mod object_store;
 mod pool;
 mod pool_storage;
 mod storage;
@@ -28,6 +30,7 @@ use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::lock_wire::{self, LockRequest};
 use crate::wire::{DoReply, DoRequest, Fault, Op};
+use object_store::ObjectStore;
 
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
@@ -106,7 +109,11 @@ impl KeyLimiter {
         let sql = storage_fault::Sql::new(storage.sql(), &self.storage_fault);
         match r.op {
             Op::Check | Op::Peek | Op::Refund => {
-                let (reply, alarm) = exact::run(&self.mem, &sql, pc, r.op, r.cost, now, r.now.is_some())?;
+                let (reply, alarm) = {
+                    let mut mem = self.mem.borrow_mut();
+                    let mut store = ObjectStore::new(&r.key, &mut mem, &sql, pc, r.now.is_some());
+                    (exact::run(&mut store, pc, r.op, r.cost, now)?, store.alarm())
+                };
                 self.schedule(alarm).await?;
                 Ok(reply)
             }
