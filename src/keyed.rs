@@ -226,11 +226,7 @@ impl<K, S, F: Fn(&S) -> Nanos> FreshTable for WithFreshness<'_, K, S, F> {
 
 impl<K: Hash + Eq, S> KeyMap<K, S> {
     pub(crate) fn new() -> KeyMap<K, S> {
-        KeyMap {
-            table: HashTable::new(),
-            hasher: DefaultHashBuilder::default(),
-            rules: KeyRules::new(None),
-        }
+        KeyMap { table: HashTable::new(), hasher: DefaultHashBuilder::default(), rules: KeyRules::new(None) }
     }
 
     pub(crate) fn set_max_keys(&mut self, max: Option<usize>) {
