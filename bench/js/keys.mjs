@@ -38,3 +38,32 @@ export class PlainGcra {
     return this.tats.size;
   }
 }
+
+/**
+ * The same GCRA answering what tollgate's `limit` answers: a fresh decision object with its
+ * one-entry `limits` array (allowed, limit, remaining, resetAt, retryAfter, blockedBy; the
+ * entry also nextUnitAfter), all in ms. What plain code costs when it says as much.
+ */
+export class PlainGcraDecision {
+  constructor(limit, windowMs, burst = limit) {
+    this.t = windowMs / limit;
+    this.tau = this.t * burst;
+    this.burst = burst;
+    this.tats = new Map();
+  }
+  limit(key, now) {
+    const tat = Math.max(this.tats.get(key) ?? now, now);
+    const next = tat + this.t;
+    const allowed = next - now <= this.tau;
+    if (allowed) this.tats.set(key, next);
+    const meter = allowed ? next : tat;
+    const remaining = Math.max(0, Math.floor((this.tau - (meter - now)) / this.t));
+    const resetAt = Math.ceil(meter);
+    const retryAfter = allowed ? 0 : Math.ceil(next - this.tau - now);
+    const nextUnitAfter = Math.max(0, Math.ceil(meter + this.t - this.tau - now));
+    return {
+      allowed, limit: this.burst, remaining, resetAt, retryAfter, blockedBy: allowed ? null : "default",
+      limits: [{ name: "default", allowed, limit: this.burst, remaining, resetAt, retryAfter, nextUnitAfter }],
+    };
+  }
+}
