@@ -52,12 +52,20 @@ async function wranglerDev(port, persist) {
   child.stdout.on("data", (d) => (log += d));
   child.stderr.on("data", (d) => (log += d));
   const base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
+  // Bounded, and a clear failure when it runs out, rather than requests to a server that
+  // never came up (on a loaded machine wrangler dev can take long to start).
+  const deadline = Date.now() + 120_000;
+  for (;;) {
     try {
       if ((await fetch(`${base}/healthz`)).status === 200) break;
     } catch {}
     if (child.exitCode !== null) throw new Error(`wrangler dev exited: ${log}`);
+    if (Date.now() > deadline) {
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {}
+      throw new Error(`wrangler dev did not answer /healthz within 120 s: ${log}`);
+    }
     await sleep(200);
   }
   const stop = async () => {
