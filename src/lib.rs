@@ -20,6 +20,7 @@ pub mod headers;
 pub mod keyed;
 pub mod lease;
 pub mod lease_holder;
+pub mod limit_decisions;
 pub mod limiter;
 pub mod merge;
 pub mod pacer;

@@ -13,6 +13,7 @@ use crate::algorithm::{check_slot, Algorithm};
 use crate::algorithms::{AnyAlgorithm, AnyState, Kind};
 use crate::decision::Decision;
 use crate::error::{CheckError, ConfigError};
+pub use crate::limit_decisions::LimitDecisions;
 use crate::time::Nanos;
 
 /// The most limits one policy may have.
@@ -145,8 +146,9 @@ pub struct PolicyDecision {
     pub decision: Decision,
     /// Whose figures `decision` shows.
     pub binding: LimitRef,
-    /// Every pair's own answer, keys outer, limits inner.
-    pub limits: Vec<LimitDecision>,
+    /// Every pair's own answer, keys outer, limits inner (one pair is held without
+    /// allocating: see [`LimitDecisions`]).
+    pub limits: LimitDecisions,
     /// Whether `decision`'s wait includes a penalty ([`Policy::with_block_duration`]): the
     /// key is blocked, or this denial has just blocked it.
     pub penalty: bool,
@@ -272,8 +274,8 @@ impl Policy {
             }
             st.expires_at = self.expiry(st);
         }
-        debug_assert!(limits.iter().zip(&peeked.limits).all(|(a, b)| a == b));
-        Ok(PolicyDecision { limits, ..peeked })
+        debug_assert!(limits.iter().zip(peeked.limits.iter()).all(|(a, b)| a == b));
+        Ok(PolicyDecision { limits: limits.into(), ..peeked })
     }
 
     /// The decision [`check`](Policy::check) would make, changing nothing.
@@ -371,8 +373,13 @@ impl Policy {
                 l.decision.next_unit_after = Nanos::ZERO;
             }
         }
-        let mut decided =
-            PolicyDecision { allowed, decision: binding.decision, binding: binding.at, limits, penalty: false };
+        let mut decided = PolicyDecision {
+            allowed,
+            decision: binding.decision,
+            binding: binding.at,
+            limits: limits.into(),
+            penalty: false,
+        };
         if blocked_until > now {
             crate::penalty::cover(&mut decided, now, blocked_until);
         }
@@ -449,7 +456,7 @@ fn one_pair_decision(decision: Decision) -> PolicyDecision {
         allowed: decision.allowed,
         decision,
         binding: at,
-        limits: alloc::vec![LimitDecision { at, decision }],
+        limits: LimitDecisions::one(LimitDecision { at, decision }),
         penalty: false,
     }
 }

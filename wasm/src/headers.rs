@@ -66,7 +66,7 @@ impl Policy {
             allowed: summary.allowed,
             decision: summary,
             binding: LimitRef { key: record[7] as usize, limit: record[8] as usize },
-            limits: list,
+            limits: list.into(),
             penalty: false,
         };
         let standard = match standard {

@@ -243,7 +243,7 @@ mod tests {
             allowed: false,
             decision: d,
             binding: LimitRef { key: 0, limit: 1 },
-            limits: vec![LimitDecision { at: LimitRef { key: 0, limit: 1 }, decision: d }],
+            limits: vec![LimitDecision { at: LimitRef { key: 0, limit: 1 }, decision: d }].into(),
             penalty: true,
         };
         let json = serde_json::to_string(&PolicyDecisionWire::from(&pd)).unwrap();
