@@ -3,23 +3,106 @@
 // validated in the wasm module (`tollgate::spec`, the same parser as the Worker's
 // wrangler.toml), so the same mistake gets the same `code` and `field` at every edge.
 
-const show = (v) => (typeof v === "string" ? JSON.stringify(v) : String(v));
+/** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
+export function show(v) {
+  if (typeof v === "string") return JSON.stringify(v);
+  if (v === null || Array.isArray(v)) return v === null ? "null" : "an array";
+  if (typeof v === "object") return "an object";
+  return typeof v === "function" ? "a function" : String(v);
+}
 
 // Limits, bursts and millisecond windows the core can take exactly (its MAX_LIMIT is 2^53 - 1).
 // The Pacer's options (pacer.js) check their numbers with it. `what` follows "a whole number"
 // in the message (" of milliseconds", or "").
-const MAX = Number.MAX_SAFE_INTEGER;
+export const MAX = Number.MAX_SAFE_INTEGER;
 
 export function whole(field, value, what) {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(`${field} must be a whole number${what} from 1 to ${MAX}, got ${value}`);
+  return wholeIn(field, value, 1, MAX, what);
+}
+
+/**
+ * An option error: the core's `code` (src/spec.rs `code`, docs/vocabulary.md) and `field`, the
+ * option's path as the user wrote it, so a program branches on the same code and field the
+ * Worker answers for the same mistake. A `RangeError` for `out_of_range`, a `TypeError`
+ * otherwise (as the wasm module's spec errors, wasm-common/src/errors.rs), unless `Class`
+ * keeps the class an error had before it had a code.
+ */
+export function optionError(code, field, message, Class = code === "out_of_range" ? RangeError : TypeError) {
+  return Object.assign(new Class(message), { code, field });
+}
+
+/** `<field> must be <expected>, got <value>` (the core's `wrong_type`), code `invalid_type` unless given. */
+export function fail(field, value, expected, code = "invalid_type", Class = undefined) {
+  return optionError(code, field, `${field} must be ${expected}, got ${show(value)}`, Class);
+}
+
+/**
+ * `value` as a whole number from `min` to `max`, worded as the core's `spec::whole` (`what`
+ * follows "a whole number": " of milliseconds", or ""): `invalid_type` for what is not a
+ * number, `out_of_range` for the rest (fractions, NaN, too small or large).
+ */
+export function wholeIn(field, value, min, max, what = "") {
+  if (typeof value !== "number") throw fail(field, value, "a number");
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw optionError("out_of_range", field, `${field} must be a whole number${what} from ${min} to ${max}, got ${value}`);
   }
   return value;
 }
 
-/** A TypeError with the `code` and `field` the core gives the same mistake (docs/vocabulary.md). */
-function fail(field, value, expected, code = "invalid_type") {
-  return Object.assign(new TypeError(`${field} must be ${expected}, got ${show(value)}`), { code, field });
+/** `value` as one of the strings `allowed` (the core's `spec::one_of`): `invalid_value` for another string. */
+export function oneOf(field, value, allowed) {
+  if (allowed.includes(value)) return value;
+  const expected = `one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`;
+  throw fail(field, value, expected, typeof value === "string" ? "invalid_value" : "invalid_type");
+}
+
+/** `value` when it is a function (or absent, when `optional`); `expected` says what it is for. */
+export function fnOf(field, value, expected = "a function", optional = false) {
+  if (typeof value === "function" || (optional && value === undefined)) return value;
+  throw fail(field, value, expected);
+}
+
+/** `value` when it is `true` or `false`. */
+export function flagOf(field, value) {
+  if (typeof value === "boolean") return value;
+  throw fail(field, value, "true or false");
+}
+
+/** What one unit of a duration string is, in ms (the core's units, src/quota.rs `unit`). */
+const UNITS = [
+  [1e-6, ["ns"]],
+  [1e-3, ["us", "µs"]],
+  [1, ["ms"]],
+  [1e3, ["s", "sec", "secs", "second", "seconds"]],
+  [6e4, ["m", "min", "mins", "minute", "minutes"]],
+  [3.6e6, ["h", "hr", "hrs", "hour", "hours"]],
+  [8.64e7, ["d", "day", "days"]],
+  [6.048e8, ["w", "week", "weeks"]],
+];
+
+/**
+ * A duration option as every edge reads one (docs/vocabulary.md): whole milliseconds as a
+ * number from `min`, or a string such as "250ms", "1s", "15m", longer than zero; at most `max`
+ * ms either way. Returns ms (a string's rounded up to a whole ms). The grammar is the core's
+ * (`tollgate::spec::duration`, which the Worker's wrangler.toml options use); it is kept here
+ * rather than asked of a wasm module, whose size budget the limiter's hot path needs, and the
+ * table of tests/same-error/mistakes.json holds the two to the same answers.
+ */
+export function durationMs(field, value, min, max) {
+  if (typeof value === "number") return wholeIn(field, value, min, max, " of milliseconds");
+  if (typeof value !== "string") throw fail(field, value, 'a number of milliseconds or a duration such as "100ms"');
+  const m = /^(\d+)\s*(\S.*)?$/u.exec(value.trim());
+  const notDuration = (why) => optionError("invalid_value", field, `${field} ${show(value)} is not a duration: ${why}`);
+  if (m === null) throw notDuration("a duration starts with a whole number, e.g. 5s");
+  if (BigInt(m[1]) > 0xffff_ffff_ffff_ffffn) throw notDuration("the number is too large");
+  if (m[2] === undefined) throw notDuration("a duration needs a unit, e.g. ms, s, m, h, d");
+  const unit = m[2].trim().toLowerCase();
+  const per = UNITS.find(([, names]) => names.includes(unit))?.[0];
+  if (per === undefined) throw notDuration("unknown time unit");
+  const ms = Math.ceil(Number(m[1]) * per);
+  if (ms > max) throw optionError("out_of_range", field, `${field} ${show(value)} is longer than the maximum ${max} ms`);
+  if (ms === 0) throw optionError("out_of_range", field, `${field} ${show(value)} must be longer than zero`);
+  return ms;
 }
 
 /** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
@@ -36,23 +119,27 @@ export const LIMITER_FIELDS = ["limits", "blockDuration", ...POLICY_FIELDS];
  * otherwise be ignored, and the limiter would admit other than what its user wrote. Every
  * options object of the package goes through it (limiters, Pacer, LeasedPacer, RedisStore).
  */
-export function known(o, allowed, at = "") {
+export function known(o, allowed, at = "", renamed = {}) {
   for (const name of Object.keys(o)) {
     if (!allowed.includes(name)) {
       const field = `${at ? `${at}.` : ""}${name}`;
-      const e = new TypeError(`${field} is not an option (the options are ${allowed.join(", ")})`);
-      throw Object.assign(e, { code: "unknown_field", field });
+      // A name spelt differently elsewhere: what to write (the core's `RENAMED`, code `renamed`).
+      if (Object.hasOwn(renamed, name)) throw optionError("renamed", field, `${field} is not an option here; write ${renamed[name]}`);
+      throw optionError("unknown_field", field, `${field} is not an option (the options are ${allowed.join(", ")})`);
     }
   }
+}
+
+/** `options` when it is an options object (not null, not an array); `expected` says what it holds. */
+export function objectOf(options, expected = "an object", field = "options") {
+  if (options !== null && typeof options === "object" && !Array.isArray(options)) return options;
+  throw fail(field, options, expected);
 }
 
 export function maxKeysOf(options) {
   const m = options.maxKeys;
   if (m === undefined) return 0;
-  if (typeof m !== "number" || !Number.isInteger(m) || m < 1) {
-    throw new RangeError(`maxKeys must be a whole number of at least 1, got ${show(m)}`);
-  }
-  return m;
+  return wholeIn("maxKeys", m, 1, MAX);
 }
 
 export function keysOf(key) {
