@@ -4,15 +4,14 @@
 // share of 1/N the service as a whole keeps about its limit through an outage. Store-agnostic:
 // a store gives it the limiter's options and asks it for decisions while its backend is down.
 import { RateLimiter } from "./rate-limiter.js";
-
-const show = (v) => (typeof v === "string" ? JSON.stringify(v) : String(v));
+import { fail, optionError } from "./options.js";
 
 /** The `insurance` option: the share of each limit one process may admit, in (0, 1]. */
 export function insuranceShare(value) {
   if (typeof value !== "number") {
-    throw new TypeError(`insurance must be a number, the share of each limit one process admits during an outage (e.g. 1 / processes), got ${show(value)}`);
+    throw fail("insurance", value, "a number, the share of each limit one process admits during an outage (e.g. 1 / processes)");
   }
-  if (!(value > 0 && value <= 1)) throw new RangeError(`insurance must be more than 0 and at most 1, got ${value}`);
+  if (!(value > 0 && value <= 1)) throw optionError("out_of_range", "insurance", `insurance must be more than 0 and at most 1, got ${value}`);
   return value;
 }
 

@@ -3,13 +3,14 @@
 // isReadonly, args)`) and ioredis (`call(...args)`, a `Redis` or a `Cluster`). The store sends
 // raw commands of strings only (state values are hex text, see redis-value.js), so every
 // client stays on its plain-string path.
+import { fail } from "./options.js";
 
 /**
  * Wraps `client` (node-redis or ioredis, connected or connecting, a single server or a
  * cluster) as `{ kind, cluster, send(args) }`, where `args` is `[command, ...arguments]`, all
  * strings. On a cluster, each command goes to the node of its key (the first key of a script
  * call; keys of one command must share a hash slot, see `keySlot`). Throws a `TypeError` for
- * anything else.
+ * anything else (code `invalid_type`, field `client`).
  */
 export function adaptClient(client) {
   if (client !== null && typeof client === "object") {
@@ -24,11 +25,7 @@ export function adaptClient(client) {
       return { kind: "node-redis", cluster: false, send: (args) => client.sendCommand(args) };
     }
   }
-  throw new TypeError(
-    "client must be a node-redis client (createClient or createCluster from \"redis\") or an ioredis client " +
-      "(new Redis() or new Cluster()), got " +
-      (client === null ? "null" : typeof client),
-  );
+  throw fail("client", client, 'a node-redis client (createClient or createCluster from "redis") or an ioredis client (new Redis() or new Cluster())');
 }
 
 /** The key a node-redis cluster routes `args` by (`undefined`: any node will do). */

@@ -10,7 +10,7 @@
 // with its newest window; fields of windows no decision reads any more are deleted.
 import { validateKeys } from "./wasm.js";
 import { extras } from "./extras.js";
-import { keysOf, callOptions, POLICY_FIELDS } from "./options.js";
+import { keysOf, callOptions, optionError, POLICY_FIELDS } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./header-record.js";
@@ -37,16 +37,16 @@ export class SyncedRedisLimiter {
     if (block !== undefined && block !== 0 && block !== "0ms") {
       // A penalty is one key's state, decided where the key's state is: not in synced counters.
       const m = `blockDuration needs every hit decided in Redis (syncRate 0), got syncRate ${store._syncRate}`;
-      throw Object.assign(new TypeError(m), { code: "conflicting_fields", field: "blockDuration" });
+      throw optionError("conflicting_fields", "blockDuration", m);
     }
     try {
       const { Synced } = extras();
       this.#wasm = new Synced(policy._options, POLICY_FIELDS, store._namespace, store._syncRate);
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
-      throw new TypeError(
-        `syncRate ${store._syncRate} syncs window counters only ("fixed-window" on the clock, "sliding-window", "sliding-buckets"); use syncRate 0 for this policy: ${e.message}`,
-      );
+      // The code and field wrangler.toml's policy parser gives the same policy (worker/src/config.rs).
+      const m = `syncRate ${store._syncRate} syncs window counters only ("fixed-window" on the clock, "sliding-window", "sliding-buckets"); use syncRate 0 for this policy: ${e.message}`;
+      throw optionError("conflicting_fields", "syncRate", m);
     }
     this.#names = policy.names;
     this.#policyWasm = policy._wasm;

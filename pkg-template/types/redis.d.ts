@@ -34,18 +34,20 @@ export interface RedisStoreOptions {
   clockRefreshMs?: number;
   /**
    * `0` (default): every hit decided in Redis, exact, any algorithm. `N > 0`: window counters
-   * only, decided locally and synced every N ms (may over-admit between syncs). `< 0`: local only.
+   * only, decided locally and synced every N ms (may over-admit between syncs), or every
+   * duration such as `"100ms"`. `< 0`: local only. At most an hour either way (3,600,000 ms), as
+   * in the Worker's wrangler.toml.
    */
-  syncRate?: number;
+  syncRate?: number | string;
   /** Compare-and-swap attempts per decision before it is denied as contention (default 64). */
   maxAttempts?: number;
   /**
    * Answer hits on a key this process knows is blocked without a round trip, for up to this
    * many ms after Redis last confirmed its state (`true`, the default: 1000; `false` or `0`:
    * confirm every such denial). The bound is how late a `reset` or `refund` made by another
-   * process can be seen here.
+   * process can be seen here. A duration string (`"500ms"`) is read as its ms.
    */
-  blockedCache?: boolean | number;
+  blockedCache?: boolean | number | string;
   /**
    * Send the one-key compare-and-swaps of different keys that are ready in the same tick as
    * one script call (default true: fewer commands with many keys). Each key is still swapped

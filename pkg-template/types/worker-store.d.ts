@@ -33,9 +33,10 @@ interface WorkerStoreCommon {
   /**
    * Deny hits on a key the Worker denied, here, by the core over the key's state (read once
    * after the denial), for up to this many ms after it was read (`true`, the default: 1000;
-   * `false` or `0`: ask the Worker every time). Such denials carry `estimate: true`.
+   * `false` or `0`: ask the Worker every time; a duration string such as `"500ms"` as its ms).
+   * Such denials carry `estimate: true`.
    */
-  blockedCache?: boolean | number;
+  blockedCache?: boolean | number | string;
   /** Most keys whose state the blocked-key cache keeps (default 10,000). */
   maxCachedKeys?: number;
   /** This process's clock, epoch ms (default `Date.now`): the blocked-key cache's, and `now` of degraded answers. */

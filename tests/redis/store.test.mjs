@@ -98,7 +98,8 @@ for (const kind of CLIENTS) {
     assert.throws(() => new RedisStore(client, { failure: "maybe" }), { name: "TypeError", message: /failure must be/ });
     assert.throws(() => new RedisStore(client, { clock: "ntp" }), { name: "TypeError", message: /clock must be/ });
     assert.throws(() => new RedisStore(client, { timeoutMs: 0 }), { name: "RangeError", message: /timeoutMs/ });
-    assert.throws(() => new RedisStore(client, { syncRate: 1.5 }), { name: "TypeError", message: /syncRate/ });
+    // A fraction is a number out of range, as in wrangler.toml (tests/same-error/mistakes.json).
+    assert.throws(() => new RedisStore(client, { syncRate: 1.5 }), { name: "RangeError", code: "out_of_range", field: "syncRate", message: /syncRate/ });
     assert.throws(() => new RedisStore({}, {}), { name: "TypeError", message: /client must be/ });
     assert.throws(() => new RateLimiter({ algorithm: "nope", store: new RedisStore(client) }), { name: "TypeError", message: /algorithm/ });
   });
@@ -194,7 +195,9 @@ for (const kind of CLIENTS) {
     clock += 201;
     assert.equal((await a.limit(["ip", "acct"], { now: clock })).allowed, true);
     // Bad values are refused by name.
-    assert.throws(() => new RedisStore(client, { blockedCache: -1 }), { name: "RangeError", message: /blockedCache must be a whole number of at least 0/ });
-    assert.throws(() => new RedisStore(client, { blockedCache: "1s" }), { name: "TypeError", message: /blockedCache/ });
+    assert.throws(() => new RedisStore(client, { blockedCache: -1 }), { name: "RangeError", code: "out_of_range", message: /^blockedCache must be a whole number of milliseconds from 0 to / });
+    assert.throws(() => new RedisStore(client, { blockedCache: "soon" }), { name: "TypeError", code: "invalid_value", message: /blockedCache/ });
+    // A duration, as every duration option takes (docs/vocabulary.md).
+    assert.equal(new RedisStore(client, { blockedCache: "1s" })._blockedCacheMs, 1000);
   });
 }

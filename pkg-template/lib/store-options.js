@@ -1,0 +1,62 @@
+// The options a shared store's limiters read the same way at every npm store (`RedisStore`,
+// `WorkerStore`), with the names and meanings of the Worker's wrangler.toml where it has them
+// (docs/vocabulary.md): what to do when the store fails, how long to wait for it, the blocked-key
+// cache. Each mistake is refused with the core's code and the option's name, as
+// tests/same-error/mistakes.json (section `store`) holds at every edge.
+import { MAX, durationMs, fail, fnOf, oneOf, optionError, show, wholeIn } from "./options.js";
+import { insuranceShare } from "./insurance.js";
+
+/** `failure`: wrangler.toml takes "open" and "closed" only (its Durable Object has no outage to throw or insure). */
+export const FAILURES = ["open", "closed", "throw", "insurance"];
+/**
+ * `blockedCache: true`: a denial over cached bytes stands without a round trip for up to this
+ * long after the store last confirmed them, so a `reset` or `refund` by another process is seen
+ * within a second rather than when the cached state itself allows again (up to a window).
+ */
+export const BLOCKED_CACHE_MS = 1000;
+/** `timeoutMs` of a Node store: a timer's delay, which Node caps at 2^31 - 1 ms (longer fires at once). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * The options the Redis and Worker stores share, read the same way (docs/vocabulary.md):
+ * `failure` and `insurance`, `timeoutMs`, `blockedCache`, `maxCachedKeys`, `closedRetryMs`,
+ * `now`, `onError`. Each mistake is refused with the core's code and the option's name.
+ */
+export function storeOptions(options, defaultTimeoutMs) {
+  const {
+    failure = "open",
+    insurance,
+    timeoutMs = defaultTimeoutMs,
+    blockedCache = true,
+    maxCachedKeys = 10_000,
+    closedRetryMs = 1000,
+    now = Date.now,
+    onError,
+  } = options;
+  oneOf("failure", failure, FAILURES);
+  if (failure === "insurance" && insurance === undefined) {
+    throw optionError("missing_field", "insurance", 'insurance is required with failure "insurance": the share of each limit one process admits during an outage (e.g. 1 / processes)');
+  }
+  if (failure !== "insurance" && insurance !== undefined) {
+    throw optionError("conflicting_fields", "insurance", `insurance applies with failure "insurance" only, not ${show(failure)}`);
+  }
+  return {
+    failure,
+    insuranceShare: insurance === undefined ? 0 : insuranceShare(insurance),
+    timeoutMs: wholeIn("timeoutMs", timeoutMs, 1, MAX_TIMER_MS, " of milliseconds"),
+    // How long a denial over cached bytes stands without asking the store (ms since it last
+    // confirmed them): true is the default bound, false confirms every such denial.
+    blockedCacheMs: blockedCache === true ? BLOCKED_CACHE_MS : blockedCache === false ? 0 : blockedCacheOf(blockedCache),
+    maxCachedKeys: wholeIn("maxCachedKeys", maxCachedKeys, 0, MAX),
+    closedRetryMs: wholeIn("closedRetryMs", closedRetryMs, 1, MAX, " of milliseconds"),
+    now: fnOf("now", now, "a function returning epoch ms"),
+    onError: fnOf("onError", onError, "a function", true),
+  };
+}
+
+function blockedCacheOf(v) {
+  if (typeof v !== "number" && typeof v !== "string") {
+    throw fail("blockedCache", v, 'true, false, a number of milliseconds or a duration such as "1s"');
+  }
+  return durationMs("blockedCache", v, 0, MAX);
+}
+
