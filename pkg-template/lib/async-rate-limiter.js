@@ -3,17 +3,18 @@
 // `new AsyncRateLimiter({ ..., store })` is `store.limiter(options)`.
 
 import { applyControls, withoutControls } from "./controls.js";
+import { fail, objectOf, optionError } from "./options.js";
 
 export class AsyncRateLimiter {
   /** `options`: the limits (as for `RateLimiter`) and the `store` they are decided over. */
   constructor(options) {
-    if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
+    objectOf(options);
     const { store, ...limits } = options;
     if (store === undefined) {
-      throw new TypeError("store is required: AsyncRateLimiter decides over a store (e.g. new RedisStore(client)); in memory, use RateLimiter");
+      throw optionError("missing_field", "store", "store is required: AsyncRateLimiter decides over a store (e.g. new RedisStore(client)); in memory, use RateLimiter");
     }
     if (store === null || typeof store.limiter !== "function") {
-      throw new TypeError("store must be an object with a limiter(options) method");
+      throw fail("store", store, "an object with a limiter(options) method");
     }
     // A constructor that returns an object makes it the result of `new`.
     return applyControls(store.limiter(withoutControls(limits)), limits, true);

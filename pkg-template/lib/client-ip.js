@@ -3,6 +3,7 @@
 // pick a new address from it for every request; keyed by the full address, such a user would
 // never be limited. IPv4 addresses are kept whole. Written without `node:net`, so that the
 // package's browser and workerd builds, which carry this module, import nothing from Node.
+import { fail } from "./options.js";
 
 /** The IPv4 address `s` as four numbers, or null. */
 export function ipv4(s) {
@@ -36,7 +37,8 @@ export function ipv6(s) {
 /** Throws unless `subnet` is an IPv6 prefix length (1 to 128) or false (whole addresses). */
 export function checkSubnet(subnet) {
   if (subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) {
-    throw new RangeError(`ipv6Subnet must be a whole number from 1 to 128, or false, got ${String(subnet)}`);
+    // A RangeError whatever the value, as before the codes.
+    throw fail("ipv6Subnet", subnet, "a whole number from 1 to 128, or false", typeof subnet === "number" ? "out_of_range" : "invalid_type", RangeError);
   }
 }
 

@@ -1,7 +1,7 @@
 // express-rate-limit's option names, read as aliases of tollgate's: `rateLimit` takes either
 // (one vocabulary, docs/vocabulary.md). Only names are translated here; what the options mean is
 // decided where tollgate's own names are read (options.js, http-options.js, middleware-limits.js).
-import { LIMITER_FIELDS, LIMIT_FIELDS } from "./options.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, optionError } from "./options.js";
 import { isStandardHeaders } from "./header-record.js";
 
 /** express-rate-limit name -> tollgate name. */
@@ -32,7 +32,7 @@ export function translate(options) {
       delete out.max;
       continue;
     }
-    if (own in out) throw new TypeError(`give ${own} or ${erl} (express-rate-limit's name for it), not both`);
+    if (own in out) throw optionError("conflicting_fields", erl, `give ${own} or ${erl} (express-rate-limit's name for it), not both`);
     out[own] = out[erl];
     delete out[erl];
   }

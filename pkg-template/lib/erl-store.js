@@ -5,6 +5,7 @@
 // atomic compare-and-swap do not apply). So the decision is express-rate-limit's: a hit is
 // allowed while the store's total is at most the limit.
 import { RateLimiter } from "./rate-limiter.js";
+import { optionError } from "./options.js";
 
 /** Whether `store` speaks express-rate-limit's Store interface (rather than tollgate's `limiter(options)`). */
 export function isErlStore(store) {
@@ -29,7 +30,7 @@ export function promisifyStore(store) {
   const fn = (name) => typeof s[name] === "function";
   const optional = (name) => s[name] === undefined || fn(name);
   if (!fn("increment") || !fn("decrement") || !fn("resetKey") || !optional("init") || !optional("resetAll")) {
-    throw new TypeError("store: an express-rate-limit Store needs increment, decrement and resetKey methods (and init, resetAll, if present, must be methods); a tollgate store has limiter(options)");
+    throw optionError("invalid_type", "store", "store: an express-rate-limit Store needs increment, decrement and resetKey methods (and init, resetAll, if present, must be methods); a tollgate store has limiter(options)");
   }
   return s;
 }

@@ -3,6 +3,7 @@
 // each check runs at most once per middleware, reports through `logger` (default: the console)
 // and never throws: a misconfiguration is pointed out, the request goes on. `validate: false`
 // turns them all off, `validate: { name: false }` one of them.
+import { fail } from "./options.js";
 
 /** A check's finding, with express-rate-limit's code and help page. */
 export class ValidationError extends Error {
@@ -173,6 +174,6 @@ export function validations(enabled, logger) {
 /** Throws unless `logger` has express-rate-limit's Logger shape (`error`, `warn`). */
 export function checkLogger(logger) {
   if (logger === null || typeof logger !== "object" || typeof logger.error !== "function" || typeof logger.warn !== "function") {
-    throw new TypeError("logger must be an object with error(...) and warn(...) methods (express-rate-limit's Logger)");
+    throw fail("logger", logger, "an object with error(...) and warn(...) methods (express-rate-limit's Logger)");
   }
 }

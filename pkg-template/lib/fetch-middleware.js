@@ -16,6 +16,7 @@
 //   it is, since a copy would lose its socket.
 import { denialBody, httpOptions, settleHit } from "./http-options.js";
 import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { fnOf, objectOf, optionError } from "./options.js";
 
 /** Where shadow mode's would-be denials are logged (this adapter has no `logger` option). */
 const CONSOLE = { warn: (fields, message) => console.warn(message, fields) };
@@ -43,10 +44,11 @@ function withHeaders(response, headers) {
  * npm README ("HTTP middleware") for the options; `wrap.limiter` is the limiter.
  */
 export function rateLimitFetch(options) {
-  if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
-  if (typeof options.key !== "function") {
-    throw new TypeError("key(request, ...rest) is required: a fetch handler has no portable client address (see the README for each runtime's)");
+  objectOf(options);
+  if (options.key === undefined) {
+    throw optionError("missing_field", "key", "key(request, ...rest) is required: a fetch handler has no portable client address (see the README for each runtime's)");
   }
+  fnOf("key", options.key, "a function of the request (request, ...rest) returning its key");
   const o = httpOptions(options, []);
   const { key, costOf, skip, handler, limiter } = o;
   const wasSuccessful = o.wasSuccessful ?? ((request, response) => response.status < 400);

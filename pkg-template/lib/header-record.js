@@ -3,6 +3,7 @@
 // same bytes. This file only reads the options and lays the decision out as numbers
 // (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
 import { bindingKey } from "./decision.js";
+import { fail, flagOf } from "./options.js";
 
 /** `standardHeaders` values, as express-rate-limit names them (true is its draft-6). */
 const STANDARD = new Map([["draft-6", 6], ["draft-7", 7], ["draft-8", 8], ["draft-10", 10], [true, 6], [false, 0]]);
@@ -21,13 +22,14 @@ export const HEADER_OPTIONS = ["standardHeaders", "legacyHeaders", "partitionKey
 export function headerOptions(o) {
   const standard = STANDARD.get(o.standardHeaders ?? "draft-10");
   if (standard === undefined) {
-    throw new RangeError(`standardHeaders must be "draft-6", "draft-7", "draft-8", "draft-10", true or false, got ${JSON.stringify(o.standardHeaders)}`);
+    // A RangeError, as before the codes; the code and field are wrangler.toml's for the same value.
+    const code = typeof o.standardHeaders === "string" ? "invalid_value" : "invalid_type";
+    throw fail("standardHeaders", o.standardHeaders, '"draft-6", "draft-7", "draft-8", "draft-10", true or false', code, RangeError);
   }
-  const legacy = o.legacyHeaders ?? true;
-  if (typeof legacy !== "boolean") throw new TypeError(`legacyHeaders must be true or false, got ${JSON.stringify(legacy)}`);
+  const legacy = flagOf("legacyHeaders", o.legacyHeaders ?? true);
   const j = o.jitter ?? false;
   if (typeof j !== "boolean" && typeof j !== "function") {
-    throw new TypeError(`jitter must be true, false or a function returning a number in [0, 1), got ${typeof j}`);
+    throw fail("jitter", j, "true, false or a function returning a number in [0, 1)");
   }
   const jitter = j === true ? Math.random : j === false ? null : j;
   return { standard, legacy, jitter };
@@ -80,9 +82,9 @@ export function headersFor(decision, wasmPolicy, names, options = {}) {
   }
   const o = typeof options === "number" ? { now: options } : options ?? {};
   const now = o.now ?? Date.now();
-  if (typeof now !== "number" || !Number.isFinite(now)) throw new TypeError(`now must be epoch milliseconds, got ${String(now)}`);
+  if (typeof now !== "number" || !Number.isFinite(now)) throw fail("now", now, "epoch milliseconds", "invalid_now");
   const pk = o.partitionKey;
-  if (pk !== undefined && typeof pk !== "string") throw new TypeError(`partitionKey must be a string (the limited key), got ${typeof pk}`);
+  if (pk !== undefined && typeof pk !== "string") throw fail("partitionKey", pk, "a string (the limited key)");
   const { standard, legacy, jitter } = headerOptions(o);
   const u = !decision.allowed && jitter !== null ? draw(jitter) : -1;
   const lines = wasmPolicy.headers(record(decision, names, now), standard, legacy, pk, u).split("\n");

@@ -1,7 +1,7 @@
 // The options both HTTP adapters share (`rateLimit` for node:http and Express, `rateLimitFetch`
 // for the fetch API), read and checked once, when the middleware is made.
 import { RateLimiter } from "./rate-limiter.js";
-import { LIMITER_FIELDS, LIMIT_FIELDS, known } from "./options.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError, wholeIn } from "./options.js";
 import { HEADER_OPTIONS, headerOptions } from "./header-record.js";
 import { bindingKey } from "./decision.js";
 
@@ -16,24 +16,22 @@ const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in exp
 
 function optionalFunction(options, name) {
   const f = options[name];
-  if (f !== undefined && typeof f !== "function") throw new TypeError(`${name} must be a function, got ${typeof f}`);
+  if (f !== undefined && typeof f !== "function") throw optionError("invalid_type", name, `${name} must be a function, got ${typeof f}`);
   return f;
 }
 
 function flag(options, name) {
-  const v = options[name] ?? false;
-  if (typeof v !== "boolean") throw new TypeError(`${name} must be true or false, got ${JSON.stringify(v)}`);
-  return v;
+  return flagOf(name, options[name] ?? false);
 }
 
 function limiterOf(options, rest) {
   if (options.limiter === undefined) return new RateLimiter(rest);
   const l = options.limiter;
   if (l === null || typeof l !== "object" || typeof l.limit !== "function" || typeof l.headers !== "function") {
-    throw new TypeError("limiter must be a RateLimiter (or a store's limiter)");
+    throw fail("limiter", l, "a RateLimiter (or a store's limiter)");
   }
   if (Object.keys(rest).length > 0) {
-    throw new TypeError(`give either limiter or the limiter's options (${Object.keys(rest).join(", ")}), not both`);
+    throw optionError("conflicting_fields", Object.keys(rest)[0], `${Object.keys(rest)[0]} cannot be given with limiter: give either limiter or the limiter's options (${Object.keys(rest).join(", ")}), not both`);
   }
   return l;
 }
@@ -52,12 +50,12 @@ function defaultMessage(decision) {
  * (`Retry-After` is always in it, on a denial).
  */
 export function httpOptions(options, own, makeLimiter = limiterOf) {
-  if (options === null || typeof options !== "object") throw new TypeError("options must be an object");
+  objectOf(options);
   if (options.windowMs !== undefined) {
     // express-rate-limit's name; refused with what to write instead.
-    throw new TypeError(`windowMs is express-rate-limit's option: give window (e.g. "15m", or ${options.windowMs} for milliseconds) or quota ("100/15m")`);
+    throw optionError("renamed", "windowMs", `windowMs is express-rate-limit's option: give window (e.g. "15m", or ${options.windowMs} for milliseconds) or quota ("100/15m")`);
   }
-  if (options.headers !== undefined) throw new TypeError(OLD_HEADERS);
+  if (options.headers !== undefined) throw optionError("renamed", "headers", OLD_HEADERS);
   const mine = [...SHARED, ...own];
   known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS]);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !mine.includes(k)));
@@ -65,9 +63,7 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
   headerOptions(options); // checked now rather than at the first request
   const partitionKey = flag(options, "partitionKey");
   const status = options.statusCode ?? 429;
-  if (!Number.isInteger(status) || status < 400 || status > 599) {
-    throw new RangeError(`statusCode must be a whole number from 400 to 599, got ${String(status)}`);
-  }
+  wholeIn("statusCode", status, 400, 599);
   const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");
   const skipSuccessful = flag(options, "skipSuccessfulRequests");

@@ -4,7 +4,7 @@
 // handles nor `limitBatch` (see docs/js-layer.md, "The lite module"). Imports no wasm itself,
 // so that each entry loads only its own module.
 import { Limits } from "./limits.js";
-import { maxKeysOf, keysOf, callOptions, costOf, nowOf } from "./options.js";
+import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail } from "./options.js";
 import { readDecision } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
@@ -29,7 +29,7 @@ function storeLimiter(options) {
   if (options === null || typeof options !== "object" || options.store === undefined) return null;
   const { store, ...rest } = options;
   if (store === null || typeof store.limiter !== "function") {
-    throw new TypeError("store must be an object with a limiter(options) method");
+    throw fail("store", store, "an object with a limiter(options) method");
   }
   return applyControls(store.limiter(withoutControls(rest)), rest, true);
 }

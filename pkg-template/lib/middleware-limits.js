@@ -10,6 +10,7 @@
 import { RateLimiter } from "./rate-limiter.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
+import { fail, optionError } from "./options.js";
 
 /** express-rate-limit's defaults, used when the options name no algorithm. */
 export const ERL_DEFAULTS = Object.freeze({ windowMs: 60_000, limit: 5 });
@@ -76,11 +77,11 @@ export class MiddlewareLimits {
     const perRequest = typeof spec.limit === "function" || typeof spec.name === "function";
     if (limiter !== undefined) {
       if (limiter === null || typeof limiter !== "object" || typeof limiter.limit !== "function" || typeof limiter.headers !== "function") {
-        throw new TypeError("limiter must be a RateLimiter (or a store's limiter)");
+        throw fail("limiter", limiter, "a RateLimiter (or a store's limiter)");
       }
       const beside = Object.keys(spec);
       if (store !== undefined) beside.push("store");
-      if (beside.length > 0) throw new TypeError(`give either limiter or the limiter's options (${beside.join(", ")}), not both`);
+      if (beside.length > 0) throw optionError("conflicting_fields", beside[0], `${beside[0]} cannot be given with limiter: give either limiter or the limiter's options (${beside.join(", ")}), not both`);
       this.fixed = limiter;
       this.#erlMode = false;
       this.#windowMs = limiter.policy?.longestWindowMs;
@@ -88,9 +89,9 @@ export class MiddlewareLimits {
     }
     this.#erlMode = isErlMode(spec, limiter);
     if (perRequest && spec.limits !== undefined) {
-      throw new TypeError("limit and identifier functions apply to one limit, not to limits (give each of limits its own limit and name)");
+      throw optionError("conflicting_fields", "limits", "limits cannot be given with limit or identifier functions: they apply to one limit, not to limits (give each of limits its own limit and name)");
     }
-    if (perRequest && spec.quota !== undefined) throw new TypeError("a limit function needs limit and window, not quota");
+    if (perRequest && spec.quota !== undefined) throw optionError("conflicting_fields", "quota", "a limit function needs limit and window, not quota");
     if (this.#erlMode) {
       spec = { ...spec, limit: spec.limit ?? ERL_DEFAULTS.limit, window: spec.window ?? ERL_DEFAULTS.windowMs };
     }
@@ -98,9 +99,9 @@ export class MiddlewareLimits {
     if (isErlStore(store)) {
       const beside = Object.keys(spec).find((f) => !ERL_STORE_FIELDS.includes(f));
       if (beside !== undefined) {
-        throw new TypeError(`${beside} does not apply to an express-rate-limit Store (it counts hits in its own windows of windowMs); for tollgate's algorithms use a tollgate store, such as RedisStore`);
+        throw optionError("unsupported_option", beside, `${beside} does not apply to an express-rate-limit Store (it counts hits in its own windows of windowMs); for tollgate's algorithms use a tollgate store, such as RedisStore`);
       }
-      if (typeof spec.window !== "number") throw new TypeError("windowMs must be a number of milliseconds with an express-rate-limit Store");
+      if (typeof spec.window !== "number") throw fail("windowMs", spec.window, "a number of milliseconds with an express-rate-limit Store");
       this.#erlStore = promisifyStore(store);
       this.#windowMs = spec.window;
     } else {
@@ -160,7 +161,7 @@ export class MiddlewareLimits {
 
   /** The limiter for a limit value and name (made once per pair, up to MAX_LIMITERS). */
   forLimit(limit, name) {
-    if (name !== undefined && typeof name !== "string") throw new TypeError(`identifier must be a string, got ${typeof name}`);
+    if (name !== undefined && typeof name !== "string") throw fail("identifier", name, "a string");
     const id = `${limit}\u0000${name}`;
     let l = this.#byLimit.get(id);
     if (l !== undefined) return l;
@@ -175,7 +176,7 @@ export class MiddlewareLimits {
   #make(limit, name) {
     const named = name ?? (this.#erlMode && typeof limit === "number" ? erlIdentifier(limit, this.windowMs) : undefined);
     if (this.#erlStore !== null) {
-      if (typeof limit !== "number" || !(limit >= 0)) throw new TypeError(`limit must be a number, got ${String(limit)}`);
+      if (typeof limit !== "number" || !(limit >= 0)) throw fail("limit", limit, "a number", typeof limit === "number" ? "out_of_range" : "invalid_type", TypeError);
       return new ErlStoreLimiter(this.#erlStore, { limit, name: named ?? "default", windowMs: this.#windowMs });
     }
     if (limit === 0) return new DenyAll(named ?? "default", this.windowMs);

@@ -6,6 +6,7 @@
 // express-rate-limit Store, that store's count (erl-store.js); the headers are
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
+import { fail, flagOf, objectOf, optionError } from "./options.js";
 import { denialBody, httpOptions } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
@@ -17,9 +18,7 @@ import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
 
 function flag(options, name) {
-  const v = options[name] ?? false;
-  if (typeof v !== "boolean") throw new TypeError(`${name} must be true or false, got ${JSON.stringify(v)}`);
-  return v;
+  return flagOf(name, options[name] ?? false);
 }
 
 /** Errors of a store (or of a limiter over one) as opposed to bad input, which is never passed over. */
@@ -32,12 +31,12 @@ const isStoreError = (e) => !(e instanceof TypeError) && !(e instanceof RangeErr
  * value), `resetKey(key)` and `getKey(key)` are express-rate-limit's.
  */
 export function rateLimit(passed = {}) {
-  if (passed === null || typeof passed !== "object") throw new TypeError("options must be an object");
+  objectOf(passed);
   const logger = passed.logger ?? consoleLogger;
   checkLogger(logger);
   const validate = passed.validate ?? true;
   if (typeof validate !== "boolean" && (validate === null || typeof validate !== "object")) {
-    throw new TypeError(`validate must be true, false or an object of check names, got ${JSON.stringify(validate)}`);
+    throw fail("validate", validate, "true, false or an object of check names");
   }
   const v = validations(validate, logger);
   v.validationsConfig();
@@ -59,7 +58,7 @@ export function rateLimit(passed = {}) {
   v.keyGeneratorIpFallback(options.key);
   v.ipv6SubnetOrKeyGenerator({ ipv6Subnet: options.ipv6Subnet, keyGenerator: options.key });
   const property = options.requestPropertyName ?? "rateLimit";
-  if (property !== false && typeof property !== "string") throw new TypeError("requestPropertyName must be a string or false");
+  if (property !== false && typeof property !== "string") throw fail("requestPropertyName", property, "a string or false");
   const passOnStoreError = flag(options, "passOnStoreError");
 
   let limits;
@@ -71,7 +70,7 @@ export function rateLimit(passed = {}) {
   const wasSuccessful = o.wasSuccessful ?? ((req, res) => res.statusCode < 400);
   const store = limits.erlStore;
   if (store !== null && o.costOf !== undefined) {
-    throw new TypeError("cost does not apply to an express-rate-limit Store (it counts one per request); use a tollgate store, such as RedisStore");
+    throw optionError("conflicting_fields", "cost", "cost does not apply to an express-rate-limit Store (it counts one per request); use a tollgate store, such as RedisStore");
   }
 
   // What express-rate-limit hands to a store's init and to handler: its options, defaults filled.

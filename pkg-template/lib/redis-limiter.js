@@ -7,7 +7,7 @@
 // core's compare-and-swap step (`StorePolicy.step`, `tollgate::store::cas_step`), and one
 // loop (`#swapLoop`) drives it for one key's batch of hits, a several-key hit and a refund.
 import { validateKeys } from "./wasm.js";
-import { keysOf, callOptions } from "./options.js";
+import { keysOf, callOptions, optionError } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
@@ -534,9 +534,12 @@ function checkSlots(store, keys, rkeys) {
   const slot = keySlot(rkeys[0]);
   const i = rkeys.findIndex((k) => keySlot(k) !== slot);
   if (i > 0) {
-    throw new RangeError(
+    throw optionError(
+      "invalid_value",
+      `keys[${i}]`,
       `keys[${i}] ${JSON.stringify(keys[i])} is in another Redis Cluster hash slot than keys[0] ${JSON.stringify(keys[0])}: ` +
         "the keys of one hit must share a slot (give them a common hash tag, e.g. \"{user:42}:ip\" and \"{user:42}:acct\")",
+      RangeError,
     );
   }
 }
