@@ -9,9 +9,9 @@
 // the core's `Pacer`. This module owns what is JavaScript's: when to ask the pool (the
 // calls themselves are lib/pool-client.js), the renewal timer, the FIFO queue, AbortSignals.
 import { extras } from "./extras.js";
-import { Pacer, PacerCostError, PacerQueueFullError, costOf, describe, durationString, realSleep } from "./pacer.js";
+import { Pacer, PacerCostError, PacerQueueFullError, bad, costOf, durationString, maxQueueOf, realSleep } from "./pacer.js";
 import { LeaseError, PoolClient, baseUrl } from "./pool-client.js";
-import { known } from "./options.js";
+import { known, optionError } from "./options.js";
 
 export { LeaseError };
 
@@ -22,21 +22,22 @@ const IDLE_MS = 60_000;
 const REPLAN = Symbol("replan");
 
 function wholeAtLeast(field, value, min) {
-  if (typeof value !== "number") throw new TypeError(`${field} must be a number, got ${describe(value)}`);
+  if (typeof value !== "number") throw bad("invalid_type", field, value, "a number");
   if (!(Number.isInteger(value) && value >= min)) {
-    throw new RangeError(`${field} must be a whole number of at least ${min}, got ${value}`);
+    throw optionError("out_of_range", field, `${field} must be a whole number of at least ${min}, got ${value}`);
   }
   return value;
 }
 
 function nonEmptyString(field, value) {
-  if (typeof value !== "string") throw new TypeError(`${field} must be a string, got ${describe(value)}`);
-  if (value.length === 0) throw new RangeError(`${field} must not be empty`);
+  if (typeof value !== "string") throw bad("invalid_type", field, value, "a string");
+  // An empty string is a length out of range (1 to the most the Worker takes).
+  if (value.length === 0) throw optionError("out_of_range", field, `${field} must not be empty`);
   return value;
 }
 
 function fn(field, value) {
-  if (typeof value !== "function") throw new TypeError(`${field} must be a function, got ${describe(value)}`);
+  if (typeof value !== "function") throw bad("invalid_type", field, value, "a function");
   return value;
 }
 
@@ -92,7 +93,7 @@ export class LeasedPacer {
    */
   constructor(options) {
     if (options === null || typeof options !== "object") {
-      throw new TypeError(`options must be an object with url, pool, holder, partitions and ttlMs, got ${describe(options)}`);
+      throw bad("invalid_type", "options", options, "an object with url, pool, holder, partitions and ttlMs");
     }
     known(options, ["url", "pool", "holder", "partitions", "ttlMs", "token", "grain", "renewMargin", "maxQueue", "fetch", "now", "sleep"]);
     const { url, pool, holder, partitions, ttlMs, token, grain, renewMargin, maxQueue = DEFAULT_MAX_QUEUE } = options;
@@ -100,21 +101,19 @@ export class LeasedPacer {
     nonEmptyString("pool", pool);
     nonEmptyString("holder", holder);
     const bytes = new TextEncoder().encode(holder).length;
-    if (bytes > 128) throw new RangeError(`holder must be at most 128 bytes of UTF-8, got ${bytes} bytes`);
+    if (bytes > 128) throw optionError("out_of_range", "holder", `holder must be at most 128 bytes of UTF-8, got ${bytes} bytes`);
     this.#partitions = wholeAtLeast("partitions", partitions, 1);
     this.#ttlMs = wholeAtLeast("ttlMs", ttlMs, 3);
     const margin = renewMargin === undefined ? Math.min(1000, Math.floor(ttlMs / 5)) : wholeAtLeast("renewMargin", renewMargin, 0);
-    if (margin > ttlMs / 2) throw new RangeError(`renewMargin must be at most half of ttlMs (${ttlMs / 2}), got ${margin}`);
+    if (margin > ttlMs / 2) throw optionError("out_of_range", "renewMargin", `renewMargin must be at most half of ttlMs (${ttlMs / 2}), got ${margin}`);
     if (token !== undefined) nonEmptyString("token", token);
     this.#grain = grain === undefined ? undefined : durationString("grain", grain);
     // The grain is checked against the pool's window at the first grant; its form now.
     if (this.#grain !== undefined) new Pacer({ rate: "1/d", grain: this.#grain });
-    if (!(Number.isInteger(maxQueue) && maxQueue >= 0)) {
-      throw new RangeError(`maxQueue must be a whole number of at least 0, got ${describe(maxQueue)}`);
-    }
+    maxQueueOf(maxQueue);
     this.#maxQueue = maxQueue;
     const fetchFn = options.fetch === undefined ? globalThis.fetch : fn("fetch", options.fetch);
-    if (typeof fetchFn !== "function") throw new TypeError("fetch is not available here: pass options.fetch");
+    if (typeof fetchFn !== "function") throw optionError("missing_field", "fetch", "fetch is not available here: pass options.fetch");
     this.#client = new PoolClient({ base, pool, holder, token, fetch: fetchFn });
     this.#now = options.now === undefined ? Date.now : fn("now", options.now);
     this.#sleep = options.sleep === undefined ? realSleep : fn("sleep", options.sleep);

@@ -3,7 +3,7 @@
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
 import { extras } from "./extras.js";
-import { known, whole } from "./options.js";
+import { known, optionError, whole } from "./options.js";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
@@ -54,7 +54,40 @@ export function durationString(field, value) {
   if (typeof value === "number") {
     return `${whole(field, value, " of milliseconds")}ms`;
   }
-  throw new TypeError(`${field} must be a duration string such as "200ms" or milliseconds, got ${describe(value)}`);
+  throw bad("invalid_type", field, value, 'a duration string such as "200ms" or milliseconds');
+}
+
+/**
+ * An option error of the pacers (`<field> must be <expected>, got <value>`, the value as
+ * `describe` shows it) with the core's `code` and the option's `field` (docs/vocabulary.md).
+ */
+export function bad(code, field, value, expected, Class = undefined) {
+  return optionError(code, field, `${field} must be ${expected}, got ${describe(value)}`, Class);
+}
+
+/**
+ * Runs `make` (a wasm call reading `rate` and `grain`), giving the core's configuration errors
+ * past the spec parser (the extras module's `config_error`, which carries no code, keeping the
+ * module small) the code and field the spec parser gives the same mistake: `invalid_value` for
+ * a string that does not parse, `out_of_range` for a number out of range; the field is the one
+ * the message starts with.
+ */
+function withCode(make) {
+  try {
+    return make();
+  } catch (e) {
+    if ((e instanceof TypeError || e instanceof RangeError) && e.code === undefined) {
+      e.code = e instanceof RangeError ? "out_of_range" : "invalid_value";
+      e.field = /^grain\b/.test(e.message) ? "grain" : "rate";
+    }
+    throw e;
+  }
+}
+
+/** `maxQueue`: a whole number from 0 (a RangeError whatever the mistake, as before the codes). */
+export function maxQueueOf(maxQueue) {
+  if (Number.isInteger(maxQueue) && maxQueue >= 0) return maxQueue;
+  throw bad(typeof maxQueue === "number" ? "out_of_range" : "invalid_type", "maxQueue", maxQueue, "a whole number of at least 0", RangeError);
 }
 
 /** `"100/s"` or `{ limit, window }` as the core's `"<limit>/<window>"`. */
@@ -62,10 +95,10 @@ export function rateString(rate) {
   if (typeof rate === "string") return rate;
   if (rate !== null && typeof rate === "object" && !Array.isArray(rate)) {
     const { limit, window } = rate;
-    if (typeof limit !== "number") throw new TypeError(`rate.limit must be a number, got ${describe(limit)}`);
+    if (typeof limit !== "number") throw bad("invalid_type", "rate.limit", limit, "a number");
     return `${whole("rate.limit", limit, "")}/${durationString("rate.window", window)}`;
   }
-  throw new TypeError(`rate must be a string such as "100/s" or { limit, window }, got ${describe(rate)}`);
+  throw bad("invalid_type", "rate", rate, 'a string such as "100/s" or { limit, window }');
 }
 
 export function describe(v) {
@@ -79,7 +112,7 @@ export function describe(v) {
 function flattenHeaders(headers) {
   const flat = [];
   if (headers === null || typeof headers !== "object") {
-    throw new TypeError(`headers must be a Headers, a record or [name, value] pairs, got ${describe(headers)}`);
+    throw bad("invalid_type", "headers", headers, "a Headers, a record or [name, value] pairs");
   }
   if (typeof headers.forEach === "function" && !Array.isArray(headers)) {
     // Headers (and Map): forEach(value, name).
@@ -87,7 +120,7 @@ function flattenHeaders(headers) {
   } else if (Array.isArray(headers) || typeof headers[Symbol.iterator] === "function") {
     for (const pair of headers) {
       if (!Array.isArray(pair) || pair.length !== 2) {
-        throw new TypeError("headers given as pairs must hold [name, value] arrays");
+        throw optionError("invalid_type", "headers", "headers given as pairs must hold [name, value] arrays");
       }
       flat.push(String(pair[0]), String(pair[1]));
     }
@@ -100,8 +133,8 @@ function flattenHeaders(headers) {
 }
 
 export function costOf(cost) {
-  if (typeof cost !== "number") throw new TypeError(`cost must be a number, got ${describe(cost)}`);
-  if (!(Number.isInteger(cost) && cost >= 1)) throw new RangeError(`cost must be a whole number of at least 1, got ${cost}`);
+  if (typeof cost !== "number") throw bad("invalid_cost", "cost", cost, "a number");
+  if (!(Number.isInteger(cost) && cost >= 1)) throw optionError("invalid_cost", "cost", `cost must be a whole number of at least 1, got ${cost}`, RangeError);
   return cost;
 }
 
@@ -127,17 +160,17 @@ export class Pacer {
    */
   constructor(options) {
     if (options === null || typeof options !== "object") {
-      throw new TypeError(`options must be an object with a rate, got ${describe(options)}`);
+      throw bad("invalid_type", "options", options, "an object with a rate");
     }
     known(options, ["rate", "grain", "maxQueue", "now", "sleep"]);
     const { rate, grain, maxQueue = DEFAULT_MAX_QUEUE, now = Date.now, sleep = realSleep } = options;
-    if (rate === undefined) throw new TypeError('rate is required, e.g. { rate: "100/s" }');
-    if (!(Number.isInteger(maxQueue) && maxQueue >= 0)) {
-      throw new RangeError(`maxQueue must be a whole number of at least 0, got ${describe(maxQueue)}`);
-    }
-    if (typeof now !== "function") throw new TypeError(`now must be a function returning epoch ms, got ${describe(now)}`);
-    if (typeof sleep !== "function") throw new TypeError(`sleep must be a function (ms, signal) => Promise, got ${describe(sleep)}`);
-    this.#wasm = new (extras().Pacer)(rateString(rate), grain === undefined ? "" : durationString("grain", grain));
+    if (rate === undefined) throw optionError("missing_field", "rate", 'rate is required, e.g. { rate: "100/s" }');
+    maxQueueOf(maxQueue);
+    if (typeof now !== "function") throw bad("invalid_type", "now", now, "a function returning epoch ms");
+    if (typeof sleep !== "function") throw bad("invalid_type", "sleep", sleep, "a function (ms, signal) => Promise");
+    const rateText = rateString(rate);
+    const grainText = grain === undefined ? "" : durationString("grain", grain);
+    this.#wasm = withCode(() => new (extras().Pacer)(rateText, grainText));
     this.#maxQueue = maxQueue;
     this.#now = now;
     this.#sleep = sleep;
@@ -191,7 +224,7 @@ export class Pacer {
    * so the service's Retry-After / RateLimit / X-RateLimit-* push the schedule back.
    */
   pace(fn, { cost = 1, signal } = {}) {
-    if (typeof fn !== "function") throw new TypeError(`fn must be a function, got ${describe(fn)}`);
+    if (typeof fn !== "function") throw bad("invalid_type", "fn", fn, "a function");
     if (typeof cost !== "function") costOf(cost);
     return async (...args) => {
       await this.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
@@ -216,14 +249,15 @@ export class Pacer {
 
   /** Nothing starts before `until` (epoch ms). */
   pauseUntil(until) {
-    if (typeof until !== "number") throw new TypeError(`until must be epoch milliseconds, got ${describe(until)}`);
+    if (typeof until !== "number") throw bad("invalid_now", "until", until, "epoch milliseconds");
     this.#wasm.pauseUntil(until);
     this.#pausedUntil = Math.max(this.#pausedUntil, until);
   }
 
   /** Follows a new rate (e.g. the sum of leased partitions); work already started still counts. */
   setRate(rate) {
-    this.#wasm.setRate(rateString(rate));
+    const text = rateString(rate);
+    withCode(() => this.#wasm.setRate(text));
   }
 
   /** When work of `cost` could start if asked now (epoch ms), reserving nothing. */

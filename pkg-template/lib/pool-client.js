@@ -2,7 +2,7 @@
 // endpoints (`POST /v1/pools/{pool}/leases`, `DELETE .../leases/{holder}`), their answers
 // checked and their failures as `LeaseError`s. What an answer means for the holder's pacing
 // is decided elsewhere (lib/lease.js and the core's `LeaseHolder`).
-import { describe } from "./pacer.js";
+import { bad } from "./pacer.js";
 
 /**
  * A lease request failed. `code` is the Worker's error code (`unknown_pool`, `unauthorized`,
@@ -27,15 +27,15 @@ export class LeaseError extends Error {
 /** The Worker's base URL, without a trailing slash. */
 export function baseUrl(url) {
   if (typeof url !== "string" && !(url instanceof URL)) {
-    throw new TypeError(`url must be the Worker's base URL as a string, got ${describe(url)}`);
+    throw bad("invalid_type", "url", url, "the Worker's base URL as a string");
   }
   let u;
   try {
     u = new URL(String(url));
   } catch {
-    throw new TypeError(`url must be an absolute http(s) URL such as "https://limits.example.com", got ${describe(String(url))}`);
+    throw bad("invalid_value", "url", String(url), 'an absolute http(s) URL such as "https://limits.example.com"');
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") throw new TypeError(`url must be http or https, got ${describe(String(url))}`);
+  if (u.protocol !== "http:" && u.protocol !== "https:") throw bad("invalid_value", "url", String(url), "http or https");
   return u.href.replace(/\/+$/, "");
 }
 
