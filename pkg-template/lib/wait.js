@@ -3,6 +3,7 @@
 // attempt is an ordinary `limit` (counted only when admitted); after a denial it sleeps the
 // decision's `retryAfter`, the exact wait the core computed, never a polling interval. Works
 // over any limiter whose `limit` returns a decision or a promise of one.
+import { MAX, durationMs, fail, objectOf, optionError } from "./options.js";
 
 /** The rejection when `maxWait` runs out first: `code` "wait_timeout", `decision` the last denial. */
 export class WaitTimeoutError extends Error {
@@ -14,13 +15,14 @@ export class WaitTimeoutError extends Error {
   }
 }
 
-const fail = (field, value, expected, code = "invalid_type") =>
-  Object.assign(new TypeError(`${field} must be ${expected}, got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`), { code, field });
-
-/** `maxWait`: milliseconds, a number from 0. */
+/**
+ * `maxWait`: milliseconds, a number from 0 (fractions too), or a duration such as "5s" (as
+ * every duration option, docs/vocabulary.md).
+ */
 function millis(v) {
-  if (typeof v !== "number") throw fail("maxWait", v, "a number of milliseconds");
-  if (!(v >= 0) || !Number.isFinite(v)) throw Object.assign(new RangeError(`maxWait must be a number of milliseconds from 0, got ${v}`), { code: "out_of_range", field: "maxWait" });
+  if (typeof v === "string") return durationMs("maxWait", v, 0, MAX);
+  if (typeof v !== "number") throw fail("maxWait", v, 'a number of milliseconds or a duration such as "5s"');
+  if (!(v >= 0) || !Number.isFinite(v)) throw optionError("out_of_range", "maxWait", `maxWait must be a number of milliseconds from 0, got ${v}`);
   return v;
 }
 
@@ -52,13 +54,13 @@ function sleep(ms, signal) {
  * the signal's reason when `signal` aborts (nothing is counted then).
  */
 export async function waitFor(limiter, key, options = {}) {
-  if (options === null || typeof options !== "object") throw fail("options", options, "an object");
+  objectOf(options);
   const { maxWait: given, signal, cost = 1, ...rest } = options;
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) {
-    throw Object.assign(new TypeError(`${unknown} is not an option of waitFor (the options are maxWait, signal, cost)`), { code: "unknown_field", field: unknown });
+    throw optionError("unknown_field", unknown, `${unknown} is not an option of waitFor (the options are maxWait, signal, cost)`);
   }
-  if (given === undefined) throw Object.assign(new TypeError("maxWait is required: how long to wait at most, in ms"), { code: "missing_field", field: "maxWait" });
+  if (given === undefined) throw optionError("missing_field", "maxWait", "maxWait is required: how long to wait at most, in ms");
   const maxWait = millis(given);
   if (signal !== undefined && !(typeof signal === "object" && signal !== null && typeof signal.aborted === "boolean")) {
     throw fail("signal", signal, "an AbortSignal");

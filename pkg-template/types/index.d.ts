@@ -124,8 +124,8 @@ export interface Decision {
 
 /** Options of `waitFor`. */
 export interface WaitOptions {
-  /** The longest to wait, in ms, before rejecting with `WaitTimeoutError` (required). */
-  maxWait: number;
+  /** The longest to wait, in ms or as a duration such as `"5s"`, before rejecting with `WaitTimeoutError` (required). */
+  maxWait: Duration;
   /** Stops the wait: rejects with the signal's reason, nothing counted. */
   signal?: AbortSignal;
   /** Units the hit weighs (default 1). */
