@@ -1,7 +1,9 @@
 //! The same mistake gets the same code and field at every edge: the table of
 //! `tests/same-error/mistakes.json` through the Worker's two parsers, `wrangler.toml`'s
-//! policies (`config::parse_policy`) and a `/v1/limit` body (`api_request::parse`). The npm
-//! package runs the same table in tests/js/same-error.test.mjs, and the running Worker in
+//! policies (`config::parse_policy`, `config::parse_policies`) and a `/v1/limit` body
+//! (`api_request::parse`). The table's `store` and `middleware` sections, the options around a
+//! limit, run here at their `toml` edge: the npm `RedisStore`, `WorkerStore` and middleware run
+//! them in tests/js/same-error.test.mjs, the running Worker the rest in
 //! worker/test/same-error.test.mjs.
 
 #[cfg(test)]
@@ -32,6 +34,44 @@ mod tests {
                 e.message
             );
         }
+    }
+
+    /// A `store` or `middleware` case as a wrangler.toml policy: the case's limits (the table's
+    /// `policy` unless it gives its own) with its options beside them.
+    fn toml_policy(t: &Value, case: &Value) -> Value {
+        let mut policy = case.get("limits").unwrap_or(&t["policy"]).clone();
+        for (name, v) in case["options"].as_object().unwrap() {
+            policy[name] = v.clone();
+        }
+        policy
+    }
+
+    #[test]
+    fn a_mistake_around_a_limit_gets_the_tables_code_and_field() {
+        let t = table();
+        let mut cases = 0;
+        for section in ["store", "middleware"] {
+            for case in t[section].as_array().unwrap() {
+                if !applies_here(case, "toml") {
+                    continue;
+                }
+                cases += 1;
+                let policy = toml_policy(&t, case);
+                let e = parse_policy("same", &policy).expect_err(case["mistake"].as_str().unwrap());
+                assert_eq!(
+                    (e.code, e.field.as_str()),
+                    (case["code"].as_str().unwrap(), case["field"].as_str().unwrap()),
+                    "{}: {}",
+                    case["mistake"],
+                    e.message
+                );
+                assert!(e.message.starts_with(e.field.as_str()), "the message starts with the field: {}", e.message);
+                // And as the POLICIES var: the error names the policy and the field.
+                let all = parse_policies(&json!({ "same": policy })).expect_err(case["mistake"].as_str().unwrap());
+                assert!(all.starts_with(&format!("policy \"same\": {}", e.field)), "{all}");
+            }
+        }
+        assert!(cases >= 20, "{cases} toml cases");
     }
 
     #[test]
