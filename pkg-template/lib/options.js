@@ -1,7 +1,10 @@
 // Options checks the JavaScript layer keeps: its own objects' fields (`known`), keys, call
 // options. A limit's options (algorithm, quota, burst, ...) are the core's schema, parsed and
 // validated in the wasm module (`tollgate::spec`, the same parser as the Worker's
-// wrangler.toml), so the same mistake gets the same `code` and `field` at every edge.
+// wrangler.toml), so the same mistake gets the same `code` and `field` at every edge. The
+// options around a limit (the stores', the middleware's, the pacers') are checked here in
+// JavaScript, with the helpers below that word each mistake as the core does; the table
+// tests/same-error/mistakes.json holds them to wrangler.toml's answers.
 
 /** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
 export function show(v) {
