@@ -60,9 +60,10 @@ export class MemoryLimiter {
   #lastKey = undefined;
 
   /**
-   * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, view,
-   * limitBatch, lite }` (`lite`: the lite module, without several keys per call, key handles
-   * or batch calls; `limitBatch` is then null).
+   * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, durationMs,
+   * view, limitBatch, lite }` (`durationMs`: the core's reading of a duration string; `lite`:
+   * the lite module, without several keys per call, key handles or batch calls; `limitBatch`
+   * is then null).
    */
   constructor(options, module) {
     // With a store, `new RateLimiter(...)` is the store's limiter (a base constructor that
@@ -127,7 +128,7 @@ export class MemoryLimiter {
    * `maxWait`, `signal`, `cost` (wait.js).
    */
   waitFor(key, options) {
-    return waitFor(this, key, options);
+    return waitFor(this, key, options, this.#module.durationMs);
   }
 
   /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */

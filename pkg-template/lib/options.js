@@ -71,40 +71,19 @@ export function flagOf(field, value) {
   throw fail(field, value, "true or false");
 }
 
-/** What one unit of a duration string is, in ms (the core's units, src/quota.rs `unit`). */
-const UNITS = [
-  [1e-6, ["ns"]],
-  [1e-3, ["us", "µs"]],
-  [1, ["ms"]],
-  [1e3, ["s", "sec", "secs", "second", "seconds"]],
-  [6e4, ["m", "min", "mins", "minute", "minutes"]],
-  [3.6e6, ["h", "hr", "hrs", "hour", "hours"]],
-  [8.64e7, ["d", "day", "days"]],
-  [6.048e8, ["w", "week", "weeks"]],
-];
-
 /**
  * A duration option as every edge reads one (docs/vocabulary.md): whole milliseconds as a
- * number from `min`, or a string such as "250ms", "1s", "15m", longer than zero; at most `max`
- * ms either way. Returns ms (a string's rounded up to a whole ms). The grammar is the core's
- * (`tollgate::spec::duration`, which the Worker's wrangler.toml options use); it is kept here
- * rather than asked of a wasm module, whose size budget the limiter's hot path needs, and the
- * table of tests/same-error/mistakes.json holds the two to the same answers.
+ * number from `min` to `max`, or a string such as "250ms", "1s", "15m", longer than zero and
+ * at most `max` ms. A string is read by the core's grammar in a wasm module, `ofText(text,
+ * field)` (its `durationMs` export: `tollgate::spec::duration`, which the Worker's
+ * wrangler.toml options use too), so its mistakes get the core's code and message; the caller
+ * passes the module it has loaded, so the lite entry never loads the full one.
  */
-export function durationMs(field, value, min, max) {
+export function durationMs(field, value, min, max, ofText) {
   if (typeof value === "number") return wholeIn(field, value, min, max, " of milliseconds");
   if (typeof value !== "string") throw fail(field, value, 'a number of milliseconds or a duration such as "100ms"');
-  const m = /^(\d+)\s*(\S.*)?$/u.exec(value.trim());
-  const notDuration = (why) => optionError("invalid_value", field, `${field} ${show(value)} is not a duration: ${why}`);
-  if (m === null) throw notDuration("a duration starts with a whole number, e.g. 5s");
-  if (BigInt(m[1]) > 0xffff_ffff_ffff_ffffn) throw notDuration("the number is too large");
-  if (m[2] === undefined) throw notDuration("a duration needs a unit, e.g. ms, s, m, h, d");
-  const unit = m[2].trim().toLowerCase();
-  const per = UNITS.find(([, names]) => names.includes(unit))?.[0];
-  if (per === undefined) throw notDuration("unknown time unit");
-  const ms = Math.ceil(Number(m[1]) * per);
+  const ms = ofText(value, field);
   if (ms > max) throw optionError("out_of_range", field, `${field} ${show(value)} is longer than the maximum ${max} ms`);
-  if (ms === 0) throw optionError("out_of_range", field, `${field} ${show(value)} must be longer than zero`);
   return ms;
 }
 

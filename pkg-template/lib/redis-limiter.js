@@ -6,7 +6,7 @@
 // conflict one more, and no algorithm exists anywhere but in the core: every round is the
 // core's compare-and-swap step (`StorePolicy.step`, `tollgate::store::cas_step`), and one
 // loop (`#swapLoop`) drives it for one key's batch of hits, a several-key hit and a refund.
-import { validateKeys } from "./wasm.js";
+import { durationMs, validateKeys } from "./wasm.js";
 import { keysOf, callOptions, optionError } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extras } from "./extras.js";
@@ -72,7 +72,7 @@ export class RedisLimiter {
 
   /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
   waitFor(key, options) {
-    return waitFor(this, key, options);
+    return waitFor(this, key, options, durationMs);
   }
 
   /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */

@@ -9,6 +9,7 @@
 // With `syncRate` > 0 or < 0, mergeable window counters are kept locally and synced
 // gateway-style instead (redis-synced.js). See docs/redis.md.
 import { Policy } from "./policy.js";
+import { durationMs as durationOfText } from "./wasm.js";
 import { adaptClient } from "./redis-client.js";
 import { CasScript } from "./redis-script.js";
 import { SwapBatcher } from "./redis-batch.js";
@@ -57,7 +58,7 @@ export class RedisStore {
     oneOf("clock", clock, CLOCKS);
     // 0: every hit decided in Redis; > 0: synced every that many ms; < 0: local only. A
     // duration string is an interval, so longer than zero (as in wrangler.toml).
-    const syncMs = durationMs("syncRate", syncRate, -MAX_SYNC_MS, MAX_SYNC_MS);
+    const syncMs = durationMs("syncRate", syncRate, -MAX_SYNC_MS, MAX_SYNC_MS, durationOfText);
     if (batchKeys !== undefined) flagOf("batchKeys", batchKeys);
     const maxAttemptsChecked = wholeIn("maxAttempts", maxAttempts, 1, MAX);
     const refreshMs = wholeIn("clockRefreshMs", clockRefreshMs, 1, MAX, " of milliseconds");

@@ -8,7 +8,7 @@
 //
 // In Redis, one hash per key: field `<limit index>:<window start, ns>` -> count, expiring
 // with its newest window; fields of windows no decision reads any more are deleted.
-import { validateKeys } from "./wasm.js";
+import { durationMs, validateKeys } from "./wasm.js";
 import { extras } from "./extras.js";
 import { keysOf, callOptions, optionError, POLICY_FIELDS } from "./options.js";
 import { readDecision } from "./decision.js";
@@ -58,7 +58,7 @@ export class SyncedRedisLimiter {
 
   /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
   waitFor(key, options) {
-    return waitFor(this, key, options);
+    return waitFor(this, key, options, durationMs);
   }
 
   /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */

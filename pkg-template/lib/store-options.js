@@ -5,6 +5,7 @@
 // tests/same-error/mistakes.json (section `store`) holds at every edge.
 import { MAX, durationMs, fail, fnOf, oneOf, optionError, show, wholeIn } from "./options.js";
 import { insuranceShare } from "./insurance.js";
+import { durationMs as durationOfText } from "./wasm.js";
 
 /** `failure`: wrangler.toml takes "open" and "closed" only (its Durable Object has no outage to throw or insure). */
 export const FAILURES = ["open", "closed", "throw", "insurance"];
@@ -57,6 +58,6 @@ function blockedCacheOf(v) {
   if (typeof v !== "number" && typeof v !== "string") {
     throw fail("blockedCache", v, 'true, false, a number of milliseconds or a duration such as "1s"');
   }
-  return durationMs("blockedCache", v, 0, MAX);
+  return durationMs("blockedCache", v, 0, MAX, durationOfText);
 }
 

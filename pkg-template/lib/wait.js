@@ -19,8 +19,8 @@ export class WaitTimeoutError extends Error {
  * `maxWait`: milliseconds, a number from 0 (fractions too), or a duration such as "5s" (as
  * every duration option, docs/vocabulary.md).
  */
-function millis(v) {
-  if (typeof v === "string") return durationMs("maxWait", v, 0, MAX);
+function millis(v, ofText) {
+  if (typeof v === "string") return durationMs("maxWait", v, 0, MAX, ofText);
   if (typeof v !== "number") throw fail("maxWait", v, 'a number of milliseconds or a duration such as "5s"');
   if (!(v >= 0) || !Number.isFinite(v)) throw optionError("out_of_range", "maxWait", `maxWait must be a number of milliseconds from 0, got ${v}`);
   return v;
@@ -51,9 +51,10 @@ function sleep(ms, signal) {
  * Resolves with the decision that admitted `key`'s hit; rejects with `WaitTimeoutError` as soon
  * as the wait is known to end after `maxWait` (waiting longer would change nothing: the
  * decision's `retryAfter` is exact), or immediately for a key on the deny list; rejects with
- * the signal's reason when `signal` aborts (nothing is counted then).
+ * the signal's reason when `signal` aborts (nothing is counted then). `ofText` reads a
+ * `maxWait` string: the `durationMs` of the wasm module the limiter has loaded.
  */
-export async function waitFor(limiter, key, options = {}) {
+export async function waitFor(limiter, key, options = {}, ofText) {
   objectOf(options);
   const { maxWait: given, signal, cost = 1, ...rest } = options;
   const unknown = Object.keys(rest)[0];
@@ -61,7 +62,7 @@ export async function waitFor(limiter, key, options = {}) {
     throw optionError("unknown_field", unknown, `${unknown} is not an option of waitFor (the options are maxWait, signal, cost)`);
   }
   if (given === undefined) throw optionError("missing_field", "maxWait", "maxWait is required: how long to wait at most, in ms");
-  const maxWait = millis(given);
+  const maxWait = millis(given, ofText);
   if (signal !== undefined && !(typeof signal === "object" && signal !== null && typeof signal.aborted === "boolean")) {
     throw fail("signal", signal, "an AbortSignal");
   }

@@ -6,7 +6,7 @@
 // a denied key's state into the core's blocked-key cache (`tollgate::blocked`), so that hits
 // on a key known to be blocked are denied here, by the core over that state, marked
 // `estimate: true` as the Worker marks its own cache's answers.
-import { validateKeys } from "./wasm.js";
+import { durationMs, validateKeys } from "./wasm.js";
 import { keysOf, callOptions } from "./options.js";
 import { readDecision, bindingKey } from "./decision.js";
 import { extras } from "./extras.js";
@@ -62,7 +62,7 @@ export class WorkerLimiter {
 
   /** `RateLimiter.waitFor`: the hit admitted once the Worker's limits admit it (wait.js). */
   waitFor(key, options) {
-    return waitFor(this, key, options);
+    return waitFor(this, key, options, durationMs);
   }
 
   /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */

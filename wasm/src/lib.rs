@@ -20,6 +20,7 @@ extern crate alloc;
 mod batch;
 #[cfg(feature = "full")]
 mod cached_run;
+mod duration;
 mod headers;
 #[cfg(test)]
 mod key_rules_tests;
