@@ -35,6 +35,13 @@ pub const MAX_HOLDER_LEN: usize = 128;
 /// The most holders' demands a pool remembers for fair shares.
 pub const MAX_DEMANDS: usize = 4 * MAX_PARTITIONS as usize;
 
+/// The longest lease any pool's `maxTtl` may allow: a crashed holder's partitions stay taken
+/// this long, so a day bounds how long a capacity can sit unused.
+pub const MAX_TTL: Nanos = Nanos::from_secs(24 * 3600);
+
+/// A pool's `maxTtl` when its configuration does not give one.
+pub const DEFAULT_MAX_TTL: Nanos = Nanos::from_secs(5 * 60);
+
 /// One partition's lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Lease {

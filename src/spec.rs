@@ -1,5 +1,5 @@
-//! One spec: the schema of a limit and of a policy's limits, parsed and validated once for
-//! every edge.
+//! One spec: the schema of a limit, of a policy's limits and of a capacity pool
+//! ([`parse_pool`]), parsed and validated once for every edge.
 //!
 //! The npm options (through the wasm module), the Worker's `wrangler.toml` policies and its
 //! HTTP bodies all describe limits as data. Each edge implements [`Input`] over its own values
@@ -40,6 +40,9 @@ use crate::policy::{Limit, Policy, MAX_LIMITS};
 use crate::quota::{parse_duration_unchecked, MAX_LIMIT, MAX_WINDOW};
 use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
+
+mod pool;
+pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 
 /// Error codes of configuration mistakes, lowercase snake_case at every edge.
 pub mod code {

@@ -20,7 +20,11 @@ function scaled(n, share) {
   return Math.max(1, Math.floor(n * share));
 }
 
-/** One limit's options with its count (and burst) scaled; everything else as given. */
+/**
+ * One limit's options with its counts scaled: the limit, the burst and a token bucket's
+ * refillAmount (which the core requires to fit the capacity, so it shrinks with it);
+ * everything else as given.
+ */
 function scaleLimit(limit, share) {
   const out = { ...limit };
   if (typeof limit.limit === "number") out.limit = scaled(limit.limit, share);
@@ -30,6 +34,7 @@ function scaleLimit(limit, share) {
     if (slash > 0 && Number.isSafeInteger(count)) out.quota = `${scaled(count, share)}${limit.quota.slice(slash)}`;
   }
   if (typeof limit.burst === "number") out.burst = scaled(limit.burst, share);
+  if (typeof limit.refillAmount === "number") out.refillAmount = scaled(limit.refillAmount, share);
   return out;
 }
 

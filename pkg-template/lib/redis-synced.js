@@ -33,8 +33,7 @@ export class SyncedRedisLimiter {
   constructor(store, policy) {
     this.#store = store;
     this.#policy = policy;
-    const block = policy._options?.blockDuration;
-    if (block !== undefined && block !== 0 && block !== "0ms") {
+    if (policy._wasm.blockDurationMs > 0) {
       // A penalty is one key's state, decided where the key's state is: not in synced counters.
       const m = `blockDuration needs every hit decided in Redis (syncRate 0), got syncRate ${store._syncRate}`;
       throw optionError("conflicting_fields", "blockDuration", m);

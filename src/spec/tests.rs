@@ -302,3 +302,131 @@ fn block_duration_is_a_policy_option_beside_one_limit_or_several() {
         parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", N(0.0))]), &[]).unwrap();
     assert_eq!(off.policy.block_duration(), Nanos::ZERO, "0 is no penalty, as in rate-limiter-flexible");
 }
+
+/// A pool's fields, and the code, field and message of the mistake among them.
+type PoolCase = (Vec<(&'static str, J)>, &'static str, &'static str, &'static str);
+
+fn pool_err(fields: Vec<(&'static str, J)>) -> SpecError {
+    parse_pool(&O(fields), &["timeoutMs"]).unwrap_err()
+}
+
+#[test]
+fn a_pool_parses_with_its_defaults_and_the_edges_fields() {
+    let p = parse_pool(&O(vec![("partitions", N(20.0)), ("rate", S("25/s")), ("timeoutMs", N(5.0))]), &["timeoutMs"])
+        .unwrap();
+    assert_eq!((p.pool.partitions(), p.pool.partition_rate(), p.pool.window()), (20, 25, Nanos::from_secs(1)));
+    assert_eq!((p.capacity(), p.max_ttl), (500, crate::lease::DEFAULT_MAX_TTL));
+    assert_eq!(p.pool.free(Nanos::ZERO), 20, "the pool starts empty");
+    let p = parse_pool(&O(vec![("partitions", N(4.0)), ("rate", S("600/m")), ("maxTtl", N(30_000.0))]), &[]).unwrap();
+    assert_eq!((p.capacity(), p.pool.window(), p.max_ttl), (2400, Nanos::from_secs(60), Nanos::from_secs(30)));
+    let p = parse_pool(&O(vec![("partitions", N(1.0)), ("rate", S("1/s")), ("maxTtl", S("1d"))]), &[]).unwrap();
+    assert_eq!(p.max_ttl, crate::lease::MAX_TTL, "the longest lease is allowed");
+}
+
+/// Each of a pool's mistakes, by code and field, in the words the user wrote.
+#[test]
+fn every_pool_mistake_has_a_code_and_a_field() {
+    let pr = |extra: Vec<(&'static str, J)>| {
+        let mut f = vec![("partitions", N(2.0)), ("rate", S("1/s"))];
+        f.extend(extra);
+        f
+    };
+    let cases: Vec<PoolCase> = vec![
+        (
+            pr(vec![("ttl", S("5s"))]),
+            "unknown_field",
+            "ttl",
+            "ttl is not an option (the options are partitions, rate, maxTtl, timeoutMs)",
+        ),
+        (
+            pr(vec![("onError", S("open"))]),
+            "renamed",
+            "onError",
+            "onError is not an option here; write failure (\"open\" or \"closed\")",
+        ),
+        (
+            vec![("rate", S("1/s"))],
+            "missing_field",
+            "partitions",
+            "partitions is required: how many partitions the capacity is split into",
+        ),
+        (
+            vec![("partitions", S("2")), ("rate", S("1/s"))],
+            "invalid_type",
+            "partitions",
+            "partitions must be a number, got \"2\"",
+        ),
+        (
+            vec![("partitions", N(0.0)), ("rate", S("1/s"))],
+            "out_of_range",
+            "partitions",
+            "partitions must be a whole number from 1 to 1024, got 0",
+        ),
+        (
+            vec![("partitions", N(1025.0)), ("rate", S("1/s"))],
+            "out_of_range",
+            "partitions",
+            "partitions must be a whole number from 1 to 1024, got 1025",
+        ),
+        (
+            vec![("partitions", N(1.5)), ("rate", S("1/s"))],
+            "out_of_range",
+            "partitions",
+            "partitions must be a whole number from 1 to 1024, got 1.5",
+        ),
+        (
+            vec![("partitions", N(2.0))],
+            "missing_field",
+            "rate",
+            "rate is required: the quota one partition carries, e.g. \"25/s\"",
+        ),
+        (
+            vec![("partitions", N(2.0)), ("rate", N(25.0))],
+            "invalid_type",
+            "rate",
+            "rate must be a quota string such as \"25/s\", got 25",
+        ),
+        (
+            vec![("partitions", N(2.0)), ("rate", S("fast"))],
+            "invalid_value",
+            "rate",
+            "rate \"fast\": expected <limit>/<window>, e.g. 100/s (write e.g. \"100/s\" or \"5000/1h\")",
+        ),
+        (
+            vec![("partitions", N(2.0)), ("rate", S("0/s"))],
+            "out_of_range",
+            "rate",
+            "rate \"0/s\": the limit must be at least 1",
+        ),
+        (
+            vec![("partitions", N(1024.0)), ("rate", S("9007199254740991/s"))],
+            "out_of_range",
+            "rate",
+            "capacity 1024 x 9007199254740991 = 9223372036854774784 is above the maximum 9007199254740991",
+        ),
+        (pr(vec![("maxTtl", S("2d"))]), "out_of_range", "maxTtl", "maxTtl must be from 1ms to 1d (86400000 ms)"),
+        (pr(vec![("maxTtl", S("500us"))]), "out_of_range", "maxTtl", "maxTtl must be from 1ms to 1d (86400000 ms)"),
+        (
+            pr(vec![("maxTtl", N(0.0))]),
+            "out_of_range",
+            "maxTtl",
+            "maxTtl must be a whole number of milliseconds from 1 to 9007199254740991, got 0",
+        ),
+        (
+            pr(vec![("maxTtl", S("soon"))]),
+            "invalid_value",
+            "maxTtl",
+            "maxTtl \"soon\" is not a duration: a duration starts with a whole number, e.g. 5s",
+        ),
+        (
+            pr(vec![("maxTtl", B(true))]),
+            "invalid_type",
+            "maxTtl",
+            "maxTtl must be a duration such as \"1s\" or a number of milliseconds, got true",
+        ),
+    ];
+    for (fields, code, field, message) in cases {
+        let e = pool_err(fields);
+        assert_eq!((e.code, e.field.as_str(), e.message.as_str()), (code, field, message));
+    }
+}

@@ -6,7 +6,7 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import express from "express";
-import { RateLimiter, rateLimit, rateLimitFetch, WaitTimeoutError } from "../../pkg/dist/node/index.js";
+import { RateLimiter, RedisStore, rateLimit, rateLimitFetch, WaitTimeoutError } from "../../pkg/dist/node/index.js";
 import { RateLimiter as Lite } from "../../pkg/dist/node/lite.js";
 import { serving } from "./serving.mjs";
 
@@ -74,6 +74,14 @@ test("blockDuration: bad values are refused with the core's code and field; 0 is
   none.limit("k", { now: T });
   assert.equal(none.limit("k", { now: T }).penalty, undefined);
   assert.throws(() => new Lite({ algorithm: "gcra", quota: "1/s", blockDuration: "1m" }), /blockDuration/);
+});
+
+test("blockDuration with a synced RedisStore: refused as the core parses it, so a zero in any unit is none", () => {
+  // Only constructed: no command is ever sent.
+  const store = new RedisStore({ sendCommand: () => new Promise(() => {}) }, { syncRate: 100 });
+  const synced = (blockDuration) => new RateLimiter({ algorithm: "fixed-window", quota: "5/s", blockDuration, store });
+  for (const none of [0, "0ms", "0s", "0m", " 0 h"]) assert.doesNotThrow(() => synced(none), `${JSON.stringify(none)} is no penalty`);
+  for (const some of [1, "1us", "10s"]) assert.throws(() => synced(some), { code: "conflicting_fields", field: "blockDuration" });
 });
 
 // ---------------------------------------------------------------------------------------

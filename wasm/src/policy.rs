@@ -40,6 +40,13 @@ impl Policy {
         self.inner.is_mergeable()
     }
 
+    /// The penalty's block (`blockDuration`) in ms, 0 for none: as the core parsed it, so that
+    /// JavaScript never reads the duration's text itself (a synced store refuses a penalty).
+    #[wasm_bindgen(getter, js_name = blockDurationMs)]
+    pub fn block_duration_ms(&self) -> f64 {
+        self.inner.block_duration().as_millis_ceil() as f64
+    }
+
     /// Per limit: the quota and window (ms) advertised in the `RateLimit-Policy` header.
     #[wasm_bindgen(js_name = advertised)]
     pub fn advertised(&self) -> Float64Array {

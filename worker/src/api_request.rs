@@ -85,9 +85,10 @@ pub fn find_policy<'c>(config: &'c Config, name: &str) -> Result<&'c PolicyConfi
     })
 }
 
-fn whole(v: &Value, field: &str, code: &'static str) -> Result<u64, ApiError> {
-    v.as_u64().filter(|&n| n <= MAX_LIMIT).ok_or_else(|| {
-        ApiError::bad_request(code, format!("{field} must be a whole number from 0 to {MAX_LIMIT}, not {v}"))
+/// A whole number from `min` to `MAX_LIMIT` (cost from 1, as the npm limiter's; now from 0).
+fn whole(v: &Value, field: &str, min: u64, code: &'static str) -> Result<u64, ApiError> {
+    v.as_u64().filter(|&n| (min..=MAX_LIMIT).contains(&n)).ok_or_else(|| {
+        ApiError::bad_request(code, format!("{field} must be a whole number from {min} to {MAX_LIMIT}, not {v}"))
             .with_field(field)
     })
 }
@@ -165,7 +166,7 @@ pub fn parse<'c>(
     };
     let cost = match obj.get("cost") {
         None => 1,
-        Some(c) => whole(c, "cost", "invalid_cost")?,
+        Some(c) => whole(c, "cost", 1, "invalid_cost")?,
     };
     policy.policy.validate_cost(cost).map_err(|e| {
         let limit = match e {
@@ -184,7 +185,7 @@ pub fn parse<'c>(
                 "now may only be given when the TEST_MODE var is on; the Durable Object's clock decides",
             ))
         }
-        Some(n) => Some(Nanos::from_millis(whole(n, "now", "invalid_now")?)),
+        Some(n) => Some(Nanos::from_millis(whole(n, "now", 0, "invalid_now")?)),
     };
     Ok(HitRequest { policy, key, keys, cost, now })
 }
@@ -259,6 +260,11 @@ mod tests {
             assert_eq!(code(body, false), want, "{body}");
         }
         assert_eq!(code(r#"{"key":"k","policy":"api","now":-5}"#, true), "invalid_now");
+        // A cost's range starts at 1, as the npm limiter's message says; a time's at 0.
+        let c = config(true);
+        let e = parse(br#"{"key":"k","policy":"api","cost":1.5}"#, &c, &|_| None).unwrap_err();
+        assert_eq!(e.message, "cost must be a whole number from 1 to 9007199254740991, not 1.5");
+        assert!(parse(br#"{"key":"k","policy":"api","now":0}"#, &c, &|_| None).is_ok());
         let huge = format!(r#"{{"key":"k","policy":"api","pad":"{}"}}"#, "x".repeat(MAX_BODY_BYTES));
         assert_eq!(code(&huge, false), "body_too_large");
     }

@@ -94,7 +94,8 @@ pub fn listed_any(pc: &PolicyConfig, keys: &[String], now: Nanos) -> Option<Answ
 
 /// In shadow mode, `answer` as enforcement made it, but admitting the hit: `allowed: true`,
 /// `shadow: true` and `wouldAllow` (what enforcement answered); its figures, `blockedBy` and
-/// rate-limit headers stay enforcement's, without `Retry-After` (nothing is to be retried).
+/// rate-limit headers stay enforcement's (written as an admitted hit's, respond.rs), and a
+/// failed object's `Retry-After` goes too (nothing is to be retried).
 /// What was counted is what enforcement counted: a would-be denial counts nowhere.
 pub fn shadowed(pc: &PolicyConfig, mut answer: Answer) -> Answer {
     if !pc.controls.shadow {
@@ -166,5 +167,10 @@ mod tests {
         assert!(a.headers.iter().all(|(n, _)| *n != "Retry-After"));
         assert!(a.headers.iter().any(|(n, v)| *n == SHADOW_HEADER && v == "deny"));
         assert!(a.headers.iter().any(|(n, _)| *n == "RateLimit"));
+        // With jitter on, a would-be denial's headers are still exact: no one is to retry.
+        let mut jittered = pc.clone();
+        jittered.headers.jitter = true;
+        let j = shadowed(&jittered, crate::respond::decision(&jittered, &second, now, "k"));
+        assert_eq!(j.headers, a.headers);
     }
 }

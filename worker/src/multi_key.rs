@@ -226,9 +226,9 @@ async fn check(
         let now = test_now.unwrap_or_else(clock);
         let step = cas_step(&pc.policy, &raw, &mut |states| pc.policy.check(states, now, cost))
             .map_err(|(i, e)| ApiError::internal(format!("key {i}'s object sent an invalid state: {e}")));
-        let (d, new) = match step {
+        let (d, new, changed) = match step {
             Ok(step) => match step.result {
-                Ok(d) => (d, step.states),
+                Ok(d) => (d, step.states, step.changed),
                 Err(e) => {
                     release_all(env, pc, keys, &held).await;
                     return Err(bad_cost(e));
@@ -239,7 +239,10 @@ async fn check(
                 return Err(e);
             }
         };
-        if !d.allowed {
+        // The core's step says what to write: a plain denial changes nothing, but one that
+        // starts a penalty's block (`blockDuration`) changes the blocked keys' states, which
+        // are committed as an admitted hit's are.
+        if !changed {
             release_all(env, pc, keys, &held).await;
             return Ok(answer(pc, &d, now, keys));
         }

@@ -140,7 +140,7 @@ fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Val
 }
 
 fn ttl(obj: &Map<String, Value>, pc: &PoolConfig) -> Result<Nanos, ApiError> {
-    let max = pc.max_ttl.as_millis_floor();
+    let max = pc.max_ttl().as_millis_floor();
     let bad = |what: String| {
         ApiError::bad_request(
             "invalid_ttl",
@@ -194,7 +194,7 @@ pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<Leas
         }
     };
     check_holder(&holder)?;
-    let n = pc.partitions;
+    let n = pc.partitions();
     let partitions = match obj.get("partitions") {
         None | Some(Value::Null) => return Err(ApiError::bad_request("invalid_partitions", "partitions is required")),
         Some(v) => v.as_u64().filter(|p| (1..=n as u64).contains(p)).ok_or_else(|| {

@@ -23,7 +23,7 @@ fn ms(n: u64) -> u64 {
 
 /// The answer to a grant or renewal.
 pub fn grant_body(pc: &PoolConfig, holder: &str, g: &GrantWire, reply: &PoolReply) -> Value {
-    let rate = pc.partition_rate * g.partitions.len() as u64;
+    let rate = pc.partition_rate() * g.partitions.len() as u64;
     json!({
         "pool": pc.name,
         "holder": holder,
@@ -32,7 +32,7 @@ pub fn grant_body(pc: &PoolConfig, holder: &str, g: &GrantWire, reply: &PoolRepl
         "ttlMs": ms(g.expires_at.saturating_sub(reply.now)),
         "rate": rate,
         "ratePerSecond": pc.per_second(rate),
-        "window": pc.window.as_millis_floor(),
+        "window": pc.window().as_millis_floor(),
         "capacity": pc.capacity(),
         "free": reply.free,
         "now": ms(reply.now),
@@ -46,11 +46,11 @@ pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
         .holders
         .iter()
         .map(|h| {
-            let rate = pc.partition_rate * h.partitions.len() as u64;
+            let rate = pc.partition_rate() * h.partitions.len() as u64;
             json!({ "holder": h.holder, "partitions": h.partitions, "expiresAt": ms(h.expires_at), "rate": rate })
         })
         .collect();
-    let leased: u64 = reply.holders.iter().map(|h| pc.partition_rate * h.partitions.len() as u64).sum();
+    let leased: u64 = reply.holders.iter().map(|h| pc.partition_rate() * h.partitions.len() as u64).sum();
     let demands: Vec<Value> = reply
         .demands
         .iter()
@@ -58,10 +58,10 @@ pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
         .collect();
     json!({
         "pool": pc.name,
-        "partitions": pc.partitions,
+        "partitions": pc.partitions(),
         "free": reply.free,
-        "partitionRate": pc.partition_rate,
-        "window": pc.window.as_millis_floor(),
+        "partitionRate": pc.partition_rate(),
+        "window": pc.window().as_millis_floor(),
         "capacity": pc.capacity(),
         "leased": leased,
         "leases": leases,

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 use tollgate::headers::HeaderOptions;
-use tollgate::{Nanos, PolicyDecision};
+use tollgate::{Decision, Nanos, PolicyDecision};
 use worker::{Headers, Response};
 
 use crate::config::{FailMode, PolicyConfig};
@@ -70,17 +70,27 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
     if d.penalty {
         body["penalty"] = Value::Bool(true);
     }
+    // In shadow mode the hit is admitted (controls.rs): the core writes an admitted hit's
+    // headers over enforcement's figures, without Retry-After or jitter, as npm's shadow
+    // decisions get them.
+    let admitted;
+    let shown = if pc.controls.shadow && !d.allowed {
+        admitted = PolicyDecision { allowed: true, decision: Decision { allowed: true, ..d.decision }, ..d.clone() };
+        &admitted
+    } else {
+        d
+    };
     let h = &pc.headers;
     let options = HeaderOptions {
         standard: h.standard,
         legacy: h.legacy,
         partition_key: h.partition_key.then_some(key),
-        jitter: (h.jitter && !d.allowed).then(worker::js_sys::Math::random),
+        jitter: (h.jitter && !shown.allowed).then(worker::js_sys::Math::random),
     };
     Answer {
         status: if d.allowed { 200 } else { 429 },
         body,
-        headers: pc.policy.headers(d, now, &options),
+        headers: pc.policy.headers(shown, now, &options),
         limit_name: pc.policy.limit_name(d.binding).to_string(),
     }
 }

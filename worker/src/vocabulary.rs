@@ -7,11 +7,11 @@ mod tests {
     use std::collections::BTreeSet;
 
     use serde_json::json;
-    use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS};
+    use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS};
     use tollgate::Nanos;
 
     use crate::config::{parse_policy, POLICY_FIELDS};
-    use crate::pool_config::POOL_FIELDS;
+    use crate::pool_config::POOL_EDGE_FIELDS;
     use crate::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
 
     /// The names of `kind` the table gives `edge`.
@@ -45,6 +45,7 @@ mod tests {
             &POLICY_FIELDS[..],
             &crate::tiers::TIER_FIELDS[..],
             &POOL_FIELDS[..],
+            &POOL_EDGE_FIELDS[..],
         ]);
         assert_eq!(accepted, table("toml", "option"));
     }

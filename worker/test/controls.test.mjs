@@ -5,7 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
-import { start, post, get, freshKey, POLICIES } from "./harness.mjs";
+import { start, post, get, request, freshKey, POLICIES } from "./harness.mjs";
 
 const T = 1_700_000_000_000;
 const limit = { limits: [{ name: "per-second", algorithm: "fixed-window", limit: 2, window: "1s" }] };
@@ -54,6 +54,28 @@ test("blockDuration: the Durable Object blocks a denied key for the block, with 
   assert.deepEqual([back.body.allowed, back.body.remaining], [true, 1], "nothing was counted during the block");
   const described = (await get(s.url, "/v1/policies")).body;
   assert.equal(JSON.stringify(described).includes("\"blockDuration\":10000"), true);
+});
+
+test("blockDuration over several keys: the denial blocks each denied key in its object, and the block survives export and import", async () => {
+  // Ahead of the real clock: export and import read a key's state at the real time, where it is live.
+  const t = 1_900_000_000_000;
+  const [a, b, c] = [freshKey("pa"), freshKey("pb"), freshKey("pc")];
+  const both = async (now) => (await post(s.url, "/v1/limit", { policy: "penalized", keys: [a, b], now })).body;
+  assert.equal((await both(t)).allowed, true);
+  assert.equal((await both(t)).allowed, true);
+  const denied = await both(t);
+  assert.deepEqual([denied.allowed, denied.penalty, denied.retryAfter], [false, true, 10_000]);
+  for (const key of [a, b]) {
+    const d = (await hit("penalized", key, t + 2000)).body;
+    assert.deepEqual([d.allowed, d.penalty, d.retryAfter], [false, true, 8000], "the window reset; the block stands");
+  }
+  const state = `/v1/keys/penalized/${encodeURIComponent(a)}/state`;
+  const exported = (await get(s.url, state)).body.state;
+  const body = JSON.stringify({ state: exported });
+  const put = await request(s.url, state.replace(encodeURIComponent(a), encodeURIComponent(c)), { method: "PUT", headers: { "content-type": "application/json" }, body });
+  assert.equal(put.status, 200);
+  const d = (await hit("penalized", c, t + 3000)).body;
+  assert.deepEqual([d.allowed, d.penalty, d.retryAfter], [false, true, 7000], "the imported state is blocked as the exported one");
 });
 
 test("shadow: never blocks, and its would-be denials are the enforcing policy's denials on the same hits", async () => {

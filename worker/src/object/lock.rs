@@ -119,15 +119,16 @@ pub async fn wait_free(gate: &Gate, budget_ms: u64) -> Result<(), ApiError> {
     }
 }
 
-/// The bytes as a state of `pc`'s policy (`None`: fresh), or `invalid_state`.
+/// The bytes as a state of `pc`'s policy (`None`: fresh), or `invalid_state`. The core's
+/// `Policy::restore` reads them, as the npm limiter's import does: validated, its expiry
+/// computed, and a penalty's block kept (it is part of the key's state).
 pub fn state_of(pc: &PolicyConfig, bytes: Option<&[u8]>) -> Result<Option<PolicyState>, ApiError> {
     let Some(bytes) = bytes else { return Ok(None) };
     let bad = |e: tollgate::DecodeError| {
         ApiError::bad_request("invalid_state", format!("not a state of policy {:?}: {e}", pc.name)).with_field("state")
     };
     let state = PolicyState::decode(bytes).map_err(bad)?;
-    pc.policy.validate_state(&state).map_err(bad)?;
-    pc.policy.state_from_slots(state.into_slots()).map_err(bad)
+    pc.policy.restore(state).map_err(bad)
 }
 
 fn new_token() -> u64 {
@@ -206,5 +207,29 @@ pub async fn serve(
             let alarm = in_store(mem, sql, pc, r, |store| write(store, state, now))?;
             Ok((reply(0, None), alarm))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_policy;
+
+    /// A penalty's block is part of the key's state (src/penalty.rs): bytes read back as a
+    /// state (a several-keys commit, an import) keep it, as the npm limiter's import does.
+    #[test]
+    fn a_state_read_back_keeps_its_penalty_block() {
+        let pc = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "1/s", "blockDuration": "1m" }))
+            .unwrap();
+        let mut states = [None];
+        let now = Nanos::from_secs(1_000);
+        assert!(pc.policy.check(&mut states, now, 1).unwrap().allowed);
+        assert!(pc.policy.check(&mut states, now, 1).unwrap().penalty);
+        let blocked = states[0].clone().unwrap();
+        assert_eq!(blocked.blocked_until(), now + Nanos::from_secs(60));
+        let back = state_of(&pc, Some(&blocked.encode())).unwrap();
+        assert_eq!(back, Some(blocked));
+        let later = pc.policy.check(&mut [back], now + Nanos::from_secs(2), 1).unwrap();
+        assert!(!later.allowed && later.penalty, "the block stands after the window reset");
     }
 }
