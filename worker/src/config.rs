@@ -278,7 +278,7 @@ fn sync_rate(input: &Json) -> Result<i64, SpecError> {
             // A duration is an interval: longer than zero (local only is a negative number).
             let d = duration(input, field, 1)?.unwrap_or(Nanos::ZERO);
             if d > Nanos::from_millis(MAX_SYNC_MS as u64) {
-                // Worded as the npm RedisStore words it (lib/options.js `durationMs`).
+                // Worded as the npm RedisStore words it (lib/options.js `durationMs`, over the core's grammar).
                 let m = Msg::new(field).s(" ").q(&written).s(&format!(" is longer than the maximum {MAX_SYNC_MS} ms"));
                 return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
             }
