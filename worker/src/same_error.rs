@@ -26,14 +26,19 @@ mod tests {
         let t = table();
         for case in t["config"].as_array().unwrap() {
             let e = parse_policy("same", &case["options"]).expect_err(case["mistake"].as_str().unwrap());
-            assert_eq!(
-                (e.code, e.field.as_str()),
-                (case["code"].as_str().unwrap(), case["field"].as_str().unwrap()),
-                "{}: {}",
-                case["mistake"],
-                e.message
-            );
+            assert_the_tables(case, &e);
         }
+    }
+
+    /// `e` has the code and field the table gives `case`.
+    fn assert_the_tables(case: &Value, e: &tollgate::spec::SpecError) {
+        assert_eq!(
+            (e.code, e.field.as_str()),
+            (case["code"].as_str().unwrap(), case["field"].as_str().unwrap()),
+            "{}: {}",
+            case["mistake"],
+            e.message
+        );
     }
 
     /// A `store` or `middleware` case as a wrangler.toml policy: the case's limits (the table's
@@ -58,13 +63,7 @@ mod tests {
                 cases += 1;
                 let policy = toml_policy(&t, case);
                 let e = parse_policy("same", &policy).expect_err(case["mistake"].as_str().unwrap());
-                assert_eq!(
-                    (e.code, e.field.as_str()),
-                    (case["code"].as_str().unwrap(), case["field"].as_str().unwrap()),
-                    "{}: {}",
-                    case["mistake"],
-                    e.message
-                );
+                assert_the_tables(case, &e);
                 assert!(e.message.starts_with(e.field.as_str()), "the message starts with the field: {}", e.message);
                 // And as the POLICIES var: the error names the policy and the field.
                 let all = parse_policies(&json!({ "same": policy })).expect_err(case["mistake"].as_str().unwrap());
