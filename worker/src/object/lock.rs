@@ -219,8 +219,8 @@ mod tests {
     /// state (a several-keys commit, an import) keep it, as the npm limiter's import does.
     #[test]
     fn a_state_read_back_keeps_its_penalty_block() {
-        let pc = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "1/s", "blockDuration": "1m" }))
-            .unwrap();
+        let pc =
+            parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "1/s", "blockDuration": "1m" })).unwrap();
         let mut states = [None];
         let now = Nanos::from_secs(1_000);
         assert!(pc.policy.check(&mut states, now, 1).unwrap().allowed);
