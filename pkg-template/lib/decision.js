@@ -57,6 +57,20 @@ export function readDecision(ptr, names, keys, v) {
   return d;
 }
 
+/** Keys of a one-key decision (`readDecision` only looks at more than one). */
+const ONE = [""];
+
+/**
+ * The decision of one key at `o` (the output buffer's offset in numbers, its byte offset / 8):
+ * `readDecision`'s, for the per-request calls. Small, so that the JIT inlines it, and
+ * `readOne`, into the call: `readDecision`'s loop is reached only for a decision that is not
+ * one pair without a penalty (several limits, a penalty's block).
+ */
+export function readKey(o, names, v) {
+  if (v[o + 7] === 1 && v[o] !== 2) return readOne(o, names, v);
+  return readDecision(o * 8, names, ONE, v);
+}
+
 /**
  * `readDecision` of the common case, one key under one limit without a penalty: the same
  * object, built in one expression, so that every such decision has one shape (a hidden
