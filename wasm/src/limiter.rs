@@ -167,13 +167,13 @@ impl Limiter {
         if keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
             return None;
         }
-        let cost = cost as u64;
+        let cost = cost as i64 as u64; // in range: the signed conversion (see `time.rs`)
         // One unit fits every limit (none admits less), so only other costs are checked.
         if cost != 1 && self.policy.validate_cost(cost).is_err() {
             return None;
         }
-        let d = keyed.check_entry(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
-        self.out.write_one(&d);
+        let d = keyed.check_entry_inline(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
+        self.out.write_one_inline(&d);
         Some(d.allowed)
     }
 
