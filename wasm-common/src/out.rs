@@ -15,7 +15,7 @@ use tollgate::limiter::MAX_KEYS_PER_HIT;
 use tollgate::policy::{PolicyDecision, MAX_LIMITS};
 use tollgate::Decision;
 
-use crate::time::{ms_ceil, num};
+use crate::time::{ms_ceil, ms_ceil_hot, num};
 
 pub const HEADER: usize = 8;
 pub const PAIR: usize = 8;
@@ -39,8 +39,8 @@ impl Out {
     #[inline(always)]
     fn put(buf: &mut [f64], d: &Decision) {
         buf[0] = d.allowed as u8 as f64;
-        buf[1] = num(d.limit);
-        buf[2] = num(d.remaining);
+        buf[1] = d.limit as f64;
+        buf[2] = d.remaining as f64;
         buf[3] = ms_ceil(d.reset_at);
         buf[4] = ms_ceil(d.retry_after);
     }
@@ -57,16 +57,24 @@ impl Out {
     /// indices are 0); every decision with several pairs or a penalty goes through `write`.
     #[inline]
     pub fn write_one(&mut self, d: &Decision) {
-        self.write_one_inline(d);
-    }
-
-    /// `write_one` inline, for the per-request hot path (`Limiter::decide_record`).
-    #[inline(always)]
-    pub fn write_one_inline(&mut self, d: &Decision) {
         let b = &mut self.buf[..HEADER + PAIR];
         Out::put(&mut b[..5], d);
         b[7] = 1.0;
         b[HEADER + 7] = ms_ceil(d.next_unit_after);
+    }
+
+    /// `write_one` inline, for the per-request hot path (`Limiter::decide_record`), with the
+    /// conversions of `time.rs` that take the signed path (the same numbers).
+    #[inline(always)]
+    pub fn write_one_inline(&mut self, d: &Decision) {
+        let b = &mut self.buf[..HEADER + PAIR];
+        b[0] = d.allowed as u8 as f64;
+        b[1] = num(d.limit);
+        b[2] = num(d.remaining);
+        b[3] = ms_ceil_hot(d.reset_at);
+        b[4] = ms_ceil_hot(d.retry_after);
+        b[7] = 1.0;
+        b[HEADER + 7] = ms_ceil_hot(d.next_unit_after);
     }
 
     #[inline]

@@ -48,9 +48,9 @@ fn round_half_up(x: f64) -> u64 {
     (f + (x - f as f64 >= 0.5) as i64) as u64
 }
 
-/// `x as f64`, through the signed conversion whenever `x` fits it (always, for a limit, a
-/// count or a time of the last five centuries in nanoseconds): the same number, and one
-/// machine instruction where wasm's unsigned conversion is several (see `nanos_of_valid_ms`).
+/// `x as f64`, through the signed conversion whenever `x` fits it (always, for a limit or a
+/// count): the same number, and one machine instruction where wasm's unsigned conversion is
+/// several (see `nanos_of_valid_ms`). For the per-request hot path only (module size).
 #[inline(always)]
 pub fn num(x: u64) -> f64 {
     if x <= i64::MAX as u64 {
@@ -90,28 +90,10 @@ pub fn cost_from(cost: f64) -> Result<u64, JsValue> {
 /// the 128-bit `__multi3`, a large share of a one-key check in `limitBatch`; here
 /// the quotient is estimated in f64 (off by at most one: its relative error is below 2^-51
 /// and the quotient below 2^45) and corrected with native 64-bit multiplies. Same result.
-/// Below 2^63 (every time but the saturated ones) in signed integers, whose conversions to and
-/// from f64 are one machine instruction each (see `nanos_of_valid_ms`).
 #[inline(always)]
 pub fn ms_ceil(t: Nanos) -> f64 {
     const MS: u64 = 1_000_000;
     let t = t.as_nanos();
-    if t <= i64::MAX as u64 {
-        const MS: i64 = 1_000_000;
-        let t = t as i64;
-        let mut q = (t as f64 * 1e-6) as i64;
-        // `q * MS` is within one MS of `t` either way: wrapping arithmetic gives the exact
-        // remainder even where the product itself passes `i64::MAX`.
-        let mut rem = t.wrapping_sub(q.wrapping_mul(MS));
-        if rem < 0 {
-            q -= 1;
-            rem += MS;
-        } else if rem >= MS {
-            q += 1;
-            rem -= MS;
-        }
-        return (q + (rem > 0) as i64) as f64;
-    }
     let mut q = (t as f64 * 1e-6) as u64;
     // `q * MS` may exceed `t` by up to one MS: compare without wrapping.
     if q.wrapping_mul(MS) > t || q.checked_mul(MS).is_none() {
@@ -121,6 +103,30 @@ pub fn ms_ceil(t: Nanos) -> f64 {
     }
     let rem = t - q * MS;
     (q + (rem > 0) as u64) as f64
+}
+
+/// `ms_ceil` for the per-request hot path (`Out::write_one_inline`): below 2^63 (every time
+/// but the saturated ones) in signed integers, whose conversions to and from f64 are one
+/// machine instruction each (see `nanos_of_valid_ms`). The same result; only there, as the
+/// second path costs module size in every caller.
+#[inline(always)]
+pub fn ms_ceil_hot(t: Nanos) -> f64 {
+    const MS: i64 = 1_000_000;
+    let Ok(t) = i64::try_from(t.as_nanos()) else {
+        return ms_ceil(t);
+    };
+    let mut q = (t as f64 * 1e-6) as i64;
+    // `q * MS` is within one MS of `t` either way: wrapping arithmetic gives the exact
+    // remainder even where the product itself passes `i64::MAX`.
+    let mut rem = t.wrapping_sub(q.wrapping_mul(MS));
+    if rem < 0 {
+        q -= 1;
+        rem += MS;
+    } else if rem >= MS {
+        q += 1;
+        rem -= MS;
+    }
+    (q + (rem > 0) as i64) as f64
 }
 
 #[cfg(test)]
@@ -146,6 +152,7 @@ mod tests {
         }
         for t in ts {
             assert_eq!(ms_ceil(Nanos::new(t)), Nanos::new(t).as_millis_ceil() as f64, "{t}");
+            assert_eq!(ms_ceil_hot(Nanos::new(t)), Nanos::new(t).as_millis_ceil() as f64, "{t}");
         }
     }
 
