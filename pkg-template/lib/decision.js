@@ -80,10 +80,16 @@ export function readKey(o, names, v) {
  */
 function readOne(o, names, v) {
   const allowed = v[o] === 1;
-  const limit = v[o + 1];
-  const remaining = v[o + 2];
+  // Every number here is whole, so `Math.trunc` returns it unchanged; but where a
+  // `Float64Array` read is always a boxed number, `Math.trunc`'s result is a small integer
+  // when it can be one. The objects' fields then start as small integers, which the JIT
+  // stores in place, rather than as doubles, for which it allocates a box per field and
+  // object on every call. (`resetAt`, an epoch time, is never a small integer.)
+  const limit = Math.trunc(v[o + 1]);
+  const remaining = Math.trunc(v[o + 2]);
   const resetAt = v[o + 3];
-  const retryAfter = v[o + 4];
+  const retryAfter = Math.trunc(v[o + 4]);
+  const nextUnitAfter = Math.trunc(v[o + HEADER + 7]);
   const name = names[0];
   return {
     allowed,
@@ -92,6 +98,6 @@ function readOne(o, names, v) {
     resetAt,
     retryAfter,
     blockedBy: allowed ? null : name,
-    limits: [{ name, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter: v[o + HEADER + 7] }],
+    limits: [{ name, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter }],
   };
 }
