@@ -167,7 +167,8 @@ impl Limiter {
         if keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
             return None;
         }
-        let cost = cost as i64 as u64; // in range: the signed conversion (see `time.rs`)
+        // In range, so the signed conversion, one machine instruction (see `time.rs`).
+        let cost = cost as i64 as u64;
         // One unit fits every limit (none admits less), so only other costs are checked.
         if cost != 1 && self.policy.validate_cost(cost).is_err() {
             return None;
