@@ -299,6 +299,17 @@ impl Limiter {
         r.map_err(|e| self.error(e.into(), true))
     }
 
+    /// `limitHandle` where `decide_record` decided nothing: out of line, so that the export
+    /// itself stays the short path the JIT calls on every request.
+    #[cold]
+    #[inline(never)]
+    fn limit_handle_slow(&mut self, id: u32, now: f64, cost: f64) -> u32 {
+        let mut handles = core::mem::take(&mut self.handles);
+        let r = self.limit_by_handle(&mut handles, id, now, cost);
+        self.handles = handles;
+        self.status(r)
+    }
+
     /// `limit` by handle where `Limiter::decide_record` decided nothing (the first hit of a
     /// handle, a record gone, an error): the compact store's path, else `limit` by the key.
     fn limit_by_handle(&mut self, handles: &mut Handles, id: u32, now_ms: f64, cost: f64) -> Result<bool, JsValue> {
@@ -348,13 +359,12 @@ impl Limiter {
     pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> u32 {
         // A live handle whose key's record is cached (every call after its first): decided
         // there; anything else (and every error) by the general path below.
-        if let Some(allowed) = self.decide_record(self.handles.record(id), now, cost) {
-            return allowed as u32;
+        if let Some((offset, generation, length_byte)) = self.handles.record(id) {
+            if let Some(allowed) = self.decide_record(offset, generation, length_byte, now, cost) {
+                return allowed as u32;
+            }
         }
-        let mut handles = core::mem::take(&mut self.handles);
-        let r = self.limit_by_handle(&mut handles, id, now, cost);
-        self.handles = handles;
-        self.status(r)
+        self.limit_handle_slow(id, now, cost)
     }
 
     /// `peek` for an interned key.

@@ -155,11 +155,19 @@ impl Limiter {
     /// that `generation` of the store gave a key of `length_byte` (a remembered or cached
     /// record), when that record is still the key's and the time and cost are good: decided,
     /// written to the output buffer, and whether it was allowed. `None`, deciding nothing,
-    /// in every other case (no record, a removed or moved one, a bad time or cost, a cost
-    /// that never fits): the caller then takes its general path, which answers those.
+    /// in every other case (a removed or moved record, a bad time or cost, a cost that never
+    /// fits): the caller then takes its general path, which answers those, as it does when it
+    /// has no record. The record comes as three numbers rather than an `Option` of them, which
+    /// would be passed through memory.
     #[inline(never)] // one copy for both callers: the module's size budget
-    pub(crate) fn decide_record(&mut self, record: Option<(u32, u32, u8)>, now_ms: f64, cost: f64) -> Option<bool> {
-        let (offset, generation, length_byte) = record?;
+    pub(crate) fn decide_record(
+        &mut self,
+        offset: u32,
+        generation: u32,
+        length_byte: u8,
+        now_ms: f64,
+        cost: f64,
+    ) -> Option<bool> {
         if !now_in_range(now_ms) || !cost_in_range(cost) {
             return None;
         }
@@ -309,8 +317,10 @@ impl Limiter {
     /// key or fails as `limit` would.
     #[wasm_bindgen(js_name = limitAgain)]
     pub fn limit_again(&mut self, now: f64, cost: f64) -> u32 {
-        let record = self.last.map(|l| (l.offset, l.generation, l.length_byte));
-        match self.decide_record(record, now, cost) {
+        let Some(l) = self.last else {
+            return NOT_REMEMBERED;
+        };
+        match self.decide_record(l.offset, l.generation, l.length_byte, now, cost) {
             Some(allowed) => allowed as u32,
             None => NOT_REMEMBERED,
         }
