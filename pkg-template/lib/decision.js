@@ -57,6 +57,20 @@ export function readDecision(ptr, names, keys, v) {
   return d;
 }
 
+/** Keys of a one-key decision (`readDecision` only looks at more than one). */
+const ONE = [""];
+
+/**
+ * The decision of one key at `o` (the output buffer's offset in numbers, its byte offset / 8):
+ * `readDecision`'s, for the per-request calls. Small, so that the JIT inlines it, and
+ * `readOne`, into the call: `readDecision`'s loop is reached only for a decision that is not
+ * one pair without a penalty (several limits, a penalty's block).
+ */
+export function readKey(o, names, v) {
+  if (v[o + 7] === 1 && v[o] !== 2) return readOne(o, names, v);
+  return readDecision(o * 8, names, ONE, v);
+}
+
 /**
  * `readDecision` of the common case, one key under one limit without a penalty: the same
  * object, built in one expression, so that every such decision has one shape (a hidden
@@ -66,10 +80,16 @@ export function readDecision(ptr, names, keys, v) {
  */
 function readOne(o, names, v) {
   const allowed = v[o] === 1;
-  const limit = v[o + 1];
-  const remaining = v[o + 2];
+  // Every number here is whole, so `Math.trunc` returns it unchanged; but where a
+  // `Float64Array` read is always a boxed number, `Math.trunc`'s result is a small integer
+  // when it can be one. The objects' fields then start as small integers, which the JIT
+  // stores in place, rather than as doubles, for which it allocates a box per field and
+  // object on every call. (`resetAt`, an epoch time, is never a small integer.)
+  const limit = Math.trunc(v[o + 1]);
+  const remaining = Math.trunc(v[o + 2]);
   const resetAt = v[o + 3];
-  const retryAfter = v[o + 4];
+  const retryAfter = Math.trunc(v[o + 4]);
+  const nextUnitAfter = Math.trunc(v[o + HEADER + 7]);
   const name = names[0];
   return {
     allowed,
@@ -78,6 +98,6 @@ function readOne(o, names, v) {
     resetAt,
     retryAfter,
     blockedBy: allowed ? null : name,
-    limits: [{ name, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter: v[o + HEADER + 7] }],
+    limits: [{ name, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter }],
   };
 }

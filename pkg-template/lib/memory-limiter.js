@@ -5,7 +5,7 @@
 // so that each entry loads only its own module.
 import { Limits } from "./limits.js";
 import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail } from "./options.js";
-import { readDecision } from "./decision.js";
+import { readDecision, readKey } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
 import { applyControls, withoutControls } from "./controls.js";
@@ -52,6 +52,8 @@ export class MemoryLimiter {
   #names;
   /** Where the wasm limiter writes its decisions (a buffer that never moves). */
   #out;
+  /** The same place in numbers, as a `Float64Array` view indexes it. */
+  #at;
   /**
    * The key of the last successful `limit(key)` with a string: the wasm limiter remembers its
    * record, so the same key again (a hot key) is decided without the string crossing into
@@ -75,6 +77,7 @@ export class MemoryLimiter {
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
     this.#names = this.#policy.names;
     this.#out = this.#wasm.outPtr;
+    this.#at = this.#out / 8;
     applyControls(this, options, false);
   }
 
@@ -105,13 +108,13 @@ export class MemoryLimiter {
       if (r !== FAILED) this.#lastKey = key;
     }
     if (r === FAILED) throw this.#wasm.takeError();
-    return this.#read(ONE);
+    return this.#readKey();
   }
 
   #limitHandle(handle, now, cost) {
     const id = handle.owner === this ? handle.id : this.#handle(handle);
     if (this.#wasm.limitHandle(id, now, cost) === FAILED) throw this.#wasm.takeError();
-    return this.#read(ONE);
+    return this.#readKey();
   }
 
   #limitKeys(key, now, cost) {
@@ -151,6 +154,11 @@ export class MemoryLimiter {
 
   #read(keys) {
     return readDecision(this.#out, this.#names, keys, this.#module.view());
+  }
+
+  /** `#read(ONE)` for the per-request calls (`readKey`: small enough to inline). */
+  #readKey() {
+    return readKey(this.#at, this.#names, this.#module.view());
   }
 
   /** The wasm limiter, when its module decides several keys at once. */

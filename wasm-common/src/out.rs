@@ -4,7 +4,10 @@
 //! Layout (see `pkg-template/lib/decision.js`, which reads it):
 //! `[allowed (1; 0 denied; 2 denied by a penalty), limit, remaining, resetAt, retryAfter, bindingKey, bindingLimit, pairs]`
 //! then `pairs` records of `[key, limit, allowed, limit, remaining, resetAt, retryAfter,
-//! nextUnitAfter]` (the last for the headers' `t`, ms rounded up).
+//! nextUnitAfter]` (the last for the headers' `t`, ms rounded up). A decision of one key under
+//! one limit without a penalty (`write_one`) writes only the summary, `pairs` (1) and the
+//! pair's `nextUnitAfter`: the rest of its pair repeats the summary, which `decision.js` reads
+//! once for both.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -12,7 +15,7 @@ use tollgate::limiter::MAX_KEYS_PER_HIT;
 use tollgate::policy::{PolicyDecision, MAX_LIMITS};
 use tollgate::Decision;
 
-use crate::time::ms_ceil;
+use crate::time::{ms_ceil, ms_ceil_hot, num};
 
 pub const HEADER: usize = 8;
 pub const PAIR: usize = 8;
@@ -48,17 +51,30 @@ impl Out {
         buf[5] = ms_ceil(d.next_unit_after);
     }
 
-    /// One key, one limit: the summary is the only pair.
+    /// One key, one limit: the summary is the only pair. Only what `decision.js` reads of
+    /// such a decision is written (`readOne`: the summary, the count of pairs and the pair's
+    /// `nextUnitAfter`; the pair's other numbers are the summary's, and its key and limit
+    /// indices are 0); every decision with several pairs or a penalty goes through `write`.
     #[inline]
     pub fn write_one(&mut self, d: &Decision) {
-        let b = &mut self.buf;
+        let b = &mut self.buf[..HEADER + PAIR];
         Out::put(&mut b[..5], d);
-        b[5] = 0.0;
-        b[6] = 0.0;
         b[7] = 1.0;
-        b[HEADER] = 0.0;
-        b[HEADER + 1] = 0.0;
-        Out::put_pair(&mut b[HEADER + 2..HEADER + PAIR], d);
+        b[HEADER + 7] = ms_ceil(d.next_unit_after);
+    }
+
+    /// `write_one` inline, for the per-request hot path (`Limiter::decide_record`), with the
+    /// conversions of `time.rs` that take the signed path (the same numbers).
+    #[inline(always)]
+    pub fn write_one_inline(&mut self, d: &Decision) {
+        let b = &mut self.buf[..HEADER + PAIR];
+        b[0] = d.allowed as u8 as f64;
+        b[1] = num(d.limit);
+        b[2] = num(d.remaining);
+        b[3] = ms_ceil_hot(d.reset_at);
+        b[4] = ms_ceil_hot(d.retry_after);
+        b[7] = 1.0;
+        b[HEADER + 7] = ms_ceil_hot(d.next_unit_after);
     }
 
     #[inline]

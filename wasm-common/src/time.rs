@@ -30,19 +30,34 @@ pub fn now_in_range(ms: f64) -> bool {
 #[inline(always)]
 pub fn nanos_of_valid_ms(ms: f64) -> Nanos {
     // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
-    // then the fraction to the nearest nanosecond. Each `as u64` truncates: one wasm
-    // instruction, where `f64::trunc` would be std's (this module links none; see module.rs).
-    let whole = ms as u64;
+    // then the fraction to the nearest nanosecond. Each `as i64` truncates: one wasm
+    // instruction, where `f64::trunc` would be std's (this module links none; see module.rs);
+    // signed rather than unsigned because the values are far below 2^63, and wasm engines
+    // turn the signed conversions into one machine instruction each where the unsigned ones
+    // take a sequence of branches and shifts.
+    let whole = ms as i64;
     let frac = round_half_up((ms - whole as f64) * 1e6);
-    Nanos::new(whole * 1_000_000 + frac)
+    Nanos::new(whole as u64 * 1_000_000 + frac)
 }
 
 /// `x.round()` for `0 <= x < 2^52` as an integer, without the libm call `f64::round` is in
 /// wasm (wasm's own `nearest` rounds halves to even): `x - floor(x)` is exact in that range.
 #[inline(always)]
 fn round_half_up(x: f64) -> u64 {
-    let f = x as u64;
-    f + (x - f as f64 >= 0.5) as u64
+    let f = x as i64;
+    (f + (x - f as f64 >= 0.5) as i64) as u64
+}
+
+/// `x as f64`, through the signed conversion whenever `x` fits it (always, for a limit or a
+/// count): the same number, and one machine instruction where wasm's unsigned conversion is
+/// several (see `nanos_of_valid_ms`). For the per-request hot path only (module size).
+#[inline(always)]
+pub fn num(x: u64) -> f64 {
+    if x <= i64::MAX as u64 {
+        x as i64 as f64
+    } else {
+        x as f64
+    }
 }
 
 /// `x.fract() == 0.0`, false for NaN and the infinities (`fract` is std's, and a release module
@@ -90,6 +105,30 @@ pub fn ms_ceil(t: Nanos) -> f64 {
     (q + (rem > 0) as u64) as f64
 }
 
+/// `ms_ceil` for the per-request hot path (`Out::write_one_inline`): below 2^63 (every time
+/// but the saturated ones) in signed integers, whose conversions to and from f64 are one
+/// machine instruction each (see `nanos_of_valid_ms`). The same result; only there, as the
+/// second path costs module size in every caller.
+#[inline(always)]
+pub fn ms_ceil_hot(t: Nanos) -> f64 {
+    const MS: i64 = 1_000_000;
+    let Ok(t) = i64::try_from(t.as_nanos()) else {
+        return ms_ceil(t);
+    };
+    let mut q = (t as f64 * 1e-6) as i64;
+    // `q * MS` is within one MS of `t` either way: wrapping arithmetic gives the exact
+    // remainder even where the product itself passes `i64::MAX`.
+    let mut rem = t.wrapping_sub(q.wrapping_mul(MS));
+    if rem < 0 {
+        q -= 1;
+        rem += MS;
+    } else if rem >= MS {
+        q += 1;
+        rem -= MS;
+    }
+    (q + (rem > 0) as i64) as f64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,8 +145,14 @@ mod tests {
             }
         }
         ts.push(u64::MAX);
+        for t in [i64::MAX as u64 - 1, i64::MAX as u64, i64::MAX as u64 + 1] {
+            for d in 0..2_000_001u64 {
+                ts.push(t.wrapping_sub(d));
+            }
+        }
         for t in ts {
             assert_eq!(ms_ceil(Nanos::new(t)), Nanos::new(t).as_millis_ceil() as f64, "{t}");
+            assert_eq!(ms_ceil_hot(Nanos::new(t)), Nanos::new(t).as_millis_ceil() as f64, "{t}");
         }
     }
 
@@ -136,6 +181,22 @@ mod tests {
         }
         for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
             assert!(!is_whole(v), "{v}");
+        }
+    }
+
+    #[test]
+    fn num_is_as_f64() {
+        for x in [0, 1, 1 << 53, (1 << 53) + 1, i64::MAX as u64, i64::MAX as u64 + 1, u64::MAX] {
+            assert_eq!(num(x), x as f64, "{x}");
+        }
+    }
+
+    #[test]
+    fn nanos_of_valid_ms_is_exact() {
+        for ms in [0.0, 0.5, 1.0, 1_700_000_000_000.0, 1_700_000_000_000.25, 1_700_000_000_000.001, MAX_NOW_MS] {
+            let whole = ms as u64;
+            let want = whole * 1_000_000 + ((ms - whole as f64) * 1e6).round() as u64;
+            assert_eq!(nanos_of_valid_ms(ms).as_nanos(), want, "{ms}");
         }
     }
 

@@ -26,20 +26,23 @@ use crate::time::{cost_from, ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_ran
 const NO_ENTRY: u32 = u32::MAX;
 
 /// Interned keys, addressed by a small number. A released number is never given out again, so
-/// a stale handle throws instead of reaching another key (a released slot keeps 16 bytes).
+/// a stale handle throws instead of reaching another key (a released slot keeps 20 bytes).
 /// Each handle caches its key's entry in the compact store and the store's generation then
 /// (see `key_store.rs`): while they match and the entry is live, a check by handle needs no
 /// hashing.
 #[derive(Default)]
 pub(crate) struct Handles {
     keys: Vec<Box<str>>,
-    entries: Vec<(u32, u32)>,
+    /// Per handle: its cached record's offset (`NO_ENTRY`: none, or the handle is released),
+    /// the store's generation then, and its key's length byte, side by side, so that
+    /// `limitHandle` finds all it checks in one place without reading the key.
+    entries: Vec<(u32, u32, u8)>,
 }
 
 impl Handles {
     fn intern(&mut self, key: &str) -> u32 {
         self.keys.push(key.into());
-        self.entries.push((NO_ENTRY, 0));
+        self.entries.push((NO_ENTRY, 0, length_byte(key.as_bytes())));
         (self.keys.len() - 1) as u32
     }
 
@@ -48,17 +51,23 @@ impl Handles {
     /// against the store's chunks (the record may have been removed since).
     #[inline(always)]
     fn cached(&self, id: u32, generation: u32) -> Option<(u32, u8)> {
-        let (offset, g) = self.entries[id as usize];
-        (offset != NO_ENTRY && g == generation).then(|| (offset, length_byte(self.keys[id as usize].as_bytes())))
+        let (offset, g, length_byte) = self.entries[id as usize];
+        (offset != NO_ENTRY && g == generation).then_some((offset, length_byte))
     }
 
     /// Handle `id`'s cached record as `Limiter::decide_record` takes it (offset, the store's
-    /// generation then, its key's length byte), if the handle is live and has one.
+    /// generation then, its key's length byte), if the handle is live and has one (`release`
+    /// drops it).
     #[inline(always)]
     fn record(&self, id: u32) -> Option<(u32, u32, u8)> {
-        let key = self.keys.get(id as usize).filter(|k| !k.is_empty())?;
-        let &(offset, generation) = self.entries.get(id as usize)?;
-        (offset != NO_ENTRY).then(|| (offset, generation, length_byte(key.as_bytes())))
+        let &entry = self.entries.get(id as usize)?;
+        (entry.0 != NO_ENTRY).then_some(entry)
+    }
+
+    /// Caches `offset` (`None`: the key is fresh, nothing to cache) for handle `id`.
+    fn cache(&mut self, id: u32, offset: Option<u32>, generation: u32) {
+        let e = &mut self.entries[id as usize];
+        (e.0, e.1) = (offset.unwrap_or(NO_ENTRY), generation);
     }
 
     /// The key of a live handle (a released one is the empty string, never a valid key).
@@ -69,6 +78,7 @@ impl Handles {
     fn release(&mut self, id: u32) {
         if self.get(id).is_some() {
             self.keys[id as usize] = Box::default();
+            self.entries[id as usize].0 = NO_ENTRY;
         }
     }
 }
@@ -279,7 +289,7 @@ impl Limiter {
                     c.check_entry(offset, now, cost)
                 } else {
                     c.check_key(key, now, cost).map(|(d, e)| {
-                        handles.entries[id as usize] = (e.unwrap_or(NO_ENTRY), c.generation);
+                        handles.cache(id, e, c.generation);
                         d
                     })
                 }
@@ -287,6 +297,17 @@ impl Limiter {
             _ => return self.decide(key, now, cost),
         };
         r.map_err(|e| self.error(e.into(), true))
+    }
+
+    /// `limitHandle` where `decide_record` decided nothing: out of line, so that the export
+    /// itself stays the short path the JIT calls on every request.
+    #[cold]
+    #[inline(never)]
+    fn limit_handle_slow(&mut self, id: u32, now: f64, cost: f64) -> u32 {
+        let mut handles = core::mem::take(&mut self.handles);
+        let r = self.limit_by_handle(&mut handles, id, now, cost);
+        self.handles = handles;
+        self.status(r)
     }
 
     /// `limit` by handle where `Limiter::decide_record` decided nothing (the first hit of a
@@ -338,13 +359,12 @@ impl Limiter {
     pub fn limit_handle(&mut self, id: u32, now: f64, cost: f64) -> u32 {
         // A live handle whose key's record is cached (every call after its first): decided
         // there; anything else (and every error) by the general path below.
-        if let Some(allowed) = self.decide_record(self.handles.record(id), now, cost) {
-            return allowed as u32;
+        if let Some((offset, generation, length_byte)) = self.handles.record(id) {
+            if let Some(allowed) = self.decide_record(offset, generation, length_byte, now, cost) {
+                return allowed as u32;
+            }
         }
-        let mut handles = core::mem::take(&mut self.handles);
-        let r = self.limit_by_handle(&mut handles, id, now, cost);
-        self.handles = handles;
-        self.status(r)
+        self.limit_handle_slow(id, now, cost)
     }
 
     /// `peek` for an interned key.

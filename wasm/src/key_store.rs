@@ -323,6 +323,19 @@ impl CompactKeyed {
         Ok(d)
     }
 
+    /// `check_entry` with GCRA's path inline, for the per-request hot path
+    /// (`Limiter::decide_record`): its decision then stays in registers on its way to the
+    /// output buffer rather than coming back as a `Result` in memory. The other algorithms
+    /// call `check_entry`.
+    #[inline(always)]
+    pub(crate) fn check_entry_inline(&mut self, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
+        if let AnyAlgorithm::Gcra(a) = &self.algorithm {
+            let (c, at) = words_at(&self.chunks, offset);
+            return check_words::<_, GcraState>(a, &mut self.chunks[c][at..at + 8], now, cost);
+        }
+        self.check_entry(offset, now, cost)
+    }
+
     /// Decides a hit for `key`; returns the decision and the key's record (`None`: fresh).
     pub(crate) fn check_key(
         &mut self,

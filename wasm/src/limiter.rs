@@ -155,11 +155,19 @@ impl Limiter {
     /// that `generation` of the store gave a key of `length_byte` (a remembered or cached
     /// record), when that record is still the key's and the time and cost are good: decided,
     /// written to the output buffer, and whether it was allowed. `None`, deciding nothing,
-    /// in every other case (no record, a removed or moved one, a bad time or cost, a cost
-    /// that never fits): the caller then takes its general path, which answers those.
+    /// in every other case (a removed or moved record, a bad time or cost, a cost that never
+    /// fits): the caller then takes its general path, which answers those, as it does when it
+    /// has no record. The record comes as three numbers rather than an `Option` of them, which
+    /// would be passed through memory.
     #[inline(never)] // one copy for both callers: the module's size budget
-    pub(crate) fn decide_record(&mut self, record: Option<(u32, u32, u8)>, now_ms: f64, cost: f64) -> Option<bool> {
-        let (offset, generation, length_byte) = record?;
+    pub(crate) fn decide_record(
+        &mut self,
+        offset: u32,
+        generation: u32,
+        length_byte: u8,
+        now_ms: f64,
+        cost: f64,
+    ) -> Option<bool> {
         if !now_in_range(now_ms) || !cost_in_range(cost) {
             return None;
         }
@@ -167,13 +175,14 @@ impl Limiter {
         if keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
             return None;
         }
-        let cost = cost as u64;
+        // In range, so the signed conversion, one machine instruction (see `time.rs`).
+        let cost = cost as i64 as u64;
         // One unit fits every limit (none admits less), so only other costs are checked.
         if cost != 1 && self.policy.validate_cost(cost).is_err() {
             return None;
         }
-        let d = keyed.check_entry(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
-        self.out.write_one(&d);
+        let d = keyed.check_entry_inline(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
+        self.out.write_one_inline(&d);
         Some(d.allowed)
     }
 
@@ -308,8 +317,10 @@ impl Limiter {
     /// key or fails as `limit` would.
     #[wasm_bindgen(js_name = limitAgain)]
     pub fn limit_again(&mut self, now: f64, cost: f64) -> u32 {
-        let record = self.last.map(|l| (l.offset, l.generation, l.length_byte));
-        match self.decide_record(record, now, cost) {
+        let Some(l) = self.last else {
+            return NOT_REMEMBERED;
+        };
+        match self.decide_record(l.offset, l.generation, l.length_byte, now, cost) {
             Some(allowed) => allowed as u32,
             None => NOT_REMEMBERED,
         }
