@@ -74,7 +74,7 @@ export function flagOf(field, value) {
 /**
  * A duration option as every edge reads one (docs/vocabulary.md): whole milliseconds as a
  * number from `min` to `max`, or a string such as "250ms", "1s", "15m", longer than zero and
- * at most `max` ms. A string is read by the core's grammar in a wasm module, `ofText(text,
+ * at most `max` ms. A string is read by the core's grammar in a wasm module, `ofText(holder,
  * field)` (its `durationMs` export: `tollgate::spec::duration`, which the Worker's
  * wrangler.toml options use too), so its mistakes get the core's code and message; the caller
  * passes the module it has loaded, so the lite entry never loads the full one.
@@ -82,7 +82,7 @@ export function flagOf(field, value) {
 export function durationMs(field, value, min, max, ofText) {
   if (typeof value === "number") return wholeIn(field, value, min, max, " of milliseconds");
   if (typeof value !== "string") throw fail(field, value, 'a number of milliseconds or a duration such as "100ms"');
-  const ms = ofText(value, field);
+  const ms = ofText({ [field]: value }, field);
   if (ms > max) throw optionError("out_of_range", field, `${field} ${show(value)} is longer than the maximum ${max} ms`);
   return ms;
 }

@@ -71,11 +71,10 @@ pub fn build_policy(options: JsValue, fields: &[String]) -> Result<Policy, JsVal
 /// grammar and refused with its errors (`tollgate::spec::duration`: longer than zero, at most
 /// 366 days), so the JavaScript layer never restates the grammar. A number stays with that
 /// layer, which checks its range as the edge wants it.
-pub fn duration_text_ms(text: &str, field: &str) -> Result<f64, JsValue> {
-    // One field named as the user named it: the error's field and message are the core's.
-    let holder = Object::new();
-    let _ = Reflect::set(&holder, &JsValue::from_str(field), &JsValue::from_str(text));
-    match tollgate::spec::duration(&Js(holder.into()), field, 1) {
+/// `holder` is an object whose field `field` holds the string, named as the user named it, so
+/// the error's field and message are the core's.
+pub fn duration_text_ms(holder: JsValue, field: &str) -> Result<f64, JsValue> {
+    match tollgate::spec::duration(&Js(holder), field, 1) {
         Ok(d) => Ok(d.map_or(0.0, |d| d.as_millis_ceil() as f64)),
         Err(e) => Err(spec_error(&e)),
     }

@@ -5,9 +5,10 @@
 
 use wasm_bindgen::prelude::*;
 
-/// `text` (e.g. `"250ms"`, `"1s"`) in whole milliseconds, rounded up; throws the core's spec
-/// error (`code`, `field`) for a string that is not a duration, zero, or above 366 days.
+/// `holder[field]`, a string such as `"250ms"` or `"1s"`, in whole milliseconds, rounded up;
+/// throws the core's spec error (`code`, `field`) for a string that is not a duration, zero,
+/// or above 366 days.
 #[wasm_bindgen(js_name = durationMs)]
-pub fn duration_ms(text: &str, field: &str) -> Result<f64, JsValue> {
-    crate::spec::duration_text_ms(text, field)
+pub fn duration_ms(holder: JsValue, field: &str) -> Result<f64, JsValue> {
+    crate::spec::duration_text_ms(holder, field)
 }

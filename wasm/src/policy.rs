@@ -42,6 +42,8 @@ impl Policy {
 
     /// The penalty's block (`blockDuration`) in ms, 0 for none: as the core parsed it, so that
     /// JavaScript never reads the duration's text itself (a synced store refuses a penalty).
+    /// Not in the lite module, whose policies have no penalty and which no store uses.
+    #[cfg(feature = "full")]
     #[wasm_bindgen(getter, js_name = blockDurationMs)]
     pub fn block_duration_ms(&self) -> f64 {
         self.inner.block_duration().as_millis_ceil() as f64
