@@ -26,6 +26,11 @@ use core::ops::{Add, Sub};
 #[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Nanos(u64);
 
+/// The latest epoch time, in milliseconds, that an edge takes as a hit's `now`: the year 2500,
+/// far inside `u64` nanoseconds. One bound for every edge (the npm package, the Worker's
+/// `TEST_MODE` bodies), so the same `now` is taken or refused alike.
+pub const MAX_EPOCH_MS: u64 = 16_725_225_600_000;
+
 impl Nanos {
     /// Zero: the Unix epoch, or no time at all.
     pub const ZERO: Nanos = Nanos(0);
@@ -44,6 +49,26 @@ impl Nanos {
     /// From milliseconds, saturating.
     pub const fn from_millis(millis: u64) -> Nanos {
         Nanos(millis.saturating_mul(1_000_000))
+    }
+    /// Epoch milliseconds as every edge takes a hit's `now` (fractions allowed, to the nearest
+    /// nanosecond, halves up), or `None` outside `0..=MAX_EPOCH_MS` and for NaN.
+    ///
+    /// ```
+    /// use tollgate::{time::MAX_EPOCH_MS, Nanos};
+    /// assert_eq!(Nanos::from_epoch_ms(1_700_000_000_000.25), Some(Nanos::new(1_700_000_000_000_250_000)));
+    /// assert_eq!(Nanos::from_epoch_ms(-1.0), None);
+    /// assert_eq!(Nanos::from_epoch_ms(MAX_EPOCH_MS as f64 + 1.0), None);
+    /// ```
+    pub fn from_epoch_ms(ms: f64) -> Option<Nanos> {
+        if !(0.0..=MAX_EPOCH_MS as f64).contains(&ms) {
+            return None;
+        }
+        // Whole milliseconds exactly (`ms * 1e6` as one f64 would lose ~256 ns at today's
+        // epoch), then the fraction to the nearest nanosecond.
+        let whole = ms as u64;
+        let frac = (ms - whole as f64) * 1e6;
+        let rounded = frac as u64 + (frac - (frac as u64) as f64 >= 0.5) as u64;
+        Some(Nanos(whole * 1_000_000 + rounded))
     }
     /// From seconds, saturating.
     pub const fn from_secs(secs: u64) -> Nanos {

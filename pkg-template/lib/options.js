@@ -126,7 +126,14 @@ export function maxKeysOf(options) {
 
 export function keysOf(key) {
   if (typeof key === "string") return [key];
-  if (Array.isArray(key) && key.every((k) => typeof k === "string")) return key;
+  if (Array.isArray(key)) {
+    // Each key of a list named by its place, as the Worker names a body's `keys[i]`.
+    const i = key.findIndex((k) => typeof k !== "string");
+    if (i < 0) return key;
+    throw fail(`keys[${i}]`, key[i], "a string");
+  }
+  // No key at all is the Worker's body without `key`: required, not of the wrong type.
+  if (key === undefined) throw optionError("missing_key", "key", "key is required");
   throw fail("key", key, "a string or an array of strings");
 }
 

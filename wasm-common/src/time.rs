@@ -7,9 +7,10 @@ use wasm_bindgen::JsValue;
 
 use crate::errors::number_error;
 
-/// The latest `now` accepted: year 2500 in epoch ms, far inside u64 nanoseconds (the error
-/// message spells it out: no float formatting in the module, see docs/benchmarks.md).
-const MAX_NOW_MS: f64 = 16_725_225_600_000.0;
+/// The latest `now` accepted: the core's bound for every edge (the year 2500 in epoch ms). The
+/// error message spells it out (no float formatting in the module, see docs/benchmarks.md).
+const MAX_NOW_MS: f64 = tollgate::time::MAX_EPOCH_MS as f64;
+const _: () = assert!(tollgate::time::MAX_EPOCH_MS == 16_725_225_600_000);
 
 #[inline]
 pub fn now_from_ms(ms: f64) -> Result<Nanos, JsValue> {
@@ -197,6 +198,23 @@ mod tests {
             let whole = ms as u64;
             let want = whole * 1_000_000 + ((ms - whole as f64) * 1e6).round() as u64;
             assert_eq!(nanos_of_valid_ms(ms).as_nanos(), want, "{ms}");
+        }
+    }
+
+    /// The hot path's conversion is the core's, which the Worker's bodies go through.
+    #[test]
+    fn now_is_the_cores() {
+        let mut ms = 0.0f64;
+        while ms < MAX_NOW_MS {
+            assert_eq!(Some(nanos_of_valid_ms(ms)), Nanos::from_epoch_ms(ms), "{ms}");
+            assert_eq!(now_in_range(ms), Nanos::from_epoch_ms(ms).is_some(), "{ms}");
+            ms = ms * 1.7 + 0.123_456_789;
+        }
+        for ms in [-0.5, -1.0, f64::NAN, f64::INFINITY, MAX_NOW_MS, MAX_NOW_MS + 1.0, 1_700_000_000_000.0005] {
+            assert_eq!(now_in_range(ms), Nanos::from_epoch_ms(ms).is_some(), "{ms}");
+            if now_in_range(ms) {
+                assert_eq!(Some(nanos_of_valid_ms(ms)), Nanos::from_epoch_ms(ms), "{ms}");
+            }
         }
     }
 

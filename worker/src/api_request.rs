@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 use tollgate::limiter::{validate_keys, KeyError, MAX_KEY_LEN};
 use tollgate::quota::MAX_LIMIT;
+use tollgate::time::MAX_EPOCH_MS;
 use tollgate::Nanos;
 
 use crate::config::{Config, PolicyConfig};
@@ -93,6 +94,15 @@ fn whole(v: &Value, field: &str, min: u64, code: &'static str) -> Result<u64, Ap
     })
 }
 
+/// A body's `now` (`TEST_MODE`): epoch milliseconds, fractions allowed, in the range every edge
+/// takes (`Nanos::from_epoch_ms`), so the npm package and the Worker take or refuse it alike.
+fn now_of(v: &Value) -> Result<Nanos, ApiError> {
+    v.as_f64().and_then(Nanos::from_epoch_ms).ok_or_else(|| {
+        let m = format!("now must be epoch milliseconds between 0 and {MAX_EPOCH_MS}, got {v}");
+        ApiError::bad_request("invalid_now", m).with_field("now")
+    })
+}
+
 /// The `?status=` of `/v1/limit` and `/v1/peek`: the HTTP status a denial is answered with,
 /// 200 or 429 (`None`: the policy's `statusCode`).
 pub fn deny_status_param(url: &worker::Url) -> Result<Option<u16>, ApiError> {
@@ -148,9 +158,7 @@ pub fn parse<'c>(
             (first, if keys.len() > 1 { Some(std::mem::take(&mut keys)) } else { None })
         }
         (Some(Value::String(k)), None) => (k.clone(), None),
-        (None | Some(Value::Null), None) => {
-            return Err(ApiError::bad_request("missing_key", "key is required").with_field("key"))
-        }
+        (None, None) => return Err(ApiError::bad_request("missing_key", "key is required").with_field("key")),
         (Some(other), None) => {
             let m = format!("key must be a string, got {other}");
             return Err(ApiError::bad_request("invalid_type", m).with_field("key"));
@@ -185,7 +193,7 @@ pub fn parse<'c>(
                 "now may only be given when the TEST_MODE var is on; the Durable Object's clock decides",
             ))
         }
-        Some(n) => Some(Nanos::from_millis(whole(n, "now", 0, "invalid_now")?)),
+        Some(n) => Some(now_of(n)?),
     };
     Ok(HitRequest { policy, key, keys, cost, now })
 }
