@@ -3,6 +3,7 @@
 // exactly as `limit()`'s.
 import { wasmMemory as memory } from "./wasm.js";
 import { KeyHandle } from "./key-handle.js";
+import { optionError } from "./options.js";
 
 let u8 = new Uint8Array(memory().buffer);
 let f64 = new Float64Array(memory().buffer);
@@ -30,7 +31,7 @@ function encodeKeys(keys, n) {
   for (let i = 0; i < n; i++) {
     const k = keys[i];
     if (typeof k !== "string") {
-      throw new TypeError(`keys[${i}] must be a string, got ${typeof k} (keys are all handles or all strings)`);
+      throw optionError("invalid_type", `keys[${i}]`, `keys[${i}] must be a string, got ${typeof k} (keys are all handles or all strings)`);
     }
     if (bytes.length < at + 3 * k.length) {
       const grown = new Uint8Array(Math.max(2 * bytes.length, at + 3 * k.length));
@@ -63,15 +64,15 @@ function perEntry(field, value, n, fallback) {
     return one;
   }
   if (!isNumbers(value) || value instanceof BigInt64Array || value instanceof BigUint64Array) {
-    throw new TypeError(`${field} must be a number or an array of numbers, got ${typeof value}`);
+    throw optionError("invalid_type", field, `${field} must be a number or an array of numbers, got ${typeof value}`);
   }
   if (value.length !== n) {
-    throw new RangeError(`${field} must hold one value per entry (${n}), got ${value.length}`);
+    throw optionError("out_of_range", field, `${field} must hold one value per entry (${n}), got ${value.length}`);
   }
   if (value instanceof Float64Array) return value;
   const out = Float64Array.from(value);
   for (let i = 0; i < out.length; i++) {
-    if (typeof value[i] !== "number") throw new TypeError(`${field}[${i}] must be a number, got ${typeof value[i]}`);
+    if (typeof value[i] !== "number") throw optionError("invalid_type", `${field}[${i}]`, `${field}[${i}] must be a number, got ${typeof value[i]}`);
   }
   return out;
 }
@@ -87,9 +88,9 @@ function resultArrays(out, n) {
   if (out === undefined) {
     return { admitted: 0, allowed: new Uint8Array(n), remaining: new Float64Array(n), resetAt: new Float64Array(n), retryAfter: new Float64Array(n) };
   }
-  if (out === null || typeof out !== "object") throw new TypeError(`out must be an object of typed arrays, got ${out}`);
+  if (out === null || typeof out !== "object") throw optionError("invalid_type", "out", `out must be an object of typed arrays, got ${out}`);
   const bad = () =>
-    new TypeError(`out must hold allowed (Uint8Array) and optionally remaining, resetAt, retryAfter (Float64Array), each of at least ${n} entries`);
+    optionError("invalid_type", "out", `out must hold allowed (Uint8Array) and optionally remaining, resetAt, retryAfter (Float64Array), each of at least ${n} entries`);
   if (!(out.allowed instanceof Uint8Array) || out.allowed.length < n) throw bad();
   for (const f of NUMBERS) {
     const a = out[f];
@@ -118,10 +119,10 @@ const oneId = new Uint32Array(1);
 export function limitBatch(wasm, owner, keys, options, out) {
   const single = keys instanceof KeyHandle || typeof keys === "string";
   if (!single && !Array.isArray(keys)) {
-    throw new TypeError(`keys must be a key handle, a string, or an array of them, got ${keys === null ? "null" : typeof keys}`);
+    throw optionError("invalid_type", "keys", `keys must be a key handle, a string, or an array of them, got ${keys === null ? "null" : typeof keys}`);
   }
   if (options !== undefined && (options === null || typeof options !== "object")) {
-    throw new TypeError(`options must be an object, got ${options}`);
+    throw optionError("invalid_type", "options", `options must be an object, got ${options}`);
   }
   const o = options ?? {};
   const n = entryCount(keys, o);
@@ -130,7 +131,7 @@ export function limitBatch(wasm, owner, keys, options, out) {
     r.admitted = 0;
     return r;
   }
-  if (o.cost !== undefined && o.costs !== undefined) throw new TypeError("give cost (one for all) or costs (one per key), not both");
+  if (o.cost !== undefined && o.costs !== undefined) throw optionError("conflicting_fields", "costs", "give cost (one for all) or costs (one per key), not both", TypeError);
   // Copies first: `one` is shared by now and cost.
   let nows = perEntry("now", o.now, n, Date.now());
   if (nows === one) nows = Float64Array.of(one[0]);
@@ -138,7 +139,7 @@ export function limitBatch(wasm, owner, keys, options, out) {
   const numbers = wantsNumbers(r);
   let admitted;
   if (keys instanceof KeyHandle) {
-    if (keys.owner !== owner) throw new TypeError("keys must be a key handle of this limiter");
+    if (keys.owner !== owner) throw optionError("invalid_value", "keys", "keys must be a key handle of this limiter");
     oneId[0] = keys.id;
     admitted = wasm.limitBatch(oneId, n, nows, costs, numbers);
   } else if (typeof keys === "string") {
@@ -155,7 +156,7 @@ export function limitBatch(wasm, owner, keys, options, out) {
       const h = keys[i];
       if (h !== last) {
         if (!(h instanceof KeyHandle) || h.owner !== owner) {
-          throw new TypeError(`keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+          throw optionError("invalid_value", `keys[${i}]`, `keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
         }
         last = h;
         id = h.id;

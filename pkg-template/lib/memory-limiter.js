@@ -4,7 +4,7 @@
 // handles nor `limitBatch` (see docs/js-layer.md, "The lite module"). Imports no wasm itself,
 // so that each entry loads only its own module.
 import { Limits } from "./limits.js";
-import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail } from "./options.js";
+import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail, optionError } from "./options.js";
 import { readDecision, readKey } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
@@ -176,7 +176,7 @@ export class MemoryLimiter {
    */
   key(key) {
     this.#fast("key handles");
-    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
     return new KeyHandle(key, this.#wasm.intern(key), this);
   }
 
@@ -233,14 +233,14 @@ export class MemoryLimiter {
 
   /** The key's state as bytes (`null`: fresh); `import` takes it back, here or in another process. */
   export(key) {
-    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
     return this.#wasm.exportState(key) ?? null;
   }
 
   import(key, state) {
-    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
     if (state !== null && !(state instanceof Uint8Array)) {
-      throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
+      throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
     }
     try {
       this.#wasm.importState(key, state ?? undefined);

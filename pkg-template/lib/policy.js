@@ -7,7 +7,7 @@ import { Policy as WasmPolicy } from "./wasm.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { readDecision } from "./decision.js";
-import { POLICY_FIELDS } from "./options.js";
+import { POLICY_FIELDS, optionError } from "./options.js";
 
 const SINGLE = [""];
 
@@ -49,7 +49,7 @@ export class Policy extends Limits {
   }
 
   validateState(state) {
-    if (!(state instanceof Uint8Array)) throw new TypeError(`state must be a Uint8Array, got ${typeof state}`);
+    if (!(state instanceof Uint8Array)) throw optionError("invalid_type", "state", `state must be a Uint8Array, got ${typeof state}`);
     this._store.validateState(state);
   }
 

@@ -142,7 +142,7 @@ export class RedisLimiter {
    */
   async import(key, state) {
     const rkey = this.#store._key(checkStateKey(key));
-    if (state !== null && !(state instanceof Uint8Array)) throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
+    if (state !== null && !(state instanceof Uint8Array)) throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
     let expiresAt = 0;
     if (state !== null) {
       try {
@@ -519,7 +519,7 @@ function checkKeys(keys) {
 
 /** A key of `export`/`import`: one string, checked as the in-memory limiter checks it. */
 function checkStateKey(key) {
-  if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+  if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
   validateKeys([key]);
   return key;
 }

@@ -89,11 +89,11 @@ export class SyncedRedisLimiter {
 
   /** Counters synced across processes only ever grow: a refund cannot be merged. */
   async refund() {
-    throw new TypeError("refund is not supported with syncRate != 0 (merged counters only grow); use syncRate 0");
+    throw optionError("unsupported_in_sync_mode", "syncRate", "refund is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
   }
 
   async reset() {
-    throw new TypeError("reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0");
+    throw optionError("unsupported_in_sync_mode", "syncRate", "reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
   }
 
   headers(decision, options) {

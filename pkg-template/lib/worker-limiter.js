@@ -7,7 +7,7 @@
 // on a key known to be blocked are denied here, by the core over that state, marked
 // `estimate: true` as the Worker marks its own cache's answers.
 import { durationMs, validateKeys } from "./wasm.js";
-import { keysOf, callOptions } from "./options.js";
+import { keysOf, callOptions, optionError } from "./options.js";
 import { readDecision, bindingKey } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
@@ -91,7 +91,7 @@ export class WorkerLimiter {
 
   /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
   async export(key) {
-    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
     validateKeys([key]);
     const body = await this.#call("GET", `${this.#keyPath(key)}/state`);
     return body.state === null ? null : fromBase64(body.state);
@@ -99,9 +99,9 @@ export class WorkerLimiter {
 
   /** Replaces the key's state with `state` (bytes from `export`, here or any store; `null`: fresh). */
   async import(key, state) {
-    if (typeof key !== "string") throw new TypeError(`key must be a string, got ${typeof key}`);
+    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
     if (state !== null && !(state instanceof Uint8Array)) {
-      throw new TypeError(`state must be a Uint8Array or null, got ${typeof state}`);
+      throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
     }
     validateKeys([key]);
     this.#forget(key);

@@ -144,6 +144,17 @@ const OTHERS = [
   ["WorkerStore", () => new WorkerStore({ url: "http://127.0.0.1:1" }), "missing_field", "policy"],
   ["WorkerStore", () => new WorkerStore({ binding: {}, policy: "same" }), "invalid_type", "binding"],
   ["WorkerStore", () => new WorkerStore({ url: "http://127.0.0.1:1", policy: "same", failure: "insurance", insurance: 0.5 }).limiter(), "missing_field", "limits"],
+  // A call's own arguments, named as the call names them.
+  ["export", () => new RateLimiter(table.policy).export(5), "invalid_type", "key"],
+  ["import", () => new RateLimiter(table.policy).import("k", "bytes"), "invalid_type", "state"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(["a", 5]), "invalid_type", "keys[1]"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(null), "invalid_type", "keys"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(["a", "b"], { costs: [1] }), "out_of_range", "costs"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(["a"], { costs: ["1"] }), "invalid_type", "costs[0]"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(["a"], { cost: 1, costs: [1] }), "conflicting_fields", "costs"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(["a"], {}, { allowed: [] }), "invalid_type", "out"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(["a"], 5), "invalid_type", "options"],
+  ["limitBatch", () => new RateLimiter(table.policy).limitBatch(new RateLimiter(table.policy).key("a")), "invalid_value", "keys"],
 ];
 
 for (const [edge, make, code, field, Class = code === "out_of_range" ? RangeError : TypeError] of OTHERS) {

@@ -53,7 +53,8 @@ for (const kind of CLIENTS) {
     await assert.rejects(a.limit(""), { name: "RangeError", message: /key must not be empty/ });
     await assert.rejects(a.limit("k", { cost: 11 }), { name: "RangeError", message: /can never fit/ });
     // refund/reset cannot be merged: refused clearly.
-    await assert.rejects(a.refund("k"), { name: "TypeError", message: /refund is not supported/ });
+    await assert.rejects(a.refund("k"), { name: "TypeError", code: "unsupported_in_sync_mode", message: /refund is not supported/ });
+    await assert.rejects(a.reset("k"), { name: "TypeError", code: "unsupported_in_sync_mode", message: /reset is not supported/ });
     // Only window counters merge.
     assert.throws(() => new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { syncRate: 100 }) }), {
       name: "TypeError",
