@@ -59,16 +59,27 @@ impl Nanos {
     /// assert_eq!(Nanos::from_epoch_ms(-1.0), None);
     /// assert_eq!(Nanos::from_epoch_ms(MAX_EPOCH_MS as f64 + 1.0), None);
     /// ```
+    #[inline]
     pub fn from_epoch_ms(ms: f64) -> Option<Nanos> {
         if !(0.0..=MAX_EPOCH_MS as f64).contains(&ms) {
             return None;
         }
+        Some(Nanos::from_epoch_ms_in_range(ms))
+    }
+    /// [`Nanos::from_epoch_ms`] of a time the caller has already checked to be in
+    /// `0..=MAX_EPOCH_MS` (the wasm modules' per-request path checks once, before deciding).
+    #[inline(always)]
+    pub fn from_epoch_ms_in_range(ms: f64) -> Nanos {
         // Whole milliseconds exactly (`ms * 1e6` as one f64 would lose ~256 ns at today's
-        // epoch), then the fraction to the nearest nanosecond.
-        let whole = ms as u64;
+        // epoch), then the fraction to the nearest nanosecond, halves up (`f64::round` is std's,
+        // and in wasm a libm call). Each `as i64` truncates; signed rather than unsigned because
+        // the values are far below 2^63, and wasm engines turn the signed conversions into one
+        // machine instruction each where the unsigned ones take branches and shifts.
+        let whole = ms as i64;
         let frac = (ms - whole as f64) * 1e6;
-        let rounded = frac as u64 + (frac - (frac as u64) as f64 >= 0.5) as u64;
-        Some(Nanos(whole * 1_000_000 + rounded))
+        let f = frac as i64;
+        let rounded = f + (frac - f as f64 >= 0.5) as i64;
+        Nanos(whole as u64 * 1_000_000 + rounded as u64)
     }
     /// From seconds, saturating.
     pub const fn from_secs(secs: u64) -> Nanos {
@@ -223,5 +234,48 @@ mod saturating_mul_tests {
             v.extend([p - 1, p, p + 1]);
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod epoch_ms_tests {
+    use super::{Nanos, MAX_EPOCH_MS};
+    use alloc::vec;
+
+    /// What the conversion must give: the whole milliseconds times 1e6 plus the fraction in
+    /// nanoseconds rounded half up (`f64::round`), computed apart.
+    fn reference(ms: f64) -> u64 {
+        let whole = ms as u64;
+        whole * 1_000_000 + ((ms - whole as f64) * 1e6).round() as u64
+    }
+
+    #[test]
+    fn from_epoch_ms_is_exact_across_the_range() {
+        let max = MAX_EPOCH_MS as f64;
+        let mut ms = 0.0f64;
+        let mut all = vec![0.0, 0.5, 1.0, 1_700_000_000_000.0, 1_700_000_000_000.25, 1_700_000_000_000.001, max];
+        while ms < max {
+            all.push(ms);
+            ms = ms * 1.7 + 0.123_456_789;
+        }
+        for ms in all {
+            assert_eq!(Nanos::from_epoch_ms(ms), Some(Nanos::new(reference(ms))), "{ms}");
+        }
+        for ms in [-0.5, -1.0, f64::NAN, f64::INFINITY, max + 1.0] {
+            assert_eq!(Nanos::from_epoch_ms(ms), None, "{ms}");
+        }
+    }
+
+    /// Near halves of a nanosecond, where rounding half up and half to even differ.
+    #[test]
+    fn from_epoch_ms_rounds_halves_up() {
+        let mut x = 0.0f64;
+        while x < 1_000.0 {
+            assert_eq!(Nanos::from_epoch_ms(x), Some(Nanos::new(reference(x))), "{x}");
+            x += 0.000_123_456_7;
+        }
+        for x in [0.0000005, 0.0000015, 0.0000025, 0.9999995, 123.4565] {
+            assert_eq!(Nanos::from_epoch_ms(x), Some(Nanos::new(reference(x))), "{x}");
+        }
     }
 }

@@ -27,26 +27,11 @@ pub fn now_in_range(ms: f64) -> bool {
     (0.0..=MAX_NOW_MS).contains(&ms)
 }
 
-/// `now_from_ms` of a time already checked with `now_in_range`.
+/// `now_from_ms` of a time already checked with `now_in_range`: the core's conversion, which
+/// the Worker's bodies go through too.
 #[inline(always)]
 pub fn nanos_of_valid_ms(ms: f64) -> Nanos {
-    // Whole milliseconds exactly (ms * 1e6 as one f64 would lose ~256 ns at today's epoch),
-    // then the fraction to the nearest nanosecond. Each `as i64` truncates: one wasm
-    // instruction, where `f64::trunc` would be std's (this module links none; see module.rs);
-    // signed rather than unsigned because the values are far below 2^63, and wasm engines
-    // turn the signed conversions into one machine instruction each where the unsigned ones
-    // take a sequence of branches and shifts.
-    let whole = ms as i64;
-    let frac = round_half_up((ms - whole as f64) * 1e6);
-    Nanos::new(whole as u64 * 1_000_000 + frac)
-}
-
-/// `x.round()` for `0 <= x < 2^52` as an integer, without the libm call `f64::round` is in
-/// wasm (wasm's own `nearest` rounds halves to even): `x - floor(x)` is exact in that range.
-#[inline(always)]
-fn round_half_up(x: f64) -> u64 {
-    let f = x as i64;
-    (f + (x - f as f64 >= 0.5) as i64) as u64
+    Nanos::from_epoch_ms_in_range(ms)
 }
 
 /// `x as f64`, through the signed conversion whenever `x` fits it (always, for a limit or a
@@ -192,41 +177,4 @@ mod tests {
         }
     }
 
-    #[test]
-    fn nanos_of_valid_ms_is_exact() {
-        for ms in [0.0, 0.5, 1.0, 1_700_000_000_000.0, 1_700_000_000_000.25, 1_700_000_000_000.001, MAX_NOW_MS] {
-            let whole = ms as u64;
-            let want = whole * 1_000_000 + ((ms - whole as f64) * 1e6).round() as u64;
-            assert_eq!(nanos_of_valid_ms(ms).as_nanos(), want, "{ms}");
-        }
-    }
-
-    /// The hot path's conversion is the core's, which the Worker's bodies go through.
-    #[test]
-    fn now_is_the_cores() {
-        let mut ms = 0.0f64;
-        while ms < MAX_NOW_MS {
-            assert_eq!(Some(nanos_of_valid_ms(ms)), Nanos::from_epoch_ms(ms), "{ms}");
-            assert_eq!(now_in_range(ms), Nanos::from_epoch_ms(ms).is_some(), "{ms}");
-            ms = ms * 1.7 + 0.123_456_789;
-        }
-        for ms in [-0.5, -1.0, f64::NAN, f64::INFINITY, MAX_NOW_MS, MAX_NOW_MS + 1.0, 1_700_000_000_000.0005] {
-            assert_eq!(now_in_range(ms), Nanos::from_epoch_ms(ms).is_some(), "{ms}");
-            if now_in_range(ms) {
-                assert_eq!(Some(nanos_of_valid_ms(ms)), Nanos::from_epoch_ms(ms), "{ms}");
-            }
-        }
-    }
-
-    #[test]
-    fn round_half_up_is_round() {
-        for x in [0.0, 0.49999999999999994, 0.5, 0.5000000000000001, 1.5, 2.5, 999_999.5, 999_999.4999999999, 123.456] {
-            assert_eq!(round_half_up(x) as f64, x.round(), "{x}");
-        }
-        let mut x = 0.0f64;
-        while x < 1_000_000.0 {
-            assert_eq!(round_half_up(x) as f64, x.round(), "{x}");
-            x += 0.123_456_7;
-        }
-    }
 }
