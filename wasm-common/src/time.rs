@@ -176,5 +176,4 @@ mod tests {
             assert_eq!(num(x), x as f64, "{x}");
         }
     }
-
 }
