@@ -15,7 +15,7 @@ import { CasScript } from "./redis-script.js";
 import { SwapBatcher } from "./redis-batch.js";
 import { RedisClock } from "./redis-clock.js";
 import { MAX, durationMs, fail, flagOf, known, objectOf, oneOf, optionError, show, wholeIn } from "./options.js";
-import { storeOptions } from "./store-options.js";
+import { applyStoreOptions } from "./store-options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
 import { Insurance } from "./insurance.js";
@@ -52,15 +52,13 @@ export class RedisStore {
     if (typeof prefix !== "string") throw fail("prefix", prefix, "a string");
     if (typeof namespace !== "string") throw fail("namespace", namespace, "a string");
     if (namespace.includes("\n")) throw optionError("invalid_value", "namespace", `namespace must not hold a line break, got ${show(namespace)}`);
-    const shared = storeOptions(options, 500);
-    /** The share of each limit a process admits in memory while Redis is unavailable. */
-    this._insuranceShare = shared.insuranceShare;
+    const now = applyStoreOptions(this, options, 500);
     oneOf("clock", clock, CLOCKS);
     // 0: every hit decided in Redis; > 0: synced every that many ms; < 0: local only. A
     // duration string is an interval, so longer than zero (as in wrangler.toml).
-    const syncMs = durationMs("syncRate", syncRate, -MAX_SYNC_MS, MAX_SYNC_MS, durationOfText);
+    this._syncRate = durationMs("syncRate", syncRate, -MAX_SYNC_MS, MAX_SYNC_MS, durationOfText);
     if (batchKeys !== undefined) flagOf("batchKeys", batchKeys);
-    const maxAttemptsChecked = wholeIn("maxAttempts", maxAttempts, 1, MAX);
+    this._maxAttempts = wholeIn("maxAttempts", maxAttempts, 1, MAX);
     const refreshMs = wholeIn("clockRefreshMs", clockRefreshMs, 1, MAX, " of milliseconds");
     this._client = adaptClient(client);
     /** A Redis Cluster client: each command's keys must share a slot (redis-client.js). */
@@ -70,15 +68,8 @@ export class RedisStore {
     }
     this._prefix = prefix + (namespace === "" ? "" : `${namespace}:`);
     this._namespace = namespace;
-    this._timeoutMs = shared.timeoutMs;
-    this._failure = shared.failure;
-    this._syncRate = syncMs;
-    this._maxAttempts = maxAttemptsChecked;
-    this._blockedCacheMs = shared.blockedCacheMs;
-    this._maxCachedKeys = shared.maxCachedKeys;
-    this._closedRetryMs = shared.closedRetryMs;
-    this._local = shared.now;
-    this._onError = shared.onError;
+    /** This process's clock; `_now` below is the deciding one (Redis's with `clock: "redis"`). */
+    this._local = now;
     this._script = new CasScript(this._client);
     // One-key swaps of one tick share a script call (redis-batch.js); without, each is its own.
     // Off on a cluster: the keys in flight almost never share a slot, and the client pipelines
@@ -93,7 +84,6 @@ export class RedisStore {
      * always 0, which the tests assert). For tests and benchmarks. @internal
      */
     this._guarded = { writes: 0, mismatches: 0 };
-    const now = shared.now;
     const redisClock = clock === "redis" ? new RedisClock(this._client, now, refreshMs) : null;
     this._now = redisClock ? () => redisClock.now() : () => now();
     this.clock = clock;

@@ -20,9 +20,11 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 /**
  * The options the Redis and Worker stores share, read the same way (docs/vocabulary.md):
  * `failure` and `insurance`, `timeoutMs`, `blockedCache`, `maxCachedKeys`, `closedRetryMs`,
- * `now`, `onError`. Each mistake is refused with the core's code and the option's name.
+ * `now`, `onError`. Each mistake is refused with the core's code and the option's name. Sets
+ * them on `store` under the names both stores' limiters read (`_failure`, `_timeoutMs`, ...)
+ * and returns `now`, the local clock, which each store keeps its own way.
  */
-export function storeOptions(options, defaultTimeoutMs) {
+export function applyStoreOptions(store, options, defaultTimeoutMs) {
   const {
     failure = "open",
     insurance,
@@ -40,18 +42,17 @@ export function storeOptions(options, defaultTimeoutMs) {
   if (failure !== "insurance" && insurance !== undefined) {
     throw optionError("conflicting_fields", "insurance", `insurance applies with failure "insurance" only, not ${show(failure)}`);
   }
-  return {
-    failure,
-    insuranceShare: insurance === undefined ? 0 : insuranceShare(insurance),
-    timeoutMs: wholeIn("timeoutMs", timeoutMs, 1, MAX_TIMER_MS, " of milliseconds"),
-    // How long a denial over cached bytes stands without asking the store (ms since it last
-    // confirmed them): true is the default bound, false confirms every such denial.
-    blockedCacheMs: blockedCache === true ? BLOCKED_CACHE_MS : blockedCache === false ? 0 : blockedCacheOf(blockedCache),
-    maxCachedKeys: wholeIn("maxCachedKeys", maxCachedKeys, 0, MAX),
-    closedRetryMs: wholeIn("closedRetryMs", closedRetryMs, 1, MAX, " of milliseconds"),
-    now: fnOf("now", now, "a function returning epoch ms"),
-    onError: fnOf("onError", onError, "a function", true),
-  };
+  /** The share of each limit a process admits in memory while the store is unavailable. */
+  store._insuranceShare = insurance === undefined ? 0 : insuranceShare(insurance);
+  store._failure = failure;
+  store._timeoutMs = wholeIn("timeoutMs", timeoutMs, 1, MAX_TIMER_MS, " of milliseconds");
+  // How long a denial over cached bytes stands without asking the store (ms since it last
+  // confirmed them): true is the default bound, false confirms every such denial.
+  store._blockedCacheMs = blockedCache === true ? BLOCKED_CACHE_MS : blockedCache === false ? 0 : blockedCacheOf(blockedCache);
+  store._maxCachedKeys = wholeIn("maxCachedKeys", maxCachedKeys, 0, MAX);
+  store._closedRetryMs = wholeIn("closedRetryMs", closedRetryMs, 1, MAX, " of milliseconds");
+  store._onError = fnOf("onError", onError, "a function", true);
+  return fnOf("now", now, "a function returning epoch ms");
 }
 
 function blockedCacheOf(v) {

@@ -10,7 +10,7 @@
 // option names and meanings (`failure`, `insurance`, `timeoutMs`, `blockedCache`, `onError`).
 // See docs/worker-store.md.
 import { fail, fnOf, known, objectOf, optionError } from "./options.js";
-import { storeOptions } from "./store-options.js";
+import { applyStoreOptions } from "./store-options.js";
 import { Insurance } from "./insurance.js";
 import { WorkerTransport } from "./worker-transport.js";
 import { WorkerLimiter } from "./worker-limiter.js";
@@ -41,18 +41,10 @@ export class WorkerStore {
     if (policy === undefined) throw optionError("missing_field", "policy", "policy is required: the name of one of the Worker's policies");
     if (typeof policy !== "string") throw fail("policy", policy, "the name of one of the Worker's policies");
     if (policy === "") throw fail("policy", policy, "the name of one of the Worker's policies", "invalid_value");
-    const shared = storeOptions(options, 1000);
-    this._insuranceShare = shared.insuranceShare;
+    this._now = applyStoreOptions(this, options, 1000);
     this._transport = new WorkerTransport({ url, binding, fetch, token });
     /** The Worker policy every decision of this store is made by. */
     this.policy = policy;
-    this._timeoutMs = shared.timeoutMs;
-    this._failure = shared.failure;
-    this._blockedCacheMs = shared.blockedCacheMs;
-    this._maxCachedKeys = shared.maxCachedKeys;
-    this._closedRetryMs = shared.closedRetryMs;
-    this._now = shared.now;
-    this._onError = shared.onError;
   }
 
   /**
