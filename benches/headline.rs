@@ -6,7 +6,7 @@
 //! state behind `black_box` so the compiler cannot fold the loop. tollgate takes time as an
 //! argument (synthetic, +1 µs per check); governor's default limiters read their default clock
 //! (`QuantaClock`) themselves, so tollgate is also measured reading the same clock, and
-//! governor on the `FakeRelativeClock` the old figures used. Every row says whether the limiter is
+//! governor on a `FakeRelativeClock` (its slowest setup). Every row says whether the limiter is
 //! thread-safe: governor's always are (an atomic state; a sharded, locked map), tollgate's
 //! `Gcra` state and `KeyedLimiter` take `&mut` and are also measured in a `Mutex`.
 //!

@@ -1,5 +1,5 @@
-//! Uncoordinated holders sharing one capacity through leases, in simulated time (notes,
-//! section 4): a pool of 500/s as 20 partitions of 25/s, three holders that each pace their
+//! Uncoordinated holders sharing one capacity through leases, in simulated time: a pool of
+//! 500/s as 20 partitions of 25/s, three holders that each pace their
 //! work to what they may count of their leases (`LeasePool` + `LeaseHolder` + `Pacer`, the
 //! same core the Worker and the npm `LeasedPacer` run). a and b each want 12 partitions: a
 //! gets 12 and b the 8 left, until their renewals at 5 s, when the pool caps both at their fair

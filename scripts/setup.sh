@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: toolchains, targets, system packages, npm packages.
 # Every step is skipped when what it installs is already present, so `make test` on a
-# machine that has run it once pays nothing. See ../shared/reference/toolchain.md (verified
-# steps for this machine kind) for why each pin is what it is.
+# machine that has run it once pays nothing. Each pin is the version the step was verified
+# with on this machine kind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -38,7 +38,7 @@ struct Entry<S> {
 /// use tollgate::blocked::BlockedCache;
 /// use tollgate::{AnyAlgorithm, Gcra, Nanos, Policy, Quota};
 ///
-/// // GCRA of 100/s, burst 20 (the notes' example): 20 hits empty the burst.
+/// // GCRA of 100/s, burst 20: 20 hits empty the burst.
 /// let gcra = Gcra::new(Quota::per_second(100).unwrap().with_burst(20).unwrap()).unwrap();
 /// let policy = Policy::single(AnyAlgorithm::Gcra(gcra));
 /// let t = Nanos::from_secs(1_000);

@@ -523,8 +523,8 @@ fn hash_of<Q: Hash + ?Sized>(hasher: &impl BuildHasher, key: &Q) -> u64 {
 /// A radix select over the offsets from the smallest value, a byte at a time from the highest
 /// byte in which they differ, keeping only the candidates whose bytes so far match, instead of
 /// `select_nth_unstable`: no worst case on any input, and a few hundred bytes of code where
-/// the standard library's introselect is kilobytes of the npm package's wasm (docs/benchmarks.md,
-/// wasm size). Slower than `select_nth_unstable` natively, but paid only once per eighth of
+/// the standard library's introselect is kilobytes of the npm package's wasm (about 5 KB).
+/// Slower than `select_nth_unstable` natively, but paid only once per eighth of
 /// the cap's new keys.
 pub fn kth_smallest(times: &mut [Nanos], k: usize) -> Nanos {
     let Some(&first) = times.first() else {

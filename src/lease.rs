@@ -1,4 +1,4 @@
-//! Leased shares of a capacity (notes, section 4): uncoordinated workers share one capacity
+//! Leased shares of a capacity: uncoordinated workers share one capacity
 //! by splitting it into partitions (500/s as 20 partitions of 25/s) and taking time-limited
 //! exclusive leases on them. A worker's allowed rate is the sum of its partitions; when a
 //! lease expires it must slow down, and a crashed worker's partitions come back after the TTL.

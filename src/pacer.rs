@@ -1,7 +1,7 @@
-//! The other side of rate limiting: pacing work sent to a throttled service (notes, section 4).
+//! The other side of rate limiting: pacing work sent to a throttled service.
 //!
-//! Retrying rejected work blindly multiplies traffic (10,000 records took 30,000 sends in the
-//! notes' example). A [`Pacer`] instead tells when each unit of work may start so that the
+//! Retrying rejected work blindly multiplies traffic (10,000 records take 30,000 sends in
+//! `tests/pacing.rs`). A [`Pacer`] instead tells when each unit of work may start so that the
 //! rate is never exceeded, smoothed at a finer grain than the service's window: for 100 ops/s,
 //! release 20 every 200 ms rather than 100 at once.
 //!

@@ -1,4 +1,4 @@
-//! Eventually consistent cluster counting, gateway style (notes, section 3).
+//! Eventually consistent cluster counting, gateway style.
 //!
 //! Each node keeps window counters for the keys it sees in local memory and decides from the
 //! last merged value plus its own hits not yet merged. Every `sync_rate` it pushes its

@@ -184,8 +184,8 @@ fn uncoordinated_holders_never_exceed_the_capacity_in_any_window() {
     // Holders are down a lot (each crashes every ~2 s here) and warm up after each grant:
     // about a sixth of the capacity is used (16.5% of it with fair shares, which move
     // partitions between holders more often and keep a crashed holder's share idle for half
-    // a TTL; 22.7% when grants were first come first served, with one greedy holder taking
-    // most of it).
+    // a TTL; first come first served would give about 22.7%, one greedy holder taking most
+    // of it).
     let offered = 24 * 29 * CAPACITY as usize;
     assert!(total > offered / 7, "only {total} of {offered} units started in 24 runs of 29 s");
 }

@@ -1,4 +1,4 @@
-//! The notes' ingestion example (section 4): 10,000 records of 10 units each, sent to a
+//! An ingestion example: 10,000 records of 10 units each, sent to a
 //! service provisioned for 20,000 units per second, in simulated time (no sleeping).
 //! Blind retry sends about 30,000 records; the paced client sends exactly 10,000, none
 //! rejected, in the time the capacity allows.

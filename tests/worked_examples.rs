@@ -1,5 +1,5 @@
-//! Every worked example of `../shared/reference/rate-limiting-notes.md`, with its numbers
-//! exactly as written there. Section numbers refer to the notes.
+//! Worked examples of every algorithm, a policy of three limits and gateway-style sync, each
+//! with its numbers written out by hand: decisions a reader can check with pencil and paper.
 
 use tollgate::algorithm::check_slot;
 use tollgate::policy::{Limit, Policy};
@@ -84,7 +84,7 @@ fn sliding_window_rate_is_thirty() {
     let sw = SlidingWindow::new(Quota::per_minute(10).unwrap());
     let state = SlidingWindowState { start: at(0, 1, 0), current: 10, previous: 40 };
     assert_eq!(sw.rate(Some(&state), at(0, 1, 30)), 30.0);
-    // The same through the gateway-style counters of section 3.
+    // The same through the gateway-style counters.
     let policy = Policy::single(AnyAlgorithm::SlidingWindow(sw));
     let mut node = SyncedLimiter::new("ns", policy, SyncRate::Every(Nanos::from_secs(1))).unwrap();
     assert_eq!(node.increment("k", 0, at(0, 0, 30), 40), Some(40.0));

@@ -1,4 +1,4 @@
-// W3, resident keys, in Node (docs/benchmarks.md, "Resident keys"): 1,000,000 keys drawn by a
+// W3, resident keys, in Node (docs/benchmarks.md, "W3: resident keys"): 1,000,000 keys drawn by a
 // fixed-seed PRNG, GCRA 1000 per hour, N checks with synthetic time +0.1 µs per check, so that
 // no key's state is fresh again during the run and every key stays in memory (unlike W2, where
 // keys become fresh after 100 ms and the store may sweep them). Time per check, then bytes per

@@ -1,4 +1,4 @@
-// `make bench-redis`, part 3 (issue 25): one hot key written by many processes against the same
+// `make bench-redis`, part 3: one hot key written by many processes against the same
 // processes on distinct keys, tollgate's RedisStore (store defaults) and rate-limiter-flexible's
 // RateLimiterRedis in the same run. PROCESSES (32) Node processes, each with 8 hits in flight
 // for SECONDS (4), all started together; every hit admitted (a limit of 10^9 per hour), so each

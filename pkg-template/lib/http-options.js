@@ -11,7 +11,7 @@ const SHARED = [
   "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
 ];
 
-/** What the `headers` option of earlier versions becomes. */
+/** What to write instead of a `headers` option (express-rate-limit's, before its v6). */
 const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in express-rate-limit: \"both\" is the default, \"draft-10\" is { legacyHeaders: false }, \"legacy\" is { standardHeaders: false }, false is { standardHeaders: false, legacyHeaders: false }";
 
 function optionalFunction(options, name) {

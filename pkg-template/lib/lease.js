@@ -1,5 +1,5 @@
 // `LeasedPacer`: a Pacer whose rate follows capacity leases from the tollgate Worker
-// (`/v1/pools/{pool}/leases`), so uncoordinated holders share one capacity (notes, section 4).
+// (`/v1/pools/{pool}/leases`), so uncoordinated holders share one capacity.
 //
 // Which partitions count, from when and until when, is the Rust core's decision
 // (`tollgate::lease_holder`, through the wasm `LeaseHolder`): a lease is measured from when

@@ -1,4 +1,4 @@
-// `Pacer`: the client side of rate limiting (notes, section 4). A job calling a throttled
+// `Pacer`: the client side of rate limiting. A job calling a throttled
 // service awaits `acquire(cost)` before each call instead of retrying rejections blindly.
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.

@@ -2,10 +2,10 @@
 // script call. Each key is swapped or not on its own (this is not a transaction over the
 // keys: a multi-key hit still goes through the all-or-nothing CAS script, redis-script.js).
 //
-// Why: with many keys, every decision was one EVALSHA of its own, and what a command costs
-// around the script (the client's command object, promise and timer, one socket write, the
-// server's read, parse and Lua call set-up) outweighed the compare-and-swap itself: 64
-// decisions in flight made 64 commands. Now the decisions whose compare-and-swap is ready in
+// Why: with many keys, one EVALSHA per decision costs more around the script (the client's
+// command object, promise and timer, one socket write, the server's read, parse and Lua call
+// set-up) than the compare-and-swap itself: 64 decisions in flight would make 64 commands.
+// So the decisions whose compare-and-swap is ready in
 // the same tick share one command. A decision still waits for exactly one reply; nothing is
 // delayed by more than the rest of the current tick.
 import { LoadedScript } from "./redis-script.js";

@@ -1,5 +1,5 @@
 // Time for decisions over Redis: the caller's clock (default), or the Redis server's TIME, so
-// that nodes whose clocks disagree still decide on one time line (notes, section 2: take time
+// that nodes whose clocks disagree still decide on one time line (time
 // from one authority). Asking TIME before every decision would double the round trips, so the
 // offset between the two clocks is measured (half the round trip corrects for latency) and
 // measured again once it is older than `refreshMs`.

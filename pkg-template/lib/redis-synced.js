@@ -1,5 +1,5 @@
-// The limiter a `RedisStore` returns with `syncRate` != 0: gateway-style sync (notes,
-// section 3) of mergeable window counters. Each process decides locally, in the wasm core's
+// The limiter a `RedisStore` returns with `syncRate` != 0: gateway-style sync
+// of mergeable window counters. Each process decides locally, in the wasm core's
 // `SyncedLimiter`, from the merged counts plus its own hits not yet merged; every `syncRate`
 // ms it pushes its per-window diffs to Redis (HINCRBY, atomic) and reads back the merged
 // counts of the keys it holds (HGETALL), in one pipelined round trip. `syncRate` < 0 never

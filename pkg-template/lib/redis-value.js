@@ -1,7 +1,7 @@
 // How a state's bytes are written in Redis: as lowercase hex text. Redis and the script see
 // an opaque string either way; text keeps both clients on their plain-string path (binary
 // arguments and replies cost node-redis and ioredis far more per command than the bytes do;
-// docs/benchmarks.md), for values of a few dozen bytes.
+// docs/redis.md), for values of a few dozen bytes.
 import { RedisStateError } from "./redis-errors.js";
 
 const HEX = /^(?:[0-9a-f]{2})*$/;

@@ -1,7 +1,7 @@
 //! Clock-aligned windows: boundaries at `offset + k * length` since the Unix epoch.
 //!
 //! Never a local time zone: a "daily" window that follows the user's midnight lets a user who
-//! changes zones get an extra window (notes, section 1). A caller who wants windows to turn
+//! changes zones get an extra window. A caller who wants windows to turn
 //! over at, say, 09:00 UTC passes that as an explicit offset.
 
 use crate::error::ConfigError;

@@ -264,7 +264,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The decision as every step of it was first written, each saturating: the reference the
+    /// The decision with every step of it saturating: the reference the
     /// check must keep answering exactly, whatever the arithmetic it is computed with.
     fn saturating_reference(gcra: &Gcra, tat: Nanos, now: Nanos, cost: u64) -> Decision {
         let (t, tau, burst) = (gcra.emission_interval(), gcra.tau, gcra.burst());

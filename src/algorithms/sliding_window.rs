@@ -13,7 +13,7 @@
 //! belongs to the new window. The arithmetic is in integers (`previous * (window - elapsed)
 //! / window` in 128 bits), so every runtime computes the same floor. Windows are aligned to
 //! the clock, never to a key's first hit: a first-hit start would let an attacker bypass the
-//! limit during the first period (notes, section 1).
+//! limit during the first period.
 //!
 //! **Guarantee**: `count` never exceeds the limit, so at most `limit` units in each aligned
 //! window and, in the worst case (previous traffic bunched at its end), under `2 * limit` in
@@ -37,7 +37,7 @@ use crate::time::Nanos;
 
 /// The sliding window counter.
 ///
-/// The worked example of the notes: 100 per minute, 80 hits in the current window and 40 in
+/// A worked example: 100 per minute, 80 hits in the current window and 40 in
 /// the previous one.
 ///
 /// ```

@@ -33,7 +33,7 @@ pub(crate) const MAX_SPAN: u64 = 1 << 62;
 
 /// A token bucket.
 ///
-/// The chat demo of the notes: bursts of 3, then one message per 4 s.
+/// A chat: bursts of 3, then one message per 4 s.
 ///
 /// ```
 /// use tollgate::{algorithm::check_slot, Nanos, TokenBucket};

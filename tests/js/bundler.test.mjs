@@ -128,7 +128,7 @@ test("a bundle of RateLimiter alone leaves the extras module out: not in the bun
 });
 
 test("a bundle of tollgate/lite holds and fetches only the lite module", async () => {
-  // The lite module (one limit per limiter, one key per call) is issue 3's 40 KB core package.
+  // The lite module: one limit per limiter, one key per call.
   const { bundle, errors, result, requests } = await bundleAndRun(`
     import { RateLimiter } from "tollgate/lite";
     const limiter = new RateLimiter({ algorithm: "sliding-log", limit: 2, window: "1s" });

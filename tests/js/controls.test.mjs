@@ -1,4 +1,4 @@
-// The operator controls through the npm limiter and both middlewares (issue 26): penalties
+// The operator controls through the npm limiter and both middlewares: penalties
 // (`blockDuration`), allow and deny lists, shadow mode, and waiting (`waitFor`,
 // `blockUntilReady`). Simulated time (`now`) wherever the limiter takes it; where real time
 // passes (waiting), nothing is asserted about how long anything took.

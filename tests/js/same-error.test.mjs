@@ -1,4 +1,4 @@
-// The same mistake gets the same code and field at every edge (issue 20): the table of
+// The same mistake gets the same code and field at every edge: the table of
 // tests/same-error/mistakes.json through the npm package. The Worker runs the same table
 // through its wrangler.toml and body parsers (worker/src/same_error.rs) and over HTTP
 // (worker/test/same-error.test.mjs).

@@ -1,7 +1,7 @@
-// The shipped wasm modules stay small (issue 3; figures and history in docs/benchmarks.md).
+// The shipped wasm modules stay small (their sizes in docs/benchmarks.md, "wasm size").
 // Two guards over pkg/ as `make pkg` built it, for each of its three modules:
 // - a budget per module, gzipped, with a little headroom for compiler versions: growing past it
-//   should be a decision recorded in docs/benchmarks.md, not an accident;
+//   should be a decision, said in the commit that moves the budget, not an accident;
 // - no module has a function table. Each had one while anything reached `core::fmt` (a
 //   `to_string()` of a `Display` type, a `format!`, std's panic handler): the table kept the
 //   formatting code alive, 2.6 KB gzipped in the limiter's module, 1.1 KB in the extras.
@@ -15,11 +15,11 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
-// Each budget is the module's size when it was last set plus about 600 bytes of headroom; every
-// change of a budget, up or down, is recorded with its reason in docs/benchmarks.md ("wasm
-// size"). The limiter's and the lite module's last raised for the hot path's one-step record
-// decision and the several-keys path through the core's Store trait; the extras module's for
-// a policy decision's one limit held without allocating.
+// Each budget is the module's size when it was set plus about 600 bytes of headroom; a change
+// of a budget, up or down, says why in its commit, and docs/benchmarks.md ("wasm size") shows
+// the sizes and budgets in force. The budgets hold the hot path's one-step record decision,
+// the several-keys path through the core's Store trait and a policy decision's one limit held
+// without allocating.
 const BUDGET = { tollgate_wasm: 66_000, tollgate_wasm_extras: 59_900, tollgate_wasm_lite: 52_700 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */

@@ -154,7 +154,7 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     const windowMs: number = limits.longestWindowMs + (limits.advertised().get("second")?.[1] ?? 0);
     const store: Limits = new Policy(options); // a Policy is limits plus decisions over states
     const next = new Policy(options).check([null, null], Date.now()).states;
-    // The operator controls and waiting (issue 26).
+    // The operator controls and waiting.
     const guarded = new RateLimiter({ algorithm: "gcra", quota: "10/s", blockDuration: "1m", shadow: false, allowList: ["10.0.0.0/8"], denyList: ["bad"] });
     const g: Decision = guarded.limit("k");
     const why: "allowList" | "denyList" | undefined = g.reason;

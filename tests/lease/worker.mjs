@@ -1,6 +1,6 @@
 // The real Worker for the lease tests, in workerd (Miniflare, via worker/test/harness.mjs) on
 // 127.0.0.1 with a free port, an API token and the pools the tests use: each test has its own
-// pool of 500/s as 20 partitions of 25/s (the notes' example), so tests never share leases.
+// pool of 500/s as 20 partitions of 25/s, so tests never share leases.
 import { createRequire } from "node:module";
 import { start, get, post } from "../../worker/test/harness.mjs";
 

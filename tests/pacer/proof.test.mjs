@@ -1,4 +1,4 @@
-// The notes' ingestion example (section 4), replayed in simulated time: 10,000 records of 10
+// An ingestion example, replayed in simulated time: 10,000 records of 10
 // units against a service that rejects beyond 20,000 units per second. The service is the
 // package's own RateLimiter; the paced client is the package's Pacer.
 import { test } from "node:test";

@@ -1,4 +1,4 @@
-// The operator controls over Redis (issue 26): a penalty (`blockDuration`) lives in the key's
+// The operator controls over Redis: a penalty (`blockDuration`) lives in the key's
 // state in Redis, so it decides exactly as in memory and outlives the process that set it;
 // shadow mode and the lists apply to a store's limiter as to the in-memory one; `waitFor`.
 import { test, before, after } from "node:test";

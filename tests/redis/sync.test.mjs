@@ -1,4 +1,4 @@
-// Gateway-style sync of window counters (notes, section 3): syncRate 0 decides in Redis on
+// Gateway-style sync of window counters: syncRate 0 decides in Redis on
 // every hit, N > 0 syncs every N ms, < 0 stays local; namespaces keep configurations apart.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// The playground teaches (issue 26): beside the chart, each algorithm's explanation (its module
+// The playground teaches: beside the chart, each algorithm's explanation (its module
 // docs); at every hit, the state that decided it, from the core (describeState over the key's
 // exported state) and matching the decision and the chart's counts; the headers of the chosen
 // standardHeaders/legacyHeaders mode, equal to the package's `limiter.headers`; the copy-as-code

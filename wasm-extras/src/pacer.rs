@@ -1,4 +1,4 @@
-//! `Pacer`: the core's client-side pacer (notes, section 4) behind the package's `Pacer`.
+//! `Pacer`: the core's client-side pacer behind the package's `Pacer`.
 //!
 //! Every schedule decision is the core's; this adapter only converts time (epoch ms at the
 //! edge, nanoseconds inside) and turns errors into `TypeError`/`RangeError` naming the field.
@@ -17,7 +17,7 @@ use crate::errors::{config_error, number_error, range_error};
 use crate::msg::Msg;
 use crate::time::{cost_from, ms_ceil, now_from_ms};
 
-/// The grain used when none is given: the notes' 200 ms, or the whole window if shorter.
+/// The grain used when none is given: 200 ms, or the whole window if shorter.
 const DEFAULT_GRAIN: Nanos = Nanos::from_millis(200);
 
 #[wasm_bindgen]

@@ -1,4 +1,4 @@
-//! `Synced`: the core's `SyncedLimiter` (gateway-style sync, notes section 3) for the Redis
+//! `Synced`: the core's `SyncedLimiter` (gateway-style sync) for the Redis
 //! store's `syncRate` modes. The node decides locally from merged plus unsynced counts; the
 //! JavaScript layer (`lib/redis-synced.js`) moves diffs and merged counts to and from Redis.
 //! Diffs and merged counts cross the boundary as one flat `Float64Array` each (no object per

@@ -1,7 +1,7 @@
 //! The wasm limiter's key store: compact, because wasm memory only ever grows.
 //!
 //! The core's `KeyedLimiter<AnyAlgorithm>` (a hashbrown map of `Box<str>` to `AnyState`) costs
-//! several times the key's bytes in wasm memory (docs/benchmarks.md, W3): a 40-byte bucket (8
+//! several times the key's bytes in wasm memory (about 172 bytes per key): a 40-byte bucket (8
 //! for the boxed key, 32 for the enum state, whose largest fixed variant is 24 bytes) at up to
 //! 2x table slack, plus a separate allocation per key string, plus the old table during each
 //! doubling, which wasm memory keeps as high-water mark. Here instead:

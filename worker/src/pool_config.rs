@@ -1,4 +1,4 @@
-//! Capacity pools (notes, section 4), read from the `POOLS` var: a capacity split into
+//! Capacity pools, read from the `POOLS` var: a capacity split into
 //! partitions that uncoordinated holders lease for a while (`/v1/pools/...`).
 //!
 //! ```toml

@@ -1,4 +1,4 @@
-//! Sync mode (`sync != 0`): the isolate decides, gateway style (notes, section 3).
+//! Sync mode (`syncRate` other than 0): the isolate decides, gateway style.
 //!
 //! Each isolate keeps one core `SyncedLimiter` per policy. A hit is decided from the last
 //! merged counts plus this isolate's own unsynced hits, with no Durable Object call. When a

@@ -1,4 +1,4 @@
-// The operator controls in workerd (issue 26): a policy's blockDuration (the core's penalty,
+// The operator controls in workerd: a policy's blockDuration (the core's penalty,
 // kept in the key's Durable Object), allow and deny lists (keys on /v1/limit, the client
 // address in proxy mode), and shadow mode, whose would-be denials equal what an enforcing
 // policy denies on the same hits. Test clock (`now`) on /v1/limit: no real time is waited.

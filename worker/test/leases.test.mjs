@@ -1,4 +1,4 @@
-// Capacity leases (issue 6) against the Worker in workerd (Miniflare): several uncoordinated
+// Capacity leases against the Worker in workerd (Miniflare): several uncoordinated
 // clients grab, renew and release partitions of one pool through two isolates; at every
 // observed point the granted rates add up to at most the pool's capacity, no partition is
 // ever held by two holders at once, expired leases come back, a crashed holder's partitions

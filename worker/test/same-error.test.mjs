@@ -1,4 +1,4 @@
-// The same mistake gets the same code and field at every edge (issue 20): the hits of
+// The same mistake gets the same code and field at every edge: the hits of
 // tests/same-error/mistakes.json as POST /v1/limit bodies to the running Worker, and its
 // policy mistakes as the Worker's configuration (answered as config_error naming the field).
 // The npm package runs the same table in tests/js/same-error.test.mjs, the Worker's parsers

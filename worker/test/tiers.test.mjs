@@ -1,4 +1,4 @@
-// Tiers (issue 26's dynamic limits in a Worker policy): the request's tier header chooses the
+// Tiers (dynamic limits in a Worker policy): the request's tier header chooses the
 // tier's limits, each tier keeps its own state per key, a key that changes tier finds that
 // tier's usage (and its old one when it comes back), an unknown tier is a 400 naming the header,
 // the proxy always decides by the default tier (a client of the internet cannot choose), and a

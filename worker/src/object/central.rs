@@ -1,6 +1,6 @@
-//! Sync mode (`sync > 0`): this object is the central store for its key. Isolates push the
+//! Sync mode (`syncRate` > 0): this object is the central store for its key. Isolates push the
 //! counts they admitted per clock-aligned window (diffs); the object adds them up and answers
-//! the merged counts (notes, section 3: `push_diffs` then `get_counters`). It decides nothing:
+//! the merged counts (`push_diffs` then `get_counters`). It decides nothing:
 //! the isolates decide from these counts with the core's `SyncedLimiter`.
 //!
 //! The counts are kept as the core's `CentralCounters` keeps them: per (limit, window start),
