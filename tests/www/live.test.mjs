@@ -3,7 +3,7 @@
 // The page sends its hits to POST /v1/limit and charts the Worker's answers and headers.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { start, post } from "../../worker/test/harness.mjs";
+import { start, post, clearOfMinuteTurn } from "../../worker/test/harness.mjs";
 import { launch, openPage, screenshot, shown } from "./browser.mjs";
 
 let worker;
@@ -59,6 +59,19 @@ test("a link naming a policy the Worker does not have falls back to its first po
   const policy = await page.evaluate(() => window.playground.live().policy);
   assert.notEqual(policy, "nope");
   assert.equal(await page.locator("#policy").inputValue(), policy);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test("with no policy in the link, live mode picks the one that shows denials within seconds", async () => {
+  await clearOfMinuteTurn(20_000); // login: 5 a minute (sliding window counter)
+  const page = await openPage(browser, `${worker.url}/?live=1`);
+  await page.waitForFunction(() => window.playground.live() !== null);
+  assert.equal(await page.evaluate(() => window.playground.live().policy), "login");
+  // Its traffic spreads the 5 over 5 s, not a minute: the first denial comes within seconds
+  // (bounded generously: the machine may be busy).
+  await page.waitForFunction(() => Number(document.getElementById("blocked-count").textContent) > 0, null, { timeout: 30000 });
+  assert.equal(Number(await page.locator("#allowed-count").textContent()), 5);
   assert.deepEqual(page.problems, []);
   await page.close();
 });
