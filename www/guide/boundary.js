@@ -1,6 +1,6 @@
 // The boundary attack: the same six hits, three just before a window boundary and three just
 // after, decided by a clock-aligned fixed window and by the sliding log (both the core, limit
-// 3 per 4 s). The fixed window admits all six within 1.2 s, twice its limit; the log three.
+// 3 per 4 s). The fixed window admits all six within 3 s, twice its limit; the log three.
 import { START } from "./core.js";
 import { el, axis, drawHits, W } from "./svg.js";
 
@@ -10,7 +10,7 @@ const OPTIONS = {
 };
 /** The boundary the attack straddles, and the hits' offsets from it (ms). */
 const B = START + 8000;
-const OFFSETS = [-600, -400, -200, 200, 400, 600];
+const OFFSETS = [-1500, -1000, -500, 500, 1000, 1500];
 
 export class BoundaryDemo {
   constructor(root, core) {
@@ -39,9 +39,9 @@ export class BoundaryDemo {
     const admitted = (v) => v.filter(Boolean).length;
     this.root.dataset.fixed = String(admitted(this.verdicts.fixed));
     this.root.dataset.log = String(admitted(this.verdicts.log));
-    const label = `Six hits within 1.2 s across a window boundary. Fixed window: ${this.root.dataset.fixed} admitted (limit 3). Sliding log: ${this.root.dataset.log} admitted.`;
+    const label = `Six hits within 3 s across a window boundary. Fixed window: ${this.root.dataset.fixed} admitted (limit 3). Sliding log: ${this.root.dataset.log} admitted.`;
     this.svg.setAttribute("aria-label", label);
-    this.said.textContent = `Fixed window: ${this.root.dataset.fixed} admitted in 1.2 s, ${this.root.dataset.fixed / 3} x its limit of 3. Sliding log: ${this.root.dataset.log}.`;
+    this.said.textContent = `Fixed window: ${this.root.dataset.fixed} admitted in 3 s, ${this.root.dataset.fixed / 3} x its limit of 3. Sliding log: ${this.root.dataset.log}.`;
   }
 
   /** The first `shown` hits on two lanes, with the windows each algorithm counts in. */
@@ -61,7 +61,7 @@ export class BoundaryDemo {
         drawSpanAt(g, ax, B - 4000, B, y, "window 1: 3 of 3");
         drawSpanAt(g, ax, B, B + 4000, y, "window 2: 3 of 3");
       } else {
-        drawSpanAt(g, ax, B + 600 - 4000, B + 600, y, "any 4 s: at most 3");
+        drawSpanAt(g, ax, B + 1500 - 4000, B + 1500, y, "any 4 s: at most 3");
       }
       drawHits(g, ax, hits, y);
     }

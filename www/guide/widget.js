@@ -66,7 +66,6 @@ export class Widget {
 
   syncAuto() {
     this.autoButton.textContent = this.auto ? "Pause traffic" : "Play traffic";
-    this.autoButton.setAttribute("aria-label", `${this.auto ? "Pause" : "Play"} the automatic traffic`);
     this.root.dataset.auto = this.auto ? "1" : "0";
   }
 
