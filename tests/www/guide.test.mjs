@@ -49,7 +49,7 @@ function pictured(f) {
     case "sliding-log":
       return [`: ${f.count} of ${f.limit}`];
     case "sliding-window":
-      return [`${f.current} current + ${f.weightedPrevious} of the previous ${f.previous}`, `= ${f.count} of ${f.limit}`];
+      return [`${f.current} current + ${f.weightedPrevious} of the previous ${f.previous}`, `${f.current} + ${f.weightedPrevious} = ${f.count} of ${f.limit}`];
     case "sliding-buckets":
       return [`${f.counts.join(" + ")} = ${f.count} of ${f.limit}`];
     case "token-bucket":

@@ -2,7 +2,7 @@
 // after, decided by a clock-aligned fixed window and by the sliding log (both the core, limit
 // 3 per 4 s). The fixed window admits all six within 3 s, twice its limit; the log three.
 import { START } from "./core.js";
-import { el, axis, drawHits, W } from "./svg.js";
+import { el, axis, drawHits, fitWidth, W } from "./svg.js";
 
 const OPTIONS = {
   fixed: { algorithm: "fixed-window", align: "clock", limit: 3, window: 4000 },
@@ -48,7 +48,7 @@ export class BoundaryDemo {
   draw(shown) {
     const g = this.g;
     g.textContent = "";
-    const ax = axis(B - 4600, B + 4600, 130, W - 10);
+    const ax = axis(B - 4600, B + 4600, 110, fitWidth(this.svg, 190) - 10);
     const lanes = [
       ["fixed", "Fixed window", 60],
       ["log", "Sliding log", 150],

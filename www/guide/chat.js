@@ -2,7 +2,7 @@
 // per sender). A spammer posts every second or so and soon sees most of its messages refused;
 // you, posting now and then, never notice the limit. The spammer's bucket is drawn.
 import { START } from "./core.js";
-import { el, W, H } from "./svg.js";
+import { el, fitWidth, W, H } from "./svg.js";
 import { draw as drawBucket } from "./draw-bucket.js";
 
 export const CHAT_OPTIONS = { algorithm: "token-bucket", limit: 1, window: 4000, burst: 3 };
@@ -78,7 +78,7 @@ export class ChatDemo {
   render(now) {
     const f = this.core.describe(CHAT_OPTIONS, this.rl, "spammer", now);
     this.g.textContent = "";
-    drawBucket(this.g, f, { now, hits: this.spammerHits });
+    drawBucket(this.g, f, { now, hits: this.spammerHits, width: fitWidth(this.svg) });
     this.root.dataset.state = JSON.stringify(f);
     this.root.dataset.at = String(now);
     this.root.dataset.hits = String(this.entries.times.length);

@@ -3,13 +3,13 @@
 import { el, axis, drawHits, drawNow, secs } from "./svg.js";
 
 /** fields: describe's { tokens, capacity, refillAmount, interval, nextRefillAt } */
-export function draw(g, f, { now, hits }) {
+export function draw(g, f, { now, hits, width }) {
   const span = Math.max(f.interval * Math.max(f.capacity, 2), 4000);
-  const ax = axis(now - span, now + span * 0.05, 10, 420);
+  const bx = width - 180; // the bucket, right of the hits
+  const ax = axis(now - span, now + span * 0.05, 10, bx - 30);
   drawHits(g, ax, hits);
   drawNow(g, ax, now);
   // The bucket: an open box, tokens stacked from the bottom.
-  const bx = 460;
   const n = Math.min(f.capacity, 12);
   const cell = Math.min(22, 120 / n);
   const bottom = 158;
@@ -26,5 +26,5 @@ export function draw(g, f, { now, hits }) {
     el("rect", { x: bx + 70, y: bottom - 30, width: 90, height: 8, class: "bucket-cell", rx: 3 }, g);
     el("rect", { x: bx + 70, y: bottom - 30, width: 90 * done, height: 8, class: "bar", rx: 3 }, g);
   }
-  el("text", { x: 10, y: 22, class: "label" }, g, `a hit takes a token; ${f.refillAmount} comes back every ${secs(f.interval)}`);
+  el("text", { x: 10, y: 22, class: "label" }, g, `a hit takes a token; +${f.refillAmount} every ${secs(f.interval)}`);
 }

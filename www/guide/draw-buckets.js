@@ -3,8 +3,8 @@
 import { el, axis, drawHits, drawNow, secs } from "./svg.js";
 
 /** fields: describe's { oldestStart, precision, count, limit, counts } */
-export function draw(g, f, { now, hits, windowMs }) {
-  const ax = axis(now - 1.5 * windowMs, now + 0.3 * windowMs);
+export function draw(g, f, { now, hits, windowMs, width }) {
+  const ax = axis(now - 1.5 * windowMs, now + 0.3 * windowMs, 10, width - 10);
   const top = Math.max(1, f.limit);
   f.counts.forEach((c, i) => {
     const a = f.oldestStart + i * f.precision;
@@ -20,5 +20,5 @@ export function draw(g, f, { now, hits, windowMs }) {
   el("rect", { x: ax.x(f.oldestStart), y: 92, width: ax.x(end) - ax.x(f.oldestStart), height: 52, class: "slide", rx: 4 }, g);
   drawHits(g, ax, hits);
   drawNow(g, ax, now);
-  el("text", { x: 10, y: 14, class: "label" }, g, `${f.counts.length} buckets of ${secs(f.precision)}: ${f.counts.join(" + ")} = ${f.count} of ${f.limit}`);
+  el("text", { x: 10, y: 14, class: "label" }, g, `buckets of ${secs(f.precision)}: ${f.counts.join(" + ")} = ${f.count} of ${f.limit}`);
 }

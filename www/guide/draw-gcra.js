@@ -3,9 +3,9 @@
 import { el, axis, drawHits, drawNow, secs } from "./svg.js";
 
 /** fields: describe's { tat, emissionInterval, tolerance, burst, room } */
-export function draw(g, f, { now, hits }) {
+export function draw(g, f, { now, hits, width }) {
   const reach = f.tolerance + f.emissionInterval;
-  const ax = axis(now - 1.3 * reach, now + 1.2 * reach);
+  const ax = axis(now - 1.3 * reach, now + 1.2 * reach, 10, width - 10);
   const from = f.tat - f.tolerance;
   // The tolerance: the span before TAT within which hits are still admitted.
   const x1 = ax.x(from);
@@ -19,6 +19,6 @@ export function draw(g, f, { now, hits }) {
   drawHits(g, ax, hits);
   drawNow(g, ax, now);
   const open = now >= from;
-  el("text", { x: 10, y: 22, class: "label" }, g, `${open ? "now is past TAT − tolerance: a hit is admitted" : `next admission in ${secs(from - now)}`}; room for ${f.room} of ${f.burst}`);
+  el("text", { x: 10, y: 22, class: "label" }, g, `room for ${f.room} of ${f.burst}; ${open ? "a hit now is admitted" : `next in ${secs(from - now)}`}`);
   el("text", { x: 10, y: 40, class: "small" }, g, `each hit pushes TAT ${secs(f.emissionInterval)} later`);
 }

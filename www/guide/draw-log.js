@@ -3,8 +3,8 @@
 import { el, axis, drawHits, drawNow, drawSpan, drawSlots, secs } from "./svg.js";
 
 /** fields: describe's { count, limit, entries: [{ at, cost }] } */
-export function draw(g, f, { now, hits, windowMs }) {
-  const ax = axis(now - 1.5 * windowMs, now + 0.3 * windowMs);
+export function draw(g, f, { now, hits, windowMs, width }) {
+  const ax = axis(now - 1.5 * windowMs, now + 0.3 * windowMs, 10, width - 10);
   drawSpan(g, ax, now - windowMs, now, `the last ${secs(windowMs)}: ${f.count} of ${f.limit}`);
   // Each entry: a tick from the log row down to its hit.
   for (const e of f.entries) {
@@ -16,6 +16,6 @@ export function draw(g, f, { now, hits, windowMs }) {
   drawNow(g, ax, now);
   el("text", { x: 10, y: 22, class: "label" }, g, "log");
   const x = drawSlots(g, 48, 9, f.count, f.limit);
-  const ages = f.entries.slice(-6).map((e) => `${secs(now - e.at)} ago`);
-  el("text", { x: x + 8, y: 22, class: "small" }, g, ages.length ? `entries: ${ages.join(", ")}` : "empty");
+  const ages = f.entries.slice(-4).map((e) => secs(now - e.at));
+  el("text", { x: x + 8, y: 22, class: "small" }, g, ages.length ? `ages: ${ages.join(", ")}` : "empty");
 }

@@ -4,8 +4,8 @@
 import { el, axis, drawHits, drawNow, drawSpan, secs } from "./svg.js";
 
 /** fields: describe's { start, end, current, previous, weightedPrevious, count, limit } */
-export function draw(g, f, { now, hits, windowMs }) {
-  const ax = axis(now - 2.2 * windowMs, now + 0.4 * windowMs);
+export function draw(g, f, { now, hits, windowMs, width }) {
+  const ax = axis(now - 2.2 * windowMs, now + 0.4 * windowMs, 10, width - 10);
   drawSpan(g, ax, f.start - windowMs, f.start, `previous: ${f.previous}`, "span prev");
   drawSpan(g, ax, f.start, f.end, `current: ${f.current}`);
   // The sliding window: the last windowMs up to now.
@@ -15,6 +15,6 @@ export function draw(g, f, { now, hits, windowMs }) {
   drawHits(g, ax, hits);
   drawNow(g, ax, now);
   const share = Math.round(((f.end - now) / (f.end - f.start)) * 100);
-  el("text", { x: 10, y: 22, class: "label" }, g, `counted: ${f.current} current + ${f.weightedPrevious} of the previous ${f.previous} (${share}% still covered) = ${f.count} of ${f.limit}`);
-  el("text", { x: 10, y: 42, class: "small" }, g, `the sliding window (outlined) is the last ${secs(windowMs)}`);
+  el("text", { x: 10, y: 22, class: "label" }, g, `counted: ${f.current} + ${f.weightedPrevious} = ${f.count} of ${f.limit}`);
+  el("text", { x: 10, y: 42, class: "small" }, g, `${f.current} current + ${f.weightedPrevious} of the previous ${f.previous} (${share}% of it in the outlined last ${secs(windowMs)})`);
 }

@@ -60,3 +60,16 @@ export function drawSlots(g, x, y, filled, total, size = 16, cls = "slot") {
   for (let i = 0; i < n; i++) el("rect", { x: x + i * (size + 4), y, width: size, height: size, rx: 3, class: i < filled ? `${cls} on` : cls }, g);
   return x + n * (size + 4);
 }
+
+/**
+ * The drawing width for `svg`: its width on screen, between 400 and W, set as its viewBox's
+ * width, so text keeps a readable size on a phone instead of shrinking with the picture.
+ */
+export function fitWidth(svg, height = H) {
+  const width = Math.round(Math.max(400, Math.min(W, svg.clientWidth || W)));
+  if (svg.dataset.width !== String(width)) {
+    svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    svg.dataset.width = String(width);
+  }
+  return width;
+}

@@ -6,7 +6,7 @@
 // fields, `data-at`: the epoch ms they describe, `data-hits`: the hits decided by then), so
 // tests compare the picture's numbers with the core's.
 import { START, response } from "./core.js";
-import { el, W, H } from "./svg.js";
+import { el, fitWidth, W, H } from "./svg.js";
 
 const KEY = "you";
 const reduced = () => matchMedia("(prefers-reduced-motion: reduce)").matches;
@@ -106,7 +106,8 @@ export class Widget {
   render(now) {
     const f = this.core.describe(this.spec.options, this.rl, KEY, now);
     this.g.textContent = "";
-    this.spec.draw(this.g, f, { now, hits: this.hits, windowMs: this.spec.windowMs, clock: this.spec.clock });
+    const width = fitWidth(this.svg);
+    this.spec.draw(this.g, f, { now, hits: this.hits, windowMs: this.spec.windowMs, clock: this.spec.clock, width });
     this.root.dataset.state = JSON.stringify(f);
     this.root.dataset.at = String(now);
     this.root.dataset.hits = String(this.times.length);
