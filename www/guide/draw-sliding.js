@@ -1,7 +1,7 @@
 // The sliding window counter's state: the previous and current clock windows with their
 // counts, and the window sliding over them: the current count plus the previous one weighted
 // by how much of it the sliding window still covers.
-import { el, axis, drawHits, drawNow, drawSpan, secs } from "./svg.js";
+import { el, axis, drawHits, drawNow, drawSpan } from "./svg.js";
 
 /** fields: describe's { start, end, current, previous, weightedPrevious, count, limit } */
 export function draw(g, f, { now, hits, windowMs, width }) {
@@ -16,5 +16,5 @@ export function draw(g, f, { now, hits, windowMs, width }) {
   drawNow(g, ax, now);
   const share = Math.round(((f.end - now) / (f.end - f.start)) * 100);
   el("text", { x: 10, y: 22, class: "label" }, g, `counted: ${f.current} + ${f.weightedPrevious} = ${f.count} of ${f.limit}`);
-  el("text", { x: 10, y: 42, class: "small" }, g, `${f.current} current + ${f.weightedPrevious} of the previous ${f.previous} (${share}% of it in the outlined last ${secs(windowMs)})`);
+  el("text", { x: 10, y: 42, class: "small" }, g, `${f.current} current + ${f.weightedPrevious} of the previous ${f.previous} (${share}% still covered)`);
 }
