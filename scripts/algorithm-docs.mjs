@@ -43,8 +43,11 @@ function paragraphs(source) {
   return out.map((p) => (p[0].startsWith("```") ? p.slice(1, -1).join("\n") : p.join(" ")));
 }
 
-/** Rustdoc links as plain names: [`X`](path) and [`X`] become `X`. */
-const plain = (s) => s.replace(/\[(`[^`]+`)\](\([^)]*\))?/g, "$1");
+/**
+ * Rustdoc links as plain names: [`X`](path) and [`X`] become `X`; references to documents a
+ * reader of the page cannot open ("(notes, section 1)") are dropped.
+ */
+const plain = (s) => s.replace(/\[(`[^`]+`)\](\([^)]*\))?/g, "$1").replace(/ \(notes, section \d+\)/g, "");
 
 function section(paras, label) {
   for (const p of paras) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: the rate-limit service on http://127.0.0.1:8787 — the Worker under
-# `wrangler dev` (workerd, no Cloudflare account), the API at /v1, the playground (www/) at /,
+# `wrangler dev` (workerd, no Cloudflare account), the API at /v1, the playground (www/) at /
+# and its guide at /guide/,
 # Durable Object state persisted under worker/.state (survives restarts). One foreground
 # process; Ctrl-C stops it. PUBLIC=true: the local API needs no token (a deployed Worker
 # serves /v1 only with the API_TOKEN secret set).

@@ -18,3 +18,7 @@ test("every algorithm the page offers has its title, what it is, guarantee, pros
     assert.ok(doc.what.length >= 1, id);
   }
 });
+
+test("no explanation points to a document the reader cannot open", () => {
+  assert.doesNotMatch(JSON.stringify(ALGORITHM_DOCS), /notes, section/);
+});

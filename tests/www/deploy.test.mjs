@@ -51,13 +51,19 @@ test("the dry run's output holds the Worker and the build made the playground's 
   assert.ok(fs.existsSync(path.join(ROOT, "www/vendor/tollgate-www/tollgate_www_bg.wasm")), "the playground's own module (describeState)");
 });
 
-test("the page served by the deployed bundle loads its module and decides with the core", async () => {
+test("the page and its guide served by the deployed bundle load their modules and decide with the core", async () => {
   const page = await openPage(browser, `${worker.url}/`);
   assert.ok(page.requested.some((p) => p.endsWith("/tollgate_wasm_lite_bg.wasm")), "the page fetched its wasm");
   await page.click("#hit");
   await page.waitForFunction(() => Number(document.querySelector("#allowed-count").textContent) >= 1);
   assert.deepEqual(page.problems, []);
   await page.close();
+  // The guide ships with it.
+  const guide = await openPage(browser, `${worker.url}/guide/`);
+  await guide.click("[data-widget='hero'] button.hit");
+  assert.equal(await guide.locator("[data-widget='hero']").getAttribute("data-status"), "200");
+  assert.deepEqual(guide.problems, []);
+  await guide.close();
 });
 
 test("live mode against the deployed bundle: refused without the token, works with it typed in, kept for this tab only", async () => {

@@ -4,6 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { start, post } from "../../worker/test/harness.mjs";
+import { quickestPolicy } from "../../www/app/live.js";
 import { launch, openPage, screenshot, shown } from "./browser.mjs";
 
 let worker;
@@ -59,6 +60,20 @@ test("a link naming a policy the Worker does not have falls back to its first po
   const policy = await page.evaluate(() => window.playground.live().policy);
   assert.notEqual(policy, "nope");
   assert.equal(await page.locator("#policy").inputValue(), policy);
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
+test("with no policy in the link, live mode picks the one that shows denials within seconds", async () => {
+  const res = await fetch(`${worker.url}/v1/policies`);
+  const { policies } = await res.json();
+  const page = await openPage(browser, `${worker.url}/?live=1`);
+  await page.waitForFunction(() => window.playground.live() !== null);
+  assert.equal(await page.evaluate(() => window.playground.live().policy), quickestPolicy(policies));
+  // Its traffic spreads one limit's worth over at most 5 s, not over a long window: the first
+  // denial comes within seconds (bounded generously: the machine may be busy).
+  await page.waitForFunction(() => Number(document.getElementById("blocked-count").textContent) > 0, null, { timeout: 30000 });
+  assert.ok(Number(await page.locator("#allowed-count").textContent()) > 0);
   assert.deepEqual(page.problems, []);
   await page.close();
 });

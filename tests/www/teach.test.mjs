@@ -2,8 +2,8 @@
 // docs); at every hit, the state that decided it, from the core (describeState over the key's
 // exported state) and matching the decision and the chart's counts; the headers of the chosen
 // standardHeaders/legacyHeaders mode, equal to the package's `limiter.headers`; the copy-as-code
-// snippets of the current setup; and the page working from a plain static server
-// (`python3 -m http.server`), no Worker anywhere.
+// snippets of the current setup; and the page and its guide working from a plain static
+// server (`python3 -m http.server`), no Worker anywhere.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -190,6 +190,13 @@ test("the static build: www/ after `make www`, served by python3 -m http.server,
     assert.match(await page.locator("#state-readout").textContent(), /Theoretical arrival time/);
     assert.ok((await page.locator("#headers").textContent()).includes("RateLimit-Policy"));
     assert.equal(await page.locator("#explain-title").textContent(), ALGORITHM_DOCS.gcra.title);
+    assert.deepEqual(page.problems, []);
+    // The guide, linked from the page, served by the same static server.
+    await page.click("a[href='guide/']");
+    await page.waitForSelector("body[data-ready='1']");
+    assert.equal(new URL(page.url()).pathname, "/guide/");
+    await page.click("[data-widget='hero'] button.hit");
+    assert.equal(await page.locator("[data-widget='hero']").getAttribute("data-status"), "200");
     assert.deepEqual(page.problems, []);
     await page.close();
   } finally {

@@ -41,7 +41,7 @@ export const ALGORITHM_DOCS = {
     "what": [
       "Two counters per key: the current clock-aligned window and the previous one. The previous window is assumed to have been spread evenly, so the part of it still inside the sliding window counts in proportion:",
       "weight = (window - elapsed_in_current) / window\ncount  = floor(current + previous * weight)",
-      "and a hit of `cost` is admitted when `count + cost <= limit`. A hit exactly at a boundary belongs to the new window. The arithmetic is in integers (`previous * (window - elapsed) / window` in 128 bits), so every runtime computes the same floor. Windows are aligned to the clock, never to a key's first hit: a first-hit start would let an attacker bypass the limit during the first period (notes, section 1)."
+      "and a hit of `cost` is admitted when `count + cost <= limit`. A hit exactly at a boundary belongs to the new window. The arithmetic is in integers (`previous * (window - elapsed) / window` in 128 bits), so every runtime computes the same floor. Windows are aligned to the clock, never to a key's first hit: a first-hit start would let an attacker bypass the limit during the first period."
     ],
     "guarantee": "`count` never exceeds the limit, so at most `limit` units in each aligned window and, in the worst case (previous traffic bunched at its end), under `2 * limit` in an interval of length `window`. On evenly spread traffic it tracks the exact sliding log closely (Cloudflare measured 0.003% of requests decided differently).",
     "pros": "constant memory (24 bytes) for any limit; smooth, no boundary burst in practice; counts merge across nodes by addition, which is why Cloudflare, Kong and Upstash use it.",

@@ -6,13 +6,14 @@
 
 import { ALGORITHMS, DEFAULTS, fromSearch, toSearch, limiterOptions } from "./params.js";
 import { ALGORITHM_DOCS } from "./algorithm-docs.js";
+import { PROSE } from "./prose.js";
 import { StateReader } from "./state-reader.js";
 import { describeHit, countedOf } from "./readout.js";
 import { npmSnippet, tomlSnippet, rustSnippet } from "./snippets.js";
 import { Player, START } from "./player.js";
 import { drawTimeline } from "./timeline.js";
 import { maxInWindow, disagreements } from "./measure.js";
-import { LiveSession, loadPolicies, apiToken, setApiToken } from "./live.js";
+import { LiveSession, loadPolicies, apiToken, setApiToken, quickestPolicy } from "./live.js";
 
 const $ = (id) => document.getElementById(id);
 const form = $("controls");
@@ -126,8 +127,15 @@ function renderSingle() {
     level: true,
     levelMax: Math.max(t.levelMax, t.limit, live ? live.limit : state.limit),
     selected: selected < 0 ? t.n - 1 : selected,
+    state: readoutFields,
+    start: START,
+    windowMs: live ? live.windowMs : player.windowMs,
   });
   $("timeline").dataset.hits = String(t.n);
+  // What is drawn, for the tests: the lanes' height, and the state over the chosen hit's lane.
+  $("timeline").dataset.lane = String(geometry.laneHeight);
+  $("timeline").dataset.state = readoutFields ? JSON.stringify(readoutFields) : "";
+  $("timeline").dataset.stateHit = readoutFields ? $("state-readout").dataset.hit : "";
   $("single-title").textContent = live
     ? `Live: the Worker's answers (policy "${live.policy}")`
     : `Timeline: ${ALGORITHMS.find((a) => a.id === state.algorithm).label}`;
@@ -272,12 +280,15 @@ function renderExplanation() {
   const doc = ALGORITHM_DOCS[state.algorithm];
   $("explain-title").textContent = doc.title;
   $("explain-what").textContent = "";
+  $("explain-what").append(Object.assign(document.createElement("p"), { textContent: PROSE[state.algorithm] }));
+  // The module docs' own wording, with its formulas, behind a fold.
+  $("explain-formulas").textContent = "";
   for (const p of doc.what) {
     const code = p.includes("\n");
     const el = document.createElement(code ? "pre" : "p");
     if (code) el.textContent = p;
     else fillDoc(el, p);
-    $("explain-what").append(el);
+    $("explain-formulas").append(el);
   }
   for (const k of ["guarantee", "pros", "cons", "pick"]) fillDoc($(`explain-${k}`), doc[k]);
   $("explain-source").textContent = doc.source;
@@ -321,12 +332,13 @@ function render(force = false) {
       drawn = ""; // draw again next frame
     }
   } else {
+    renderHeaders(); // first: the chart draws the state the readout found
     renderSingle();
   }
   renderCounts(force);
   renderExplanation();
   renderSnippets();
-  renderHeaders();
+  if (compare) renderHeaders();
   announce(false);
   $("timeline").dataset.version = String(live ? live.version : player.version);
   document.body.dataset.hits = String(src.track.n);
@@ -398,7 +410,9 @@ async function startLive() {
       sel.append(new Option(`${n} (${l.algorithm}, ${l.limit} per ${fmtTime(l.windowMs)}${policies[n].limits.length > 1 ? ", ..." : ""})`, n));
     }
   }
-  if (!names.includes(state.policy)) state.policy = names[0];
+  // None named: the policy that shows denials soonest; an unknown name: the first policy.
+  if (state.policy === "") state.policy = quickestPolicy(policies);
+  else if (!names.includes(state.policy)) state.policy = names[0];
   sel.value = state.policy;
   live = new LiveSession(state.policy, policies[state.policy], state);
   selected = -1;
@@ -464,6 +478,8 @@ async function main() {
     player.configure(state);
   }
   player.speed = state.speed;
+  // A reader who asked for less motion sees the whole trace at once, not dots streaming in.
+  if (matchMedia("(prefers-reduced-motion: reduce)").matches) player.skipToEnd();
   buildCompareRows();
   for (const b of document.querySelectorAll("button.copy")) {
     b.addEventListener("click", async () => {
@@ -539,7 +555,7 @@ async function main() {
   });
   $("timeline").addEventListener("click", (e) => {
     if (!geometry) return;
-    const i = source().track.nearest(geometry.toTime(e.offsetX));
+    const i = source().track.nearest(geometry.toTime(e.offsetX), geometry.toLane(e.offsetY));
     if (i >= 0) {
       selected = i;
       render(true);

@@ -16,7 +16,7 @@ export const ALGORITHMS = [
 export const TRAFFIC = ["steady", "bursty", "boundary", "chat"];
 export const HIT_COUNTS = [200, 1000, 10000, 100000];
 export const SPEEDS = [0.25, 1, 4, 16, 100, 1000];
-export const SPANS = [0, 10, 50];
+export const SPANS = [0, 5, 10, 50];
 /** `standardHeaders` values the page offers (false: no RateLimit headers). */
 export const HEADER_MODES = ["draft-10", "draft-8", "draft-7", "draft-6", false];
 
@@ -31,7 +31,7 @@ export const DEFAULTS = Object.freeze({
   seed: 1,
   speed: 1,
   view: "single",
-  span: 0, // windows shown, ending at the clock; 0: the whole trace
+  span: 5, // windows shown, ending at the clock; 0: the whole trace
   live: false,
   policy: "",
   // The headers shown per hit and in the code snippets: the package's defaults.
@@ -61,7 +61,7 @@ export function fromSearch(search) {
   const speed = Number(q.get("speed"));
   if (SPEEDS.includes(speed)) s.speed = speed;
   if (q.get("view") === "compare") s.view = "compare";
-  if (SPANS.includes(Number(q.get("span")))) s.span = Number(q.get("span"));
+  if (q.has("span") && SPANS.includes(Number(q.get("span")))) s.span = Number(q.get("span"));
   s.live = q.get("live") === "1";
   s.policy = q.get("policy") ?? "";
   const mode = q.get("standardHeaders");

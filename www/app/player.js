@@ -41,14 +41,17 @@ export class Player {
   }
 
   /**
-   * Applies the page state. Builds every algorithm's limiter first; if the core refuses an
-   * option, throws its error (prefixed with the algorithm) and nothing changes.
+   * Applies the page state. Builds every algorithm's limiter first, the selected one first;
+   * if the core refuses an option, throws its error (prefixed with the algorithm) and nothing
+   * changes.
    */
   configure(s) {
     this.speed = s.speed;
     // The core checks every option first (the traffic is scaled by limit and window, so they
     // must be sound before a trace is made from them).
-    for (const a of ALGORITHMS) {
+    // The selected algorithm first, so a refusal names the one the reader is looking at.
+    const order = [...ALGORITHMS].sort((a, b) => (b.id === s.algorithm) - (a.id === s.algorithm));
+    for (const a of order) {
       try {
         new this.RateLimiter(limiterOptions(a.id, s)).free();
       } catch (e) {

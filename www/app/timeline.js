@@ -3,9 +3,11 @@
 // thousand visible hits it draws per pixel column instead of per hit (decimation), so a frame
 // costs one pass over the arrays however many hits there are.
 
+import { drawState } from "./state-overlay.js";
+
 export const COLORS = {
-  allowed: "#1f8a3b",
-  blocked: "#d1342a",
+  allowed: "#1a7a35",
+  blocked: "#b42318",
   level: "#2f5fd0",
   boundary: "#8a8f98",
   mark: "#e9b800",
@@ -16,8 +18,30 @@ export const COLORS = {
 
 const LABELS = 64; // room for lane labels and the level axis, unless lanes are collapsed
 const RIGHT = 8;
-const LANE = 24;
+/** A lane's height: at least this, more when few lanes leave room (up to LANE_MAX). */
+const LANE_MIN = 24;
+const LANE_MAX = 64;
 const AXIS = 18;
+
+/** A hit: a filled dot when allowed, a cross when blocked (shape, not colour only). */
+function mark(ctx, x, y, allowed) {
+  if (allowed) {
+    ctx.fillStyle = COLORS.allowed;
+    ctx.beginPath();
+    ctx.arc(x, y, 3, 0, 2 * Math.PI);
+    ctx.fill();
+  } else {
+    ctx.strokeStyle = COLORS.blocked;
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    ctx.moveTo(x - 3, y - 3);
+    ctx.lineTo(x + 3, y + 3);
+    ctx.moveTo(x + 3, y - 3);
+    ctx.lineTo(x - 3, y + 3);
+    ctx.stroke();
+    ctx.lineWidth = 1;
+  }
+}
 
 /** Sizes the canvas's backing store to its CSS box (crisp on any pixel ratio). */
 function fit(canvas) {
@@ -60,6 +84,8 @@ function ticks(ctx, x0, x1, toX, y, h) {
  * @param o.level draw the focus key's level line under the lanes
  * @param o.levelMax the level axis top; o.collapse one lane for every key
  * @param o.mark optional Uint8Array: hits to highlight; o.selected index of the selected hit
+ * @param o.state optional: the fields of the state that decided the selected hit (drawn over
+ *   its lane; o.start the epoch ms of time 0, o.windowMs the window)
  * @returns the hit-lookup geometry (time at a pixel) for clicks
  */
 export function drawTimeline(canvas, o) {
@@ -67,6 +93,8 @@ export function drawTimeline(canvas, o) {
   const LEFT = o.collapse ? 8 : LABELS; // the plot's left edge
   const { track } = o;
   const lanes = o.collapse ? 1 : o.keys.length;
+  // Few lanes get taller (room for the chosen hit's state); the level keeps at least half.
+  const LANE = Math.round(Math.max(LANE_MIN, Math.min(LANE_MAX, (h - AXIS - 40) / lanes / 2)));
   const plotW = w - LEFT - RIGHT;
   const span = Math.max(1e-9, o.x1 - o.x0);
   const toX = (t) => LEFT + ((t - o.x0) / span) * plotW;
@@ -115,10 +143,7 @@ export function drawTimeline(canvas, o) {
         ctx.fillStyle = COLORS.mark;
         ctx.fillRect(x - 4, y - 4, 8, 8);
       }
-      ctx.fillStyle = track.allowed[i] ? COLORS.allowed : COLORS.blocked;
-      ctx.beginPath();
-      ctx.arc(x, y, 3, 0, 2 * Math.PI);
-      ctx.fill();
+      mark(ctx, x, y, track.allowed[i] === 1);
     }
   } else {
     // Decimated: one mark per pixel column, lane and outcome.
@@ -147,6 +172,16 @@ export function drawTimeline(canvas, o) {
 
   if (o.level) drawLevel(ctx, track, o, toX, LEFT, levelTop, levelH, plotW);
 
+  // The state that decided the selected hit, over its lane (the lanes' full height if collapsed).
+  if (o.state && o.selected >= 0 && o.selected < track.n) {
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LEFT, 0, plotW, lanesH);
+    ctx.clip();
+    drawState(ctx, o.state, { toX, start: o.start, top: laneOf(o.selected) * LANE, height: LANE, windowMs: o.windowMs });
+    ctx.restore();
+  }
+
   if (o.selected >= 0 && o.selected < track.n) {
     const x = toX(track.t[o.selected]);
     ctx.strokeStyle = COLORS.select;
@@ -156,7 +191,12 @@ export function drawTimeline(canvas, o) {
     ctx.stroke();
     ctx.lineWidth = 1;
   }
-  return { toTime: (px) => o.x0 + ((px - LEFT) / plotW) * span };
+  return {
+    laneHeight: LANE,
+    toTime: (px) => o.x0 + ((px - LEFT) / plotW) * span,
+    /** The key index of the lane at a y pixel (-1: collapsed lanes, or below them). */
+    toLane: (py) => (o.collapse || py < 0 || py >= lanesH ? -1 : Math.floor(py / LANE)),
+  };
 }
 
 /** The focus key's available units: a step line, min/max per pixel column when dense. */

@@ -81,11 +81,15 @@ export class Track {
     };
   }
 
-  /** The index of the hit nearest to time t (ms after the start), or -1 when there is none. */
-  nearest(t) {
+  /**
+   * The index of the hit nearest to time t (ms after the start) on key index `lane` (-1: any
+   * key), or -1 when there is none.
+   */
+  nearest(t, lane = -1) {
     let best = -1;
     let dist = Infinity;
     for (let i = 0; i < this.n; i++) {
+      if (lane >= 0 && this.key[i] !== lane) continue;
       const d = Math.abs(this.t[i] - t);
       if (d < dist) {
         dist = d;
