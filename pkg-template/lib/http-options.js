@@ -11,6 +11,9 @@ const SHARED = [
   "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
 ];
 
+/** express-rate-limit's names of tollgate's options (erl-options.js `ALIASES`), for a misspelt name's hint. */
+const ERL_NAMES = ["windowMs", "max", "keyGenerator", "identifier"];
+
 /** What the `headers` option of earlier versions becomes. */
 const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in express-rate-limit: \"both\" is the default, \"draft-10\" is { legacyHeaders: false }, \"legacy\" is { standardHeaders: false }, false is { standardHeaders: false, legacyHeaders: false }";
 
@@ -57,7 +60,8 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
   }
   if (options.headers !== undefined) throw optionError("renamed", "headers", OLD_HEADERS);
   const mine = [...SHARED, ...own];
-  known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS]);
+  // express-rate-limit's names of options are suggested too (`windowMS`: `windowMs`).
+  known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS], "", {}, ERL_NAMES);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !mine.includes(k)));
   const { standardHeaders, legacyHeaders, jitter } = options;
   headerOptions(options); // checked now rather than at the first request
