@@ -17,7 +17,7 @@ import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { RedisStore } from "./redis-store.js";
 import { headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
-import { DEFAULTS, maxOf, normalizeIP, tollgateFields, windowOf } from "./fastify-options.js";
+import { DEFAULTS, TOLLGATE_LIMITS, maxOf, normalizeIP, tollgateFields, windowOf } from "./fastify-options.js";
 
 const MAX_LIMITERS = 1000;
 
@@ -59,15 +59,25 @@ export class Limits {
     this.params = params;
     this.own = tollgateFields(params);
     delete this.own.allowList;
-    this.tollgateLimits = this.own.algorithm !== undefined || this.own.quota !== undefined || this.own.limits !== undefined;
+    this.tollgateLimits = TOLLGATE_LIMITS.some((f) => this.own[f] !== undefined);
+    if (this.tollgateLimits && this.own.quota === undefined && this.own.limits === undefined) {
+      // `max` and `timeWindow` (numbers) stand for `limit` and `window` when those are not given.
+      if (typeof params.max === "number") this.own.limit ??= params.max;
+      if (typeof params.timeWindow === "number") this.own.window ??= params.timeWindow;
+    }
     this.customStore = customStore;
     this.store = store ?? (redis !== null ? new RedisStore(redis, { prefix: `${params.nameSpace ?? "fastify-rate-limit-"}${routeInfo.method ?? ""}${routeInfo.url ?? ""}${routeInfo.method ? "-" : ""}` }) : undefined);
+    if (customStore !== null && params.cost !== undefined) {
+      throw optionError("conflicting_fields", "cost", "cost does not apply to a @fastify/rate-limit store (it counts one per request); use a tollgate store, such as RedisStore");
+    }
     if (customStore !== null && this.tollgateLimits) {
       throw optionError("conflicting_fields", "store", "a @fastify/rate-limit store (a constructor) counts max per timeWindow itself; tollgate's algorithm, quota and limits need a tollgate store (RedisStore, WorkerStore) or none");
     }
     const allow = params.allowList;
     this.allowFn = typeof allow === "function" ? allow : null;
     this.allowKeys = Array.isArray(allow) ? allow : null;
+    // Made now, so that a mistake in the limit options is refused at start-up.
+    if (customStore === null && typeof params.max === "number" && typeof params.timeWindow === "number") this.limiterOf(params.max, params.timeWindow);
   }
 
   /** The limiter of a `max` and `timeWindow` value (made once per pair). */
@@ -83,7 +93,8 @@ export class Limits {
       : max === 0 ? null : { ...this.own, algorithm: "fixed-window", align: "first-hit", limit: max, window: windowMs };
     if (options === null) l = denyAll(windowMs);
     else {
-      if (this.store === undefined) options.maxKeys = Number.isInteger(this.params.cache) && this.params.cache > 0 ? this.params.cache : DEFAULTS.cache;
+      if (this.store === undefined) options.maxKeys ??= Number.isInteger(this.params.cache) && this.params.cache > 0 ? this.params.cache : DEFAULTS.cache;
+      else delete options.maxKeys;
       l = this.store === undefined ? new RateLimiter(options) : new AsyncRateLimiter({ ...options, store: this.store });
     }
     this.#byValue.set(id, l);
@@ -127,11 +138,13 @@ export class Limits {
     const now = Date.now();
     if (this.customStore !== null) return this.#checkStore(key, max, timeWindow, increment, now);
     const limiter = this.limiterOf(max, timeWindow);
+    const cost = p.cost !== undefined ? await p.cost(req) : 1;
     let decision;
     try {
-      decision = increment ? await limiter.limit(key, { now }) : await limiter.peek(key, { now, cost: 1 });
+      decision = increment ? await limiter.limit(key, { now, cost }) : await limiter.peek(key, { now, cost });
     } catch (e) {
-      if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError) throw e;
+      // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
+      if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) throw e;
       return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: null, decision: null };
     }
     if (decision.reason === "allowList") return { isAllowed: true, key };

@@ -15,11 +15,17 @@ export const FASTIFY_OPTIONS = [
   "addHeadersOnExceeding", "addHeaders", "onExceeding", "onExceeded", "onBanReach", "exponentialBackoff", "store",
 ];
 
-/** tollgate's limit and control options, taken beside them (`max`/`timeWindow` are `limit`/`window`). */
-const TOLLGATE_OPTIONS = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => !["limit", "window", "maxKeys", "store"].includes(f));
+/**
+ * tollgate's limit and control options, taken beside them (docs/vocabulary.md): with any of
+ * `algorithm`, `quota`, `limits`, `limit` or `window` the limits are tollgate's, and `max` and
+ * `timeWindow` stand for `limit` and `window` when those are not given. `store` is read apart.
+ */
+const TOLLGATE_OPTIONS = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !== "store");
+/** The options that make the limits tollgate's own. */
+export const TOLLGATE_LIMITS = ["algorithm", "quota", "limits", "limit", "window"];
 
-/** Keys Fastify itself puts in a route's options object (`routeInfo`), never options. */
-const ROUTE_ONLY = ["routeInfo"];
+/** tollgate's HTTP options beside them: `cost`, a function of the request (units a request takes, default 1). */
+const HTTP_OPTIONS = ["cost"];
 
 /** @fastify/rate-limit's options this plugin cannot give the same meaning, with tollgate's way. */
 const UNSUPPORTED = {
@@ -84,12 +90,12 @@ export function normalizeIP(ip, ipv6Subnet = DEFAULTS.ipv6Subnet) {
  * option that cannot mean here what it means there (`UNSUPPORTED`) with tollgate's way.
  */
 export function checkNames(options, at = "") {
-  known(options, [...FASTIFY_OPTIONS, ...TOLLGATE_OPTIONS, ...ROUTE_ONLY], at, { windowMs: "timeWindow (@fastify/rate-limit's name)", limit: "max (or quota)" });
+  known(options, [...FASTIFY_OPTIONS, ...TOLLGATE_OPTIONS, ...HTTP_OPTIONS], at, { windowMs: "timeWindow (@fastify/rate-limit's name; or window, tollgate's, with an algorithm)" });
   for (const [name, why] of Object.entries(UNSUPPORTED)) {
     if (options[name] === true) throw optionError("unsupported_option", name, why);
   }
   if (options.groupId !== undefined && typeof options.groupId !== "string") throw new Error("groupId must be a string");
-  for (const name of ["keyGenerator", "errorResponseBuilder", "onExceeding", "onExceeded", "onBanReach"]) {
+  for (const name of ["cost", "keyGenerator", "errorResponseBuilder", "onExceeding", "onExceeded", "onBanReach"]) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw fail(name, options[name], "a function");
   }
   if (options.hook !== undefined && typeof options.hook !== "string") throw fail("hook", options.hook, "the name of a Fastify hook (\"onRequest\", \"preHandler\", ...)");

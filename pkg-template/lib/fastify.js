@@ -9,6 +9,7 @@
 import { Limits, childStore } from "./fastify-limits.js";
 import { DEFAULTS, checkNames, formatMs, maxOf, normalizeIP, subnetOf, windowOf } from "./fastify-options.js";
 import { optionError } from "./options.js";
+import { clientError } from "./http-options.js";
 
 const LEGACY_LABELS = Object.freeze({ rateLimit: "x-ratelimit-limit", rateRemaining: "x-ratelimit-remaining", rateReset: "x-ratelimit-reset", retryAfter: "retry-after" });
 const DRAFT_LABELS = Object.freeze({ rateLimit: "ratelimit-limit", rateRemaining: "ratelimit-remaining", rateReset: "ratelimit-reset", retryAfter: "retry-after" });
@@ -84,7 +85,15 @@ function hookOf(limits, ran) {
   return async function rateLimitHook(req, reply) {
     if (req[ran]) return;
     req[ran] = true;
-    const answer = await check(limits, req);
+    let answer;
+    try {
+      answer = await check(limits, req);
+    } catch (e) {
+      // A cost that is not one: 400 and the Worker's JSON error, as every adapter answers it.
+      const mistake = clientError(e);
+      if (mistake === null) throw e;
+      return reply.code(mistake.status).type("application/json").send(mistake.body);
+    }
     if (answer.isAllowed) return;
     const figures = decided.get(answer);
     if (!answer.isExceeded) {

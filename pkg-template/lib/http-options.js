@@ -100,6 +100,17 @@ function partitionKeyOf(decision, keys) {
   return keys.length === 1 ? one(keys[0]) : bindingKey.get(decision) ?? one(keys[0]);
 }
 
+/**
+ * The answer to a request a limiter refused as a client's mistake: a cost that is not one (0,
+ * negative, a fraction, NaN, not a number) or that no limit can ever hold, the core's
+ * `invalid_cost`. As the Worker answers the same mistake: 400 and `{"error":{"code","message",
+ * "field"}}`. Null for any other error (a store's, a bug's), which goes on as it is.
+ */
+export function clientError(e) {
+  if (e === null || typeof e !== "object" || e.code !== "invalid_cost") return null;
+  return { status: 400, body: { error: { code: e.code, message: e.message, field: e.field ?? "cost" } } };
+}
+
 /** A denial's body as it goes on the wire, with its content type. */
 export function denialBody(body) {
   return typeof body === "string"

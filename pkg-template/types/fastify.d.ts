@@ -1,7 +1,7 @@
 // `tollgate/fastify`: a Fastify 5 plugin taking @fastify/rate-limit v11's options (see the npm
 // README, "Fastify"). Types from `fastify` (an optional peer dependency) describe the plugin,
 // its decorators and the route option `config.rateLimit`.
-import type { FastifyPluginAsync, FastifyRequest, onRequestAsyncHookHandler } from "fastify";
+import type { ContextConfigDefault, FastifyPluginAsync, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler, RouteGenericInterface } from "fastify";
 import type { ControlOptions, LimitOptions, Store } from "./index.js";
 
 type Maybe<T> = T | Promise<T>;
@@ -102,9 +102,13 @@ export type RateLimitResult =
     };
 
 declare module "fastify" {
-  interface FastifyInstance {
+  interface FastifyInstance<RawServer, RawRequest, RawReply, Logger, TypeProvider> {
     /** A hook deciding requests by the plugin's options with `options` over them. */
-    rateLimit(options?: RateLimitOptions): onRequestAsyncHookHandler;
+    rateLimit<
+      RouteGeneric extends RouteGenericInterface = RouteGenericInterface,
+      ContextConfig = ContextConfigDefault,
+      SchemaCompiler extends FastifySchema = FastifySchema,
+    >(options?: RateLimitOptions): preHandlerAsyncHookHandler<RawServer, RawRequest, RawReply, RouteGeneric, ContextConfig, SchemaCompiler, TypeProvider, Logger>;
     /** A check by hand; `{ increment: false }` peeks without counting. */
     createRateLimit(options?: RateLimitOptions): (request: FastifyRequest, options?: { increment?: boolean }) => Promise<RateLimitResult>;
   }
