@@ -90,7 +90,7 @@ export class Limits {
     }
     const options = this.tollgateLimits
       ? { ...this.own }
-      : max === 0 ? null : { ...this.own, algorithm: "fixed-window", align: "first-hit", limit: max, window: windowMs };
+      : max === 0 ? null : { ...this.own, algorithm: "fixed-window", align: "first-hit", limit: max, window: Math.max(1, windowMs) };
     if (options === null) l = denyAll(windowMs);
     else {
       if (this.store === undefined) options.maxKeys ??= Number.isInteger(this.params.cache) && this.params.cache > 0 ? this.params.cache : DEFAULTS.cache;
@@ -125,7 +125,8 @@ export class Limits {
   /**
    * @fastify/rate-limit's `applyRateLimit`: `{ isAllowed: true, key }` for an allow-listed
    * request, else `{ isAllowed: false, key, max, timeWindow, remaining, ttl, ttlInSeconds,
-   * isExceeded, isBanned }`, with the deciding limiter and decision (for the headers) beside.
+   * isExceeded, isBanned }`, with the deciding limiter, its decision and the `now` it decided
+   * at beside (for the headers).
    * `increment: false` peeks (counts nothing). A store error is thrown, or with `skipOnError`
    * answered as an allowed request with nothing counted.
    */
@@ -139,13 +140,15 @@ export class Limits {
     if (this.customStore !== null) return this.#checkStore(key, max, timeWindow, increment, now);
     const limiter = this.limiterOf(max, timeWindow);
     const cost = p.cost !== undefined ? await p.cost(req) : 1;
+    // A keyGenerator may answer a number, as @fastify/rate-limit's stores take it; limiters key by strings.
+    const id = typeof key === "string" ? key : String(key);
     let decision;
     try {
-      decision = increment ? await limiter.limit(key, { now, cost }) : await limiter.peek(key, { now, cost });
+      decision = increment ? await limiter.limit(id, { now, cost }) : await limiter.peek(id, { now, cost });
     } catch (e) {
       // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
       if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) throw e;
-      return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: null, decision: null };
+      return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: null, decision: null, now };
     }
     if (decision.reason === "allowList") return { isAllowed: true, key };
     const limit = this.tollgateLimits ? decision.limit : max;
@@ -154,7 +157,7 @@ export class Limits {
     const isExceeded = increment ? !decision.allowed : decision.reason === "denyList";
     let isBanned = false;
     if (isExceeded && p.ban >= 0 && decision.reason !== "denyList") {
-      isBanned = p.ban === 0 || !(await this.banOf(p.ban, timeWindow).limit(key, { now })).allowed;
+      isBanned = p.ban === 0 || !(await this.banOf(p.ban, timeWindow).limit(id, { now })).allowed;
     }
     if (decision.reason === "denyList") isBanned = true;
     const ttl = Math.max(0, decision.resetAt - now);
@@ -170,6 +173,8 @@ export class Limits {
       isBanned,
       limiter,
       decision,
+      now,
+      cost,
     };
   }
 
@@ -202,6 +207,7 @@ export class Limits {
       isBanned: this.params.ban !== -1 && current - max > this.params.ban,
       limiter: headerWriter(max, Math.max(1, timeWindow), "default"),
       decision,
+      now,
     };
   }
 }

@@ -71,7 +71,8 @@ const decided = new WeakMap();
 /** Sets the headers `wanted` names of the decision's core headers, under @fastify/rate-limit's labels. */
 function setHeaders(reply, params, wanted, figures) {
   const { limiter, decision, now } = figures;
-  if (limiter === null || decision === null) return;
+  // A hit a list answered was decided by no limit: no rate-limit header (as the middleware).
+  if (limiter === null || decision === null || decision.reason !== undefined) return;
   const core = limiter.headers(decision, { now, standardHeaders: "draft-6", legacyHeaders: false });
   for (const [label, coreName] of Object.entries(CORE_NAMES)) {
     const name = params.labels[label];
@@ -115,14 +116,18 @@ function hookOf(limits, ran) {
 
 /** `limits.check` with its figures kept aside for the headers, and a fresh key's peek at ttl 0. */
 async function check(limits, req, callOptions) {
-  const now = Date.now();
   const r = await limits.check(req, callOptions);
   if (r.isAllowed) return r;
-  const { limiter, decision, ...answer } = r;
-  // A peek at a key holding nothing: no window is open, as @fastify/rate-limit reports it.
-  if (callOptions?.increment === false && decision !== null && decision.remaining >= answer.max && !answer.isExceeded) {
-    answer.ttl = 0;
-    answer.ttlInSeconds = 0;
+  const { limiter, decision, now, cost = 1, ...answer } = r;
+  if (callOptions?.increment === false && decision !== null && decision.reason === undefined) {
+    // A peek's decision is the one the hit would get: what is left now is that plus the hit,
+    // when it would be admitted. A key holding nothing has no window open (ttl 0), as
+    // @fastify/rate-limit reports it.
+    if (decision.allowed) answer.remaining = Math.min(answer.max, answer.remaining + cost);
+    if (answer.remaining >= answer.max) {
+      answer.ttl = 0;
+      answer.ttlInSeconds = 0;
+    }
   }
   decided.set(answer, { limiter, decision, now });
   return answer;
@@ -167,12 +172,19 @@ export async function fastifyRateLimit(fastify, settings = {}) {
     fastify.decorate("rateLimit", (options) => hookOf(decoratorLimits(options), ran));
   }
 
+  const groups = new Map();
   fastify.addHook("onRoute", (routeOptions) => {
     const config = routeOptions.config?.rateLimit;
     if (config != null) {
       if (typeof config === "object") {
         const params = mergeParams(globalParams, config, routeOptions);
-        addRouteHook(routeOptions, params.hook, hookOf(limitsOf(params, routeOptions), ran));
+        // Routes of one groupId share one count per key (the first route's limits).
+        let limits = typeof params.groupId === "string" ? groups.get(params.groupId) : undefined;
+        if (limits === undefined) {
+          limits = limitsOf(params, routeOptions);
+          if (typeof params.groupId === "string") groups.set(params.groupId, limits);
+        }
+        addRouteHook(routeOptions, params.hook, hookOf(limits, ran));
       } else if (config !== false) {
         throw new Error("Unknown value for route rate-limit configuration");
       }

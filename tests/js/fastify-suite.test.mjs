@@ -39,7 +39,10 @@ function testFiles(dir, prefix = "") {
 function results(file, cwd) {
   let out;
   try {
-    out = execFileSync("node", ["--test", "--test-reporter=tap", "--test-concurrency=1", file], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
+    // Without this runner's NODE_TEST_CONTEXT, which would send the results to it rather than as TAP.
+    const env = { ...process.env };
+    delete env.NODE_TEST_CONTEXT;
+    out = execFileSync("node", ["--test", "--test-reporter=tap", file], { cwd, env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 120_000 });
   } catch (e) {
     out = e.stdout ?? "";
   }
