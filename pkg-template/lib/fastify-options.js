@@ -90,7 +90,7 @@ export function normalizeIP(ip, ipv6Subnet = DEFAULTS.ipv6Subnet) {
  * option that cannot mean here what it means there (`UNSUPPORTED`) with tollgate's way.
  */
 export function checkNames(options, at = "") {
-  known(options, [...FASTIFY_OPTIONS, ...TOLLGATE_OPTIONS, ...HTTP_OPTIONS], at, { windowMs: "timeWindow (@fastify/rate-limit's name; or window, tollgate's, with an algorithm)" });
+  known(options, [...new Set([...FASTIFY_OPTIONS, ...TOLLGATE_OPTIONS, ...HTTP_OPTIONS])], at, { windowMs: "timeWindow (@fastify/rate-limit's name; or window, tollgate's, with an algorithm)" });
   for (const [name, why] of Object.entries(UNSUPPORTED)) {
     if (options[name] === true) throw optionError("unsupported_option", name, why);
   }

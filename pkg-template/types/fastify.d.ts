@@ -4,6 +4,16 @@
 import type { ContextConfigDefault, FastifyPluginAsync, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler, RouteGenericInterface } from "fastify";
 import type { ControlOptions, LimitOptions, Store } from "./index.js";
 
+/** tollgate's limits beside @fastify/rate-limit's options (any of `algorithm`, `quota`, `limits`, `limit`, `window` makes them tollgate's). */
+export interface TollgateLimitOptions extends Partial<LimitOptions>, Omit<ControlOptions, "allowList"> {
+  /** Several limits, all of which must admit a request. */
+  limits?: LimitOptions[];
+  /** Most keys held in memory (`cache` is @fastify/rate-limit's name). */
+  maxKeys?: number;
+  /** Units a request takes (default 1); one that is not a cost is answered 400 `invalid_cost`. */
+  cost?: (request: FastifyRequest) => Maybe<number>;
+}
+
 type Maybe<T> = T | Promise<T>;
 
 /** What `errorResponseBuilder` is given about a denial. */
@@ -38,7 +48,7 @@ export interface FastifyRateLimitStore {
 }
 
 /** The options of a route (`config.rateLimit`) and of `fastify.rateLimit()`/`createRateLimit()`. */
-export interface RateLimitOptions extends Partial<Omit<LimitOptions, "limit" | "window">>, Omit<ControlOptions, "allowList"> {
+export interface RateLimitOptions extends TollgateLimitOptions {
   /** Requests per `timeWindow` (default 1000), or a function of the request and its key. */
   max?: number | ((request: FastifyRequest, key: string) => Maybe<number>);
   /** The window: ms, an `ms` string ("1 minute"), or a function (default 60000). */
