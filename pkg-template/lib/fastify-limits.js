@@ -66,7 +66,12 @@ export class Limits {
       if (typeof params.timeWindow === "number") this.own.window ??= params.timeWindow;
     }
     this.customStore = customStore;
-    this.store = store ?? (redis !== null ? new RedisStore(redis, { prefix: `${params.nameSpace ?? "fastify-rate-limit-"}${routeInfo.method ?? ""}${routeInfo.url ?? ""}${routeInfo.method ? "-" : ""}` }) : undefined);
+    // Over a store, each route's keys apart (as @fastify/rate-limit's RedisStore `child`):
+    // `redis` gets a RedisStore per route under `<nameSpace><METHOD><url>-`; a tollgate store
+    // given as `store` is shared, so the route's part goes in front of each key instead.
+    const route = `${routeInfo.method ?? ""}${routeInfo.url ?? ""}${routeInfo.method ? "-" : ""}`;
+    this.store = store ?? (redis !== null ? new RedisStore(redis, { prefix: `${params.nameSpace ?? "fastify-rate-limit-"}${route}` }) : undefined);
+    this.keyPrefix = store !== undefined ? route : "";
     if (customStore !== null && params.cost !== undefined) {
       throw optionError("conflicting_fields", "cost", "cost does not apply to a @fastify/rate-limit store (it counts one per request); use a tollgate store, such as RedisStore");
     }
@@ -141,7 +146,7 @@ export class Limits {
     const limiter = this.limiterOf(max, timeWindow);
     const cost = p.cost !== undefined ? await p.cost(req) : 1;
     // A keyGenerator may answer a number, as @fastify/rate-limit's stores take it; limiters key by strings.
-    const id = typeof key === "string" ? key : String(key);
+    const id = `${this.keyPrefix}${key}`;
     let decision;
     try {
       decision = increment ? await limiter.limit(id, { now, cost }) : await limiter.peek(id, { now, cost });
@@ -157,7 +162,8 @@ export class Limits {
     const isExceeded = increment ? !decision.allowed : decision.reason === "denyList";
     let isBanned = false;
     if (isExceeded && p.ban >= 0 && decision.reason !== "denyList") {
-      isBanned = p.ban === 0 || !(await this.banOf(p.ban, timeWindow).limit(id, { now })).allowed;
+      // Its own keys beside the limit's (over a store they share a key space).
+      isBanned = p.ban === 0 || !(await this.banOf(p.ban, timeWindow).limit(`ban:${id}`, { now })).allowed;
     }
     if (decision.reason === "denyList") isBanned = true;
     const ttl = Math.max(0, decision.resetAt - now);
