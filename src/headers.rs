@@ -363,13 +363,24 @@ impl Policy {
         options: &HeaderOptions<'_>,
     ) -> Vec<(&'static str, String)> {
         let limits = self.statuses(decision);
-        headers(&limits, &decision.decision, now, options)
+        headers(&limits, &self.summary(decision), now, options)
     }
 
     /// [`Policy::headers`] as [`write`]'s text.
     pub fn write_headers(&self, out: &mut String, decision: &PolicyDecision, now: Nanos, options: &HeaderOptions<'_>) {
         let limits = self.statuses(decision);
-        write(out, &limits, &decision.decision, now, options);
+        write(out, &limits, &self.summary(decision), now, options);
+    }
+
+    /// The decision the headers summarise, its `limit` the binding limit's capacity as this
+    /// policy configures it (what every decision of that limit says; a record handed in from
+    /// outside cannot make it another).
+    fn summary(&self, decision: &PolicyDecision) -> Decision {
+        let mut summary = decision.decision;
+        if let Some(limit) = self.limits().get(decision.binding.limit) {
+            summary.limit = limit.algorithm().limit();
+        }
+        summary
     }
 
     /// The members of the headers of `decision`, the limit it is about first.
