@@ -87,6 +87,11 @@ cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
 cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
 "$tools/esbuild" "$work/cjslib/lite.js" --bundle --format=cjs --platform=node --log-level=warning \
   --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
+# `require("tollgate/fastify")`: lib/fastify.js bundled from targets/cjs-fastify.js, which exports
+# the plugin as module.exports (as @fastify/rate-limit does), over the same wasm glue.
+cp pkg-template/targets/cjs-fastify.js "$work/cjslib/fastify-entry.js"
+"$tools/esbuild" "$work/cjslib/fastify-entry.js" --bundle --format=cjs --platform=node --log-level=warning \
+  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/fastify.js"
 # `tollgate/limiter` in CommonJS: the same bundle's classes (see pkg-template/targets/cjs-limiter.js).
 cp pkg-template/targets/cjs-limiter.js "$out/dist/cjs/limiter.js"
 

@@ -99,7 +99,7 @@ the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{
   is about) and \`RateLimit-Policy: 10;w=60\` (a List, one Integer per limit, with \`w\`).
 - **draft-6**: \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` (Integers, the limit
   the decision is about) and \`RateLimit-Policy\` as in draft-7.
-- **legacy**: \`X-RateLimit-Limit\` (the \`q\` of the limit the decision is about), \`X-RateLimit-Remaining\`,
+- **legacy**: \`X-RateLimit-Limit\` (the limit the decision is about: its capacity, below), \`X-RateLimit-Remaining\`,
   \`X-RateLimit-Reset\` (Unix seconds, rounded up, as GitHub and express-rate-limit send it).
   express-rate-limit also sets \`Date\` with it; tollgate leaves \`Date\` to the server.
 - \`Retry-After\` on **every denial**, whatever the mode (also with both options false, except in
@@ -125,8 +125,20 @@ the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{
     100 is \`q=1000;w=1\`. The burst shows in \`r\` (and \`X-RateLimit-Remaining\`) of a fresh key.
   - Token bucket: the refill rate as configured (\`limit\` per \`window\`), not the capacity.
   - The windows: \`limit\` per window.
-  - \`X-RateLimit-Limit\`, draft-6's \`RateLimit-Limit\` and draft-7's \`limit\` are that \`q\`: never
-    the burst.
+- **One meaning of limit and remaining.** Wherever a header pairs a limit with what remains of
+  it (\`X-RateLimit-Limit\` beside \`X-RateLimit-Remaining\`, draft-6's \`RateLimit-Limit\` beside
+  \`RateLimit-Remaining\`, draft-7's \`limit=\` beside \`remaining=\`), the limit is the decision's
+  \`limit\`: the most units the key can hold at once (a token bucket's or GCRA's burst, a
+  window's limit), the number the decision object, \`req.rateLimit\`, the Fastify plugin's
+  headers and the Worker's JSON call \`limit\`. So \`remaining\` is never above the \`limit\` beside
+  it, and a fresh key shows \`remaining = limit - cost\`: a token bucket of 100/s with a burst of
+  500 sends \`X-RateLimit-Limit: 500\`, \`X-RateLimit-Remaining: 499\`, and \`RateLimit-Policy:
+  "default";q=100;w=1\` (the rate). Those drafts define that limit as the quota the client has
+  in the current window, which for a bucket is its capacity; the sustained rate is what
+  \`RateLimit-Policy\` (\`q\`/\`w\`) states. Without a burst (and for every window algorithm) the
+  capacity is the limit, and a window that is not a whole number of seconds keeps its own
+  limit there (3 per 500 ms: \`X-RateLimit-Limit: 3\`, \`RateLimit-Policy: 6;w=1\`). Draft-8 and
+  draft-10 carry no limit beside \`r\`: their \`q\` stays the rate.
 - **A client pacing evenly at \`q/w\` from a fresh key is admitted every time**
   ([\`tests/headers_meaning.rs\`](../tests/headers_meaning.rs), [\`tests/js/headers.test.mjs\`](../tests/js/headers.test.mjs)),
   except where named here:

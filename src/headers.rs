@@ -15,9 +15,15 @@
 //!   the decision is about) and `RateLimit-Policy: 100;w=60, 1000;w=3600`.
 //! - **draft-6**: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds until
 //!   reset) and `RateLimit-Policy` as in draft-7.
-//! - **legacy**: `X-RateLimit-Limit` (the `q` of the limit the decision is about, never a
-//!   burst), `X-RateLimit-Remaining`, `X-RateLimit-Reset` (Unix seconds, rounded up, as GitHub
-//!   and express-rate-limit send it).
+//! - **legacy**: `X-RateLimit-Limit` (the capacity of the limit the decision is about:
+//!   [`Decision::limit`], a bucket's burst), `X-RateLimit-Remaining`, `X-RateLimit-Reset` (Unix
+//!   seconds, rounded up, as GitHub and express-rate-limit send it).
+//!
+//! One meaning of limit and remaining: wherever a header pairs a limit with what remains of
+//! it (legacy, draft-6's `RateLimit-Limit`, draft-7's `limit=`), the limit is the decision's
+//! [`Decision::limit`], the most `remaining` can ever be, and the number every JSON answer
+//! calls `limit`; so `remaining` is never above it. The sustained rate is the policy's
+//! `q`/`w` (`RateLimit-Policy`), which for a bucket with a burst above its rate is lower.
 //! - `Retry-After` on every denial, whatever the mode: whole seconds, rounded up, at least 1,
 //!   never less than any draft-10 `t` (draft-8's `t`, a reset, can be later).
 //!
@@ -273,7 +279,8 @@ pub fn write(
     // A wait the client is told, in whole seconds, jittered on a denial.
     let u = if denied { options.jitter.unwrap_or(0.0) } else { 0.0 };
     let wait = |d: Nanos| jittered(secs(d), u);
-    let summary_q = limits.first().map_or(summary.limit, |l| advertised_rate(l.quota, l.window).0);
+    // The limit paired with `remaining`: its capacity, never below what can remain.
+    let summary_limit = summary.limit;
     let pk = options.partition_key.map(partition_key);
     match options.standard {
         Some(standard @ (Standard::Draft8 | Standard::Draft10)) => {
@@ -317,13 +324,13 @@ pub fn write(
             }
             let reset = wait(summary.reset_after(now));
             if standard == Standard::Draft6 {
-                number_field(out, "RateLimit-Limit", summary_q);
+                number_field(out, "RateLimit-Limit", summary_limit);
                 number_field(out, "RateLimit-Remaining", summary.remaining);
                 number_field(out, "RateLimit-Reset", reset);
             } else {
                 field(out, "RateLimit");
                 out.push_str("limit=");
-                push_u64(out, summary_q);
+                push_u64(out, summary_limit);
                 out.push_str(", remaining=");
                 push_u64(out, summary.remaining);
                 out.push_str(", reset=");
@@ -333,7 +340,7 @@ pub fn write(
         None => {}
     }
     if options.legacy {
-        number_field(out, "X-RateLimit-Limit", summary_q);
+        number_field(out, "X-RateLimit-Limit", summary_limit);
         number_field(out, "X-RateLimit-Remaining", summary.remaining);
         number_field(out, "X-RateLimit-Reset", secs(summary.reset_at));
     }
@@ -356,13 +363,24 @@ impl Policy {
         options: &HeaderOptions<'_>,
     ) -> Vec<(&'static str, String)> {
         let limits = self.statuses(decision);
-        headers(&limits, &decision.decision, now, options)
+        headers(&limits, &self.summary(decision), now, options)
     }
 
     /// [`Policy::headers`] as [`write`]'s text.
     pub fn write_headers(&self, out: &mut String, decision: &PolicyDecision, now: Nanos, options: &HeaderOptions<'_>) {
         let limits = self.statuses(decision);
-        write(out, &limits, &decision.decision, now, options);
+        write(out, &limits, &self.summary(decision), now, options);
+    }
+
+    /// The decision the headers summarise, its `limit` the binding limit's capacity as this
+    /// policy configures it (what every decision of that limit says; a record handed in from
+    /// outside cannot make it another).
+    fn summary(&self, decision: &PolicyDecision) -> Decision {
+        let mut summary = decision.decision;
+        if let Some(limit) = self.limits().get(decision.binding.limit) {
+            summary.limit = limit.algorithm().limit();
+        }
+        summary
     }
 
     /// The members of the headers of `decision`, the limit it is about first.

@@ -142,4 +142,43 @@ proptest! {
             }
         }
     }
+    /// One meaning of limit and remaining: wherever a header pairs a limit with what remains
+    /// (legacy, draft-6, draft-7), the limit is the decision's `limit` (what every JSON answer
+    /// calls `limit`, a bucket's burst) and `remaining` is never above it, whatever the burst.
+    #[test]
+    fn remaining_is_never_above_the_limit_beside_it(
+        a in algorithm(),
+        trace in prop::collection::vec((0u64..=40, 1u64..=8), 1..40),
+    ) {
+        let mut slot = None;
+        let mut now = ORIGIN;
+        for (step, draw) in trace {
+            now += step;
+            let cost = 1 + (draw - 1) % a.capacity();
+            let d = check_slot(&a, &mut slot, Nanos::new(now), cost).unwrap();
+            let (quota, window) = a.advertised_quota();
+            let limits = [LimitStatus { name: "l", quota, window, decision: d }];
+            for standard in [Some(Standard::Draft6), Some(Standard::Draft7), None] {
+                let options = HeaderOptions { standard, legacy: true, partition_key: None, jitter: None };
+                let h = headers(&limits, &d, Nanos::new(now), &options);
+                let get = |n: &str| h.iter().find(|(k, _)| *k == n).map(|(_, v)| v.clone()).unwrap();
+                let limit: u64 = get("X-RateLimit-Limit").parse().unwrap();
+                let remaining: u64 = get("X-RateLimit-Remaining").parse().unwrap();
+                prop_assert_eq!(limit, d.limit);
+                prop_assert!(remaining <= limit, "remaining {} above limit {}", remaining, limit);
+                match standard {
+                    Some(Standard::Draft6) => {
+                        prop_assert_eq!(get("RateLimit-Limit").parse::<u64>().unwrap(), d.limit);
+                        prop_assert!(get("RateLimit-Remaining").parse::<u64>().unwrap() <= d.limit);
+                    }
+                    Some(_) => {
+                        let dict = get("RateLimit");
+                        let expected = format!("limit={}, remaining={}", d.limit, d.remaining);
+                        prop_assert!(dict.starts_with(&expected), "{}", dict);
+                    }
+                    None => {}
+                }
+            }
+        }
+    }
 }

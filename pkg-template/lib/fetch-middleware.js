@@ -14,7 +14,7 @@
 // - The headers are set on the handler's `Response`, or on a copy when its headers are
 //   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
 //   it is, since a copy would lose its socket.
-import { denialBody, httpOptions, settleHit } from "./http-options.js";
+import { clientError, denialBody, httpOptions, settleHit } from "./http-options.js";
 import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "./options.js";
 
@@ -60,7 +60,14 @@ export function rateLimitFetch(options) {
       const keys = await key(request, ...rest);
       const cost = costOf !== undefined ? await costOf(request, ...rest) : 1;
       const now = Date.now();
-      const decision = await limiter.limit(keys, { cost, now });
+      let decision;
+      try {
+        decision = await limiter.limit(keys, { cost, now });
+      } catch (e) {
+        const mistake = clientError(e);
+        if (mistake === null) throw e;
+        return Response.json(mistake.body, { status: mistake.status });
+      }
       // A hit a list answered (controls.js) was decided by no limit: no rate-limit header, and
       // a denied one is answered 403 (not a rate limit: nothing to wait for).
       const listed = decision.reason !== undefined;

@@ -11,6 +11,9 @@ const SHARED = [
   "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
 ];
 
+/** express-rate-limit's names of tollgate's options (erl-options.js `ALIASES`), for a misspelt name's hint. */
+const ERL_NAMES = ["windowMs", "max", "keyGenerator", "identifier"];
+
 /** What to write instead of a `headers` option (express-rate-limit's, before its v6). */
 const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in express-rate-limit: \"both\" is the default, \"draft-10\" is { legacyHeaders: false }, \"legacy\" is { standardHeaders: false }, false is { standardHeaders: false, legacyHeaders: false }";
 
@@ -57,7 +60,8 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
   }
   if (options.headers !== undefined) throw optionError("renamed", "headers", OLD_HEADERS);
   const mine = [...SHARED, ...own];
-  known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS]);
+  // express-rate-limit's names of options are suggested too (`windowMS`: `windowMs`).
+  known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS], "", {}, ERL_NAMES);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !mine.includes(k)));
   const { standardHeaders, legacyHeaders, jitter } = options;
   headerOptions(options); // checked now rather than at the first request
@@ -94,6 +98,17 @@ function partitionKeyOf(decision, keys) {
   const one = (k) => (typeof k === "string" ? k : String(k?.key ?? k));
   if (!Array.isArray(keys)) return one(keys);
   return keys.length === 1 ? one(keys[0]) : bindingKey.get(decision) ?? one(keys[0]);
+}
+
+/**
+ * The answer to a request a limiter refused as a client's mistake: a cost that is not one (0,
+ * negative, a fraction, NaN, not a number) or that no limit can ever hold, the core's
+ * `invalid_cost`. As the Worker answers the same mistake: 400 and `{"error":{"code","message",
+ * "field"}}`. Null for any other error (a store's, a bug's), which goes on as it is.
+ */
+export function clientError(e) {
+  if (e === null || typeof e !== "object" || e.code !== "invalid_cost") return null;
+  return { status: 400, body: { error: { code: e.code, message: e.message, field: e.field ?? "cost" } } };
 }
 
 /** A denial's body as it goes on the wire, with its content type. */

@@ -7,7 +7,7 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { fail, flagOf, objectOf, optionError } from "./options.js";
-import { denialBody, httpOptions } from "./http-options.js";
+import { clientError, denialBody, httpOptions } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
@@ -153,6 +153,8 @@ export function rateLimit(passed = {}) {
     try {
       decision = await limiter.limit(key, { cost, now });
     } catch (e) {
+      const mistake = clientError(e);
+      if (mistake !== null) return answerMistake(res, mistake);
       if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw e;
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       return true;
@@ -229,6 +231,16 @@ export function rateLimit(passed = {}) {
       }
     : (key) => limits.get(key);
   return middleware;
+}
+
+/** Answers a request's mistake (`clientError`) itself: JSON, never Express's error page or a stack trace. */
+function answerMistake(res, { status, body }) {
+  if (!res.headersSent) {
+    res.statusCode = status;
+    res.setHeader("Content-Type", "application/json");
+    res.end(JSON.stringify(body));
+  }
+  return false;
 }
 
 /** The draft-8/draft-10 headers that are Structured Field Lists. */

@@ -101,15 +101,48 @@ export const LIMITER_FIELDS = ["limits", "blockDuration", ...POLICY_FIELDS];
  * otherwise be ignored, and the limiter would admit other than what its user wrote. Every
  * options object of the package goes through it (limiters, Pacer, LeasedPacer, RedisStore).
  */
-export function known(o, allowed, at = "", renamed = {}) {
+export function known(o, allowed, at = "", renamed = {}, also = []) {
   for (const name of Object.keys(o)) {
     if (!allowed.includes(name)) {
       const field = `${at ? `${at}.` : ""}${name}`;
       // A name spelt differently elsewhere: what to write (the core's `RENAMED`, code `renamed`).
       if (Object.hasOwn(renamed, name)) throw optionError("renamed", field, `${field} is not an option here; write ${renamed[name]}`);
-      throw optionError("unknown_field", field, `${field} is not an option (the options are ${allowed.join(", ")})`);
+      const likely = closest(name, [...allowed, ...Object.keys(renamed), ...also]);
+      const hint = likely === null ? "" : `; did you mean ${likely}?`;
+      throw optionError("unknown_field", field, `${field} is not an option (the options are ${allowed.join(", ")})${hint}`);
     }
   }
+}
+
+/**
+ * The name among `names` that `name` most likely misspells: one spelt the same but for case
+ * (`windowMS`: `windowMs`), else the nearest by edit distance, at most 2 edits and fewer than
+ * half its length; null when none is that near.
+ */
+export function closest(name, names) {
+  const lower = name.toLowerCase();
+  const sameCase = names.find((n) => n.toLowerCase() === lower);
+  if (sameCase !== undefined) return sameCase;
+  let best = null;
+  let bestDistance = Math.min(3, Math.ceil(name.length / 2));
+  for (const n of names) {
+    const d = editDistance(lower, n.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [n, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance of two short strings (insertions, deletions, substitutions). */
+function editDistance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length];
 }
 
 /** `options` when it is an options object (not null, not an array); `expected` says what it holds. */

@@ -215,7 +215,28 @@ test("q/w state the sustained rate: bursts are not the rate, sub-second windows 
   assert.deepEqual(qw({ algorithm: "sliding-log", limit: 7, window: "1500ms" }), [14, 3]);
   assert.deepEqual(qw({ algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 }), [100, 1]);
   const l = new RateLimiter({ algorithm: "gcra", limit: 1000, window: "1s", burst: 100 });
-  assert.equal(l.headers(l.limit("k", { now: T0 }), { now: T0 })["X-RateLimit-Limit"], "1000", "not the burst");
+  assert.equal(l.headers(l.limit("k", { now: T0 }), { now: T0 })["RateLimit-Policy"], '"default";q=1000;w=1', "the rate, not the burst");
+});
+
+test("one meaning of limit and remaining: the limit beside remaining is the decision's limit (a burst above the rate included)", () => {
+  for (const o of [
+    { algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 },
+    { algorithm: "gcra", limit: 1000, window: "1s", burst: 100 },
+    { algorithm: "fixed-window", limit: 3, window: "500ms" },
+  ]) {
+    const l = new RateLimiter(o);
+    const d = l.limit("k", { now: T0 });
+    for (const standardHeaders of ["draft-6", "draft-7"]) {
+      const h = l.headers(d, { now: T0, standardHeaders, legacyHeaders: true });
+      assert.equal(h["X-RateLimit-Limit"], String(d.limit), JSON.stringify(o));
+      assert.ok(Number(h["X-RateLimit-Remaining"]) <= Number(h["X-RateLimit-Limit"]), JSON.stringify(h));
+      if (standardHeaders === "draft-6") assert.equal(h["RateLimit-Limit"], String(d.limit));
+      else assert.match(h.RateLimit, new RegExp(`^limit=${d.limit}, remaining=${d.remaining},`));
+    }
+  }
+  const bucket = new RateLimiter({ algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 });
+  const h = bucket.headers(bucket.limit("k", { now: T0 }), { now: T0 });
+  assert.deepEqual([h["X-RateLimit-Limit"], h["X-RateLimit-Remaining"]], ["500", "499"]);
 });
 
 test("the sliding window counter's t is the wait for one unit, not for the key to be fresh", () => {

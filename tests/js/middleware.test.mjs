@@ -205,7 +205,8 @@ test("bad options throw when the middleware is made, naming the option", () => {
     [{ limiter: new RateLimiter(threePerHour), algorithm: "gcra" }, TypeError, /either limiter or the limiter's options \(algorithm\)/],
     [{ limiter: {} }, TypeError, /limiter must be a RateLimiter/],
     [{ ...threePerHour, skipFailedRequests: "yes" }, TypeError, /skipFailedRequests must be true or false, got "yes"/],
-    [{ ...threePerHour, skipFaildRequests: true }, TypeError, /^skipFaildRequests is not an option \(the options are limiter, key, .*, algorithm, .*, store, shadow, allowList, denyList\)$/],
+    [{ ...threePerHour, skipFaildRequests: true }, TypeError, /^skipFaildRequests is not an option \(the options are limiter, key, .*, algorithm, .*, store, shadow, allowList, denyList\); did you mean skipFailedRequests\?$/],
+    [{ algorithm: "fixed-window", limit: 3, windowMS: 60000 }, TypeError, /^windowMS is not an option \(.*\); did you mean windowMs\?$/],
     [{ algorithm: "fixed-window", limit: 100, windowMs: 60000, window: "1m" }, TypeError, /give window or windowMs \(express-rate-limit's name for it\), not both/],
     [{ algorithm: "leaky-bucket", quota: "1/s" }, TypeError, /algorithm "leaky-bucket" is not a name here; write algorithm "gcra"/],
   ]) {

@@ -32,7 +32,7 @@ test("publishable: publint (strict) and arethetypeswrong find no problem, for ev
   const report = JSON.parse(run(bin("attw"), [tarball, "--no-definitely-typed", "--format", "json"]));
   assert.deepEqual(report.analysis.problems, []);
   const entries = report.analysis.entrypoints;
-  assert.deepEqual(Object.keys(entries), [".", "./limiter", "./lite", "./package.json"]);
+  assert.deepEqual(Object.keys(entries), [".", "./limiter", "./lite", "./fastify", "./package.json"]);
   for (const [entry, { resolutions }] of Object.entries(entries)) {
     assert.deepEqual(Object.keys(resolutions).sort(), ["bundler", "node10", "node16-cjs", "node16-esm"], entry);
     for (const [mode, r] of Object.entries(resolutions)) {
@@ -45,7 +45,7 @@ test("publishable: publint (strict) and arethetypeswrong find no problem, for ev
 
 test("the tarball holds the licenses, the metadata and each wasm module once", () => {
   const files = run("tar", ["-tzf", tarball]).trim().split("\n").map((f) => f.replace(/^package\//, ""));
-  for (const f of ["LICENSE-MIT", "LICENSE-APACHE", "README.md", "index.d.ts", "index.d.cts", "lite.d.cts", "limiter.d.cts"]) {
+  for (const f of ["LICENSE-MIT", "LICENSE-APACHE", "README.md", "index.d.ts", "index.d.cts", "lite.d.cts", "limiter.d.cts", "fastify.d.ts", "fastify.d.cts"]) {
     assert.ok(files.includes(f), f);
   }
   assert.deepEqual(files.filter((f) => f.endsWith(".wasm")).sort(), ["dist/tollgate_wasm_bg.wasm", "dist/tollgate_wasm_extras_bg.wasm", "dist/tollgate_wasm_lite_bg.wasm"]);
@@ -330,6 +330,42 @@ test("a TypeScript user's file type-checks, and a wrong option does not", () => 
     new RateLimiter({ algorithm: "gcra", quota: "10/s", store: maybe });
     void d;`);
   good.push("async-bad.mts");
+  // A Fastify user's plugin options, route config and decorators, checked against Fastify's own
+  // types (its package linked in: type-only here; tests/js/fastify.test.mjs runs it).
+  symlinkSync(resolve(here, "node_modules/fastify"), join(project, "node_modules/fastify"));
+  writeFileSync(join(project, "fastify.mts"), `
+    import Fastify from "fastify";
+    import rateLimit, { normalizeIP, type RateLimitResult } from "tollgate/fastify";
+    const app = Fastify();
+    await app.register(rateLimit, { max: 100, timeWindow: "1 minute", ban: 2, hook: "preHandler", allowList: (req, key) => key === "vip" });
+    await app.register(rateLimit, { algorithm: "token-bucket", limit: 100, window: "1s", burst: 500, denyList: ["10.0.0.0/8"], cost: (req) => 2 });
+    app.get("/", { config: { rateLimit: { max: 3, groupId: "otp" } } }, async () => "ok");
+    app.get("/public", { config: { rateLimit: false } }, async () => "ok");
+    app.setNotFoundHandler({ preHandler: app.rateLimit({ max: 4 }) }, async () => "missing");
+    const check = app.createRateLimit({ max: 5 });
+    app.post("/login", async (request) => {
+      const r: RateLimitResult = await check(request, { increment: false });
+      return r.isAllowed ? r.key : r.remaining + r.ttlInSeconds;
+    });
+    const key: string = normalizeIP("2001:db8::1", 64);
+    void key;`);
+  good.push("fastify.mts");
+  writeFileSync(join(project, "fastify.cts"), `
+    import Fastify = require("fastify");
+    import rateLimit = require("tollgate/fastify");
+    const app = Fastify.fastify();
+    void app.register(rateLimit.default, { max: 1, enableDraftSpec: true });
+    const ip: string = rateLimit.normalizeIP("::ffff:192.0.2.1");
+    void ip;`);
+  good.push("fastify.cts");
+  writeFileSync(join(project, "fastify-bad.mts"), `
+    import Fastify from "fastify";
+    import rateLimit from "tollgate/fastify";
+    const app = Fastify();
+    await app.register(rateLimit, { continueExceeding: true });
+    app.get("/", { config: { rateLimit: { hook: "onSend" } } }, async () => "ok");`);
+  // Line 5 (continueExceeding: true, which the plugin refuses) and line 6 (a hook it does not take).
+  bad.push(["fastify-bad.mts", (e) => /fastify-bad\.mts\(5,\d+\): error/.test(e.stdout) && /onSend/.test(e.stdout)]);
   // CommonJS users get the .d.cts declarations, and the same names.
   writeFileSync(join(project, "user.cts"), `
     import tollgate = require("tollgate");

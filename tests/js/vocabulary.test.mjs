@@ -30,6 +30,17 @@ for (const [edge, make] of Object.entries(EDGES)) {
   });
 }
 
+test("fastify: accepts exactly the options docs/vocabulary.md gives it", async () => {
+  const { default: plugin } = await import("../../pkg/dist/node/fastify.js");
+  let listed;
+  try {
+    await plugin({}, { zzNotAnOption: 1 });
+  } catch (e) {
+    listed = /is not an option \(the options are ([^)]*)\)/.exec(e.message)?.[1].split(", ").sort();
+  }
+  assert.deepEqual(listed, namesOf("fastify", "option"));
+});
+
 test("tollgate/lite takes the same options as RateLimiter", () => {
   assert.deepEqual(
     optionsListedBy((extra) => new LiteRateLimiter({ ...ONE, [extra]: 1 })),
@@ -104,7 +115,7 @@ test("the table lists each name once per kind and uses only known edges and kind
     assert.ok(!seen.has(id), `${id} is listed twice`);
     seen.add(id);
     assert.ok(["option", "field", "code", "value"].includes(r.kind), id);
-    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
+    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "fastify", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
     if (r.kind === "code") assert.match(r.name, /^[a-z][a-z0-9_]*$/, `${r.name}: codes are lowercase snake_case`);
   }
 });

@@ -92,6 +92,14 @@ test("the token bucket of the issue: 100/s with bursts of 500", async () => {
   assert.equal(r.body.allowed, true);
 });
 
+test("one meaning of limit and remaining: the JSON's limit is X-RateLimit-Limit, and remaining is never above it (100/s, burst 500)", async () => {
+  const key = freshKey();
+  const r = await limit({ key, policy: "api", now: T0 });
+  assert.equal(r.status, 200);
+  assert.deepEqual([r.body.limit, r.body.remaining], [500, 499]);
+  assert.deepEqual([r.headers.get("x-ratelimit-limit"), r.headers.get("x-ratelimit-remaining")], ["500", "499"]);
+});
+
 test("peek answers the same and consumes nothing; refund gives back; reset forgets", async () => {
   const key = freshKey();
   await limit({ key, policy: "login", cost: 3, now: T0 });
