@@ -94,6 +94,10 @@ cp pkg-template/targets/cjs-fastify.js "$work/cjslib/fastify-entry.js"
   --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/fastify.js"
 # `tollgate/limiter` in CommonJS: the same bundle's classes (see pkg-template/targets/cjs-limiter.js).
 cp pkg-template/targets/cjs-limiter.js "$out/dist/cjs/limiter.js"
+# `require("tollgate/hono")`: lib/hono.js bundled on its own over the same glue and .wasm files
+# (the glue is one CommonJS module, instantiated once whichever entry requires it first).
+"$tools/esbuild" "$work/cjslib/hono.js" --bundle --format=cjs --platform=node --log-level=warning \
+  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/hono.js"
 
 cp pkg-template/package.json pkg-template/README.md LICENSE-MIT LICENSE-APACHE "$out/"
 # Types: the .d.ts files answer `import` (the package is "type": "module"); the same

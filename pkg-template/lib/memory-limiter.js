@@ -31,7 +31,7 @@ function storeLimiter(options) {
   if (store === null || typeof store.limiter !== "function") {
     throw fail("store", store, "an object with a limiter(options) method");
   }
-  return applyControls(store.limiter(withoutControls(rest)), rest, true);
+  return applyControls(store.limiter(withoutControls(rest)), rest, true, store);
 }
 
 /**

@@ -11,13 +11,14 @@ import { RateLimiter } from "./rate-limiter.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
 import { fail, optionError } from "./options.js";
+import { applyControls } from "./controls.js";
 
 /** express-rate-limit's defaults, used when the options name no algorithm. */
 export const ERL_DEFAULTS = Object.freeze({ windowMs: 60_000, limit: 5 });
 /** How many distinct limits (values of a `limit` function, names of an `identifier` function) get a limiter each. */
 const MAX_LIMITERS = 1000;
 /** The limit options an express-rate-limit Store can take: it counts `limit` per `windowMs`. */
-const ERL_STORE_FIELDS = ["limit", "window", "name"];
+const ERL_STORE_FIELDS = ["limit", "window", "name", "onDecision"];
 
 /** express-rate-limit's name of a limit: `100-in-15min`. */
 export function erlIdentifier(limit, windowMs) {
@@ -177,9 +178,10 @@ export class MiddlewareLimits {
     const named = name ?? (this.#erlMode && typeof limit === "number" ? erlIdentifier(limit, this.windowMs) : undefined);
     if (this.#erlStore !== null) {
       if (typeof limit !== "number" || !(limit >= 0)) throw fail("limit", limit, "a number", typeof limit === "number" ? "out_of_range" : "invalid_type", TypeError);
-      return new ErlStoreLimiter(this.#erlStore, { limit, name: named ?? "default", windowMs: this.#windowMs });
+      const counter = new ErlStoreLimiter(this.#erlStore, { limit, name: named ?? "default", windowMs: this.#windowMs });
+      return applyControls(counter, { onDecision: this.#spec.onDecision }, true);
     }
-    if (limit === 0) return new DenyAll(named ?? "default", this.windowMs);
+    if (limit === 0) return applyControls(new DenyAll(named ?? "default", this.windowMs), this.#spec, false);
     // A limit given beside quota or limits goes to the core, which refuses the pair.
     const options = { ...this.#spec };
     if (limit !== undefined) options.limit = limit;

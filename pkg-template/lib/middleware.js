@@ -13,6 +13,7 @@ import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.j
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 import { controlsOf, firstLimit, listedDecision } from "./controls.js";
 import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { reportFailedOpen } from "./decision-hook.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
@@ -157,6 +158,7 @@ export function rateLimit(passed = {}) {
       if (mistake !== null) return answerMistake(res, mistake);
       if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw e;
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
+      reportFailedOpen(options.onDecision, cost);
       return true;
     }
     if (store !== null) {

@@ -91,8 +91,11 @@ export function durationMs(field, value, min, max, ofText) {
 export const LIMIT_FIELDS = ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
 /** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's. */
 const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
-/** A limiter's own options beside its limits: what the core's parser leaves to this layer. */
-export const POLICY_FIELDS = ["maxKeys", "store", ...CONTROL_FIELDS];
+/**
+ * A limiter's own options beside its limits: what the core's parser leaves to this layer
+ * (`onDecision`: the decision hook, decision-hook.js).
+ */
+export const POLICY_FIELDS = ["maxKeys", "onDecision", "store", ...CONTROL_FIELDS];
 /** Everything a limiter's options object may hold besides one limit's fields. */
 export const LIMITER_FIELDS = ["limits", "blockDuration", ...POLICY_FIELDS];
 

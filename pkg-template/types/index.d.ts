@@ -39,7 +39,25 @@ export interface ControlOptions {
   allowList?: readonly string[];
   /** Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`. */
   denyList?: readonly string[];
+  /** The decision hook: called once per decided hit (not for `peek`, nor inside `limitBatch`); its errors are ignored. */
+  onDecision?: OnDecision;
 }
+
+/** What `onDecision` receives for each decided hit. */
+export interface DecisionReport {
+  /** The Worker policy of a `WorkerStore`'s limiter; null otherwise. */
+  policy: string | null;
+  /** The limit that denied the hit, or the one with the least left; null when a list answered (or a store error let it through). */
+  limit: string | null;
+  /** `near-limit`: allowed with 80% of the limit used; `failed-open`: the store failed and the hit was admitted. */
+  outcome: "allowed" | "near-limit" | "denied" | "shadow-denied" | "failed-open";
+  cost: number;
+  /** The decision; null when no decision was made (the middleware's `passOnStoreError`). */
+  decision: Decision | null;
+}
+
+/** The `onDecision` option: Envoy-style metrics, logs, ... (see the npm README, "Decision metrics"). */
+export type OnDecision = (report: DecisionReport) => void;
 
 /** One limit inline: `algorithm` is required (a limiter has no default algorithm; `rateLimit`'s is express-rate-limit's). */
 export interface SingleLimitOptions extends LimitOptions, ControlOptions {

@@ -3,7 +3,7 @@
 // "HTTP middleware"). The request and response types are structural, so the package needs
 // neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
 // Request/Response all fit.
-import type { AsyncRateLimiter, Decision, Duration, Keys, LimitOptions, LimiterOptions, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, Decision, Duration, Keys, LimitOptions, LimiterOptions, OnDecision, RateLimiter, Store } from "./index.js";
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {
@@ -124,6 +124,8 @@ export interface MiddlewareLimitOptions<Req, Res> {
   identifier?: string | ValueDeterminingMiddleware<string, Req, Res>;
   limits?: LimitOptions[];
   maxKeys?: number;
+  /** The decision hook of the limiters made (see `ControlOptions`). */
+  onDecision?: OnDecision;
 }
 
 export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>

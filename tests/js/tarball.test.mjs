@@ -32,7 +32,7 @@ test("publishable: publint (strict) and arethetypeswrong find no problem, for ev
   const report = JSON.parse(run(bin("attw"), [tarball, "--no-definitely-typed", "--format", "json"]));
   assert.deepEqual(report.analysis.problems, []);
   const entries = report.analysis.entrypoints;
-  assert.deepEqual(Object.keys(entries), [".", "./limiter", "./lite", "./fastify", "./package.json"]);
+  assert.deepEqual(Object.keys(entries), [".", "./limiter", "./lite", "./fastify", "./hono", "./package.json"]);
   for (const [entry, { resolutions }] of Object.entries(entries)) {
     assert.deepEqual(Object.keys(resolutions).sort(), ["bundler", "node10", "node16-cjs", "node16-esm"], entry);
     for (const [mode, r] of Object.entries(resolutions)) {

@@ -21,13 +21,18 @@ export class RedisServer {
   #proc = null;
   #extra = [];
   #cwd = undefined;
+  #binary = "redis-server";
 
-  /** `extra`: more redis-server arguments (a cluster node's); `cwd`: where it writes files. */
-  static async start(extra = [], cwd = undefined) {
+  /**
+   * `extra`: more redis-server arguments (a cluster node's); `cwd`: where it writes files;
+   * `binary`: the server to run (valkey-server takes the same arguments).
+   */
+  static async start(extra = [], cwd = undefined, binary = "redis-server") {
     const server = new RedisServer();
     server.port = await freePort();
     server.#extra = extra;
     server.#cwd = cwd;
+    server.#binary = binary;
     await server.start();
     return server;
   }
@@ -39,11 +44,11 @@ export class RedisServer {
   /** Starts (again) on the same port; resolves once it accepts connections (10 s at most). */
   start() {
     const args = ["--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...this.#extra];
-    const proc = spawn("redis-server", args, { stdio: ["ignore", "pipe", "pipe"], cwd: this.#cwd });
+    const proc = spawn(this.#binary, args, { stdio: ["ignore", "pipe", "pipe"], cwd: this.#cwd });
     this.#proc = proc;
     return new Promise((resolve, reject) => {
       let out = "";
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start:\n${out}`)), 10_000);
+      const timer = setTimeout(() => reject(new Error(`${this.#binary} did not start:\n${out}`)), 10_000);
       const ready = (chunk) => {
         out += chunk;
         if (out.includes("Ready to accept connections")) {

@@ -1,0 +1,72 @@
+// `tollgate/hono`: `rateLimiter(options)`, Hono middleware (`(c, next)`), a drop-in for
+// hono-rate-limiter 0.5: its options (hono-options.js), `c.get("rateLimit")` and
+// `c.get("rateLimitStore")`, its handler and its headers; and `webSocketLimiter`, its limiter
+// of WebSocket messages (hono-websocket.js). A thin adapter: the decision is a tollgate
+// limiter's (in memory, or over a store such as `RedisStore` or `WorkerStore`) or, with an
+// express-rate-limit style Store (hono-rate-limiter's own), that store's count; the headers
+// are `limiter.headers(decision)`. The package imports nothing of Hono: it calls the context's
+// methods (`c.set`, `c.header`, `c.status`, `c.text`, `c.json`, `c.res`).
+import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
+import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+
+export { webSocketLimiter } from "./hono-websocket.js";
+
+/** Where shadow mode's would-be denials are logged (hono-rate-limiter has no `logger` option). */
+const CONSOLE = { warn: (fields, message) => console.warn(message, fields) };
+
+/** hono-rate-limiter's default handler: the status, and `message` as text or JSON. */
+async function defaultHandler(c, next, options) {
+  c.status(options.statusCode);
+  const body = typeof options.message === "function" ? await options.message(c) : options.message;
+  return typeof body === "string" ? c.text(body) : c.json(body);
+}
+
+/**
+ * Middleware deciding each request and answering 429 (`statusCode`) with `message` when it is
+ * denied. See the npm README ("Hono") for the options. `middleware.limiter` is the limiter
+ * (null when `limit` is a function: one per value).
+ */
+export function rateLimiter(options) {
+  const h = honoOptions(options, "http");
+  const { o, limits, config } = h;
+  const handler = o.handler ?? defaultHandler;
+  const store = limits.erlStore;
+
+  const middleware = async (c, next) => {
+    if (o.skip !== undefined && (await o.skip(c))) return next();
+    const key = await o.key(c);
+    const cost = o.costOf !== undefined ? await o.costOf(c) : 1;
+    const limiter = await limits.forRequest(c);
+    limits.handOver(limiter, key);
+    const now = Date.now();
+    const decision = await limiter.limit(key, { cost, now });
+    const info = rateLimitInfo(decision, key, cost);
+    c.set(h.property, info);
+    c.set(h.storeProperty, h.storeMethods);
+    // A hit a list answered was decided by no limit: no rate-limit header.
+    const listed = decision.reason !== undefined;
+    if (h.sendsHeaders && !listed && !c.finalized) {
+      for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) c.header(name, value);
+    }
+    if (decision.shadow === true) {
+      c.header(SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny");
+      if (!decision.wouldAllow) logShadowDenial(CONSOLE, decision);
+    }
+    if (!decision.allowed) {
+      // An express-rate-limit style Store counted the denied hit too; tollgate's limiters did not.
+      if (store !== null && o.settles) await settle(h, limiter, key, cost, () => judge(c));
+      return handler(c, next, listed ? { ...config, statusCode: 403 } : config);
+    }
+    try {
+      await next();
+    } catch (e) {
+      if (o.settles) await settle(h, limiter, key, cost, () => false);
+      throw e;
+    }
+    // Hono answers a route's error through onError before this resumes: c.res is that answer.
+    if (o.settles) await settle(h, limiter, key, cost, () => judge(c));
+  };
+  const judge = (c) => (o.wasSuccessful !== undefined ? o.wasSuccessful(c) : c.res.status < 400);
+  middleware.limiter = limits.fixed;
+  return middleware;
+}
