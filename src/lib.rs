@@ -32,6 +32,7 @@ pub mod reconfigure;
 pub mod spec;
 pub mod store;
 pub mod sync;
+pub mod sync_queue;
 pub mod text;
 pub mod time;
 

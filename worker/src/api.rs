@@ -45,7 +45,13 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let mut answer = match &r.keys {
         Some(keys) => match controls::listed_any(r.policy, keys, r.now.unwrap_or_else(clock)) {
             Some(listed) => listed,
-            None => controls::shadowed(r.policy, multi_key::decide(env, r.policy, keys, r.cost, r.now, op).await?),
+            None => {
+                let answer = multi_key::decide(env, r.policy, keys, r.cost, r.now, op).await?;
+                if r.policy.sync_ms != 0 {
+                    sync_mode::drive(env, ctx, r.policy, r.now.unwrap_or_else(clock), r.now.is_some());
+                }
+                controls::shadowed(r.policy, answer)
+            }
         },
         None => {
             let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault, ip: None };

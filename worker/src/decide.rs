@@ -49,9 +49,7 @@ async fn decide_by_limits(
 ) -> Result<Answer, ApiError> {
     if pc.sync_ms != 0 {
         let d = sync_mode::decide(pc, hit.key, hit.cost, now, op)?;
-        if sync_mode::start_round_if_due(pc, now) {
-            ctx.wait_until(sync_mode::round(env.clone(), pc.clone(), now, hit.test_now.is_some()));
-        }
+        sync_mode::drive(env, ctx, pc, now, hit.test_now.is_some());
         // Decided from this isolate's view of the counts, not by the key's object.
         return Ok(respond::estimate(respond::decision(pc, &d, now, hit.key)));
     }

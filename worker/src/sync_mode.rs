@@ -1,38 +1,43 @@
 //! Sync mode (`syncRate` other than 0): the isolate decides, gateway style.
 //!
 //! Each isolate keeps one core `SyncedLimiter` per policy. A hit is decided from the last
-//! merged counts plus this isolate's own unsynced hits, with no Durable Object call. When a
-//! sync is due (at most every `sync` ms, and one at a time), the request that noticed it hands
-//! a sync round to `waitUntil`: each key's diffs are pushed to that key's Durable Object (the
-//! central store of its counts), which answers the merged counts, applied per key. A key whose
-//! push failed keeps its diffs for the next round. `sync < 0` never syncs (local only).
+//! merged counts plus this isolate's own unsynced hits, with no Durable Object call. Which
+//! keys to push, and when, is the core's `SyncQueue`: every key this isolate admits a hit for
+//! is queued, oldest first; a request that finds a round due (`batch` keys waiting, or `syncRate`
+//! ms since the last round began) hands it to `waitUntil`: each of its keys' diffs goes to
+//! that key's Durable Object (the central store of its counts), which answers the merged
+//! counts, applied per key. A key whose push failed is queued again. `syncRate < 0` never syncs.
 //!
-//! Between syncs every isolate may admit what it believes is left, so a cluster of `n`
-//! isolates can over-admit: measured figures are in worker/README.md.
+//! The bound (the core's `tollgate::sync_queue`): a key this isolate admits a hit for at `t`
+//! is pushed by a round that begins with the first request of the policy at or after
+//! `t + syncRate` (after its previous round ends, if one is out at `t`), whatever the number of
+//! active keys: rounds begin as keys come, [`MAX_KEYS_PER_ROUND`] at a time, and each request
+//! begins at most one. Between pushes every isolate may admit what it believes is left, so a
+//! cluster of `n` isolates can over-admit: the figures are in worker/README.md.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use futures_util::future::join_all;
 use tollgate::sync::{SyncRate, SyncedLimiter};
+use tollgate::sync_queue::SyncQueue;
 use tollgate::{Nanos, PolicyDecision};
-use worker::Env;
+use worker::{Context, Env};
 
 use crate::config::PolicyConfig;
 use crate::do_client;
 use crate::errors::ApiError;
 use crate::wire::{DiffWire, DoRequest, Op};
 
-/// The most keys one sync round pushes (each is one Durable Object call): keeps a round
-/// within the runtime's subrequest limits. Keys beyond it wait for the next round.
+/// The most keys one sync round pushes (each is one Durable Object call, from the
+/// invocation of the request that began the round): keeps that invocation's subrequests
+/// within the runtime's limit (50 on the Free plan) with room for its own.
 pub const MAX_KEYS_PER_ROUND: usize = 32;
 
 struct Node {
     limiter: SyncedLimiter,
-    /// Keys with hits not yet pushed (or whose push failed).
-    dirty: BTreeSet<String>,
-    /// A round is running (one at a time, so rounds never overlap).
-    in_flight: bool,
+    /// Keys with hits not yet pushed (or whose push failed), and the rounds' schedule.
+    queue: SyncQueue,
 }
 
 thread_local! {
@@ -43,9 +48,14 @@ fn with_node<T>(pc: &PolicyConfig, f: impl FnOnce(&mut Node) -> T) -> Result<T, 
     NODES.with(|nodes| {
         let mut nodes = nodes.borrow_mut();
         if !nodes.contains_key(&pc.name) {
-            let limiter = SyncedLimiter::new(&pc.name, pc.policy.clone(), pc.sync_rate())
+            let rate = pc.sync_rate();
+            let limiter = SyncedLimiter::new(&pc.name, pc.policy.clone(), rate)
                 .map_err(|e| ApiError::new(500, "config_error", e.to_string()))?;
-            nodes.insert(pc.name.clone(), Node { limiter, dirty: BTreeSet::new(), in_flight: false });
+            let every = match rate {
+                SyncRate::Every(every) => every,
+                _ => Nanos::ZERO,
+            };
+            nodes.insert(pc.name.clone(), Node { limiter, queue: SyncQueue::new(every, MAX_KEYS_PER_ROUND) });
         }
         let node = nodes.get_mut(&pc.name).ok_or_else(|| ApiError::internal("sync node missing"))?;
         Ok(f(node))
@@ -58,7 +68,7 @@ pub fn decide(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos, op: Op) -> Re
 }
 
 /// [`decide`] for several keys at once, all or nothing in this isolate's view (the core's
-/// `SyncedLimiter` over the keys; each admitted key is pushed at the next round).
+/// `SyncedLimiter` over the keys; each admitted key is queued for a round).
 pub fn decide_keys(
     pc: &PolicyConfig,
     keys: &[&str],
@@ -72,56 +82,37 @@ pub fn decide_keys(
             _ => node.limiter.check(keys, now, cost),
         };
         let d = result.map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
-        if op == Op::Check && d.allowed {
+        if op == Op::Check && d.allowed && pc.sync_ms > 0 {
             for key in keys {
-                node.dirty.insert(key.to_string());
+                node.queue.mark(key);
             }
         }
         Ok(d)
     })?
 }
 
-/// Whether this request should start a sync round (and marks one as running if so).
-pub fn start_round_if_due(pc: &PolicyConfig, now: Nanos) -> bool {
+/// Called after every decision of a synced policy: begins the round that is due, if any, in
+/// `waitUntil` (one round at most per request).
+pub fn drive(env: &Env, ctx: &Context, pc: &PolicyConfig, now: Nanos, test_now: bool) {
     if !matches!(pc.sync_rate(), SyncRate::Every(_)) {
-        return false;
+        return;
     }
-    with_node(pc, |node| {
-        let due = !node.in_flight
-            && node.limiter.sync_due(now)
-            && (!node.dirty.is_empty() || node.limiter.keys().next().is_some());
-        if due {
-            node.in_flight = true;
-        }
-        due
-    })
-    .unwrap_or(false)
+    let keys = with_node(pc, |node| node.queue.next_round(now)).unwrap_or_default();
+    if !keys.is_empty() {
+        ctx.wait_until(round(env.clone(), pc.clone(), keys, now, test_now));
+    }
 }
 
-/// One sync round: push every dirty key's diffs (then other known keys, to pull what other
-/// isolates counted), up to [`MAX_KEYS_PER_ROUND`], and apply each key's merged counts.
-pub async fn round(env: Env, pc: PolicyConfig, now: Nanos, test_now: bool) {
-    let batch: Option<Vec<(String, Vec<DiffWire>)>> = with_node(&pc, |node| {
-        let mut keys: Vec<String> = node.dirty.iter().take(MAX_KEYS_PER_ROUND).cloned().collect();
-        if keys.len() < MAX_KEYS_PER_ROUND {
-            let more: Vec<String> = node
-                .limiter
-                .keys()
-                .filter(|k| !node.dirty.contains(*k))
-                .take(MAX_KEYS_PER_ROUND - keys.len())
-                .map(str::to_string)
-                .collect();
-            keys.extend(more);
-        }
-        for k in &keys {
-            node.dirty.remove(k);
-        }
-        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+/// One sync round: push the diffs of `keys` (each to its own object, all at once) and apply
+/// each key's merged counts; a key whose push failed keeps its diffs and is queued again.
+async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test_now: bool) {
+    let batch: Option<Vec<(Box<str>, Vec<DiffWire>)>> = with_node(&pc, |node| {
+        let refs: Vec<&str> = keys.iter().map(|k| &**k).collect();
         let diffs = node.limiter.take_diffs_for(&refs, now);
-        keys.into_iter()
+        keys.iter()
             .map(|k| {
-                let mine = diffs.iter().filter(|d| *d.key == *k).map(DiffWire::from_diff).collect();
-                (k, mine)
+                let mine = diffs.iter().filter(|d| d.key == *k).map(DiffWire::from_diff).collect();
+                (k.clone(), mine)
             })
             .collect()
     })
@@ -131,7 +122,7 @@ pub async fn round(env: Env, pc: PolicyConfig, now: Nanos, test_now: bool) {
         let req = DoRequest {
             op: Op::Sync,
             policy: pc.name.clone(),
-            key: key.clone(),
+            key: key.to_string(),
             cost: 0,
             now: test_now.then_some(now.as_nanos()),
             fault: None,
@@ -147,16 +138,16 @@ pub async fn round(env: Env, pc: PolicyConfig, now: Nanos, test_now: bool) {
             match result {
                 Ok(reply) => {
                     let merged: Vec<_> = reply.merged.iter().map(|m| m.to_merged(key)).collect();
-                    node.limiter.apply_merged_for(&[key.as_str()], &merged, now);
+                    node.limiter.apply_merged_for(&[&**key], &merged, now);
+                    node.queue.finish(key, true);
                 }
                 Err((_, e)) => {
                     worker::console_warn!("sync of {key:?} failed, kept for the next round: {e}");
-                    node.limiter.restore_for(&[key.as_str()]);
-                    node.dirty.insert(key.clone());
+                    node.limiter.restore_for(&[&**key]);
+                    node.queue.finish(key, false);
                 }
             }
         }
-        node.in_flight = false;
     });
 }
 
@@ -165,7 +156,7 @@ pub fn forget(pc: &PolicyConfig, key: &str, now: Nanos) {
     let _ = with_node(pc, |node| {
         node.limiter.take_diffs_for(&[key], now);
         node.limiter.apply_merged_for(&[key], &[], now);
-        node.dirty.remove(key);
+        node.queue.forget(key);
     });
 }
 
