@@ -144,8 +144,10 @@ impl Contention {
             return 0;
         }
         // With n writers racing for each win, about (n - 1) / n of the swaps lose.
-        let writers_x = ONE * ONE / (ONE - i64::from(self.loss)).max(ONE / 64); // writers in 1/65536
-        let by_rate = (u128::from(self.swap_ns) * writers_x as u128 / ONE as u128) as u64;
+        // Writers in 1/65536, at most 64; a swap's time is capped at 2^40 ns (18 minutes), so
+        // their product fits.
+        let writers_x = (ONE * ONE / (ONE - i64::from(self.loss)).max(ONE / 64)) as u64;
+        let by_rate = (self.swap_ns.min(1 << 40) * writers_x) >> 16;
         let by_attempt = 1_000_000u64.checked_shl(attempt.min(40)).unwrap_or(u64::MAX);
         by_rate.min(by_attempt).min(max.as_nanos())
     }
@@ -212,7 +214,8 @@ impl Retry {
         let pause = match self.schedule {
             Schedule::Immediate => 0,
             Schedule::Adaptive { max } => {
-                ((u128::from(contention.window(attempt, max)) * u128::from(jitter)) >> 32) as u64
+                // The window is at most `max`, here capped at 2^31 ns (2 s), so the product fits.
+                (contention.window(attempt, max).min(1 << 31) * u64::from(jitter)) >> 32
             }
             Schedule::Doubling { first, max } => {
                 first.saturating_mul(1 << attempt.saturating_sub(1).min(62)).min(max).as_nanos()
