@@ -31,6 +31,7 @@ pub mod quota;
 pub mod reconfigure;
 pub mod spec;
 pub mod store;
+pub mod store_protocol;
 pub mod sync;
 pub mod sync_queue;
 pub mod text;

@@ -16,6 +16,7 @@ use core::fmt;
 use crate::error::DecodeError;
 use crate::keyed::KeyMap;
 use crate::policy::{Policy, PolicyState};
+use crate::store_protocol::{CasRun, Contention, Next, Retry, Step, Written, DEFAULT_MAX_ATTEMPTS};
 use crate::time::Nanos;
 
 /// An atomic read-modify-write of the states of a few keys.
@@ -192,6 +193,13 @@ pub trait CasBackend {
 
     /// Deletes `keys`.
     fn delete(&mut self, keys: &[&str]) -> Result<(), Self::Error>;
+
+    /// Waits `pause` before the next attempt after lost races (the store protocol's backoff,
+    /// [`crate::store_protocol`]). The core has no clock to sleep on: a backend that can
+    /// sleep overrides this; by default it retries at once.
+    fn pause(&mut self, pause: Nanos) {
+        let _ = pause;
+    }
 }
 
 /// Why an update over a [`CasBackend`] failed.
@@ -225,26 +233,44 @@ impl<E: fmt::Display> fmt::Display for CasError<E> {
     }
 }
 
-/// A [`Store`] over a [`CasBackend`]: load, decode, decide, encode, compare-and-swap, and
-/// re-decide on conflict.
+/// A [`Store`] over a [`CasBackend`]: a driver of the core's store protocol
+/// ([`CasRun`]): load, decide, compare-and-swap, and decide again on conflict, pausing and
+/// giving up as the protocol says.
 #[derive(Debug)]
 pub struct CasStore<B> {
     backend: B,
     policy: Policy,
-    max_attempts: u32,
+    retry: Retry,
+    contention: Contention,
+    /// The xorshift state the backoff's jitter is drawn from.
+    seed: u64,
 }
 
 impl<B: CasBackend> CasStore<B> {
     /// A store over `backend` holding states of `policy` (used to validate what it reads).
-    /// Gives up after 64 lost races in a row.
+    /// Gives up after [`DEFAULT_MAX_ATTEMPTS`] lost races in a row.
     pub fn new(backend: B, policy: Policy) -> CasStore<B> {
-        CasStore { backend, policy, max_attempts: 64 }
+        let retry = Retry::cas(DEFAULT_MAX_ATTEMPTS);
+        CasStore { backend, policy, retry, contention: Contention::default(), seed: 0x9e37_79b9_7f4a_7c15 }
     }
 
     /// Changes how many lost races in a row end in [`CasError::Contention`].
     pub fn with_max_attempts(mut self, attempts: u32) -> CasStore<B> {
-        self.max_attempts = attempts.max(1);
+        self.retry.max_attempts = attempts.max(1);
         self
+    }
+
+    /// Changes the whole retry policy (attempt cap and backoff schedule).
+    pub fn with_retry(mut self, retry: Retry) -> CasStore<B> {
+        self.retry = Retry { max_attempts: retry.max_attempts.max(1), ..retry };
+        self
+    }
+
+    fn jitter(&mut self) -> u32 {
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed >> 32) as u32
     }
 
     /// The backend.
@@ -262,15 +288,36 @@ impl<B: CasBackend> Store for CasStore<B> {
         _now: Nanos,
         f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
     ) -> Result<R, Self::Error> {
-        for _ in 0..self.max_attempts {
-            let raw = self.backend.load(keys).map_err(CasError::Backend)?;
-            let step = cas_step(&self.policy, &raw, f)
-                .map_err(|(i, error)| CasError::Corrupt { key: keys[i].to_string(), error })?;
-            if !step.changed || self.backend.compare_and_swap(keys, &raw, &step.states).map_err(CasError::Backend)? {
-                return Ok(step.result);
-            }
+        let mut run = CasRun::with_contention(self.retry, self.contention);
+        let mut raw = self.backend.load(keys).map_err(CasError::Backend)?;
+        loop {
+            let swapped = match run
+                .feed(&self.policy, raw, f)
+                .map_err(|(i, error)| CasError::Corrupt { key: keys[i].to_string(), error })?
+            {
+                Step::Done(result) => return Ok(result),
+                Step::Write { expected, new } => {
+                    self.backend.compare_and_swap(keys, expected, new).map_err(CasError::Backend)?
+                }
+            };
+            let outcome = if swapped {
+                Written::Swapped
+            } else {
+                Written::Conflict(self.backend.load(keys).map_err(CasError::Backend)?)
+            };
+            let jitter = self.jitter();
+            let next = run.written(outcome, Nanos::ZERO, jitter);
+            self.contention = run.contention();
+            raw = match next {
+                Next::Done(result) => return Ok(result),
+                Next::Decide(observed) => observed,
+                Next::Backoff(pause, observed) => {
+                    self.backend.pause(pause);
+                    observed
+                }
+                Next::GiveUp { attempts, .. } => return Err(CasError::Contention { attempts }),
+            };
         }
-        Err(CasError::Contention { attempts: self.max_attempts })
     }
 
     fn remove(&mut self, keys: &[&str]) -> Result<(), Self::Error> {

@@ -14,7 +14,6 @@ import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
-import { Backoff } from "./redis-backoff.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
 import { waitFor, blockUntilReady } from "./wait.js";
@@ -44,7 +43,8 @@ export class RedisLimiter {
   #policyWasm;
   #options;
   #insured = null;
-  #backoff = new Backoff();
+  /** The core's retry policy for this limiter's swaps (`tollgate::store_protocol`): cap and backoff. */
+  #retry;
   /**
    * Redis key -> the bytes last seen there (`null`: absent) and when Redis last confirmed them
    * (the store's local clock); bounded, oldest confirmation out first. The core's blocked-key
@@ -63,6 +63,8 @@ export class RedisLimiter {
     this.#names = policy.names;
     this.#policyWasm = policy._wasm;
     this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
+    // 0: the core's default cap.
+    this.#retry = new (extras().StoreRetry)(Math.min(store._maxAttempts ?? 0, 0xffff_ffff));
   }
 
   /** The low-level policy this limiter decides by. */
@@ -326,16 +328,16 @@ export class RedisLimiter {
    * The one compare-and-swap loop. `step(states)` decides over the bytes believed to be in
    * Redis and answers `{ write, ttls }` (`write` null: nothing changed). A write is swapped in
    * if Redis still holds those bytes; otherwise Redis answers with what it holds, and the core
-   * decides again over that, after a random pause once it has lost twice in a row, sized by
-   * how contended this limiter's swaps are (redis-backoff.js: the writers that lost together
-   * then do not all come back together). Nothing to write over
+   * decides again over that, at once or after the pause the core's store protocol says
+   * (`StoreRetry`, `tollgate::store_protocol`: the attempt cap and the backoff, sized by how
+   * contended this limiter's swaps are). Nothing to write over
    * cached bytes is final while Redis confirmed them within `blockedCache` (`trustCache`),
    * and is confirmed with a swap that writes nothing otherwise. Every answer Redis gives to a
    * lost race is kept in `track.conflict`: a decision that runs out of time after one was
-   * refused by contention, not by an outage. More than `maxAttempts` lost races in a row throw
-   * `Contention`. A write with a guard (the core's, src/guard.rs) that Redis applied over
-   * other bytes is not a lost race: `step(current, true)` decides the same hits again over
-   * the bytes Redis held, which gives the bytes Redis wrote.
+   * refused by contention, not by an outage. When the core gives up (its attempt cap,
+   * `maxAttempts`), `Contention` is thrown. A write with a guard (the core's, src/guard.rs)
+   * that Redis applied over other bytes is not a lost race: `step(current, true)` decides the
+   * same hits again over the bytes Redis held, which gives the bytes Redis wrote.
    */
   async #swapLoop(rkeys, step, trustCache, track) {
     let states = rkeys.map((k) => this.#cached(k));
@@ -348,7 +350,7 @@ export class RedisLimiter {
       else if (fromCache && !(trustCache && this.#trusted(rkeys))) current = await this.#swap(rkeys, states, states, rkeys.map(() => 1));
       else return; // decided over bytes Redis holds (or confirmed recently): final
       const guarded = current?.guarded !== undefined;
-      this.#backoff.record(performance.now() - sent, current !== null && !guarded);
+      const pause = this.#retry.after(attempt, performance.now() - sent, current !== null && !guarded, Math.random());
       if (current === null) {
         this.#remember(rkeys, write ?? states);
         return;
@@ -360,10 +362,10 @@ export class RedisLimiter {
       this.#remember(rkeys, current);
       track.conflict = current;
       track.conflictAt = performance.now();
-      if (attempt >= this.#store._maxAttempts) throw new Contention(current);
+      if (pause < 0) throw new Contention(current);
       states = current;
       fromCache = false;
-      await this.#backoff.pause(attempt);
+      await (pause > 0 ? new Promise((resolve) => setTimeout(resolve, pause)) : undefined);
     }
   }
 
@@ -468,7 +470,7 @@ export class RedisLimiter {
       if (e instanceof Passthrough) throw e.error;
       if (e instanceof RedisStateError) throw e;
       if (e instanceof Contention) {
-        throw new RedisUnavailableError(`gave up after ${this.#store._maxAttempts} attempts: other writers kept changing the key`);
+        throw new RedisUnavailableError(`gave up after ${this.#retry.maxAttempts} attempts: other writers kept changing the key`);
       }
       for (const k of rkeys) this.#cache.delete(k);
       throw e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);

@@ -45,7 +45,7 @@ export class RedisStore {
       namespace = "",
       clock = "local",
       syncRate = 0,
-      maxAttempts = 64,
+      maxAttempts,
       batchKeys,
       clockRefreshMs = 1000,
     } = options;
@@ -58,7 +58,8 @@ export class RedisStore {
     // duration string is an interval, so longer than zero (as in wrangler.toml).
     this._syncRate = durationMs("syncRate", syncRate, -MAX_SYNC_MS, MAX_SYNC_MS, durationOfText);
     if (batchKeys !== undefined) flagOf("batchKeys", batchKeys);
-    this._maxAttempts = wholeIn("maxAttempts", maxAttempts, 1, MAX);
+    // Absent: the core's default (`tollgate::store_protocol::DEFAULT_MAX_ATTEMPTS`).
+    this._maxAttempts = maxAttempts === undefined ? undefined : wholeIn("maxAttempts", maxAttempts, 1, MAX);
     const refreshMs = wholeIn("clockRefreshMs", clockRefreshMs, 1, MAX, " of milliseconds");
     this._client = adaptClient(client);
     /** A Redis Cluster client: each command's keys must share a slot (redis-client.js). */

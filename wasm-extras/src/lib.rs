@@ -1,5 +1,5 @@
 //! The npm package's second wasm module: `Pacer`, `LeaseHolder`, and for the Redis store
-//! `StorePolicy`, `BlockedCache` and `Synced`.
+//! `StorePolicy`, `StoreRetry`, `BlockedCache` and `Synced`.
 //!
 //! Kept apart from the limiter's module (`wasm/`) so that a user of `RateLimiter`, `Policy`
 //! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (sizes in
@@ -22,10 +22,12 @@ mod blocked_cache;
 mod lease_holder;
 mod pacer;
 mod store_policy;
+mod store_retry;
 mod synced;
 
 pub use blocked_cache::BlockedCache;
 pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
 pub use store_policy::StorePolicy;
+pub use store_retry::StoreRetry;
 pub use synced::Synced;

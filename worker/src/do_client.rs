@@ -3,6 +3,8 @@
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
+use tollgate::store_protocol::{Attempts, Contention, Retry, Wait};
+use tollgate::Nanos;
 use worker::{wasm_bindgen::JsValue, Delay, Env, Headers, Method, Request, RequestInit};
 
 use crate::errors::ApiError;
@@ -36,11 +38,6 @@ pub(crate) async fn exchange(env: &Env, binding: &str, name: &str, body: String)
     Ok((status, text))
 }
 
-/// How long a request keeps asking a key's object that answers busy (another request holds
-/// the key under the several-keys protocol) before it is answered as contention. A lease
-/// ends within `object::lock::LEASE_MS`, so only a long queue of holders reaches it.
-pub const BUSY_GIVE_UP_MS: u64 = 10_000;
-
 /// One exchange with the key object `name`, bounded by `timeout_ms`: the answer's status and
 /// text, or why there was none.
 pub(crate) async fn exchange_key(
@@ -63,26 +60,30 @@ pub fn is_busy(status: u16, text: &str) -> bool {
     status == crate::lock_wire::BUSY_STATUS && text.contains(&format!("\"{}\"", crate::lock_wire::BUSY_CODE))
 }
 
-/// [`exchange_key`], asked again with back-off while the object answers busy, up to
-/// [`BUSY_GIVE_UP_MS`] (then `Failure::Contention`).
+/// [`exchange_key`], asked again while the object answers busy (another request holds the
+/// key under the several-keys protocol) as the core's store protocol says for a busy object
+/// (`Retry::BUSY_OBJECT`: its back-off, and when to give up: then `Failure::Contention`). A
+/// lease ends within `object::lock::LEASE_MS`, so only a long queue of holders gives up.
 pub(crate) async fn exchange_key_patiently(
     env: &Env,
     name: &str,
     body: &str,
     timeout_ms: u64,
 ) -> Result<(u16, String), (Failure, String)> {
-    let give_up = worker::Date::now().as_millis() + BUSY_GIVE_UP_MS;
-    let mut pause = 1;
+    let real_now = || Nanos::from_millis(worker::Date::now().as_millis());
+    let mut attempts = Attempts::new(Retry::BUSY_OBJECT, real_now());
     loop {
         let (status, text) = exchange_key(env, name, body, timeout_ms).await?;
         if !is_busy(status, &text) {
             return Ok((status, text));
         }
-        if worker::Date::now().as_millis() >= give_up {
-            return Err((Failure::Contention, format!("the key stayed busy for {BUSY_GIVE_UP_MS} ms")));
+        match attempts.lost(real_now(), 0, &Contention::default()) {
+            Wait::Now => {}
+            Wait::Pause(p) => Delay::from(Duration::from_nanos(p.as_nanos())).await,
+            Wait::GiveUp { attempts } => {
+                return Err((Failure::Contention, format!("the key stayed busy over {attempts} attempts")));
+            }
         }
-        Delay::from(Duration::from_millis(pause)).await;
-        pause = (pause * 2).min(32);
     }
 }
 

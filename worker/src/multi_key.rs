@@ -4,15 +4,16 @@
 //! Each key lives in its own Durable Object, so exact mode (`syncRate = 0`) runs a protocol
 //! over them (worker/README.md, "Several keys"): the isolate locks the keys' objects one at a
 //! time in sorted order (each answers the key's state bytes and a lease token), decides over
-//! all the states with the core's compare-and-swap step (`tollgate::store::cas_step` around
-//! `Policy::check`), then commits the new bytes to every changed key with its token, or
+//! all the states with the core's store protocol (`tollgate::store_protocol::CasRun` around
+//! `Policy::check`; a round whose leases grew too old is redone as its `Retry::LOCK_ROUNDS`
+//! says), then commits the new bytes to every changed key with its token, or
 //! releases them all when the hit is denied. Sorted order means two requests never wait on
 //! each other in a cycle; the leases mean a dead isolate holds nothing for long. The synced
 //! modes decide in the isolate, over its counts of every key (sync_mode.rs).
 
 use futures_util::future::join_all;
 use serde_json::{json, Value};
-use tollgate::store::cas_step;
+use tollgate::store_protocol::{Attempts, CasRun, Contention, Next, Retry, Step, Wait, Written};
 use tollgate::{Nanos, PolicyDecision};
 use worker::Env;
 
@@ -27,10 +28,6 @@ use crate::object::lock::{state_of, LEASE_MS};
 use crate::respond::{self, Answer, Failure};
 use crate::sync_mode;
 use crate::wire::{DoRequest, Op};
-
-/// How often a hit is tried again from the start when its leases grew too old before it
-/// could commit (nothing was written): a slow machine, never a failure in itself.
-const MAX_ROUNDS: u32 = 8;
 
 /// Why a call of the protocol failed.
 #[derive(Debug)]
@@ -201,7 +198,10 @@ async fn check(
     pc.policy.validate_cost(cost).map_err(bad_cost)?;
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
-    for _ in 0..MAX_ROUNDS {
+    // A round is redone from the start when its leases grew too old before it could commit
+    // (nothing was written): a slow machine, never a failure in itself.
+    let mut rounds = Attempts::new(Retry::LOCK_ROUNDS, Nanos::ZERO);
+    loop {
         let started = real_ms();
         let mut held: Vec<(usize, u64)> = Vec::with_capacity(keys.len());
         let mut raw: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
@@ -221,39 +221,44 @@ async fn check(
         // since, none can have expired, so every commit below will be taken.
         if real_ms().saturating_sub(started) > LEASE_MS / 2 {
             release_all(env, pc, keys, &held).await;
-            continue;
+            match rounds.lost(Nanos::ZERO, 0, &Contention::default()) {
+                Wait::GiveUp { .. } => return Ok(respond::contention(pc, test_now.unwrap_or_else(clock))),
+                Wait::Now | Wait::Pause(_) => continue,
+            }
         }
         let now = test_now.unwrap_or_else(clock);
-        let step = cas_step(&pc.policy, &raw, &mut |states| pc.policy.check(states, now, cost))
+        // The leases make the write's compare hold: the one write lands (`Written::Swapped`).
+        let mut run = CasRun::begin(Retry::cas(1));
+        let step = run
+            .feed(&pc.policy, raw, &mut |states| pc.policy.check(states, now, cost))
             .map_err(|(i, e)| ApiError::internal(format!("key {i}'s object sent an invalid state: {e}")));
-        let (d, new, changed) = match step {
-            Ok(step) => match step.result {
-                Ok(d) => (d, step.states, step.changed),
-                Err(e) => {
-                    release_all(env, pc, keys, &held).await;
-                    return Err(bad_cost(e));
-                }
-            },
+        // The core's step says what to write: a plain denial changes nothing, but one that
+        // starts a penalty's block (`blockDuration`) changes the blocked keys' states, which
+        // are committed as an admitted hit's are.
+        let commits: Vec<LockRequest> = match step {
+            Ok(Step::Write { expected, new }) => held
+                .iter()
+                .map(|&(i, token)| {
+                    let state = new[i].as_ref().map(|(bytes, _)| bytes.clone());
+                    let op = if state == expected[i] { LockOp::Release } else { LockOp::Commit };
+                    LockRequest { token, state, ..request(pc, &keys[i], op, test_now) }
+                })
+                .collect(),
+            Ok(Step::Done(Ok(d))) => {
+                release_all(env, pc, keys, &held).await;
+                return Ok(answer(pc, &d, now, keys));
+            }
+            Ok(Step::Done(Err(e))) => {
+                release_all(env, pc, keys, &held).await;
+                return Err(bad_cost(e));
+            }
             Err(e) => {
                 release_all(env, pc, keys, &held).await;
                 return Err(e);
             }
         };
-        // The core's step says what to write: a plain denial changes nothing, but one that
-        // starts a penalty's block (`blockDuration`) changes the blocked keys' states, which
-        // are committed as an admitted hit's are.
-        if !changed {
-            release_all(env, pc, keys, &held).await;
-            return Ok(answer(pc, &d, now, keys));
-        }
-        let commits = held.iter().map(|&(i, token)| {
-            let state = new[i].as_ref().map(|(bytes, _)| bytes.clone());
-            let unchanged = state == raw[i];
-            let op = if unchanged { LockOp::Release } else { LockOp::Commit };
-            let r = LockRequest { token, state, ..request(pc, &keys[i], op, test_now) };
-            async move { (i, call(env, pc, &r).await) }
-        });
-        for (i, result) in join_all(commits).await {
+        let calls = commits.iter().zip(&held).map(|(r, &(i, _))| async move { (i, call(env, pc, r).await) });
+        for (i, result) in join_all(calls).await {
             if let Err(e) = result {
                 // Only a commit that took longer than the rest of its lease, overtaken since:
                 // this key did not count the hit the others did (worker/README.md).
@@ -263,9 +268,12 @@ async fn check(
         for k in keys {
             block_cache::forget(&object_name(&pc.name, k));
         }
-        return Ok(answer(pc, &d, now, keys));
+        return match run.written(Written::Swapped, Nanos::ZERO, 0) {
+            Next::Done(Ok(d)) => Ok(answer(pc, &d, now, keys)),
+            Next::Done(Err(e)) => Err(bad_cost(e)),
+            _ => Err(ApiError::internal("the store protocol lost a write made under leases")),
+        };
     }
-    Ok(respond::contention(pc, test_now.unwrap_or_else(clock)))
 }
 
 /// Gives `cost` units back to every key of `keys`, then answers what a hit of cost 1 on all

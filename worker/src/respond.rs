@@ -155,7 +155,8 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
     Answer { status: if allowed { 200 } else { 503 }, body, headers, limit_name: String::new() }
 }
 
-/// The answer when other requests kept the key busy past [`crate::do_client::BUSY_GIVE_UP_MS`]:
+/// The answer when other requests kept the key busy past what the core's store protocol waits
+/// (`tollgate::store_protocol::Retry::BUSY_OBJECT`, or its several-keys rounds):
 /// a denial (429, a 200 on the decision API) marked `"degraded":"contention"`, the npm Redis
 /// store's answer to the same thing. Contention is never taken for an outage.
 pub fn contention(pc: &PolicyConfig, now: Nanos) -> Answer {
