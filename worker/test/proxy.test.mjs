@@ -174,7 +174,7 @@ test("ORIGIN_SECRET goes to the origin as Tollgate-Origin-Secret, whatever the c
 });
 
 test("API_PREFIX moves the admin API: the origin's own /v1 is proxied", async () => {
-  const w = await start({ bindings: { ORIGIN: s.bindings.ORIGIN, PROXY: { policy: "api" }, API_PREFIX: "/_tollgate" } });
+  const w = await start({ bindings: { ORIGIN: s.bindings.ORIGIN, PROXY: { policy: "api" }, API_PREFIX: "/_tollgate/v1" } });
   try {
     const ip = { "cf-connecting-ip": "198.51.100.8" };
     seen = [];
@@ -183,13 +183,13 @@ test("API_PREFIX moves the admin API: the origin's own /v1 is proxied", async ()
     assert.equal(own.body.from, "origin");
     assert.equal(own.body.url, "/v1/policies");
     assert.ok(own.headers.get("ratelimit"), "limited by the proxy policy like any proxied path");
-    const api = await get(w.url, "/_tollgate/policies");
+    const api = await get(w.url, "/_tollgate/v1/policies");
     assert.equal(api.status, 200);
     assert.ok(api.body.policies.login);
     const key = freshKey();
-    const hit = await post(w.url, "/_tollgate/limit", { key, policy: "login" });
+    const hit = await post(w.url, "/_tollgate/v1/limit", { key, policy: "login" });
     assert.deepEqual([hit.status, hit.body.allowed, hit.body.remaining], [200, true, 4]);
-    assert.equal((await request(w.url, `/_tollgate/keys/login/${encodeURIComponent(key)}`, { method: "DELETE" })).status, 200);
+    assert.equal((await request(w.url, `/_tollgate/v1/keys/login/${encodeURIComponent(key)}`, { method: "DELETE" })).status, 200);
     assert.equal(seen.length, 1, "only the origin's own path reached it");
   } finally {
     await w.stop();
