@@ -42,13 +42,6 @@ pub mod tiers;
 pub mod vars;
 pub mod wire;
 
-// Tests of the whole Worker against the repository's tables (docs/vocabulary.md,
-// tests/same-error/mistakes.json): test code only, never in a build.
-#[cfg(test)]
-mod same_error;
-#[cfg(test)]
-mod vocabulary;
-
 use worker::{event, Context, Env, Request, Response, Result};
 
 #[event(fetch)]

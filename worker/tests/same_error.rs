@@ -8,8 +8,8 @@
 
 use serde_json::{json, Value};
 
-use crate::api_request::parse;
-use crate::config::{parse_policies, parse_policy, Config};
+use tollgate_worker::api_request::parse;
+use tollgate_worker::config::{parse_policies, parse_policy, Config};
 
 fn table() -> Value {
     serde_json::from_str(include_str!("../../tests/same-error/mistakes.json")).unwrap()
