@@ -205,9 +205,14 @@ impl Config {
     /// The part of `path` after the API prefix (`""`, `"/limit"`, `"/keys/..."`), when `path`
     /// is the admin API's.
     pub fn api_route<'p>(&self, path: &'p str) -> Option<&'p str> {
-        let rest = path.strip_prefix(self.api_prefix.as_str())?;
-        (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+        api_route(&self.api_prefix, path)
     }
+}
+
+/// The part of `path` after `prefix` (whole segments only), when `path` is under it.
+pub fn api_route<'p>(prefix: &str, path: &'p str) -> Option<&'p str> {
+    let rest = path.strip_prefix(prefix)?;
+    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }
 
 /// Parses `API_PREFIX`: a path of one or more segments such as `/v1` or `/_tollgate/v1`

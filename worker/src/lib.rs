@@ -47,7 +47,11 @@ use worker::{event, Context, Env, Request, Response, Result};
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
     let path = req.path();
-    let api_route = env_config::config(&env).ok().and_then(|c| c.api_route(&path).map(str::to_string));
+    // A configuration that does not parse has no prefix of its own: the default names the route.
+    let api_route = match env_config::config(&env) {
+        Ok(c) => c.api_route(&path).map(str::to_string),
+        Err(_) => config::api_route(config::DEFAULT_API_PREFIX, &path).map(str::to_string),
+    };
     let (method, route) = (req.method().to_string(), routes::label(&path, api_route.as_deref()));
     Ok(match routes::route(req, &env, &ctx).await {
         Ok(resp) => resp,
