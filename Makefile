@@ -130,4 +130,4 @@ bench-worker-store:
 
 clean:
 	cargo clean
-	rm -rf pkg worker/build www/vendor
+	rm -rf pkg worker/build worker/build-test www/vendor

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # `make test-worker`: set-up (wasm-bindgen, worker-build, npm ci in worker/), the Worker
-# crate's unit tests (native), the build (skipped when up to date), then the end-to-end
-# tests in workerd (Miniflare and wrangler dev on 127.0.0.1, temp persistence), bounded.
+# crate's unit tests (native, with the test hooks), the test build and the production build
+# (each skipped when up to date), then the end-to-end tests in workerd (Miniflare and
+# wrangler dev on 127.0.0.1, temp persistence) against the test build, and the production
+# bundle's check (worker/test/production-bundle.test.mjs), bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh worker,npm
 export PATH="$HOME/.cargo/bin:$PATH"
 export CLOUDFLARE_CF_FETCH_ENABLED=false WRANGLER_SEND_METRICS=false
-cargo test --quiet -p tollgate-worker
+cargo test --quiet -p tollgate-worker --features test-hooks
+sh worker/scripts/build.sh --test
 sh worker/scripts/build.sh
 cd worker
 # Each file starts and stops its own runtime; one at a time keeps 2-core machines calm.

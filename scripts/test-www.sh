@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh browser
 . scripts/worker-current.sh
+# deploy.test.mjs bundles the production build (wrangler deploy --dry-run reuses build/).
+sh worker/scripts/build.sh
 # The copy-as-code test installs the package as a user would: the tarball packed for this build.
 TOLLGATE_TARBALL=$(scripts/pkg-current.sh --tarball)
 export TOLLGATE_TARBALL

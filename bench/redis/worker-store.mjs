@@ -11,7 +11,7 @@
 import { RateLimiter, RedisStore, WorkerStore } from "../../pkg/dist/node/index.js";
 import { createClient } from "redis";
 import { RedisServer } from "../../tests/redis/redis-server.mjs";
-import { start } from "../../worker/test/harness.mjs";
+import { start, PRODUCTION_BUILD } from "../../worker/test/harness.mjs";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const INFLIGHT = Number(process.env.BENCH_INFLIGHT ?? 32);
@@ -56,7 +56,7 @@ async function run(hit, kind, allowed) {
   return { perSecond: latencies.length / SECONDS, median: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), failed };
 }
 
-const worker = await start({ bindings: { POLICIES: { bench: { limits: [LIMITS] }, denied: { limits: [DENYING] } } } });
+const worker = await start({ bindings: { POLICIES: { bench: { limits: [LIMITS] }, denied: { limits: [DENYING] } }, TEST_MODE: undefined }, script: PRODUCTION_BUILD });
 const server = await RedisServer.start();
 const client = createClient({ socket: { host: "127.0.0.1", port: server.port } });
 await client.connect();

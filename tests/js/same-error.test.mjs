@@ -1,6 +1,6 @@
 // The same mistake gets the same code and field at every edge: the table of
 // tests/same-error/mistakes.json through the npm package. The Worker runs the same table
-// through its wrangler.toml and body parsers (worker/src/same_error.rs) and over HTTP
+// through its wrangler.toml and body parsers (worker/tests/same_error.rs) and over HTTP
 // (worker/test/same-error.test.mjs).
 import test from "node:test";
 import assert from "node:assert/strict";
@@ -36,7 +36,7 @@ for (const c of table.hit.filter(applies)) {
 }
 
 // The options around a limit: the npm stores' (`redis`: RedisStore, `worker`: WorkerStore) and
-// the middleware's, each case at the npm edges it names (worker/src/same_error.rs runs its
+// the middleware's, each case at the npm edges it names (worker/tests/same_error.rs runs its
 // `toml` edge). Validation comes before any I/O: the Redis client is a stub that never
 // answers, the Worker's URL is never asked.
 const CODES = ["invalid_type", "missing_field", "unknown_field", "renamed", "conflicting_fields", "invalid_value", "out_of_range", "unsupported_option", "duplicate_name"];

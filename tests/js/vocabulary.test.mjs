@@ -1,7 +1,7 @@
 // docs/vocabulary.md against the npm edges: each edge accepts exactly the options the table
 // gives it, decisions carry exactly its decision fields, and the codes of configuration
 // mistakes are the table's. The Worker's names are held to the same table by
-// worker/src/vocabulary.rs.
+// worker/tests/vocabulary.rs.
 import test from "node:test";
 import assert from "node:assert/strict";
 import { RateLimiter, RedisStore, WorkerStore, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";

@@ -3,7 +3,7 @@
 // usage: node bench/load.mjs [seconds per scenario (default 8)] [connections (default 16)]
 import autocannon from "autocannon";
 import fs from "node:fs";
-import { start } from "../test/harness.mjs";
+import { start, PRODUCTION_BUILD } from "../test/harness.mjs";
 
 const seconds = Number(process.argv[2] ?? 8);
 const connections = Number(process.argv[3] ?? 16);
@@ -36,7 +36,7 @@ const scenarios = [
 // Each scenario gets a fresh runtime and state folder, so none inherits another's objects.
 const rows = [];
 for (const [name, policy, key] of scenarios.filter((_, i) => only === undefined || String(i) === only)) {
-  const s = await start({ bindings: { POLICIES, TEST_MODE: undefined } });
+  const s = await start({ bindings: { POLICIES, TEST_MODE: undefined }, script: PRODUCTION_BUILD });
   try {
     const result = await autocannon({
       url: s.url,

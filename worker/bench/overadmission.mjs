@@ -5,7 +5,7 @@
 // isolate (i mod n) via its Host header.
 // usage: node bench/overadmission.mjs [seconds per run (default 2)] [concurrency (default 8)]
 //                                      [paced hits/s over all clients (default 0: flat out)]
-import { start, post, sleep } from "../test/harness.mjs";
+import { start, post, sleep, PRODUCTION_BUILD } from "../test/harness.mjs";
 
 const seconds = Number(process.argv[2] ?? 2);
 const concurrency = Number(process.argv[3] ?? 8);
@@ -22,7 +22,7 @@ const POLICIES = Object.fromEntries(syncs.map((s) => [`s${s < 0 ? "local" : s}`,
 
 const results = [];
 for (const n of isolateCounts) {
-  const s = await start({ isolates: n, bindings: { POLICIES, TEST_MODE: undefined } });
+  const s = await start({ isolates: n, bindings: { POLICIES, TEST_MODE: undefined }, script: PRODUCTION_BUILD });
   try {
     for (const sync of syncs) {
       const name = `s${sync < 0 ? "local" : sync}`;

@@ -1,5 +1,6 @@
-//! Checks a wrangler.toml's vars with the Worker's own configuration parser, so that a bad
-//! `POLICIES`, `POOLS` or `PROXY` fails the build (`scripts/build.sh`, which `make run`,
+//! Checks a wrangler.toml's vars with the Worker's own configuration parser, as a production
+//! build reads them, so that a bad `POLICIES`, `POOLS`, `PROXY` or `API_PREFIX`, or `TEST_MODE`
+//! on (refused beside `ORIGIN` or `API_TOKEN`, and in any production build), fails the build (`scripts/build.sh`, which `make run`,
 //! `wrangler dev` and `wrangler deploy` run) instead of answering `config_error` once
 //! deployed.
 //!
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
-use tollgate_worker::vars::read_config;
+use tollgate_worker::vars::read_config_for;
 
 /// `KEY=value` lines of a `.dev.vars` file (quotes around a value removed, `#` comments).
 fn dev_vars(path: &Path) -> Map<String, Value> {
@@ -41,7 +42,8 @@ fn check(place: &str, vars: &Map<String, Value>, overrides: &Map<String, Value>)
     let mut all = vars.clone();
     all.extend(overrides.clone());
     let token = all.get("API_TOKEN").and_then(Value::as_str).map(str::to_string);
-    let cfg = read_config(&|name| all.get(name).cloned(), token).map_err(|e| format!("{place}: {e}"))?;
+    // The vars of a production build: `wrangler dev` and `wrangler deploy` build that one.
+    let cfg = read_config_for(&|name| all.get(name).cloned(), token, false).map_err(|e| format!("{place}: {e}"))?;
     Ok(format!(
         "{place}: {} policies, {} pools{}",
         cfg.policies.len(),

@@ -18,15 +18,23 @@ use crate::respond;
 use crate::sync_mode;
 use crate::wire::{DoRequest, Fault, Op};
 
-/// The header a test sets to make the Durable Object fail (honoured with TEST_MODE on only).
+/// The header a test sets to make the Durable Object fail (the test build, TEST_MODE on only).
+#[cfg(feature = "test-hooks")]
 pub const FAULT_HEADER: &str = "Tollgate-Test-Fault";
 
-/// The injected fault a request asks for, when the test switch is on.
-pub fn fault(cfg: &Config, req: &Request) -> Option<Fault> {
-    if !cfg.test_mode {
+/// The injected fault an API request asks for, when the test hooks are on.
+#[cfg(feature = "test-hooks")]
+fn fault(cfg: &Config, req: &Request) -> Option<Fault> {
+    if !cfg.test_hooks() {
         return None;
     }
     req.headers().get(FAULT_HEADER).ok().flatten().and_then(|v| Fault::parse(&v))
+}
+
+/// A production build reads no test header.
+#[cfg(not(feature = "test-hooks"))]
+fn fault(_: &Config, _: &Request) -> Option<Fault> {
+    None
 }
 
 async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
@@ -156,8 +164,9 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
     json_response(200, &json!({ "reset": true, "policy": pc.name, "key": key }))
 }
 
-/// `GET /v1/test/state/{policy}/{key}` (TEST_MODE on only): what the key's object stores and
+/// `GET /v1/test/state/{policy}/{key}` (the test build, TEST_MODE on only): what the key's object stores and
 /// when its alarm is, so tests can see the alarm delete state.
+#[cfg(feature = "test-hooks")]
 pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
     let (policy, key) = rest.split_once('/').ok_or_else(|| ApiError::not_found(rest))?;
     let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");

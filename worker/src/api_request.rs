@@ -187,7 +187,7 @@ pub fn parse<'c>(
     })?;
     let now = match obj.get("now") {
         None => None,
-        Some(_) if !config.test_mode => {
+        Some(_) if !config.test_hooks() => {
             return Err(ApiError::bad_request(
                 "test_mode_disabled",
                 "now may only be given when the TEST_MODE var is on; the Durable Object's clock decides",
@@ -214,6 +214,7 @@ mod tests {
             pools: Default::default(),
             proxy: None,
             test_mode,
+            api_prefix: "/v1".into(),
             api_token: None,
             public: false,
             denial_log_sample_rate: 0.0,

@@ -157,7 +157,17 @@ pub struct ProxyConfig {
     /// npm middleware and express-rate-limit v8; 128 keys each address). IPv4 addresses are
     /// always whole.
     pub ipv6_subnet: u8,
+    /// The `ORIGIN_SECRET` secret, sent to the origin with every forwarded request as
+    /// [`ORIGIN_SECRET_HEADER`], so the origin can refuse requests that did not come through the
+    /// limiter. A client's own value of that header is never forwarded.
+    pub origin_secret: Option<String>,
 }
+
+/// The request header that carries `ORIGIN_SECRET` to the origin.
+pub const ORIGIN_SECRET_HEADER: &str = "Tollgate-Origin-Secret";
+
+/// The admin API's path prefix unless `API_PREFIX` says otherwise.
+pub const DEFAULT_API_PREFIX: &str = "/v1";
 
 /// The whole configuration.
 #[derive(Clone, Debug)]
@@ -168,8 +178,13 @@ pub struct Config {
     pub pools: BTreeMap<String, PoolConfig>,
     /// Proxy mode, when `ORIGIN` is set.
     pub proxy: Option<ProxyConfig>,
-    /// The test-only switch (`TEST_MODE = "on"`): requests may carry `now` and inject faults.
+    /// The test switch (`TEST_MODE = "on"`, only in the test build): requests may carry `now`
+    /// and inject faults. Read it through [`Config::test_hooks`].
     pub test_mode: bool,
+    /// Where the admin API is served (`API_PREFIX`, default [`DEFAULT_API_PREFIX`]): its routes
+    /// are this prefix followed by `/limit`, `/peek`, `/keys/...`; every other path is proxied
+    /// (or the playground's assets).
+    pub api_prefix: String,
     /// The bearer token `/v1` requires, when the `API_TOKEN` secret is set.
     pub api_token: Option<String>,
     /// `PUBLIC = "true"`: without `API_TOKEN`, `/v1` is open to anyone (local development).
@@ -178,6 +193,49 @@ pub struct Config {
     /// The share of denials logged (`DENIAL_LOG_SAMPLE_RATE`, 0 to 1, default
     /// [`DEFAULT_DENIAL_LOG_SAMPLE_RATE`]): one JSON line each, with the key's hash.
     pub denial_log_sample_rate: f64,
+}
+
+impl Config {
+    /// Whether the test hooks are on: the test build (feature `test-hooks`) with `TEST_MODE`
+    /// on. Always `false` in a production build, whose test paths compile away with it.
+    pub fn test_hooks(&self) -> bool {
+        cfg!(feature = "test-hooks") && self.test_mode
+    }
+
+    /// The part of `path` after the API prefix (`""`, `"/limit"`, `"/keys/..."`), when `path`
+    /// is the admin API's.
+    pub fn api_route<'p>(&self, path: &'p str) -> Option<&'p str> {
+        api_route(&self.api_prefix, path)
+    }
+}
+
+/// The part of `path` after `prefix` (whole segments only), when `path` is under it.
+pub fn api_route<'p>(prefix: &str, path: &'p str) -> Option<&'p str> {
+    let rest = path.strip_prefix(prefix)?;
+    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+}
+
+/// Parses `API_PREFIX`: a path of one or more segments such as `/v1` or `/_tollgate/v1`
+/// (letters, digits, `-`, `_`, `.`, `~`), without a trailing `/`. Unset or empty: `/v1`.
+pub fn parse_api_prefix(v: Option<&str>) -> Result<String, String> {
+    let p = match v.map(str::trim) {
+        None | Some("") => return Ok(DEFAULT_API_PREFIX.to_string()),
+        Some(p) => p,
+    };
+    let segments_ok = p.strip_prefix('/').is_some_and(|rest| {
+        rest.split('/').all(|seg| {
+            !seg.is_empty()
+                && seg != "."
+                && seg != ".."
+                && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
+        })
+    });
+    if !segments_ok || p == "/healthz" {
+        return Err(format!(
+            "API_PREFIX must be a path such as \"/v1\" or \"/_tollgate/v1\" (segments of letters, digits,              -, _, ., ~; no trailing /; not /healthz), not {p:?}"
+        ));
+    }
+    Ok(p.to_string())
 }
 
 /// One denial in a hundred is logged unless `DENIAL_LOG_SAMPLE_RATE` says otherwise: enough to
@@ -424,7 +482,7 @@ pub fn parse_proxy(
         Some(h) if valid_header_name(&h) => Some(h),
         Some(h) => return Err(format!("PROXY.keyHeader must be an HTTP header name, not {h:?}")),
     };
-    Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv6_subnet }))
+    Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv6_subnet, origin_secret: None }))
 }
 
 /// Whether `h` is a header name (an HTTP token).
@@ -437,7 +495,8 @@ pub fn public_on(v: Option<&str>) -> bool {
     matches!(v.map(str::trim), Some("on" | "true" | "1"))
 }
 
-/// Whether a `TEST_MODE` value turns the test switch on.
+/// Whether a `TEST_MODE` value turns the test switch on (see `vars::read_config` for where it
+/// is refused).
 pub fn test_mode_on(v: Option<&str>) -> bool {
     matches!(v.map(str::trim), Some("on" | "true" | "1"))
 }
@@ -550,6 +609,37 @@ mod tests {
         assert_eq!(p.sync_ms, 100);
         assert_eq!(p.description["limits"][1]["offsetMs"], 5000);
         assert_eq!(p.description["limits"][1]["precisionMs"], 10_000);
+    }
+
+    #[test]
+    fn the_api_prefix_is_a_path_and_routes_only_its_own_paths() {
+        assert_eq!(parse_api_prefix(None).as_deref(), Ok("/v1"));
+        assert_eq!(parse_api_prefix(Some(" ")).as_deref(), Ok("/v1"));
+        assert_eq!(parse_api_prefix(Some("/_tollgate/v1")).as_deref(), Ok("/_tollgate/v1"));
+        for bad in ["v1", "/", "/v1/", "//v1", "/v1//x", "/a b", "/v1?x", "/healthz", "/../v1", "/x/."] {
+            let e = parse_api_prefix(Some(bad)).unwrap_err();
+            assert!(e.starts_with("API_PREFIX must be a path"), "{bad}: {e}");
+        }
+        let p = parse_policies(&issue_policies()).unwrap();
+        let cfg = |prefix: &str| Config {
+            policies: p.clone(),
+            pools: Default::default(),
+            proxy: None,
+            test_mode: false,
+            api_prefix: prefix.to_string(),
+            api_token: None,
+            public: false,
+            denial_log_sample_rate: 0.0,
+        };
+        let v1 = cfg("/v1");
+        assert_eq!(v1.api_route("/v1/limit"), Some("/limit"));
+        assert_eq!(v1.api_route("/v1"), Some(""));
+        assert_eq!(v1.api_route("/v10/limit"), None, "a prefix is whole segments");
+        assert_eq!(v1.api_route("/orders"), None);
+        let moved = cfg("/_tollgate");
+        assert_eq!(moved.api_route("/v1/limit"), None, "the origin's own /v1 is not shadowed");
+        assert_eq!(moved.api_route("/_tollgate/keys/api/k"), Some("/keys/api/k"));
+        assert!(!v1.test_hooks(), "TEST_MODE off: no hooks in any build");
     }
 
     #[test]

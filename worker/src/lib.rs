@@ -20,6 +20,7 @@ pub mod do_client;
 pub mod env_config;
 pub mod errors;
 pub mod ip;
+#[cfg(feature = "test-hooks")]
 pub mod lease_test_api;
 pub mod lock_wire;
 pub mod log;
@@ -31,22 +32,27 @@ pub mod pool_request;
 pub mod pool_wire;
 pub mod pools_api;
 pub mod proxy;
+pub mod proxy_headers;
 pub mod respond;
 pub mod routes;
-pub mod same_error;
 pub mod spec_input;
 pub mod state_api;
 pub mod sync_mode;
 pub mod tiers;
 pub mod vars;
-pub mod vocabulary;
 pub mod wire;
 
 use worker::{event, Context, Env, Request, Response, Result};
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, ctx: Context) -> Result<Response> {
-    let (method, route) = (req.method().to_string(), routes::label(&req.path()));
+    let path = req.path();
+    // A configuration that does not parse has no prefix of its own: the default names the route.
+    let api_route = match env_config::config(&env) {
+        Ok(c) => c.api_route(&path).map(str::to_string),
+        Err(_) => config::api_route(config::DEFAULT_API_PREFIX, &path).map(str::to_string),
+    };
+    let (method, route) = (req.method().to_string(), routes::label(&path, api_route.as_deref()));
     Ok(match routes::route(req, &env, &ctx).await {
         Ok(resp) => resp,
         Err(e) => {

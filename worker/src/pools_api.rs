@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 use tollgate::Nanos;
-use worker::{Env, Method, Request, Response};
+use worker::{Env, Request, Response};
 
 use crate::api::json_response;
 use crate::config::Config;
@@ -97,28 +97,28 @@ pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Re
     let query = req.url()?.query().map(str::to_string);
     match route {
         PoolRoute::Status => {
-            let now = query_now(query.as_deref(), cfg.test_mode)?;
+            let now = query_now(query.as_deref(), cfg.test_hooks())?;
             let reply =
                 call_pool(env, &pool_request(PoolOp::Status, pc, String::new(), 0, Nanos::ZERO, now), pc.timeout_ms)
                     .await?;
             json_response(200, &status_body(pc, &reply))
         }
         PoolRoute::Grant => {
-            let b = parse_grant(&body(&mut req).await?, pc, cfg.test_mode)?;
+            let b = parse_grant(&body(&mut req).await?, pc, cfg.test_hooks())?;
             let r = pool_request(PoolOp::Grant, pc, b.holder, b.partitions, b.ttl, b.now);
             let reply = call_pool(env, &r, pc.timeout_ms).await?;
             let g = reply.grant.as_ref().ok_or_else(|| ApiError::internal("the pool answered no grant"))?;
             json_response(200, &grant_body(pc, &r.holder, g, &reply))
         }
         PoolRoute::Renew(holder) => {
-            let b = parse_renew(&body(&mut req).await?, holder, pc, cfg.test_mode)?;
+            let b = parse_renew(&body(&mut req).await?, holder, pc, cfg.test_hooks())?;
             let r = pool_request(PoolOp::Renew, pc, b.holder, 0, b.ttl, b.now);
             let reply = call_pool(env, &r, pc.timeout_ms).await?;
             let g = reply.grant.as_ref().ok_or_else(|| ApiError::internal("the pool answered no grant"))?;
             json_response(200, &grant_body(pc, &r.holder, g, &reply))
         }
         PoolRoute::Release(holder) => {
-            let now = query_now(query.as_deref(), cfg.test_mode)?;
+            let now = query_now(query.as_deref(), cfg.test_hooks())?;
             let r = pool_request(PoolOp::Release, pc, holder, 0, Nanos::ZERO, now);
             let reply = call_pool(env, &r, pc.timeout_ms).await?;
             let released = reply.released.unwrap_or(0);
@@ -137,10 +137,11 @@ pub fn list(cfg: &Config) -> Result<Response, ApiError> {
     json_response(200, &json!({ "pools": map }))
 }
 
-/// `GET /v1/test/pools/{pool}` (TEST_MODE on only): whether the pool's object stores a row and
+/// `GET /v1/test/pools/{pool}` (the test build, TEST_MODE on only): whether the pool's object stores a row and
 /// when its alarm is, so tests can see the alarm reclaim leases and delete the storage.
-pub async fn inspect(rest: &str, method: &Method, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    if *method != Method::Get {
+#[cfg(feature = "test-hooks")]
+pub async fn inspect(rest: &str, method: &worker::Method, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
+    if *method != worker::Method::Get {
         return Err(ApiError::method_not_allowed(method.as_ref(), rest, "GET"));
     }
     let pc = find_pool(cfg, rest)?;

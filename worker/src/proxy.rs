@@ -1,19 +1,22 @@
-//! Proxy mode: with `ORIGIN` set, every path outside `/v1` and `/healthz` is limited by the
-//! proxy policy, keyed by the client IP (IPv6 by its `ipv6Subnet` network) or, only when
-//! configured, a request header, and forwarded to the origin with the rate-limit headers added
-//! (to the request the origin sees and to the response the client gets), or answered 429 (503
-//! when the policy fails closed): here the answer is the protected service's, so a denial is
-//! the 429 clients and crawlers know to back off from.
+//! Proxy mode: with `ORIGIN` set, every path outside the admin API (`API_PREFIX`, `/v1` by
+//! default) and `/healthz` is limited by the proxy policy, keyed by the client IP (IPv6 by its
+//! `ipv6Subnet` network) or, only when configured, a request header, and forwarded to the
+//! origin with the rate-limit headers added (to the request the origin sees and to the
+//! response the client gets), or answered 429 (503 when the policy fails closed): here the
+//! answer is the protected service's, so a denial is the 429 clients and crawlers know to back
+//! off from. The origin gets the client's headers but the hop-by-hop ones and the limiter's
+//! own (proxy_headers.rs), and `ORIGIN_SECRET`, when set, as `Tollgate-Origin-Secret`. No test
+//! header is read here, in any build: a proxied request never injects a fault.
 
 use worker::{Context, Env, Fetch, Headers, Request, RequestInit, RequestRedirect, Response};
 
-use crate::api::fault;
 use crate::api_request::check_key;
-use crate::config::{Config, ProxyConfig};
+use crate::config::{Config, ProxyConfig, ORIGIN_SECRET_HEADER};
 use crate::decide::{decide, Hit};
 use crate::errors::ApiError;
 use crate::ip::ip_key;
 use crate::observe::{self, Route};
+use crate::proxy_headers;
 use crate::wire::Op;
 
 /// The header Cloudflare sets to the connecting client's address (the client cannot forge it
@@ -51,7 +54,7 @@ pub async fn forward(
         .ok_or_else(|| ApiError::new(500, "config_error", "the proxy policy is not configured"))?;
     let key = request_key(proxy, req.headers())?;
     let ip = req.headers().get(CLIENT_IP_HEADER)?;
-    let hit = Hit { key: &key, cost: 1, test_now: None, fault: fault(cfg, &req), ip: ip.as_deref() };
+    let hit = Hit { key: &key, cost: 1, test_now: None, fault: None, ip: ip.as_deref() };
     let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
     observe::decision(env, cfg, pc, Route::Proxy, &key, 1, &answer);
     if !answer.allowed() {
@@ -63,13 +66,17 @@ pub async fn forward(
         None => format!("{}{}", proxy.origin, url.path()),
     };
     let upstream_headers = Headers::new();
+    let connection = req.headers().get("connection")?;
     for (name, value) in req.headers().entries() {
-        if name != "host" {
+        if proxy_headers::forwarded(&name, connection.as_deref()) {
             upstream_headers.append(&name, &value)?;
         }
     }
     for (name, value) in &answer.headers {
         upstream_headers.set(name, value)?;
+    }
+    if let Some(secret) = &proxy.origin_secret {
+        upstream_headers.set(ORIGIN_SECRET_HEADER, secret)?;
     }
     let mut init = RequestInit::new();
     init.with_method(req.method()).with_headers(upstream_headers).with_redirect(RequestRedirect::Manual);

@@ -1,6 +1,6 @@
-//! Which path goes where: `/healthz` (liveness, open), `/v1/*` (behind the bearer token, or
-//! open only with `PUBLIC`), then proxy mode (when `ORIGIN` is set) or the static assets (the
-//! playground, `www/`).
+//! Which path goes where: `/healthz` (liveness, open), the admin API under its prefix
+//! (`API_PREFIX`, `/v1` by default; behind the bearer token, or open only with `PUBLIC`), then
+//! proxy mode (when `ORIGIN` is set) or the static assets (the playground, `www/`).
 //!
 //! Routing is a plain `match` rather than workers-rs' `Router`, whose 404/405 answers are
 //! plain text: here every error is the JSON shape.
@@ -28,25 +28,30 @@ fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Re
     }
 }
 
-/// The route of `path` for logs: the API's paths with their variable parts as placeholders
-/// (a key, a holder or a pool name never appears), `other` for everything else (proxied
-/// paths, assets).
-pub fn label(path: &str) -> &'static str {
-    match path {
-        "/healthz" => "/healthz",
-        "/v1/limit" => "/v1/limit",
-        "/v1/peek" => "/v1/peek",
-        "/v1/refund" => "/v1/refund",
-        "/v1/policies" => "/v1/policies",
-        "/v1/pools" => "/v1/pools",
-        p if p.starts_with("/v1/keys/") && p.ends_with(state_api::SUFFIX) => "/v1/keys/{policy}/{key}/state",
-        p if p.starts_with("/v1/keys/") => "/v1/keys/{policy}/{key}",
-        p if p.starts_with("/v1/pools/") => "/v1/pools/{pool}/...",
-        p if p.starts_with("/v1/test/") => "/v1/test/...",
-        p if p == "/v1" || p.starts_with("/v1/") => "/v1/...",
-        _ => "other",
+/// The route of `path` for logs: the API's routes (`rest`, the path after the API prefix, as
+/// [`Config::api_route`] gives it) named as the API's reference does, `/v1/...`, whatever
+/// `API_PREFIX` is, with their variable parts as placeholders (a key, a holder or a pool name
+/// never appears); `/healthz`; `other` for everything else (proxied paths, assets).
+pub fn label(path: &str, rest: Option<&str>) -> &'static str {
+    let Some(rest) = rest else { return if path == "/healthz" { "/healthz" } else { "other" } };
+    match rest {
+        "/limit" => "/v1/limit",
+        "/peek" => "/v1/peek",
+        "/refund" => "/v1/refund",
+        "/policies" => "/v1/policies",
+        "/pools" => "/v1/pools",
+        p if p.starts_with("/keys/") && p.ends_with(state_api::SUFFIX) => "/v1/keys/{policy}/{key}/state",
+        p if p.starts_with("/keys/") => "/v1/keys/{policy}/{key}",
+        p if p.starts_with("/pools/") => "/v1/pools/{pool}/...",
+        #[cfg(feature = "test-hooks")]
+        p if p.starts_with(TEST_ROUTES) => "/v1/test/...",
+        _ => "/v1/...",
     }
 }
+
+/// The test build's routes, under the API prefix (TEST_MODE on only).
+#[cfg(feature = "test-hooks")]
+const TEST_ROUTES: &str = "/test/";
 
 /// Routes one request.
 pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
@@ -58,44 +63,37 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
         config(env)?;
         return api::json_response(200, &json!({ "ok": true }));
     }
-    if path == "/v1" || path.starts_with("/v1/") {
-        let cfg = config(env)?;
+    let cfg = config(env)?;
+    if let Some(rest) = cfg.api_route(&path) {
         auth::check(cfg.api_token.as_deref(), cfg.public, req.headers().get("authorization")?.as_deref())?;
-        return match path.as_str() {
-            "/v1/limit" => {
+        return match rest {
+            "/limit" => {
                 only(&method, Method::Post, &path, "POST")?;
                 api::limit(req, env, ctx, &cfg, Op::Check).await
             }
-            "/v1/peek" => {
+            "/peek" => {
                 only(&method, Method::Post, &path, "POST")?;
                 api::limit(req, env, ctx, &cfg, Op::Peek).await
             }
-            "/v1/refund" => {
+            "/refund" => {
                 only(&method, Method::Post, &path, "POST")?;
                 api::refund(req, env, &cfg).await
             }
-            "/v1/policies" => {
+            "/policies" => {
                 only(&method, Method::Get, &path, "GET")?;
                 api::policies(&cfg)
             }
-            p if p.starts_with("/v1/test/state/") && cfg.test_mode => {
-                only(&method, Method::Get, &path, "GET")?;
-                api::inspect(&p["/v1/test/state/".len()..], env, &cfg).await
-            }
-            "/v1/pools" => {
+            "/pools" => {
                 only(&method, Method::Get, &path, "GET")?;
                 pools_api::list(&cfg)
             }
-            p if p.starts_with("/v1/pools/") => pools_api::handle(&p["/v1/pools/".len()..], req, env, &cfg).await,
-            p if p.starts_with("/v1/test/lease/") && cfg.test_mode => {
-                only(&method, Method::Post, &path, "POST")?;
-                crate::lease_test_api::handle(&p["/v1/test/lease/".len()..], req, env, &cfg).await
+            p if p.starts_with("/pools/") => pools_api::handle(&p["/pools/".len()..], req, env, &cfg).await,
+            #[cfg(feature = "test-hooks")]
+            p if p.starts_with(TEST_ROUTES) && cfg.test_hooks() => {
+                test_route(&p[TEST_ROUTES.len()..], req, env, &cfg).await
             }
-            p if p.starts_with("/v1/test/pools/") && cfg.test_mode => {
-                pools_api::inspect(&p["/v1/test/pools/".len()..], &method, env, &cfg).await
-            }
-            p if p.starts_with("/v1/keys/") => {
-                let rest = &p["/v1/keys/".len()..];
+            p if p.starts_with("/keys/") => {
+                let rest = &p["/keys/".len()..];
                 match method {
                     Method::Delete => api::reset(rest, env, &cfg).await,
                     // `{key}/state`: the key's state out and in (the key itself may end in
@@ -112,12 +110,31 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
             _ => Err(ApiError::not_found(&path)),
         };
     }
-    let cfg = config(env)?;
     if let Some(p) = &cfg.proxy {
         return proxy::forward(req, env, ctx, &cfg, p).await;
     }
     match env.assets(ASSETS) {
         Ok(assets) => Ok(assets.fetch_request(req).await?),
         Err(_) => Err(ApiError::not_found(&path)),
+    }
+}
+
+/// The test build's routes (`rest` is the path after `/test/`): `state/{policy}/{key}` (what a
+/// key's object stores), `lease/{policy}/{key}` (one step of the several-keys protocol),
+/// `pools/{pool}` (what a pool's object stores).
+#[cfg(feature = "test-hooks")]
+async fn test_route(rest: &str, req: Request, env: &Env, cfg: &crate::config::Config) -> Result<Response, ApiError> {
+    let method = req.method();
+    let path = req.path();
+    if let Some(p) = rest.strip_prefix("state/") {
+        only(&method, Method::Get, &path, "GET")?;
+        api::inspect(p, env, cfg).await
+    } else if let Some(p) = rest.strip_prefix("lease/") {
+        only(&method, Method::Post, &path, "POST")?;
+        crate::lease_test_api::handle(p, req, env, cfg).await
+    } else if let Some(p) = rest.strip_prefix("pools/") {
+        pools_api::inspect(p, &method, env, cfg).await
+    } else {
+        Err(ApiError::not_found(&path))
     }
 }

@@ -132,6 +132,7 @@ mod tests {
             pools: BTreeMap::new(),
             proxy: None,
             test_mode: false,
+            api_prefix: "/v1".into(),
             api_token: None,
             public: false,
             denial_log_sample_rate: 0.0,

@@ -8,6 +8,7 @@ use tollgate::policy::{LimitDecision, LimitRef};
 use tollgate::sync::{Diff, MergedCount};
 use tollgate::{Decision, Nanos, PolicyDecision};
 
+#[cfg(feature = "test-hooks")]
 use crate::object::StorageFault;
 
 /// What the Worker asks a Durable Object to do.
@@ -28,7 +29,9 @@ pub enum Op {
     Inspect,
 }
 
-/// A fault the Durable Object injects, only when the test switch is on.
+/// A fault the Durable Object injects: the test build's hook, with `TEST_MODE` on only
+/// (`Tollgate-Test-Fault`, api.rs).
+#[cfg(feature = "test-hooks")]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fault {
@@ -40,6 +43,7 @@ pub enum Fault {
     Storage(StorageFault),
 }
 
+#[cfg(feature = "test-hooks")]
 impl Fault {
     /// From the `Tollgate-Test-Fault` header value.
     pub fn parse(s: &str) -> Option<Fault> {
@@ -50,6 +54,12 @@ impl Fault {
         }
     }
 }
+
+/// A production build injects no fault: the type has no value, so a request's `fault` is
+/// always `None` and an object refuses any other.
+#[cfg(not(feature = "test-hooks"))]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fault {}
 
 /// One diff for the Durable Object's key (namespace and key are the object's own).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

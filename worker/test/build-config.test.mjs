@@ -1,7 +1,8 @@
 // The configuration is checked before it can serve: the Worker's build (scripts/build.sh, the
 // [build] command of `wrangler dev` and `wrangler deploy`, and the first step of `make run`)
-// reads wrangler.toml's vars with the Worker's own parser and fails on a bad POLICIES, POOLS
-// or PROXY, naming the var, the field and the reason.
+// reads wrangler.toml's vars with the Worker's own parser and fails on a bad POLICIES, POOLS,
+// PROXY or API_PREFIX, or TEST_MODE on (beside ORIGIN or API_TOKEN, or at all: wrangler builds
+// the production build), naming the var, the field and the reason.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -36,6 +37,11 @@ const bad = [
   ["a policy option of the wrong kind", (t) => t.replace(`failure = "closed"`, `failure = "sometimes"`), /POLICIES: policy "login": failure/],
   ["a pool of no partitions", (t) => t.replace(`partitions = 20`, `partitions = 0`), /POOLS: pool "ingest": .*partitions/],
   ["a proxy subnet out of range", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = "https://api.example.com"`).replace(`ipv6Subnet = 56`, `ipv6Subnet = 200`), /PROXY\.ipv6Subnet/],
+  ["TEST_MODE beside ORIGIN", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = "https://api.example.com"\nTEST_MODE = "on"`), /TEST_MODE is on beside ORIGIN/],
+  ["TEST_MODE beside API_TOKEN", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = ""\nTEST_MODE = "on"\nAPI_TOKEN = "t0ken"`), /TEST_MODE is on beside API_TOKEN/],
+  ["TEST_MODE in a production build", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = ""\nTEST_MODE = "on"`), /TEST_MODE is on, but this is a production build/],
+  ["an API prefix that is not a path", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = ""\nAPI_PREFIX = "api/"`), /API_PREFIX must be a path/],
+  ["an origin secret without an origin", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = ""\nORIGIN_SECRET = "s3cret"`), /ORIGIN_SECRET is set but ORIGIN is not/],
   ["a proxy naming no policy", (t) => t.replace(`ORIGIN = ""`, `ORIGIN = "https://api.example.com"`).replace(`policy = "api", ipv6Subnet`, `policy = "nope", ipv6Subnet`), /PROXY names the unknown policy "nope"/],
 ];
 

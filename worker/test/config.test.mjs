@@ -1,9 +1,10 @@
 // Configuration and switches: secure by default (no token and no PUBLIC: /v1 serves nothing),
-// the test clock is off by default, a bad configuration is a JSON config_error, assets are
-// served at / when no ORIGIN is set.
+// the test clock is off by default and absent from the production build, TEST_MODE is refused
+// beside ORIGIN or API_TOKEN (and in the production build), a bad configuration is a JSON
+// config_error, assets are served at / when no ORIGIN is set.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { start, post, get, request, freshKey } from "./harness.mjs";
+import { start, post, get, request, freshKey, PRODUCTION_BUILD } from "./harness.mjs";
 
 test("without TEST_MODE a request cannot carry now, and fault headers are ignored", async () => {
   const s = await start({ bindings: { TEST_MODE: undefined } });
@@ -17,6 +18,42 @@ test("without TEST_MODE a request cannot carry now, and fault headers are ignore
     assert.equal((await get(s.url, "/v1/test/state/login/x")).status, 404);
   } finally {
     await s.stop();
+  }
+});
+
+test("the production build has no test hooks: now is refused, fault headers and /v1/test/ do nothing", async () => {
+  const s = await start({ script: PRODUCTION_BUILD, bindings: { TEST_MODE: undefined } });
+  try {
+    const r = await post(s.url, "/v1/limit", { key: freshKey(), policy: "login", now: 1 });
+    assert.equal(r.status, 400);
+    assert.equal(r.body.error.code, "test_mode_disabled");
+    const f = await post(s.url, "/v1/limit", { key: freshKey(), policy: "closed" }, { "tollgate-test-fault": "error" });
+    assert.equal(f.status, 200, f.text);
+    assert.equal(f.headers.get("tollgate-degraded"), null);
+    for (const route of ["/v1/test/state/login/x", "/v1/test/pools/ingest"]) assert.equal((await get(s.url, route)).status, 404, route);
+    assert.equal((await post(s.url, "/v1/test/lease/login/x", { lockOp: "lock" })).status, 404);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("TEST_MODE is refused at start beside ORIGIN or API_TOKEN, and in the production build", async () => {
+  const cases = [
+    [{ TEST_MODE: "on", ORIGIN: "http://127.0.0.1:9", PROXY: { policy: "login" } }, undefined, /TEST_MODE is on beside ORIGIN/],
+    [{ TEST_MODE: "on", API_TOKEN: "t0ken" }, undefined, /TEST_MODE is on beside API_TOKEN/],
+    [{ TEST_MODE: "on" }, PRODUCTION_BUILD, /production build, which has no test hooks/],
+  ];
+  for (const [bindings, script, reason] of cases) {
+    const s = await start({ bindings, script });
+    try {
+      for (const r of [await get(s.url, "/healthz"), await post(s.url, "/v1/limit", { key: "k", policy: "login", now: 1 }), await get(s.url, "/x")]) {
+        assert.equal(r.status, 500, r.text);
+        assert.equal(r.body.error.code, "config_error");
+        assert.match(r.body.error.message, reason);
+      }
+    } finally {
+      await s.stop();
+    }
   }
 });
 

@@ -27,9 +27,9 @@ before(async () => {
     res.end("origin");
   });
   await new Promise((r) => origin.listen(0, "127.0.0.1", r));
-  s = await start({
-    bindings: { POLICIES: CONTROLLED, ORIGIN: `http://127.0.0.1:${origin.address().port}`, PROXY: { policy: "listed" } },
-  });
+  // The API with the test clock; proxy mode (beside which TEST_MODE is refused) in its own
+  // Worker, started by the test that uses it.
+  s = await start({ bindings: { POLICIES: CONTROLLED } });
 });
 after(async () => {
   await s?.stop();
@@ -116,16 +116,23 @@ test("lists on /v1/limit: an allow-listed key is admitted uncounted, a deny-list
 });
 
 test("lists in proxy mode match the client address: denied 403 without reaching the origin, allowed through uncounted", async () => {
-  const before = reached;
-  const denied = await get(s.url, "/x", { headers: { "cf-connecting-ip": "2001:db8:dead:1::9" } });
-  assert.equal(denied.status, 403);
-  assert.equal(denied.body.reason, "denyList");
-  assert.equal(reached, before, "the origin never saw it");
-  for (let i = 0; i < 4; i++) {
-    const r = await get(s.url, "/x", { headers: { "cf-connecting-ip": "192.0.2.77" } });
-    assert.equal(r.status, 200);
+  const p = await start({
+    bindings: { POLICIES: CONTROLLED, ORIGIN: `http://127.0.0.1:${origin.address().port}`, PROXY: { policy: "listed" } },
+  });
+  try {
+    const before = reached;
+    const denied = await get(p.url, "/x", { headers: { "cf-connecting-ip": "2001:db8:dead:1::9" } });
+    assert.equal(denied.status, 403);
+    assert.equal(denied.body.reason, "denyList");
+    assert.equal(reached, before, "the origin never saw it");
+    for (let i = 0; i < 4; i++) {
+      const r = await get(p.url, "/x", { headers: { "cf-connecting-ip": "192.0.2.77" } });
+      assert.equal(r.status, 200);
+    }
+    assert.equal(reached, before + 4);
+  } finally {
+    await p.stop();
   }
-  assert.equal(reached, before + 4);
 });
 
 test("a bad list entry or shadow value is a config error naming its field", async () => {

@@ -1,7 +1,10 @@
-// Starts the built Worker (build/index.js + index_bg.wasm) in the real local runtime
-// (Miniflare's programmatic API over workerd) on 127.0.0.1 with a free port and persistence
-// in a temporary folder, and stops it. Several named workers can share one Durable Object
-// namespace: each is its own isolate (used to measure sync mode's over-admission).
+// Starts the built Worker in the real local runtime (Miniflare's programmatic API over
+// workerd) on 127.0.0.1 with a free port and persistence in a temporary folder, and stops it.
+// By default the test build (build-test/index.js + index_bg.wasm, worker/scripts/build.sh
+// --test: the test hooks, with TEST_MODE on unless ORIGIN or API_TOKEN is set, beside which
+// the Worker refuses it); `script: PRODUCTION_BUILD` runs the production build (build/, as
+// `make run` and `wrangler deploy` build it). Several named workers can share one Durable
+// Object namespace: each is its own isolate (used to measure sync mode's over-admission).
 import { Miniflare } from "miniflare";
 import fs from "node:fs";
 import http from "node:http";
@@ -12,9 +15,10 @@ import { fileURLToPath } from "node:url";
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const COMPAT = "2026-04-01";
 
-if (!fs.existsSync(path.join(root, "build/index.js"))) {
-  throw new Error("worker/build/index.js is missing: run worker/scripts/build.sh (make test-worker does)");
-}
+/** The test build's entry module (worker/scripts/build.sh --test). */
+export const TEST_BUILD = path.join(root, "build-test/index.js");
+/** The production build's entry module (worker/scripts/build.sh). */
+export const PRODUCTION_BUILD = path.join(root, "build/index.js");
 
 export const POLICIES = {
   api: { limits: [{ name: "per-second", algorithm: "token-bucket", limit: 100, window: "1s", burst: 500 }] },
@@ -64,19 +68,26 @@ function workerOptions(name, bindings, hostObjects, scriptPath) {
 /**
  * Starts Miniflare. `isolates` > 1 starts workers w0..wN-1 (w0 hosts the Durable Objects);
  * `urls[i]` reaches worker i through its own HTTP port-less route (see `fetchFor`).
- * `script`: the Worker's entry module (default build/index.js; e.g. the output of
- * `wrangler deploy --dry-run --outdir`). `extra`: more Miniflare options for worker 0 (e.g.
+ * `script`: the Worker's entry module (default the test build, TEST_BUILD; PRODUCTION_BUILD, or
+ * e.g. the output of `wrangler deploy --dry-run --outdir`). `extra`: more Miniflare options for worker 0 (e.g.
  * `analyticsEngineDatasets`), `extraWorkers` more workers after them (e.g. a wrapped binding's).
  * `onLog(line)`: every line the runtime prints (console.*).
  */
-export async function start({ bindings = {}, persist, isolates = 1, assets = false, script, extra = {}, extraWorkers = [], onLog } = {}) {
+export async function start({ bindings = {}, persist, isolates = 1, assets = false, script = TEST_BUILD, extra = {}, extraWorkers = [], onLog } = {}) {
+  if (!fs.existsSync(script)) {
+    const how = script === TEST_BUILD ? "worker/scripts/build.sh --test" : "worker/scripts/build.sh";
+    throw new Error(`${script} is missing: run ${how} (make test-worker does)`);
+  }
   const dir = persist ?? tempDir();
   // PUBLIC opens /v1 without a token, as `make run` does; tests of the secure default unset it.
-  const vars = { POLICIES, POOLS, TEST_MODE: "on", PUBLIC: "true", ...bindings };
+  // TEST_MODE (the test build's hooks) is on unless the Worker would refuse it: beside ORIGIN
+  // or API_TOKEN.
+  const testMode = bindings.ORIGIN || bindings.API_TOKEN ? {} : { TEST_MODE: "on" };
+  const vars = { POLICIES, POOLS, ...testMode, PUBLIC: "true", ...bindings };
   for (const [k, v] of Object.entries(vars)) if (v === undefined) delete vars[k];
   const workers = [];
   for (let i = 0; i < isolates; i++) {
-    const w = workerOptions(`w${i}`, vars, i === 0, script ?? path.join(root, "build/index.js"));
+    const w = workerOptions(`w${i}`, vars, i === 0, script);
     if (i === 0) Object.assign(w, extra);
     if (isolates > 1) w.routes = [`w${i}.test/*`];
     if (assets && i === 0) {

@@ -1,11 +1,13 @@
 // Proxy mode against a local origin: allowed requests are forwarded with the rate-limit
 // headers, denied ones answered 429 and never reach the origin; keys come from the client IP
-// (IPv6 grouped by ipv6Subnet, /56 by default) or, only when configured, a header.
+// (IPv6 grouped by ipv6Subnet, /56 by default) or, only when configured, a header. The origin
+// gets neither hop-by-hop headers nor the limiter's own from the client, gets ORIGIN_SECRET
+// when set, and keeps its own /v1 when the admin API moves (API_PREFIX).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { parseList } from "structured-headers";
-import { start, get, freshKey, clearOfMinuteTurn } from "./harness.mjs";
+import { start, get, post, request, freshKey, clearOfMinuteTurn } from "./harness.mjs";
 
 let origin;
 let seen = [];
@@ -120,4 +122,84 @@ test("the API is not proxied", async () => {
   const r = await get(s.url, "/v1/policies");
   assert.equal(r.status, 200);
   assert.ok(r.body.policies.login);
+});
+
+/** The headers the origin saw for the one request `send` makes. */
+async function seenBy(send) {
+  seen = [];
+  const r = await send();
+  assert.equal(r.status, 200, r.text);
+  assert.equal(seen.length, 1);
+  return seen[0].headers;
+}
+
+const FORGED = {
+  "tollgate-test-fault": "error",
+  "tollgate-origin-secret": "forged",
+  "tollgate-shadow": "allow",
+  ratelimit: "forged",
+  "ratelimit-policy": "forged",
+  "x-ratelimit-remaining": "999",
+  "proxy-authorization": "Basic Zm9yZ2Vk",
+  "keep-alive": "timeout=99",
+  "x-kept": "yes",
+};
+
+test("the origin gets no hop-by-hop header and none of the limiter's own from the client", async () => {
+  const h = await seenBy(() => get(s.url, "/headers", { headers: { "x-api-key": freshKey("key"), ...FORGED } }));
+  assert.equal(h["x-kept"], "yes", "other headers pass");
+  assert.ok(h["x-api-key"]);
+  for (const name of ["tollgate-test-fault", "tollgate-origin-secret", "tollgate-shadow", "proxy-authorization", "keep-alive"]) {
+    assert.equal(h[name], undefined, name);
+  }
+  // The rate-limit headers are the limiter's own, never the client's.
+  assert.notEqual(h.ratelimit, "forged");
+  assert.notEqual(h["ratelimit-policy"], "forged");
+  assert.notEqual(h["x-ratelimit-remaining"], "999");
+  assert.ok(h["ratelimit-policy"]);
+});
+
+test("ORIGIN_SECRET goes to the origin as Tollgate-Origin-Secret, whatever the client sent", async () => {
+  const w = await start({ bindings: { ORIGIN: s.bindings.ORIGIN, PROXY: { policy: "api" }, ORIGIN_SECRET: "0rigin-s3cret" } });
+  try {
+    const h = await seenBy(() => get(w.url, "/secret", { headers: { ...FORGED, "cf-connecting-ip": "198.51.100.7" } }));
+    assert.equal(h["tollgate-origin-secret"], "0rigin-s3cret");
+    assert.equal(h["x-kept"], "yes");
+    // Never in an answer to the client.
+    const r = await get(w.url, "/secret", { headers: { "cf-connecting-ip": "198.51.100.7" } });
+    assert.ok(!JSON.stringify([...r.headers]).includes("0rigin-s3cret"));
+  } finally {
+    await w.stop();
+  }
+});
+
+test("API_PREFIX moves the admin API: the origin's own /v1 is proxied", async () => {
+  const w = await start({ bindings: { ORIGIN: s.bindings.ORIGIN, PROXY: { policy: "api" }, API_PREFIX: "/_tollgate/v1" } });
+  try {
+    const ip = { "cf-connecting-ip": "198.51.100.8" };
+    seen = [];
+    const own = await get(w.url, "/v1/policies", { headers: ip });
+    assert.equal(own.status, 200);
+    assert.equal(own.body.from, "origin");
+    assert.equal(own.body.url, "/v1/policies");
+    assert.ok(own.headers.get("ratelimit"), "limited by the proxy policy like any proxied path");
+    const api = await get(w.url, "/_tollgate/v1/policies");
+    assert.equal(api.status, 200);
+    assert.ok(api.body.policies.login);
+    const key = freshKey();
+    const hit = await post(w.url, "/_tollgate/v1/limit", { key, policy: "login" });
+    assert.deepEqual([hit.status, hit.body.allowed, hit.body.remaining], [200, true, 4]);
+    assert.equal((await request(w.url, `/_tollgate/v1/keys/login/${encodeURIComponent(key)}`, { method: "DELETE" })).status, 200);
+    assert.equal(seen.length, 1, "only the origin's own path reached it");
+  } finally {
+    await w.stop();
+  }
+  const bad = await start({ bindings: { API_PREFIX: "v1/" } });
+  try {
+    const r = await get(bad.url, "/healthz");
+    assert.equal(r.body.error.code, "config_error");
+    assert.match(r.body.error.message, /API_PREFIX must be a path/);
+  } finally {
+    await bad.stop();
+  }
 });

@@ -2,7 +2,7 @@
 // tests/same-error/mistakes.json as POST /v1/limit bodies to the running Worker, and its
 // policy mistakes as the Worker's configuration (answered as config_error naming the field).
 // The npm package runs the same table in tests/js/same-error.test.mjs, the Worker's parsers
-// in worker/src/same_error.rs.
+// in worker/tests/same_error.rs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";

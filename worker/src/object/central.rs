@@ -10,8 +10,8 @@ use std::cell::RefCell;
 
 use tollgate::Nanos;
 
+use super::sql::Sql;
 use super::storage::{load_central, save_central, storage_deadline, Mem};
-use super::storage_fault::Sql;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::wire::{DoReply, DoRequest, MergedWire};

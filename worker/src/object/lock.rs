@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use futures_util::future::select;
 
-use super::storage_fault::Sql;
+use super::sql::Sql;
 use serde_json::json;
 use tollgate::{Nanos, PolicyState, Store};
 

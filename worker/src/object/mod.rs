@@ -17,11 +17,12 @@ pub mod lock;
 mod object_store;
 mod pool;
 mod pool_storage;
+mod sql;
 mod storage;
+#[cfg(feature = "test-hooks")]
 mod storage_fault;
 
 use std::cell::RefCell;
-use std::time::Duration;
 
 use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
@@ -34,18 +35,20 @@ use object_store::ObjectStore;
 
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
+#[cfg(feature = "test-hooks")]
 pub use storage_fault::StorageFault;
 
 /// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
-const FAULT_DELAY: Duration = Duration::from_millis(3_000);
+#[cfg(feature = "test-hooks")]
+const FAULT_DELAY: std::time::Duration = std::time::Duration::from_millis(3_000);
 
 #[durable_object]
 pub struct KeyLimiter {
     state: State,
     env: Env,
     mem: RefCell<Mem>,
-    /// Storage faults a test armed (TEST_MODE on only; always `None` otherwise).
-    storage_fault: storage_fault::Armed,
+    /// What a test armed (the test build's storage faults; nothing in a production build).
+    faults: sql::Faults,
     /// The several-keys protocol's lease on this key, while an isolate holds one (lock.rs).
     gate: lock::Gate,
 }
@@ -72,12 +75,12 @@ impl KeyLimiter {
         let r: LockRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
-        if r.now.is_some() && !cfg.test_mode {
+        if r.now.is_some() && !cfg.test_hooks() {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
-        let sql = storage_fault::Sql::new(storage.sql(), &self.storage_fault);
+        let sql = sql::Sql::new(storage.sql(), &self.faults);
         let (reply, alarm) = lock::serve(&self.gate, &self.mem, &sql, pc, &r, now).await?;
         self.schedule(alarm).await?;
         Ok(reply)
@@ -88,17 +91,10 @@ impl KeyLimiter {
         let r: DoRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
-        match (r.fault, cfg.test_mode) {
-            (Some(Fault::Storage(f)), true) => storage_fault::arm(&self.storage_fault, &self.mem, f),
-            (Some(fault), true) => {
-                if fault == Fault::Timeout {
-                    worker::Delay::from(FAULT_DELAY).await;
-                }
-                return Err(ApiError::internal(format!("injected fault: {fault:?}")));
-            }
-            _ => {}
+        if let Some(fault) = r.fault {
+            self.inject(fault, &cfg).await?;
         }
-        if r.now.is_some() && !cfg.test_mode {
+        if r.now.is_some() && !cfg.test_hooks() {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
         }
         if r.op != Op::Inspect {
@@ -106,7 +102,7 @@ impl KeyLimiter {
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
-        let sql = storage_fault::Sql::new(storage.sql(), &self.storage_fault);
+        let sql = sql::Sql::new(storage.sql(), &self.faults);
         match r.op {
             Op::Check | Op::Peek | Op::Refund => {
                 let (reply, alarm) = {
@@ -123,7 +119,7 @@ impl KeyLimiter {
                 Ok(reply)
             }
             Op::Inspect => {
-                if !cfg.test_mode {
+                if !cfg.test_hooks() {
                     return Err(ApiError::not_found("inspect"));
                 }
                 let rows = storage::stored_rows(&self.mem, &sql)?;
@@ -146,6 +142,29 @@ impl KeyLimiter {
                 Ok(DoReply { now: now.as_nanos(), decision: None, merged: Vec::new(), stored: None, state: None })
             }
         }
+    }
+
+    /// Arms a storage fault, or fails this request (after a delay, for `timeout`): the test
+    /// build with TEST_MODE on only.
+    #[cfg(feature = "test-hooks")]
+    async fn inject(&self, fault: Fault, cfg: &crate::config::Config) -> std::result::Result<(), ApiError> {
+        if !cfg.test_hooks() {
+            return Ok(());
+        }
+        if let Fault::Storage(f) = fault {
+            storage_fault::arm(&self.faults, &self.mem, f);
+            return Ok(());
+        }
+        if fault == Fault::Timeout {
+            worker::Delay::from(FAULT_DELAY).await;
+        }
+        Err(ApiError::internal(format!("injected fault: {fault:?}")))
+    }
+
+    /// A production build has no fault to inject (`Fault` has no value).
+    #[cfg(not(feature = "test-hooks"))]
+    async fn inject(&self, fault: Fault, _: &crate::config::Config) -> std::result::Result<(), ApiError> {
+        match fault {}
     }
 
     /// Makes sure an alarm is set after a write. `alarm` is the real time (ms) the state just
@@ -195,14 +214,15 @@ impl DurableObject for KeyLimiter {
             state,
             env,
             mem: RefCell::new(Mem::default()),
-            storage_fault: RefCell::new(None),
+            faults: Default::default(),
             gate: lock::Gate::default(),
         }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         let result = self.handle(req).await;
-        if let Some(thrown) = storage_fault::thrown(&self.storage_fault, &self.mem) {
+        #[cfg(feature = "test-hooks")]
+        if let Some(thrown) = storage_fault::thrown(&self.faults, &self.mem) {
             return Err(thrown);
         }
         match result {
@@ -223,7 +243,7 @@ impl DurableObject for KeyLimiter {
         let storage = self.state.storage();
         let real_now = worker::Date::now().as_millis();
         self.mem.borrow_mut().alarm_at = None;
-        let deadline = storage::deadline(&self.mem, &storage_fault::Sql::new(storage.sql(), &self.storage_fault))?;
+        let deadline = storage::deadline(&self.mem, &sql::Sql::new(storage.sql(), &self.faults))?;
         match deadline {
             Some(d) if d > real_now => {
                 self.mem.borrow_mut().alarm_at = Some(d);

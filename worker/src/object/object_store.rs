@@ -15,8 +15,8 @@ use std::slice;
 use serde_json::json;
 use tollgate::{Nanos, PolicyState, Store};
 
+use super::sql::Sql;
 use super::storage::{ensure_schema, load_exact, save_exact, storage_deadline, Loaded, Mem};
-use super::storage_fault::Sql;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::log;

@@ -54,7 +54,7 @@ impl CapacityPool {
         if !cfg.pools.contains_key(&r.pool) {
             return Err(ApiError::new(404, "unknown_pool", format!("no pool named {:?}", r.pool)));
         }
-        if r.now.is_some() && !cfg.test_mode {
+        if r.now.is_some() && !cfg.test_hooks() {
             return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
@@ -62,7 +62,7 @@ impl CapacityPool {
         let storage = self.state.storage();
         let sql = storage.sql();
         if r.op == PoolOp::Inspect {
-            if !cfg.test_mode {
+            if !cfg.test_hooks() {
                 return Err(ApiError::not_found("inspect"));
             }
             let rows = pool_storage::stored_rows(&mut self.mem.borrow_mut(), &sql)?;

@@ -6,7 +6,9 @@
 //! `bytes` is `LeasePool::encode()`; `name` the pool's name, so the alarm (which has no
 //! request) can find the pool's configuration; `deadline` the real time (Unix ms) the next
 //! lease lapses; `test_now` the test clock (ms) of the last write when a test passed `now`,
-//! NULL on the real clock. The row is deleted when no lease is left. Reads and writes use
+//! NULL on the real clock; the column is the test build's only (feature `test-hooks`): a
+//! production build neither creates, reads nor writes it (a table that has it keeps it NULL).
+//! The row is deleted when no lease is left. Reads and writes use
 //! the synchronous SQL API, so no request can interleave between a read and its write.
 
 use tollgate::lease::LeasePool;
@@ -54,22 +56,30 @@ fn sql_err(e: worker::Error) -> ApiError {
 
 fn ensure_schema(mem: &mut PoolMem, sql: &SqlStorage) -> Result<(), ApiError> {
     if !mem.schema {
-        sql.exec(
-            "CREATE TABLE IF NOT EXISTS pool (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL, \
-             bytes BLOB NOT NULL, deadline INTEGER NOT NULL, test_now INTEGER)",
-            None,
-        )
-        .map_err(sql_err)?;
+        sql.exec(SCHEMA, None).map_err(sql_err)?;
         mem.schema = true;
     }
     Ok(())
 }
 
-/// The stored row: name, bytes, test_now.
+#[cfg(feature = "test-hooks")]
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS pool (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL, \
+     bytes BLOB NOT NULL, deadline INTEGER NOT NULL, test_now INTEGER)";
+#[cfg(not(feature = "test-hooks"))]
+const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS pool (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL, \
+     bytes BLOB NOT NULL, deadline INTEGER NOT NULL)";
+
+#[cfg(feature = "test-hooks")]
+const READ: &str = "SELECT name, bytes, test_now FROM pool WHERE id = 0";
+#[cfg(not(feature = "test-hooks"))]
+const READ: &str = "SELECT name, bytes FROM pool WHERE id = 0";
+
+/// The stored row: name, bytes, test_now (`None` on the real clock, and always in a
+/// production build).
 type Row = (String, Vec<u8>, Option<Nanos>);
 
 fn read_row(sql: &SqlStorage) -> Result<Option<Row>, ApiError> {
-    let row = sql.exec("SELECT name, bytes, test_now FROM pool WHERE id = 0", None).map_err(sql_err)?.raw().next();
+    let row = sql.exec(READ, None).map_err(sql_err)?.raw().next();
     let Some(row) = row.transpose().map_err(sql_err)? else { return Ok(None) };
     let mut cols = row.into_iter();
     match (cols.next(), cols.next(), cols.next()) {
@@ -151,16 +161,23 @@ pub fn save(
     };
     let deadline = real_deadline(real_ms, now, next);
     let test_now = test_clock.then_some(now);
-    sql.exec(
+    let values = vec![
+        SqlStorageValue::String(loaded.name.clone()),
+        SqlStorageValue::Blob(loaded.pool.encode()),
+        SqlStorageValue::Integer(deadline as i64),
+    ];
+    #[cfg(feature = "test-hooks")]
+    let (write, values) = (
         "INSERT OR REPLACE INTO pool (id, name, bytes, deadline, test_now) VALUES (0, ?, ?, ?, ?)",
-        vec![
-            SqlStorageValue::String(loaded.name.clone()),
-            SqlStorageValue::Blob(loaded.pool.encode()),
-            SqlStorageValue::Integer(deadline as i64),
-            test_now.map_or(SqlStorageValue::Null, |t| SqlStorageValue::Integer(t.as_millis_floor() as i64)),
-        ],
-    )
-    .map_err(sql_err)?;
+        [
+            values,
+            vec![test_now.map_or(SqlStorageValue::Null, |t| SqlStorageValue::Integer(t.as_millis_floor() as i64))],
+        ]
+        .concat(),
+    );
+    #[cfg(not(feature = "test-hooks"))]
+    let write = "INSERT OR REPLACE INTO pool (id, name, bytes, deadline) VALUES (0, ?, ?, ?)";
+    sql.exec(write, values).map_err(sql_err)?;
     loaded.test_now = test_now;
     Ok(Some(deadline))
 }

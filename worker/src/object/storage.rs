@@ -22,7 +22,7 @@ use tollgate::reconfigure::convert;
 use tollgate::{Nanos, Policy, PolicyState};
 use worker::SqlStorageValue;
 
-use super::storage_fault::Sql;
+use super::sql::Sql;
 
 use crate::errors::ApiError;
 

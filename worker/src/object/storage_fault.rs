@@ -1,12 +1,13 @@
-//! TEST_MODE only: a key's object whose storage fails, so the workerd tests see what a real
+//! The test build only (feature `test-hooks`), with TEST_MODE on: a key's object whose storage fails, so the workerd tests see what a real
 //! storage error does (the decision follows the policy's `failure`, the stored state stays as
 //! it was, later decisions are exact).
 //!
 //! A request armed with `Tollgate-Test-Fault: storage-writes=N` (or `storage-reads=N`, either
 //! with `,throw`) makes the next N writes (or reads) of its key's object fail, starting with
 //! its own. The Worker forwards the header and the object arms it only with TEST_MODE on.
-//! Every SQL statement of the object goes through [`Sql`], which asks the armed fault first;
-//! unarmed (always, in production) that is one look at a `None`.
+//! Every SQL statement of the object goes through `sql::Sql`, which asks the armed fault
+//! first ([`fails`]); unarmed that is one look at a `None`. A production build has none of
+//! this module.
 //!
 //! - writes: `INSERT`/`DELETE` statements; reads: `SELECT`. Creating the tables is neither.
 //!   Arming read faults also makes the object forget what it holds in memory (as an object
@@ -18,7 +19,6 @@
 use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
-use worker::{SqlCursor, SqlStorage, SqlStorageValue};
 
 use super::storage::Mem;
 
@@ -98,26 +98,9 @@ pub fn thrown(armed: &Armed, mem: &RefCell<Mem>) -> Option<worker::Error> {
     })
 }
 
-/// The object's SQL storage, through the armed fault.
-pub struct Sql<'a> {
-    inner: SqlStorage,
-    armed: &'a Armed,
-}
-
-impl<'a> Sql<'a> {
-    pub fn new(inner: SqlStorage, armed: &'a Armed) -> Self {
-        Sql { inner, armed }
-    }
-
-    /// `SqlStorage::exec`, unless the armed fault fails this statement.
-    pub fn exec(&self, query: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> worker::Result<SqlCursor> {
-        if let Some(fault) = self.armed.borrow_mut().as_mut() {
-            if fault.take(query) {
-                return Err(worker::Error::RustError("injected storage fault".to_string()));
-            }
-        }
-        self.inner.exec(query, bindings)
-    }
+/// Whether `query` fails now by the armed fault (and counts it when it does).
+pub fn fails(armed: &Armed, query: &str) -> bool {
+    armed.borrow_mut().as_mut().is_some_and(|fault| fault.take(query))
 }
 
 #[cfg(test)]

@@ -1,0 +1,178 @@
+//! docs/vocabulary.md against the Worker: its configuration (`toml`) and HTTP bodies and
+//! answers (`http`) take and give exactly the names the table gives those edges. The npm
+//! edges are held to the same table by tests/js/vocabulary.test.mjs.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS};
+use tollgate::Nanos;
+
+use tollgate_worker::config::{parse_policy, POLICY_FIELDS};
+use tollgate_worker::pool_config::POOL_EDGE_FIELDS;
+use tollgate_worker::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
+
+/// The names of `kind` the table gives `edge`.
+fn table(edge: &str, kind: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in include_str!("../../docs/vocabulary.md").lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // | `name` | kind | edges | meaning |
+        if cells.len() < 5 || !cells[1].starts_with('`') {
+            continue;
+        }
+        if cells[2] == kind && cells[3].split_whitespace().any(|e| e == edge) {
+            out.insert(cells[1].trim_matches('`').to_string());
+        }
+    }
+    out
+}
+
+fn set<'a>(lists: impl IntoIterator<Item = &'a [&'a str]>) -> BTreeSet<String> {
+    lists.into_iter().flatten().map(|s| s.to_string()).collect()
+}
+
+/// wrangler.toml: a policy's fields (the core's limit schema, `limits` and the policy's
+/// own) and a pool's. `PROXY`'s fields are listed by the proxy's owner.
+#[test]
+fn the_config_takes_exactly_the_tables_toml_options() {
+    let accepted = set([
+        &LIMIT_FIELDS[..],
+        &["limits"][..],
+        &POLICY_OPTIONS[..],
+        &POLICY_FIELDS[..],
+        &tollgate_worker::tiers::TIER_FIELDS[..],
+        &POOL_FIELDS[..],
+        &POOL_EDGE_FIELDS[..],
+    ]);
+    assert_eq!(accepted, table("toml", "option"));
+}
+
+#[test]
+fn bodies_take_exactly_the_tables_http_options() {
+    let accepted = set([
+        &tollgate_worker::api_request::FIELDS[..],
+        &tollgate_worker::state_api::FIELDS[..],
+        &GRANT_FIELDS[..],
+        &RENEW_FIELDS[..],
+    ]);
+    assert_eq!(accepted, table("http", "option"));
+}
+
+/// Several keys' decision is one key's fields plus `limits`, the pairs of limit and key.
+#[test]
+fn several_keys_answer_one_keys_fields_and_limits() {
+    let pc = parse_policy("api", &json!({ "algorithm": "gcra", "quota": "1/s" })).unwrap();
+    let keys = ["k".to_string(), "o".to_string()];
+    let mut states = [None];
+    let mut both = [None, None];
+    for _ in 0..2 {
+        let now = Nanos::from_secs(1_000);
+        let d = pc.policy.check(&mut states, now, 1).unwrap();
+        let one: BTreeSet<String> =
+            tollgate_worker::respond::decision(&pc, &d, now, "k").body.as_object().unwrap().keys().cloned().collect();
+        assert!(!one.contains("limits"), "one key answers without the pairs");
+        let d = pc.policy.check(&mut both, now, 1).unwrap();
+        let several = tollgate_worker::multi_key::answer(&pc, &d, now, &keys).body;
+        let several_fields: BTreeSet<String> = several.as_object().unwrap().keys().cloned().collect();
+        assert_eq!(several_fields, one.iter().cloned().chain(["limits".to_string()]).collect());
+        assert_eq!(several["limits"][1]["key"], "o");
+    }
+}
+
+/// Every decision's fields are the table's, and between them a plain policy's, a
+/// penalized one's, a shadowed one's, a listed hit's and several keys' answers, with the
+/// state routes' answers, give every one of them.
+#[test]
+fn a_decision_answers_exactly_the_tables_http_fields() {
+    let policy = |extra: serde_json::Value| {
+        let mut v = json!({ "algorithm": "gcra", "quota": "1/s", "allowList": ["vip"], "denyList": ["bad"] });
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        parse_policy("api", &v).unwrap()
+    };
+    let now = Nanos::from_secs(1_000);
+    let mut all = BTreeSet::new();
+    let mut add = |body: &serde_json::Value| {
+        let fields: BTreeSet<String> = body.as_object().unwrap().keys().cloned().collect();
+        assert!(fields.is_subset(&table("http", "field")), "{fields:?}");
+        all.extend(fields);
+    };
+    for pc in [policy(json!({})), policy(json!({ "blockDuration": "1m" })), policy(json!({ "shadow": true }))] {
+        let mut states = [None];
+        for _ in 0..2 {
+            let d = pc.policy.check(&mut states, now, 1).unwrap();
+            add(&tollgate_worker::controls::shadowed(&pc, tollgate_worker::respond::decision(&pc, &d, now, "k")).body);
+        }
+        for key in ["vip", "bad"] {
+            add(&tollgate_worker::controls::listed(&pc, key, None, now).unwrap().body);
+        }
+    }
+    let pc = policy(json!({}));
+    let mut both = [None, None];
+    let d = pc.policy.check(&mut both, now, 1).unwrap();
+    add(&tollgate_worker::multi_key::answer(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
+    // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
+    all.extend(["policy", "key", "state", "imported"].map(String::from));
+    assert_eq!(all, table("http", "field"));
+}
+
+/// Every code of a configuration mistake is in the table for both Worker edges.
+#[test]
+fn the_spec_codes_are_the_tables() {
+    for edge in ["toml", "http"] {
+        let codes = table(edge, "code");
+        for code in CODES {
+            if edge == "http" && !["invalid_type", "missing_field", "unknown_field", "renamed"].contains(&code) {
+                continue; // bodies hold no limits: only these spec rules apply to them
+            }
+            assert!(codes.contains(code), "{code} is not listed for {edge} in docs/vocabulary.md");
+        }
+    }
+}
+
+/// Every code the Worker's sources answer with is in the table.
+#[test]
+fn every_code_the_worker_answers_is_in_the_table() {
+    let sources = [
+        include_str!("../src/api.rs"),
+        include_str!("../src/api_request.rs"),
+        include_str!("../src/auth.rs"),
+        include_str!("../src/do_client.rs"),
+        include_str!("../src/env_config.rs"),
+        include_str!("../src/errors.rs"),
+        include_str!("../src/pool_request.rs"),
+        include_str!("../src/pools_api.rs"),
+        include_str!("../src/proxy.rs"),
+        include_str!("../src/routes.rs"),
+        include_str!("../src/multi_key.rs"),
+        include_str!("../src/state_api.rs"),
+        include_str!("../src/object/lock.rs"),
+    ];
+    let codes = table("http", "code");
+    for src in sources {
+        // The code, not its tests or comments.
+        let code_only = src.split("#[cfg(test)]").next().unwrap_or("");
+        let src: String =
+            code_only.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let src = src.as_str();
+        for call in ["bad_request(", "ApiError::new("] {
+            for (at, _) in src.match_indices(call) {
+                let rest = &src[at + call.len()..];
+                // The code is the first string literal of the call (after a status, for new).
+                let Some(open) = rest.find('"') else { continue };
+                // Only a literal right after the parenthesis (or a status): a code variable
+                // passed along (`c`, `e.code`) is someone else's literal.
+                let before = rest[..open].trim();
+                if !(before.is_empty() || before.trim_end_matches(',').trim().parse::<u16>().is_ok()) {
+                    continue;
+                }
+                let lit = &rest[open + 1..];
+                let code = &lit[..lit.find('"').unwrap_or(0)];
+                if code.is_empty() || !code.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+                    continue;
+                }
+                assert!(codes.contains(code), "{code} is answered but not listed for http in docs/vocabulary.md");
+            }
+        }
+    }
+}
