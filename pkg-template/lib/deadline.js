@@ -9,17 +9,20 @@
 // a request that was still to be written has had any time at all. So a deadline of `ms`:
 //
 // - counts only time in which this process could run: its timer runs in steps of at most a
-//   quarter of `ms` (at least 5 ms) and a step that fires later than that quarter means the
-//   process was held: the count starts again from then. The store always gets `ms` in which
-//   the process never stopped for longer than two quarters (a step plus its tolerance).
+//   quarter of `ms` (at least 5 ms), and each step counts for its planned length, not for how
+//   late it fired (the process was held meanwhile). A step that fires later than a quarter of
+//   `ms` means the process was held for longer than that: the count starts again from then. So
+//   the store always gets `ms` of steps that fired on time, in which the process never
+//   stopped for longer than two quarters (a step plus its tolerance).
 // - gives its verdict one full turn of the event loop after the last step: the poll phase reads
 //   the replies received, the clients parse them (in their socket callbacks, or in callbacks
 //   those schedule), and the promises they settle run first. A call settled by then is not
-//   expired.
+//   expired. A turn that itself took longer than a step (the process held inside it, perhaps
+//   after its poll) is a late step: the count starts again.
 //
-// The slack: in a process whose timers fire within that quarter, the verdict comes between
-// `ms` and `ms` + a quarter of `ms` (at least 5 ms) after the start, plus that one turn
-// (docs/reliability.md).
+// The slack: the verdict comes `ms` after the start, plus how late the steps fired (a few ms
+// in all in a process that runs on time; at most a quarter of `ms` each, four or five steps),
+// plus that one turn (docs/reliability.md).
 
 /** A monotonic clock in ms. */
 const clock = typeof performance === "object" && typeof performance?.now === "function" ? () => performance.now() : () => Date.now();
@@ -41,7 +44,9 @@ export class Deadline {
   #ms;
   #step;
   #expire;
-  #start = 0;
+  /** The store's time counted so far: the steps' planned delays, not how late they fired. */
+  #counted = 0;
+  #planned = 0;
   #due = 0;
   #timer = null;
   #over = false;
@@ -63,11 +68,12 @@ export class Deadline {
 
   /** The count (re)starts at `now`. */
   #restart(now) {
-    this.#start = now;
+    this.#counted = 0;
     this.#arm(now, Math.min(this.#step, this.#ms));
   }
 
   #arm(now, delay) {
+    this.#planned = delay;
     this.#due = now + delay;
     this.#timer = setTimeout(() => this.#fired(), delay);
   }
@@ -76,13 +82,19 @@ export class Deadline {
     this.#timer = null;
     if (this.#over) return;
     const now = clock();
-    // Later than a step: the process was held, and that time was not the store's.
+    // Later than a step: the process was held, and none of the time since the count began
+    // can be told to be the store's (a request it held may not even be written yet).
     if (now - this.#due > this.#step) return this.#restart(now);
-    const left = this.#start + this.#ms - now;
-    // A timer may fire up to a millisecond early (the loop's clock is whole milliseconds).
+    // On time, or late by less than a step: the step counts, how late it fired does not.
+    this.#counted += this.#planned;
+    const left = this.#ms - this.#counted;
+    // (A timer may fire up to a millisecond early: the loop's clock is whole milliseconds.)
     if (left >= 1) return this.#arm(now, Math.min(this.#step, left));
     afterTurn(() => {
       if (this.#over) return;
+      // Held during the turn itself: what arrived meanwhile may not have been polled yet.
+      const later = clock();
+      if (later - now > this.#step) return this.#restart(later);
       this.#over = true;
       this.#expire();
     });
