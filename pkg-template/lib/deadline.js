@@ -35,7 +35,7 @@ const clock = typeof performance === "object" && typeof performance?.now === "fu
 const afterTurn = typeof setImmediate === "function" ? (f) => setImmediate(() => setImmediate(f)) : (f) => setTimeout(f, 0);
 
 /** A step of the deadline's timer, and how late one may fire before the process counts as held. */
-export function stepOf(ms) {
+function stepOf(ms) {
   return Math.max(ms / 4, 5);
 }
 
