@@ -1,4 +1,5 @@
-// The Redis store's own errors, each with a stable `code` to branch on.
+// The Redis store's own errors, each with a stable `code` to branch on, and its timeout.
+import { withDeadline } from "./deadline.js";
 
 /** A Redis value that is not this policy's state (written by something else, or corrupt). */
 export class RedisStateError extends Error {
@@ -20,19 +21,10 @@ export class RedisUnavailableError extends Error {
   }
 }
 
-/** Resolves like `promise`, or rejects with `RedisUnavailableError` after `ms` (one timer, no race). */
+/**
+ * Resolves like `promise`, or rejects with `RedisUnavailableError` once Redis has not answered
+ * within `ms` of this process's own time, its replies already received read first (deadline.js).
+ */
 export function withTimeout(promise, ms) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisUnavailableError(`Redis did not answer within ${ms} ms`)), ms);
-    Promise.resolve(promise).then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e) => {
-        clearTimeout(timer);
-        reject(e);
-      },
-    );
-  });
+  return withDeadline(promise, ms, () => new RedisUnavailableError(`Redis did not answer within ${ms} ms`));
 }

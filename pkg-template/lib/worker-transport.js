@@ -3,6 +3,7 @@
 // timeout. Classifies what came back: a JSON answer (any status) or an outage (no answer in
 // time, a refused connection, a body that is not JSON), thrown as `WorkerUnavailableError`.
 import { WorkerUnavailableError } from "./worker-errors.js";
+import { Deadline } from "./deadline.js";
 
 /** The origin a service binding's requests are addressed to (a binding ignores the host). */
 const BINDING_ORIGIN = "https://tollgate.binding";
@@ -26,14 +27,15 @@ export class WorkerTransport {
 
   /**
    * Sends one request and resolves to `{ status, body }` (the parsed JSON), or rejects with
-   * `WorkerUnavailableError` when nothing usable came back within `timeoutMs`.
+   * `WorkerUnavailableError` when nothing usable came back within `timeoutMs` (of this
+   * process's own time, the answer already received read first: deadline.js).
    */
   async send(method, path, body, timeoutMs) {
     const headers = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.#auth !== null) headers.authorization = this.#auth;
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), timeoutMs);
+    const deadline = new Deadline(timeoutMs, () => abort.abort());
     try {
       const res = await this.#fetch(this.#base + path, {
         method,
@@ -54,7 +56,7 @@ export class WorkerTransport {
       if (abort.signal.aborted) throw new WorkerUnavailableError(`the Worker did not answer within ${timeoutMs} ms`, e);
       throw new WorkerUnavailableError(`the Worker could not be reached: ${e?.message ?? e}`, e);
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 }

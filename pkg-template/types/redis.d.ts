@@ -12,7 +12,11 @@ export interface RedisStoreOptions {
   prefix?: string;
   /** Keeps separate configurations apart: keys become `<prefix><namespace>:<key>` (default none). */
   namespace?: string;
-  /** Longest wait for Redis per decision, ms (default 500). */
+  /**
+   * Longest wait for Redis per decision, ms (default 500), counted in time this process could
+   * run: a process held longer than half of it (a long synchronous task) starts the count again,
+   * and replies already received are read before Redis is called unavailable (docs/reliability.md).
+   */
   timeoutMs?: number;
   /**
    * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in

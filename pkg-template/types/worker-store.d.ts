@@ -18,7 +18,10 @@ interface WorkerStoreCommon {
   policy: string;
   /** The Worker's `API_TOKEN`, sent as a bearer token (none for a Worker with `PUBLIC` on). */
   token?: string;
-  /** Longest wait for the Worker per call, ms (default 1000). */
+  /**
+   * Longest wait for the Worker per call, ms (default 1000), counted as `RedisStore` counts its
+   * `timeoutMs`: in time this process could run, answers already received read first.
+   */
   timeoutMs?: number;
   /**
    * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in
