@@ -41,7 +41,7 @@ test("shadow mode, lists and waitFor on a Redis limiter", async (t) => {
   assert.deepEqual([first.allowed, first.wouldAllow, second.allowed, second.wouldAllow, second.shadow], [true, true, true, false, true]);
   assert.equal((await shadow.limit("vip", { now: T })).reason, "allowList");
   assert.equal((await shadow.limit("10.1.2.3", { now: T })).allowed, false);
-  const waiting = new RateLimiter({ algorithm: "gcra", limit: 1, window: 40, store });
+  const waiting = new RateLimiter({ algorithm: "gcra", limit: 1, window: 500, store });
   await waiting.limit("w");
   assert.equal((await waiting.waitFor("w", { maxWait: 60_000 })).allowed, true);
   await assert.rejects(waiting.waitFor("w", { maxWait: 0 }), { code: "wait_timeout" });
