@@ -84,8 +84,8 @@ express-rate-limit's boolean \`headers\` option (from before its v6) is the defa
 own limit options the defaults are the table's, a bad value throws, and \`Retry-After\` goes with
 every denial.
 
-Elsewhere the middleware's former \`headers\` option is refused with what to write instead (\`"both"\` was
-the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{ standardHeaders: false }\`).
+Elsewhere a \`headers\` option is refused (code \`renamed\`) with what to write instead: \`"both"\` is
+the default, \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{ standardHeaders: false }\`.
 
 - **draft-10** ([draft-ietf-httpapi-ratelimit-headers-10](https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/10/)):
   \`RateLimit-Policy\` and \`RateLimit\` are Structured Field Lists (RFC 9651) with one member per
