@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild test-beside setup example test-core test-nostd test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
+.PHONY: run test test-prebuild test-beside setup example test-core test-nostd contracts test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -37,6 +37,11 @@ example:
 test-core:
 	scripts/setup.sh rust
 	cargo test --quiet
+
+## Rewrites the contracts generated from the core (tests/contracts.rs: algorithm names, option
+## fields, error codes, the wasm boundary's layouts) for the npm package; test-core checks them.
+contracts:
+	TOLLGATE_CONTRACTS=write cargo test --quiet --test contracts
 
 ## The core builds without std for wasm32 (no_std + alloc).
 test-nostd:

@@ -7,20 +7,13 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { KINDS } from "../pkg-template/lib/contract.generated.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const OUT = resolve(root, "www/app/algorithm-docs.js");
 
-/** The playground's algorithm ids (www/app/params.js) and the file documenting each. */
-const FILES = {
-  "fixed-window": "fixed_window",
-  "fixed-window-first-hit": "fixed_window_first_hit",
-  "sliding-log": "sliding_log",
-  "sliding-window": "sliding_window",
-  "sliding-buckets": "sliding_buckets",
-  "token-bucket": "token_bucket",
-  gcra: "gcra",
-};
+/** The playground's algorithm ids (the core's names, www/app/params.js) and the file documenting each. */
+const FILES = Object.fromEntries(KINDS.map((name) => [name, name.replaceAll("-", "_")]));
 
 /** The `//!` lines at the top of a file, as paragraphs (code blocks kept as one paragraph). */
 function paragraphs(source) {

@@ -106,7 +106,7 @@ cp pkg-template/package.json pkg-template/README.md LICENSE-MIT LICENSE-APACHE "
 for f in pkg-template/types/*.d.ts; do
   base=$(basename "$f" .d.ts)
   cp "$f" "$out/$base.d.ts"
-  sed -E 's#(from "\./[A-Za-z0-9_-]+)\.js"#\1.cjs"#g' "$f" > "$out/$base.d.cts"
+  sed -E 's#(from "\./[A-Za-z0-9_.-]+)\.js"#\1.cjs"#g' "$f" > "$out/$base.d.cts"
 done
 
 sizes=""

@@ -6,21 +6,20 @@
 import { writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ALGORITHMS } from "../pkg-template/lib/contract.generated.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
 
 /** 20 s into a clock minute (UTC): fixed windows have 40 s left. */
 const NOW = 1_700_000_000_000;
-const ALGORITHMS = [
-  ["fixed-window", { algorithm: "fixed-window", quota: "10/m" }],
-  ["fixed-window, first hit", { algorithm: "fixed-window", align: "first-hit", quota: "10/m" }],
-  ["sliding-log", { algorithm: "sliding-log", quota: "10/m" }],
-  ["sliding-window", { algorithm: "sliding-window", quota: "10/m" }],
-  ["sliding-buckets", { algorithm: "sliding-buckets", quota: "10/m", precision: "10s" }],
-  ["token-bucket", { algorithm: "token-bucket", quota: "10/m", burst: 20 }],
-  ["gcra", { algorithm: "gcra", quota: "10/m", burst: 5 }],
-];
+/** What an algorithm needs beside its quota to show its headers. */
+const BESIDE = { "sliding-buckets": { precision: "10s" }, "token-bucket": { burst: 20 }, gcra: { burst: 5 } };
+/** Each algorithm of the core's list, fixed windows also opened at the first hit. */
+const SECTIONS = ALGORITHMS.flatMap((algorithm) => [
+  [algorithm, { algorithm, quota: "10/m", ...BESIDE[algorithm] }],
+  ...(algorithm === "fixed-window" ? [["fixed-window, first hit", { algorithm, align: "first-hit", quota: "10/m" }]] : []),
+]);
 const MODES = [
   ["draft-10 (default)", { legacyHeaders: false }],
   ["draft-8", { standardHeaders: "draft-8", legacyHeaders: false }],
@@ -85,8 +84,8 @@ express-rate-limit's boolean \`headers\` option (from before its v6) is the defa
 own limit options the defaults are the table's, a bad value throws, and \`Retry-After\` goes with
 every denial.
 
-Elsewhere the middleware's former \`headers\` option is refused with what to write instead (\`"both"\` was
-the default; \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{ standardHeaders: false }\`).
+Elsewhere a \`headers\` option is refused (code \`renamed\`) with what to write instead: \`"both"\` is
+the default, \`"draft-10"\` is \`{ legacyHeaders: false }\`, \`"legacy"\` is \`{ standardHeaders: false }\`.
 
 - **draft-10** ([draft-ietf-httpapi-ratelimit-headers-10](https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/10/)):
   \`RateLimit-Policy\` and \`RateLimit\` are Structured Field Lists (RFC 9651) with one member per
@@ -176,7 +175,7 @@ denied hit, 5 s after the first).
 `;
 
 export function render() {
-  return [INTRO, ...ALGORITHMS.map(section)].join("\n");
+  return [INTRO, ...SECTIONS.map(section)].join("\n");
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

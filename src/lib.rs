@@ -18,6 +18,7 @@ pub mod error;
 pub mod guard;
 pub mod headers;
 pub mod keyed;
+pub mod layout;
 pub mod lease;
 pub mod lease_holder;
 pub mod limit_decisions;

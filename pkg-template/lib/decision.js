@@ -1,8 +1,11 @@
-// Reads a decision the wasm layer wrote into its output buffer (layout in wasm-common/src/out.rs).
+// Reads a decision the wasm layer wrote into its output buffer (wasm-common/src/out.rs writes
+// it): the core's layout (`tollgate::layout`), `DECISION_SUMMARY` then `DECISION_PAIR` records.
 // Each module's classes write into their own memory: the caller passes that memory's view.
+import { DECISION_HEADER_LEN, DECISION_PAIR_LEN, DENIED_BY_PENALTY } from "./contract.generated.js";
 
-const HEADER = 8;
-const PAIR = 8;
+const HEADER = DECISION_HEADER_LEN;
+const PAIR = DECISION_PAIR_LEN;
+const PENALTY = DENIED_BY_PENALTY;
 /** The key whose figures a multi-key decision shows (its headers are about that key). */
 export const bindingKey = new WeakMap();
 
@@ -26,7 +29,7 @@ export function float64View(memory) {
 export function readDecision(ptr, names, keys, v) {
   const o = ptr / 8;
   const n = v[o + 7];
-  if (n === 1 && keys.length === 1 && v[o] !== 2) return readOne(o, names, v);
+  if (n === 1 && keys.length === 1 && v[o] !== PENALTY) return readOne(o, names, v);
   const limits = new Array(n);
   for (let i = 0; i < n; i++) {
     const r = o + HEADER + i * PAIR;
@@ -52,7 +55,7 @@ export function readDecision(ptr, names, keys, v) {
     blockedBy: allowed ? null : names[v[o + 6]],
     limits,
   };
-  if (v[o] === 2) d.penalty = true;
+  if (v[o] === PENALTY) d.penalty = true;
   if (keys.length > 1) bindingKey.set(d, keys[v[o + 5]]);
   return d;
 }
@@ -67,7 +70,7 @@ const ONE = [""];
  * one pair without a penalty (several limits, a penalty's block).
  */
 export function readKey(o, names, v) {
-  if (v[o + 7] === 1 && v[o] !== 2) return readOne(o, names, v);
+  if (v[o + 7] === 1 && v[o] !== PENALTY) return readOne(o, names, v);
   return readDecision(o * 8, names, ONE, v);
 }
 

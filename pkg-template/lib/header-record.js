@@ -2,6 +2,7 @@
 // `Policy.headers`: the same writer the Worker calls, so the package and the Worker send the
 // same bytes. This file only reads the options and lays the decision out as numbers
 // (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
+import { DECISION_PAIR_LEN, HEADER_RECORD_LEN } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { fail, flagOf } from "./options.js";
 
@@ -43,8 +44,8 @@ function draw(jitter) {
 }
 
 /**
- * The decision `d` (of a limiter over `names`) as the wasm writer reads it: `[now, summary...,
- * bindingKey, bindingLimit, pairs, pair...]`. The pair the figures are about is the core's
+ * The decision `d` (of a limiter over `names`) as the wasm writer reads it, the core's layout
+ * (`tollgate::layout::HEADER_RECORD`): `[now, summary..., bindingKey, bindingLimit, pairs, pair...]`. The pair the figures are about is the core's
  * rule: the limit that denied (`blockedBy`, of the key in `bindingKey`), else the pair with the
  * least left, the first on ties. Each pair's wait for one unit is its `nextUnitAfter`; a
  * decision built elsewhere without it gets a safe stand-in (the wait until the limit resets,
@@ -53,7 +54,7 @@ function draw(jitter) {
 function record(d, names, now) {
   const pairs = d.limits;
   const keyIndex = new Map();
-  const out = new Float64Array(10 + pairs.length * 8);
+  const out = new Float64Array(HEADER_RECORD_LEN + pairs.length * DECISION_PAIR_LEN);
   const least = pairs.reduce((a, b) => (b.remaining < a.remaining ? b : a));
   const bound = d.blockedBy != null ? bindingKey.get(d) : least.key;
   const bindingLimit = names.indexOf(d.blockedBy ?? least.name);
@@ -66,7 +67,7 @@ function record(d, names, now) {
     if (limit < 0) throw new TypeError(`headers: the decision's limit ${JSON.stringify(p.name)} is not one of this limiter's`);
     const w = wait(p);
     if (p.key === bound && limit === bindingLimit) [out[6], out[7]] = [w, k];
-    out.set([k, limit, p.allowed ? 1 : 0, p.limit, p.remaining, p.resetAt, p.retryAfter, w], 10 + i * 8);
+    out.set([k, limit, p.allowed ? 1 : 0, p.limit, p.remaining, p.resetAt, p.retryAfter, w], HEADER_RECORD_LEN + i * DECISION_PAIR_LEN);
   });
   return out;
 }

@@ -6,6 +6,8 @@
 // JavaScript, with the helpers below that word each mistake as the core does; the table
 // tests/same-error/mistakes.json holds them to wrangler.toml's answers.
 
+import { LIMIT_FIELDS, POLICY_OPTIONS } from "./contract.generated.js";
+
 /** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
 export function show(v) {
   if (typeof v === "string") return JSON.stringify(v);
@@ -88,8 +90,8 @@ export function durationMs(field, value, min, max, ofText) {
 }
 
 /** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
-export const LIMIT_FIELDS = ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
-/** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's. */
+export { LIMIT_FIELDS };
+/** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's (`POLICY_OPTIONS`). */
 const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
 /**
  * A limiter's own options beside its limits: what the core's parser leaves to this layer
@@ -97,7 +99,7 @@ const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
  */
 export const POLICY_FIELDS = ["maxKeys", "onDecision", "store", ...CONTROL_FIELDS];
 /** Everything a limiter's options object may hold besides one limit's fields. */
-export const LIMITER_FIELDS = ["limits", "blockDuration", ...POLICY_FIELDS];
+export const LIMITER_FIELDS = ["limits", ...POLICY_OPTIONS, ...POLICY_FIELDS];
 
 /**
  * Throws on a field of `o` that is not in `allowed`: a misspelt option (`brust`) would

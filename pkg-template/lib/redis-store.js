@@ -19,6 +19,7 @@ import { applyStoreOptions } from "./store-options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
 import { Insurance } from "./insurance.js";
+import { RENAMED as CORE_RENAMED } from "./contract.generated.js";
 
 const CLOCKS = ["local", "redis"];
 /**
@@ -27,7 +28,7 @@ const CLOCKS = ["local", "redis"];
  */
 const MAX_SYNC_MS = 3_600_000;
 /** Names spelt differently before (the core's `spec::RENAMED`): refused with what to write (code `renamed`). */
-const RENAMED = { sync: "syncRate (milliseconds: 0 every hit, > 0 periodic, < 0 local only)" };
+const RENAMED = { sync: CORE_RENAMED.sync };
 
 export class RedisStore {
   /**

@@ -12,6 +12,7 @@ import { durationMs, validateKeys } from "./wasm.js";
 import { extras } from "./extras.js";
 import { keysOf, callOptions, optionError, POLICY_FIELDS } from "./options.js";
 import { readDecision } from "./decision.js";
+import { SYNC_DIFF_LEN } from "./contract.generated.js";
 import { extrasOutView } from "./extras-view.js";
 import { headersFor } from "./header-record.js";
 import { withTimeout } from "./redis-errors.js";
@@ -168,12 +169,12 @@ export class SyncedRedisLimiter {
     const now = at ?? (await this.#time());
     const w = this.#wasm;
     const client = this.#store._client;
-    const diffs = w.takeDiffs(now); // 6 numbers per diff, see wasm/src/synced.rs
+    const diffs = w.takeDiffs(now); // the core's layout::SYNC_DIFF per diff
     const batch = [];
     if (diffs.length > 0) {
       const keys = w.diffKeys();
       const ttl = new Map();
-      for (let i = 0; i < diffs.length; i += 6) {
+      for (let i = 0; i < diffs.length; i += SYNC_DIFF_LEN) {
         const rkey = this.#rkey(keys[diffs[i]]);
         const start = (BigInt(diffs[i + 2]) << 32n) | BigInt(diffs[i + 3]);
         batch.push(["HINCRBY", rkey, `${diffs[i + 1]}:${start}`, String(diffs[i + 4])]);

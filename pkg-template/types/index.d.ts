@@ -1,8 +1,8 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
 import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
-
-/** The algorithms, by name. */
-export type Algorithm = "fixed-window" | "sliding-log" | "sliding-window" | "token-bucket" | "gcra" | "sliding-buckets";
+import type { Algorithm, Align } from "./contract.generated.js";
+/** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
+export type { Algorithm, ConfigErrorCode } from "./contract.generated.js";
 
 /** A duration: `"1s"`, `"250ms"`, `"5m"`, `"1h"`, `"1d"`, or a whole number of milliseconds. */
 export type Duration = string | number;
@@ -20,7 +20,7 @@ export interface LimitOptions {
   /** `token-bucket` only: tokens added per refill (default 1; at most the capacity). */
   refillAmount?: number;
   /** `fixed-window` only: windows on the clock (default) or starting at a key's first hit. */
-  align?: "clock" | "first-hit";
+  align?: Align;
   /** `sliding-buckets` only: sub-bucket length, dividing the window. */
   precision?: Duration;
   /** Clock-aligned windows (`fixed-window`, `sliding-window`, `sliding-buckets`): boundaries shifted by this much (UTC). */
@@ -65,15 +65,6 @@ export interface SingleLimitOptions extends LimitOptions, ControlOptions {
   /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
   maxKeys?: number;
 }
-
-/**
- * The `code` of a configuration mistake (the core's `tollgate::spec`; docs/vocabulary.md): the
- * same code, and the same `field` (`"limits[1].window"`), as the Worker gives the same mistake.
- * Thrown as a `RangeError` (`out_of_range`) or a `TypeError` carrying `code` and `field`.
- */
-export type ConfigErrorCode =
-  | "invalid_type" | "missing_field" | "unknown_field" | "renamed" | "conflicting_fields"
-  | "invalid_value" | "out_of_range" | "unsupported_option" | "duplicate_name";
 
 /** Several limits, all of which must admit a hit; each has its own `algorithm`. */
 export interface MultiLimitOptions extends ControlOptions {

@@ -116,7 +116,7 @@ export interface MiddlewareLimitOptions<Req, Res> {
   windowMs?: number;
   quota?: string;
   burst?: number;
-  align?: "clock" | "first-hit";
+  align?: LimitOptions["align"];
   precision?: Duration;
   /** The limit's name in the headers and `blockedBy`. Default: `"default"`; without `algorithm`, express-rate-limit's `"<limit>-in-<window>"`. */
   name?: string | ValueDeterminingMiddleware<string, Req, Res>;

@@ -1,24 +1,24 @@
 //! Decisions cross the boundary as numbers in a buffer inside wasm memory that JavaScript
 //! reads through a `Float64Array` view: no object is allocated per call on either side.
 //!
-//! Layout (see `pkg-template/lib/decision.js`, which reads it):
-//! `[allowed (1; 0 denied; 2 denied by a penalty), limit, remaining, resetAt, retryAfter, bindingKey, bindingLimit, pairs]`
-//! then `pairs` records of `[key, limit, allowed, limit, remaining, resetAt, retryAfter,
-//! nextUnitAfter]` (the last for the headers' `t`, ms rounded up). A decision of one key under
+//! Layout: the core's `tollgate::layout` (`DECISION_SUMMARY`, then `pairs` records of
+//! `DECISION_PAIR`), which `pkg-template/lib/decision.js` reads through the generated
+//! `contract.generated.js`; `nextUnitAfter` is for the headers' `t`, ms rounded up. A decision of one key under
 //! one limit without a penalty (`write_one`) writes only the summary, `pairs` (1) and the
 //! pair's `nextUnitAfter`: the rest of its pair repeats the summary, which `decision.js` reads
 //! once for both.
 
 use alloc::vec;
 use alloc::vec::Vec;
+use tollgate::layout::{DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY};
 use tollgate::limiter::MAX_KEYS_PER_HIT;
 use tollgate::policy::{PolicyDecision, MAX_LIMITS};
 use tollgate::Decision;
 
 use crate::time::{ms_ceil, ms_ceil_hot, num};
 
-pub const HEADER: usize = 8;
-pub const PAIR: usize = 8;
+pub const HEADER: usize = DECISION_SUMMARY.len();
+pub const PAIR: usize = DECISION_PAIR.len();
 pub const LEN: usize = HEADER + PAIR * MAX_KEYS_PER_HIT * MAX_LIMITS;
 
 pub struct Out {
@@ -81,8 +81,8 @@ impl Out {
     pub fn write(&mut self, pd: &PolicyDecision) {
         let b = &mut self.buf;
         Out::put(&mut b[..5], &pd.decision);
-        // 2: denied by a penalty's block (decision.js reads it as `penalty: true`).
-        b[0] = if pd.penalty { 2.0 } else { pd.allowed as u8 as f64 };
+        // Denied by a penalty's block (decision.js reads it as `penalty: true`).
+        b[0] = if pd.penalty { DENIED_BY_PENALTY } else { pd.allowed as u8 as f64 };
         b[5] = pd.binding.key as f64;
         b[6] = pd.binding.limit as f64;
         b[7] = pd.limits.len() as f64;

@@ -80,15 +80,15 @@ impl Synced {
         self.run(&refs(&keys), now, cost, peek)
     }
 
-    /// Moves the pending counts to in flight and returns them to push, six numbers per diff:
-    /// `[key index into diffKeys(), limit, start high 32 bits, start low 32 bits, delta,
-    /// epoch ms after which the window no longer matters]`.
+    /// Moves the pending counts to in flight and returns them to push, the core's `SYNC_DIFF`
+    /// per diff: `[key index into diffKeys(), limit, start high 32 bits, start low 32 bits,
+    /// delta, epoch ms after which the window no longer matters]`.
     #[wasm_bindgen(js_name = takeDiffs)]
     pub fn take_diffs(&mut self, now: f64) -> Result<Float64Array, JsValue> {
         let now = now_from_ms(now)?;
         let diffs = self.inner.take_diffs(now);
         self.diff_keys.clear();
-        let mut out = Vec::with_capacity(diffs.len() * 6);
+        let mut out = Vec::with_capacity(diffs.len() * tollgate::layout::SYNC_DIFF.len());
         for d in &diffs {
             let k = match self.diff_keys.iter().position(|k| **k == *d.key) {
                 Some(k) => k,

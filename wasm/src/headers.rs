@@ -1,11 +1,12 @@
 //! `Policy.headers`: the core's header writer (`tollgate::headers`) for a decision JavaScript
-//! holds. The decision comes back in as numbers (`lib/headers.js` lays them out), is rebuilt
+//! holds. The decision comes back in as numbers (`lib/header-record.js` lays them out), is rebuilt
 //! as the core's `PolicyDecision` and written by `Policy::headers`, so the package writes
 //! exactly what the Worker writes.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use tollgate::headers::{HeaderOptions, Standard};
+use tollgate::layout::{DECISION_PAIR, HEADER_RECORD};
 use tollgate::policy::{LimitDecision, LimitRef};
 use tollgate::{Decision, Nanos, PolicyDecision};
 use wasm_bindgen::prelude::*;
@@ -13,10 +14,10 @@ use wasm_bindgen::prelude::*;
 use crate::errors::type_error;
 use crate::policy::Policy;
 
-/// Per pair of the record: `[key, limit, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter]`.
-const PAIR: usize = 8;
-/// Before the pairs: `[now, allowed, limit, remaining, resetAt, retryAfter, nextUnitAfter, bindingKey, bindingLimit, pairs]`.
-const HEAD: usize = 10;
+/// Per pair of the record: the core's `DECISION_PAIR`.
+const PAIR: usize = DECISION_PAIR.len();
+/// Before the pairs: the core's `HEADER_RECORD`.
+const HEAD: usize = HEADER_RECORD.len();
 
 /// Milliseconds the JS layer holds (whole or not, never negative) as nanoseconds; a figure
 /// out of range becomes 0 or the largest time rather than a panic.
