@@ -335,3 +335,12 @@ test("options that cannot mean the same are refused at start-up with tollgate's 
   // The defaults of the two are accepted.
   await (await registering({ continueExceeding: false, exponentialBackoff: false })).close();
 });
+
+test("onDecision, the decision hook, reports each request the plugin decides: allowed, near-limit, denied", async () => {
+  const seen = [];
+  const fastify = await app({ algorithm: "fixed-window", limit: 5, window: "1h", onDecision: (r) => seen.push(r) });
+  assert.deepEqual(await statuses(fastify, 6), [200, 200, 200, 200, 200, 429]);
+  assert.deepEqual(seen.map((r) => r.outcome), ["allowed", "allowed", "allowed", "near-limit", "near-limit", "denied"]);
+  assert.ok(seen.every((r) => r.cost === 1 && typeof r.decision.allowed === "boolean"));
+  await fastify.close();
+});
