@@ -65,6 +65,20 @@ impl FixedWindow {
         Ok(FixedWindow { limit: quota.limit(), align: Alignment::new(quota.window(), offset)? })
     }
 
+    /// Windows of `months` calendar months, turning over `offset_ns` after (negative: before)
+    /// midnight UTC on the 1st (see [`Alignment::months`]).
+    ///
+    /// ```
+    /// use tollgate::{Algorithm, FixedWindow, Nanos};
+    /// let billing = FixedWindow::calendar_months(10_000, 1, 0).unwrap();
+    /// let d = billing.check(None, Nanos::from_secs(1_706_745_600), 1).unwrap(); // 2024-02-01
+    /// assert_eq!(d.decision.reset_at, Nanos::from_secs(1_709_251_200)); // 2024-03-01: 29 days
+    /// ```
+    pub fn calendar_months(limit: u64, months: u32, offset_ns: i64) -> Result<FixedWindow, ConfigError> {
+        crate::quota::check_limit(limit)?;
+        Ok(FixedWindow { limit, align: Alignment::months(months, offset_ns)? })
+    }
+
     /// The window boundaries.
     pub fn alignment(&self) -> Alignment {
         self.align
