@@ -499,7 +499,7 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
     }
     // The quota: "100/s", or limit and window; either may name calendar months.
     let quota_field = f("quota");
-    let mut months = None;
+    let mut month_count_given: Option<u32> = None;
     let (limit, window, written, rate_field) = match o.get("quota") {
         Value::Missing => {
             let limit_field = f("limit");
@@ -513,7 +513,7 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
             let window_field = f("window");
             if let Value::Text(w) = o.get("window") {
                 if let Some(n) = calendar_months(&w) {
-                    months = Some(month_count(&window_field, &w, n, kind)?);
+                    month_count_given = Some(month_count(&window_field, &w, n, kind)?);
                     (limit, Nanos::new(longest_days(n) * DAY_NS), Written::Text(String::from(w.trim())), limit_field)
                 } else {
                     window_limit(o, &window_field, limit, limit_field)?
@@ -529,7 +529,7 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
             }
             if let Some((count, unit)) = q.split_once('/') {
                 if let Some(n) = calendar_months(unit) {
-                    months = Some(month_count(&quota_field, &q, n, kind)?);
+                    month_count_given = Some(month_count(&quota_field, &q, n, kind)?);
                     let limit = quota_limit(&quota_field, &q, count)?;
                     let window = Nanos::new(longest_days(n) * DAY_NS);
                     (limit, window, Written::Text(String::from(unit.trim())), quota_field)
@@ -542,8 +542,16 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         }
         other => return Err(wrong_type(o, &quota_field, &other, "a string such as \"100/s\"")),
     };
-    let offset = offset_written(o, &f("offset"))?;
-    let (offset_ns, months) = match (months, offset) {
+    let burst = whole(o, &f("burst"), 1, MAX_LIMIT, "")?;
+    let refill_amount = whole(o, &f("refillAmount"), 1, MAX_LIMIT, "")?;
+    let precision = duration_written(o, &f("precision"), 1)?;
+    // Boundaries repeat every window, or every bucket for sliding buckets.
+    let period = match (&precision, kind) {
+        (Some((p, _)), Kind::SlidingBuckets) => *p,
+        _ => window,
+    };
+    let mut months = None;
+    let offset = match (month_count_given, offset_written(o, &f("offset"))?) {
         (Some(count), Some((mag, negative, w))) => {
             if mag.as_nanos() > MAX_MONTH_OFFSET_NS {
                 let field = f("offset");
@@ -552,19 +560,19 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
                 return Err(SpecError::new(code::OUT_OF_RANGE, &field, m));
             }
             let ns = mag.as_nanos() as i64;
-            (None, Some(Months { count, offset_ns: if negative { -ns } else { ns } }))
+            months = Some(Months { count, offset_ns: if negative { -ns } else { ns } });
+            None
         }
-        (Some(count), None) => (None, Some(Months { count, offset_ns: 0 })),
-        // Before the UTC boundary by `mag` is after it by `window - mag`: one meaning, one
-        // encoding. An offset at least the window is left as given, for the range error.
-        (None, Some((mag, true, w))) if mag < window && mag > Nanos::ZERO => (Some((window - mag, w)), None),
-        (None, Some((mag, _, w))) => (Some((mag, w)), None),
-        (None, None) => (None, None),
+        (Some(count), None) => {
+            months = Some(Months { count, offset_ns: 0 });
+            None
+        }
+        // Before the UTC boundary by `mag` is after it by `period - mag`: one meaning, one
+        // encoding. An offset at least the period is left as given, for the range error.
+        (None, Some((mag, true, w))) if mag < period && mag > Nanos::ZERO => Some((period - mag, w)),
+        (None, Some((mag, _, w))) => Some((mag, w)),
+        (None, None) => None,
     };
-    let burst = whole(o, &f("burst"), 1, MAX_LIMIT, "")?;
-    let refill_amount = whole(o, &f("refillAmount"), 1, MAX_LIMIT, "")?;
-    let precision = duration_written(o, &f("precision"), 1)?;
-    let offset = offset_ns;
     let name = match o.get("name") {
         Value::Missing => String::from(default_name),
         Value::Text(s) => s,

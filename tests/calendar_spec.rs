@@ -61,6 +61,14 @@ fn days_and_weeks_are_durations_whose_fixed_windows_follow_the_calendar() {
     // A day before UTC's by 2 h is a day after it by 22 h: one encoding for one meaning.
     let day = limit(vec![("algorithm", s("fixed-window")), ("quota", s("100/day")), ("offset", s("-2h"))]).unwrap();
     assert_eq!(day.offset, Some(Nanos::from_secs(22 * 3600)));
+    // Sliding buckets repeat every bucket: 10 s before is 50 s after, in buckets of a minute.
+    let buckets = limit(vec![
+        ("algorithm", s("sliding-buckets")),
+        ("quota", s("60/h")),
+        ("precision", s("1m")),
+        ("offset", s("-10s")),
+    ]);
+    assert_eq!(buckets.unwrap().offset, Some(Nanos::from_secs(50)));
     // Other algorithms read a week as seven days.
     let gcra = limit(vec![("algorithm", s("gcra")), ("quota", s("500/week"))]).unwrap();
     assert_eq!(gcra.window, Nanos::from_secs(7 * 86_400));

@@ -4,6 +4,11 @@
 //! since the Unix epoch, the same for every key. The counter starts over when the window
 //! index changes.
 //!
+//! Calendar windows: a window of whole days turns over at midnight UTC, of whole weeks on
+//! Monday (the ISO week), and of calendar months ([`FixedWindow::calendar_months`]) on the
+//! 1st, each shifted by the offset (negative: before UTC's boundary); a month lasts 28 to 31
+//! days and its `reset_at` is its real end.
+//!
 //! **Guarantee**: at most `limit` units in each aligned window, hence at most `2 * limit` in
 //! any interval of length `window` (a burst at the end of one window plus one at the start of
 //! the next).
