@@ -217,7 +217,14 @@ pub fn calendar_months(window: &str) -> Option<u32> {
     if !(rest.eq_ignore_ascii_case("month") || rest.eq_ignore_ascii_case("months")) {
         return None;
     }
-    Some(if digits == 0 { 1 } else { number.parse().unwrap_or(u32::MAX) })
+    // At most 12 months: two digits are plenty, more are out of range.
+    let digit = |b: u8| u32::from(b - b'0');
+    Some(match *number.as_bytes() {
+        [] => 1,
+        [d] => digit(d),
+        [a, b] => digit(a) * 10 + digit(b),
+        _ => u32::MAX,
+    })
 }
 
 /// Why a unit was not found: months are named, anything else is unknown.

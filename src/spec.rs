@@ -344,6 +344,17 @@ pub fn duration<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Option<
 }
 
 fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Option<(Nanos, Written)>, SpecError> {
+    Ok(duration_signed(input, field, min_ms, false)?.map(|(n, _, w)| (n, w)))
+}
+
+/// A duration as [`duration_written`]; when `signed`, also a negative one (`"-2h"`,
+/// `-7200000`), as (magnitude, negative, as written).
+fn duration_signed<I: Input>(
+    input: &I,
+    field: &str,
+    min_ms: u64,
+    signed: bool,
+) -> Result<Option<(Nanos, bool, Written)>, SpecError> {
     let max_ms = MAX_WINDOW.as_millis_floor();
     let too_long = |w: &Written| {
         let m = match w {
@@ -355,16 +366,18 @@ fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Opt
     match input.get(leaf(field)) {
         Value::Missing => Ok(None),
         Value::Number(n) => {
-            let ms = whole_number(input, field, n, min_ms, MAX_LIMIT, " of milliseconds")?;
-            let w = Written::Ms(ms);
+            let negative = signed && n < 0.0;
+            let ms = whole_number(input, field, if negative { -n } else { n }, min_ms, MAX_LIMIT, " of milliseconds")?;
+            let w = if negative { Written::Text(Msg::new("-").n(ms).s(" ms").0) } else { Written::Ms(ms) };
             if ms > max_ms {
                 return Err(too_long(&w));
             }
-            Ok(Some((Nanos::from_millis(ms), w)))
+            Ok(Some((Nanos::from_millis(ms), negative, w)))
         }
         Value::Text(s) => {
             let w = Written::Text(s.clone());
-            let n = parse_duration_unchecked(&s).map_err(|e| match e {
+            let negative = signed && s.as_bytes().first() == Some(&b'-');
+            let n = parse_duration_unchecked(s.get(usize::from(negative)..).unwrap_or("")).map_err(|e| match e {
                 ConfigError::InvalidQuota { reason, .. } => SpecError::new(
                     code::INVALID_VALUE,
                     field,
@@ -379,7 +392,7 @@ fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Opt
                 let m = Msg::new(field).s(" ").q(&s).s(" must be longer than zero");
                 return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
             }
-            Ok(Some((n, w)))
+            Ok(Some((n, negative, w)))
         }
         other => Err(wrong_type(input, field, &other, "a duration such as \"1s\" or a number of milliseconds")),
     }
@@ -511,15 +524,19 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
                 }
             };
             let window_field = f("window");
-            if let Value::Text(w) = o.get("window") {
-                if let Some(n) = calendar_months(&w) {
-                    month_count_given = Some(month_count(&window_field, &w, n, kind)?);
-                    (limit, Nanos::new(longest_days(n) * DAY_NS), Written::Text(String::from(w.trim())), limit_field)
-                } else {
-                    window_limit(o, &window_field, limit, limit_field)?
-                }
+            let months = match o.get("window") {
+                Value::Text(w) => calendar_months(&w).map(|n| (n, w)),
+                _ => None,
+            };
+            if let Some((n, w)) = months {
+                month_count_given = Some(month_count(&window_field, &w, n, kind)?);
+                (limit, Nanos::new(longest_days(n) * DAY_NS), Written::Text(w), limit_field)
             } else {
-                window_limit(o, &window_field, limit, limit_field)?
+                let Some((window, written)) = duration_written(o, &window_field, 1)? else {
+                    let m = Msg::new(&window_field).s(" is required with limit (or give quota)");
+                    return Err(SpecError::new(code::MISSING_FIELD, &window_field, m));
+                };
+                (limit, window, written, limit_field)
             }
         }
         Value::Text(q) => {
@@ -527,18 +544,24 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
                 let m = Msg::new(&quota_field).s(" replaces limit and window; give one or the other");
                 return Err(SpecError::new(code::CONFLICTING_FIELDS, &quota_field, m));
             }
-            if let Some((count, unit)) = q.split_once('/') {
-                if let Some(n) = calendar_months(unit) {
-                    month_count_given = Some(month_count(&quota_field, &q, n, kind)?);
-                    let limit = quota_limit(&quota_field, &q, count)?;
-                    let window = Nanos::new(longest_days(n) * DAY_NS);
-                    (limit, window, Written::Text(String::from(unit.trim())), quota_field)
-                } else {
-                    quota_window(&quota_field, &q)?
-                }
+            let (count, unit) = q.split_once('/').unwrap_or((&q, ""));
+            let unit = unit.trim();
+            let months = calendar_months(unit);
+            let written = if !unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                Msg::new("1").s(unit).0
             } else {
-                quota_window(&quota_field, &q)?
-            }
+                String::from(unit)
+            };
+            let (limit, window) = match months {
+                Some(n) => {
+                    month_count_given = Some(month_count(&quota_field, &q, n, kind)?);
+                    // The limit as in any quota (its errors show the quota as written).
+                    let (limit, _) = quota_shown(&quota_field, &Msg::new(count).s("/1d").0, &q)?;
+                    (limit, Nanos::new(longest_days(n) * DAY_NS))
+                }
+                None => quota(&quota_field, &q)?,
+            };
+            (limit, window, Written::Text(written), quota_field)
         }
         other => return Err(wrong_type(o, &quota_field, &other, "a string such as \"100/s\"")),
     };
@@ -551,7 +574,7 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         _ => window,
     };
     let mut months = None;
-    let offset = match (month_count_given, offset_written(o, &f("offset"))?) {
+    let offset = match (month_count_given, duration_signed(o, &f("offset"), 0, true)?) {
         (Some(count), Some((mag, negative, w))) => {
             if mag.as_nanos() > MAX_MONTH_OFFSET_NS {
                 let field = f("offset");
@@ -646,47 +669,6 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
     Ok((name, spec, limit))
 }
 
-/// `limit` per the duration at `window_field` (required with a limit).
-fn window_limit<I: Input>(
-    o: &I,
-    window_field: &str,
-    limit: u64,
-    limit_field: String,
-) -> Result<(u64, Nanos, Written, String), SpecError> {
-    let Some((window, written)) = duration_written(o, window_field, 1)? else {
-        let m = Msg::new(window_field).s(" is required with limit (or give quota)");
-        return Err(SpecError::new(code::MISSING_FIELD, window_field, m));
-    };
-    Ok((limit, window, written, limit_field))
-}
-
-/// A quota string of a duration, as (limit, window, the window as written, the field).
-fn quota_window(quota_field: &str, q: &str) -> Result<(u64, Nanos, Written, String), SpecError> {
-    let (limit, window) = quota(quota_field, q)?;
-    let unit = q.split_once('/').map_or("", |(_, w)| w.trim());
-    let unit = if unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-        String::from(unit)
-    } else {
-        Msg::new("1").s(unit).0
-    };
-    Ok((limit, window, Written::Text(unit), String::from(quota_field)))
-}
-
-/// The limit of a quota of calendar months (`count` of `"10000/month"`).
-fn quota_limit(field: &str, q: &str, count: &str) -> Result<u64, SpecError> {
-    let count = count.trim();
-    let at = || Msg::new(field).s(" ").q(q).s(": ");
-    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
-        let m = at().s("the limit must be a whole number (write e.g. \"10000/month\")");
-        return Err(SpecError::new(code::INVALID_VALUE, field, m));
-    }
-    match count.parse::<u64>() {
-        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
-        Ok(0) => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit must be at least 1"))),
-        _ => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit is above the maximum ").n(MAX_LIMIT))),
-    }
-}
-
 /// `n` calendar months at `field` (written `w`): 1 to 12, and only for a fixed window on the
 /// clock (a month is not a duration: no other algorithm has a meaning for it).
 fn month_count(field: &str, w: &str, n: u32, kind: Kind) -> Result<u32, SpecError> {
@@ -714,34 +696,6 @@ fn month_count(field: &str, w: &str, n: u32, kind: Kind) -> Result<u32, SpecErro
     Ok(n)
 }
 
-/// The offset: a duration, or a negative one (`"-2h"`, `-7200000`) for boundaries before
-/// the UTC ones; as (magnitude, negative, as written).
-fn offset_written<I: Input>(o: &I, field: &str) -> Result<Option<(Nanos, bool, Written)>, SpecError> {
-    match o.get(leaf(field)) {
-        Value::Number(n) if n < 0.0 => {
-            let ms = whole_number(o, field, -n, 0, MAX_WINDOW.as_millis_floor(), " of milliseconds")?;
-            Ok(Some((Nanos::from_millis(ms), true, Written::Text(Msg::new("-").n(ms).s(" ms").0))))
-        }
-        Value::Text(s) if s.trim_start().starts_with('-') => {
-            let rest = s.trim_start().get(1..).unwrap_or("");
-            let bad = |reason: &str| {
-                let m = Msg::new(field).s(" ").q(&s).s(" is not a duration: ").s(reason);
-                SpecError::new(code::INVALID_VALUE, field, m)
-            };
-            match parse_duration_unchecked(rest) {
-                Ok(n) if n <= MAX_WINDOW => Ok(Some((n, true, Written::Text(s.clone())))),
-                Ok(_) | Err(ConfigError::WindowTooLong { .. }) => {
-                    let m = Msg::new(field).s(" ").q(&s).s(" is longer than the maximum 366 days");
-                    Err(SpecError::new(code::OUT_OF_RANGE, field, m))
-                }
-                Err(ConfigError::InvalidQuota { reason, .. }) => Err(bad(reason)),
-                Err(_) => Err(bad("invalid")),
-            }
-        }
-        _ => Ok(duration_written(o, field, 0)?.map(|(n, w)| (n, false, w))),
-    }
-}
-
 fn unsupported(field: &str, kind: Kind) -> SpecError {
     let (name, align) = config_name(kind);
     let mut m = Msg::new("algorithm ").q(name);
@@ -753,8 +707,13 @@ fn unsupported(field: &str, kind: Kind) -> SpecError {
 
 /// A quota string as (limit, window), its errors naming `field`.
 pub fn quota(field: &str, q: &str) -> Result<(u64, Nanos), SpecError> {
-    let parsed: Result<crate::Quota, ConfigError> = q.parse();
-    let at = || Msg::new(field).s(" ").q(q).s(": ");
+    quota_shown(field, q, q)
+}
+
+/// [`quota`] of `parse`, its errors showing `shown`.
+fn quota_shown(field: &str, parse: &str, shown: &str) -> Result<(u64, Nanos), SpecError> {
+    let parsed: Result<crate::Quota, ConfigError> = parse.parse();
+    let at = || Msg::new(field).s(" ").q(shown).s(": ");
     match parsed {
         Ok(quota) => Ok((quota.limit(), quota.window())),
         Err(ConfigError::InvalidQuota { reason, .. }) => {
