@@ -35,9 +35,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::algorithms::{AnyAlgorithm, Kind, LimitSpec};
+use crate::calendar::{longest_days, Months, DAY_NS, MAX_MONTHS, MAX_MONTH_OFFSET_NS};
 use crate::error::ConfigError;
 use crate::policy::{Limit, Policy, MAX_LIMITS};
-use crate::quota::{parse_duration_unchecked, MAX_LIMIT, MAX_WINDOW};
+use crate::quota::{calendar_months, parse_duration_unchecked, MAX_LIMIT, MAX_WINDOW};
 use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
@@ -343,6 +344,17 @@ pub fn duration<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Option<
 }
 
 fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Option<(Nanos, Written)>, SpecError> {
+    Ok(duration_signed(input, field, min_ms, false)?.map(|(n, _, w)| (n, w)))
+}
+
+/// A duration as [`duration_written`]; when `signed`, also a negative one (`"-2h"`,
+/// `-7200000`), as (magnitude, negative, as written).
+fn duration_signed<I: Input>(
+    input: &I,
+    field: &str,
+    min_ms: u64,
+    signed: bool,
+) -> Result<Option<(Nanos, bool, Written)>, SpecError> {
     let max_ms = MAX_WINDOW.as_millis_floor();
     let too_long = |w: &Written| {
         let m = match w {
@@ -354,16 +366,18 @@ fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Opt
     match input.get(leaf(field)) {
         Value::Missing => Ok(None),
         Value::Number(n) => {
-            let ms = whole_number(input, field, n, min_ms, MAX_LIMIT, " of milliseconds")?;
-            let w = Written::Ms(ms);
+            let negative = signed && n < 0.0;
+            let ms = whole_number(input, field, if negative { -n } else { n }, min_ms, MAX_LIMIT, " of milliseconds")?;
+            let w = if negative { Written::Text(Msg::new("-").n(ms).s(" ms").0) } else { Written::Ms(ms) };
             if ms > max_ms {
                 return Err(too_long(&w));
             }
-            Ok(Some((Nanos::from_millis(ms), w)))
+            Ok(Some((Nanos::from_millis(ms), negative, w)))
         }
         Value::Text(s) => {
             let w = Written::Text(s.clone());
-            let n = parse_duration_unchecked(&s).map_err(|e| match e {
+            let negative = signed && s.as_bytes().first() == Some(&b'-');
+            let n = parse_duration_unchecked(s.get(usize::from(negative)..).unwrap_or("")).map_err(|e| match e {
                 ConfigError::InvalidQuota { reason, .. } => SpecError::new(
                     code::INVALID_VALUE,
                     field,
@@ -378,7 +392,7 @@ fn duration_written<I: Input>(input: &I, field: &str, min_ms: u64) -> Result<Opt
                 let m = Msg::new(field).s(" ").q(&s).s(" must be longer than zero");
                 return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
             }
-            Ok(Some((n, w)))
+            Ok(Some((n, negative, w)))
         }
         other => Err(wrong_type(input, field, &other, "a duration such as \"1s\" or a number of milliseconds")),
     }
@@ -496,8 +510,9 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
             kind = Kind::FixedWindowFirstHit;
         }
     }
-    // The quota: "100/s", or limit and window.
+    // The quota: "100/s", or limit and window; either may name calendar months.
     let quota_field = f("quota");
+    let mut month_count_given: Option<u32> = None;
     let (limit, window, written, rate_field) = match o.get("quota") {
         Value::Missing => {
             let limit_field = f("limit");
@@ -509,32 +524,78 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
                 }
             };
             let window_field = f("window");
-            let Some((window, written)) = duration_written(o, &window_field, 1)? else {
-                let m = Msg::new(&window_field).s(" is required with limit (or give quota)");
-                return Err(SpecError::new(code::MISSING_FIELD, &window_field, m));
+            let months = match o.get("window") {
+                Value::Text(w) => calendar_months(&w).map(|n| (n, w)),
+                _ => None,
             };
-            (limit, window, written, limit_field)
+            if let Some((n, w)) = months {
+                month_count_given = Some(month_count(&window_field, &w, n, kind)?);
+                (limit, Nanos::new(longest_days(n) * DAY_NS), Written::Text(w), limit_field)
+            } else {
+                let Some((window, written)) = duration_written(o, &window_field, 1)? else {
+                    let m = Msg::new(&window_field).s(" is required with limit (or give quota)");
+                    return Err(SpecError::new(code::MISSING_FIELD, &window_field, m));
+                };
+                (limit, window, written, limit_field)
+            }
         }
         Value::Text(q) => {
             if !matches!(o.get("limit"), Value::Missing) || !matches!(o.get("window"), Value::Missing) {
                 let m = Msg::new(&quota_field).s(" replaces limit and window; give one or the other");
                 return Err(SpecError::new(code::CONFLICTING_FIELDS, &quota_field, m));
             }
-            let (limit, window) = quota(&quota_field, &q)?;
-            let unit = q.split_once('/').map_or("", |(_, w)| w.trim());
-            let unit = if unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-                String::from(unit)
-            } else {
+            let (count, unit) = q.split_once('/').unwrap_or((&q, ""));
+            let unit = unit.trim();
+            let months = calendar_months(unit);
+            let written = if !unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
                 Msg::new("1").s(unit).0
+            } else {
+                String::from(unit)
             };
-            (limit, window, Written::Text(unit), quota_field)
+            let (limit, window) = match months {
+                Some(n) => {
+                    month_count_given = Some(month_count(&quota_field, &q, n, kind)?);
+                    // The limit as in any quota (its errors show the quota as written).
+                    let (limit, _) = quota_shown(&quota_field, &Msg::new(count).s("/1d").0, &q)?;
+                    (limit, Nanos::new(longest_days(n) * DAY_NS))
+                }
+                None => quota(&quota_field, &q)?,
+            };
+            (limit, window, Written::Text(written), quota_field)
         }
         other => return Err(wrong_type(o, &quota_field, &other, "a string such as \"100/s\"")),
     };
     let burst = whole(o, &f("burst"), 1, MAX_LIMIT, "")?;
     let refill_amount = whole(o, &f("refillAmount"), 1, MAX_LIMIT, "")?;
     let precision = duration_written(o, &f("precision"), 1)?;
-    let offset = duration_written(o, &f("offset"), 0)?;
+    // Boundaries repeat every window, or every bucket for sliding buckets.
+    let period = match (&precision, kind) {
+        (Some((p, _)), Kind::SlidingBuckets) => *p,
+        _ => window,
+    };
+    let mut months = None;
+    let offset = match (month_count_given, duration_signed(o, &f("offset"), 0, true)?) {
+        (Some(count), Some((mag, negative, w))) => {
+            if mag.as_nanos() > MAX_MONTH_OFFSET_NS {
+                let field = f("offset");
+                let m =
+                    w.put(Msg::new(&field).s(" ")).s(" must be shorter than 28 days (the shortest month), either way");
+                return Err(SpecError::new(code::OUT_OF_RANGE, &field, m));
+            }
+            let ns = mag.as_nanos() as i64;
+            months = Some(Months { count, offset_ns: if negative { -ns } else { ns } });
+            None
+        }
+        (Some(count), None) => {
+            months = Some(Months { count, offset_ns: 0 });
+            None
+        }
+        // Before the UTC boundary by `mag` is after it by `period - mag`: one meaning, one
+        // encoding. An offset at least the period is left as given, for the range error.
+        (None, Some((mag, true, w))) if mag < period && mag > Nanos::ZERO => Some((period - mag, w)),
+        (None, Some((mag, _, w))) => Some((mag, w)),
+        (None, None) => None,
+    };
     let name = match o.get("name") {
         Value::Missing => String::from(default_name),
         Value::Text(s) => s,
@@ -548,6 +609,7 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         refill_amount,
         precision: precision.as_ref().map(|p| p.0),
         offset: offset.as_ref().map(|p| p.0),
+        months,
     };
     let algorithm = AnyAlgorithm::from_spec(&spec).map_err(|e| {
         let w = |x: &Option<(Nanos, Written)>, m: Msg| match x {
@@ -607,6 +669,33 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
     Ok((name, spec, limit))
 }
 
+/// `n` calendar months at `field` (written `w`): 1 to 12, and only for a fixed window on the
+/// clock (a month is not a duration: no other algorithm has a meaning for it).
+fn month_count(field: &str, w: &str, n: u32, kind: Kind) -> Result<u32, SpecError> {
+    if kind != Kind::FixedWindow {
+        let (name, align) = config_name(kind);
+        let mut m = Msg::new(field)
+            .s(" ")
+            .q(w)
+            .s(": calendar months are a window of algorithm \"fixed-window\" only, not of ")
+            .q(name);
+        if let Some(a) = align {
+            m = m.s(" with align ").q(a);
+        }
+        return Err(SpecError::new(code::UNSUPPORTED_OPTION, field, m));
+    }
+    if n == 0 || n > MAX_MONTHS {
+        let m = Msg::new(field)
+            .s(" ")
+            .q(w)
+            .s(": a window of calendar months holds 1 to ")
+            .n(MAX_MONTHS as u64)
+            .s(" months");
+        return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
+    }
+    Ok(n)
+}
+
 fn unsupported(field: &str, kind: Kind) -> SpecError {
     let (name, align) = config_name(kind);
     let mut m = Msg::new("algorithm ").q(name);
@@ -618,8 +707,13 @@ fn unsupported(field: &str, kind: Kind) -> SpecError {
 
 /// A quota string as (limit, window), its errors naming `field`.
 pub fn quota(field: &str, q: &str) -> Result<(u64, Nanos), SpecError> {
-    let parsed: Result<crate::Quota, ConfigError> = q.parse();
-    let at = || Msg::new(field).s(" ").q(q).s(": ");
+    quota_shown(field, q, q)
+}
+
+/// [`quota`] of `parse`, its errors showing `shown`.
+fn quota_shown(field: &str, parse: &str, shown: &str) -> Result<(u64, Nanos), SpecError> {
+    let parsed: Result<crate::Quota, ConfigError> = parse.parse();
+    let at = || Msg::new(field).s(" ").q(shown).s(": ");
     match parsed {
         Ok(quota) => Ok((quota.limit(), quota.window())),
         Err(ConfigError::InvalidQuota { reason, .. }) => {

@@ -315,6 +315,17 @@ fn describe(name: &str, spec: &LimitSpec) -> Value {
     if let Some(o) = spec.offset {
         d["offsetMs"] = ms(o);
     }
+    // Calendar months are no number of milliseconds: the window as the spec writes it, and
+    // the offset signed (before the UTC month's start when negative).
+    if let Some(m) = spec.months {
+        if let Some(o) = d.as_object_mut() {
+            o.remove("windowMs");
+        }
+        d["window"] = json!(format!("{}month{}", m.count, if m.count == 1 { "" } else { "s" }));
+        if m.offset_ns != 0 {
+            d["offsetMs"] = json!(m.offset_ns as f64 / 1e6);
+        }
+    }
     d
 }
 

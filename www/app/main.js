@@ -13,6 +13,7 @@ import { npmSnippet, tomlSnippet, rustSnippet } from "./snippets.js";
 import { Player, START } from "./player.js";
 import { drawTimeline } from "./timeline.js";
 import { maxInWindow, disagreements } from "./measure.js";
+import { setupCalendar } from "./calendar.js";
 import { LiveSession, loadPolicies, apiToken, setApiToken, quickestPolicy } from "./live.js";
 
 const $ = (id) => document.getElementById(id);
@@ -67,6 +68,9 @@ function readForm() {
     policy: $("policy").value || state.policy,
     standardHeaders: $("standardHeaders").value === "false" ? false : $("standardHeaders").value,
     legacyHeaders: $("legacyHeaders").checked,
+    // The calendar panel's settings change through its own callback (setupCalendar).
+    quota: state?.quota ?? DEFAULTS.quota,
+    offset: state?.offset ?? DEFAULTS.offset,
   };
 }
 
@@ -478,6 +482,10 @@ async function main() {
     player.configure(state);
   }
   player.speed = state.speed;
+  setupCalendar(tollgate.RateLimiter, state, (c) => {
+    state = { ...state, ...c };
+    updateUrl();
+  });
   // A reader who asked for less motion sees the whole trace at once, not dots streaming in.
   if (matchMedia("(prefers-reduced-motion: reduce)").matches) player.skipToEnd();
   buildCompareRows();

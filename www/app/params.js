@@ -2,6 +2,8 @@
 // Only shapes are checked here (numbers, known names); whether a limit makes sense is the
 // core's call (the RateLimiter constructor throws a RangeError/TypeError naming the field).
 
+import { calendarQuota, isOffset } from "./calendar.js";
+
 /** The algorithms the page offers, by the id used in the URL, as RateLimiter options. */
 export const ALGORITHMS = [
   { id: "fixed-window", label: "Fixed window (clock)", options: { algorithm: "fixed-window", align: "clock" } },
@@ -37,6 +39,9 @@ export const DEFAULTS = Object.freeze({
   // The headers shown per hit and in the code snippets: the package's defaults.
   standardHeaders: "draft-10",
   legacyHeaders: true,
+  // The calendar window panel (app/calendar.js): a fixed window of a day, week or month.
+  quota: "100/month",
+  offset: "",
 });
 
 const wholeIn = (v, lo, hi) => {
@@ -68,6 +73,8 @@ export function fromSearch(search) {
   if (mode === "0" || mode === "false") s.standardHeaders = false;
   else if (HEADER_MODES.includes(mode)) s.standardHeaders = mode;
   if (q.get("legacyHeaders") === "0") s.legacyHeaders = false;
+  if (calendarQuota(q.get("quota"))) s.quota = q.get("quota");
+  if (isOffset(q.get("offset"))) s.offset = q.get("offset");
   return s;
 }
 
