@@ -39,7 +39,7 @@ export interface ControlOptions {
   allowList?: readonly string[];
   /** Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`. */
   denyList?: readonly string[];
-  /** The decision hook: called once per decided hit (not for `peek`, nor inside `limitBatch`); its errors are ignored. */
+  /** The decision hook: called once per decided hit, each entry of a `limitBatch` too (not for `peek`); its errors are ignored. */
   onDecision?: OnDecision;
 }
 
