@@ -15,15 +15,15 @@ export interface LimitOptions {
   window?: Duration;
   /** `"<limit>/<window>"`, replacing `limit` and `window`. */
   quota?: string;
-  /** Largest burst: the bucket's capacity (`token-bucket`, `gcra`); defaults to `limit`. */
+  /** Largest burst: the token bucket's capacity, GCRA's burst (of the `Algorithm` union); defaults to `limit`. */
   burst?: number;
-  /** `token-bucket` only: tokens added per refill (default 1; at most the capacity). */
+  /** The token bucket only: tokens added per refill (default 1; at most the capacity). */
   refillAmount?: number;
-  /** `fixed-window` only: windows on the clock (default) or starting at a key's first hit. */
+  /** The fixed window only: windows on the clock (default) or starting at a key's first hit. */
   align?: Align;
-  /** `sliding-buckets` only: sub-bucket length, dividing the window. */
+  /** The sliding window of sub-buckets only: sub-bucket length, dividing the window. */
   precision?: Duration;
-  /** Clock-aligned windows (`fixed-window`, `sliding-window`, `sliding-buckets`): boundaries shifted by this much (UTC). */
+  /** Clock-aligned windows (the fixed window, the sliding window and its sub-buckets of `Algorithm`): boundaries shifted by this much (UTC). */
   offset?: Duration;
   /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
   name?: string;
