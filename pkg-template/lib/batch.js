@@ -111,12 +111,10 @@ function entryCount(keys, o) {
 const oneId = new Uint32Array(1);
 
 /**
- * One `limit()` per entry, in order, in one call into wasm. `keys` is an array of key handles
- * of `owner` or of strings, or one handle or string for every entry (then `now` or `costs`
- * gives the number of entries). Validates everything first: on bad input it throws and counts
- * nothing.
+ * A batch's inputs, checked: its entry count `n`, the result arrays `r` (`admitted` 0 when
+ * `n` is 0), the times and costs (one for all or one per entry). Throws on bad input.
  */
-export function limitBatch(wasm, owner, keys, options, out) {
+function batchInputs(keys, options, out) {
   const single = keys instanceof KeyHandle || typeof keys === "string";
   if (!single && !Array.isArray(keys)) {
     throw optionError("invalid_type", "keys", `keys must be a key handle, a string, or an array of them, got ${keys === null ? "null" : typeof keys}`);
@@ -129,13 +127,25 @@ export function limitBatch(wasm, owner, keys, options, out) {
   const r = resultArrays(out, n);
   if (n === 0) {
     r.admitted = 0;
-    return r;
+    return { n, r, nows: null, costs: null };
   }
   if (o.cost !== undefined && o.costs !== undefined) throw optionError("conflicting_fields", "costs", "give cost (one for all) or costs (one per key), not both", TypeError);
   // Copies first: `one` is shared by now and cost.
   let nows = perEntry("now", o.now, n, Date.now());
   if (nows === one) nows = Float64Array.of(one[0]);
   const costs = perEntry(o.costs !== undefined ? "costs" : "cost", o.costs ?? o.cost, n, 1);
+  return { n, r, nows, costs };
+}
+
+/**
+ * One `limit()` per entry, in order, in one call into wasm. `keys` is an array of key handles
+ * of `owner` or of strings, or one handle or string for every entry (then `now` or `costs`
+ * gives the number of entries). Validates everything first: on bad input it throws and counts
+ * nothing.
+ */
+export function limitBatch(wasm, owner, keys, options, out) {
+  const { n, r, nows, costs } = batchInputs(keys, options, out);
+  if (n === 0) return r;
   const numbers = wantsNumbers(r);
   let admitted;
   if (keys instanceof KeyHandle) {
@@ -176,6 +186,52 @@ export function limitBatch(wasm, owner, keys, options, out) {
     r.remaining?.set(f64.subarray(p, p + n));
     r.resetAt?.set(f64.subarray(p + n, p + 2 * n));
     r.retryAfter?.set(f64.subarray(p + 2 * n, p + 3 * n));
+  }
+  r.admitted = admitted;
+  return r;
+}
+
+/** Entry `i`'s key of a batch of `owner` (checked as `limitBatch` checks them), as a function of `i`. */
+function entryKeys(owner, keys, n) {
+  if (keys instanceof KeyHandle) {
+    if (keys.owner !== owner) throw optionError("invalid_value", "keys", "keys must be a key handle of this limiter");
+    return () => keys;
+  }
+  if (typeof keys === "string") return () => keys;
+  const handles = keys[0] instanceof KeyHandle;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i];
+    if (handles && (!(k instanceof KeyHandle) || k.owner !== owner)) {
+      throw optionError("invalid_value", `keys[${i}]`, `keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+    }
+    if (!handles && typeof k !== "string") {
+      throw optionError("invalid_type", `keys[${i}]`, `keys[${i}] must be a string, got ${typeof k} (keys are all handles or all strings)`);
+    }
+  }
+  return (i) => keys[i];
+}
+
+/**
+ * `limitBatch` of a limiter with controls (shadow, the lists, `onDecision`): each entry through
+ * the limiter's own `limit()`, so that the controls see and report every hit as they do a
+ * `limit()`'s, with the same inputs and results as `limitBatch`. Every entry is peeked first
+ * (a peek checks what `limit()` checks and counts nothing), so bad input throws and counts
+ * nothing.
+ */
+export function limitEach(owner, keys, options, out) {
+  const { n, r, nows, costs } = batchInputs(keys, options, out);
+  if (n === 0) return r;
+  const keyAt = entryKeys(owner, keys, n);
+  const call = (i) => ({ now: nows.length === 1 ? nows[0] : nows[i], cost: costs.length === 1 ? costs[0] : costs[i] });
+  for (let i = 0; i < n; i++) owner.peek(keyAt(i), call(i));
+  let admitted = 0;
+  for (let i = 0; i < n; i++) {
+    const d = owner.limit(keyAt(i), call(i));
+    r.allowed[i] = d.allowed ? 1 : 0;
+    admitted += r.allowed[i];
+    if (r.remaining !== undefined) r.remaining[i] = d.remaining;
+    if (r.resetAt !== undefined) r.resetAt[i] = d.resetAt;
+    if (r.retryAfter !== undefined) r.retryAfter[i] = d.retryAfter;
   }
   r.admitted = admitted;
   return r;

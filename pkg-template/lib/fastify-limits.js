@@ -70,7 +70,10 @@ export class Limits {
     // `redis` gets a RedisStore per route under `<nameSpace><METHOD><url>-`; a tollgate store
     // given as `store` is shared, so the route's part goes in front of each key instead.
     const route = `${routeInfo.method ?? ""}${routeInfo.url ?? ""}${routeInfo.method ? "-" : ""}`;
-    this.store = store ?? (redis !== null ? new RedisStore(redis, { prefix: `${params.nameSpace ?? "fastify-rate-limit-"}${route}` }) : undefined);
+    // The `redis` option's store throws when Redis fails, as @fastify/rate-limit's: `skipOnError`
+    // decides (admitted, nothing counted) or the client's own error reaches Fastify (a 500).
+    this.ownRedis = store === undefined && redis !== null;
+    this.store = store ?? (redis !== null ? new RedisStore(redis, { prefix: `${params.nameSpace ?? "fastify-rate-limit-"}${route}`, failure: "throw" }) : undefined);
     this.keyPrefix = store !== undefined ? route : "";
     if (customStore !== null && params.cost !== undefined) {
       throw optionError("conflicting_fields", "cost", "cost does not apply to a @fastify/rate-limit store (it counts one per request); use a tollgate store, such as RedisStore");
@@ -152,8 +155,12 @@ export class Limits {
       decision = increment ? await limiter.limit(id, { now, cost }) : await limiter.peek(id, { now, cost });
     } catch (e) {
       // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
-      if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) throw e;
-      return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: null, decision: null, now };
+      if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) {
+        throw this.ownRedis && e?.code === "redis_unavailable" && e.cause !== undefined ? e.cause : e;
+      }
+      // Admitted, nothing counted: @fastify/rate-limit's headers of a fresh key (all of `max` left, reset 0).
+      const writer = headerWriter(max, Math.max(1, timeWindow), "default");
+      return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: writer, decision: figures(true, max, max, now, 0), now };
     }
     if (decision.reason === "allowList") return { isAllowed: true, key };
     const limit = this.tollgateLimits ? decision.limit : max;

@@ -8,7 +8,7 @@ import { Limiter, Policy, durationMs, wasmMemory } from "./lite-wasm.js";
 import { float64View } from "./decision.js";
 import { MemoryLimiter } from "./memory-limiter.js";
 
-const LITE = Object.freeze({ Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch: null, lite: true });
+const LITE = Object.freeze({ Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch: null, limitEach: null, lite: true });
 
 export class RateLimiter extends MemoryLimiter {
   constructor(options) {

@@ -8,7 +8,7 @@ import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail, optionError } from
 import { readDecision, readKey } from "./decision.js";
 import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
-import { applyControls, withoutControls } from "./controls.js";
+import { applyControls, controlsOf, withoutControls } from "./controls.js";
 import { waitFor, blockUntilReady } from "./wait.js";
 import { reserveInMemory, settleInMemory } from "./reserve.js";
 
@@ -64,9 +64,9 @@ export class MemoryLimiter {
 
   /**
    * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, durationMs,
-   * view, limitBatch, lite }` (`durationMs`: the core's reading of a duration string; `lite`:
-   * the lite module, without several keys per call, key handles or batch calls; `limitBatch`
-   * is then null).
+   * view, limitBatch, limitEach, lite }` (`durationMs`: the core's reading of a duration
+   * string; `lite`: the lite module, without several keys per call, key handles or batch
+   * calls; `limitBatch` and `limitEach` are then null).
    */
   constructor(options, module) {
     // With a store, `new RateLimiter(...)` is the store's limiter (a base constructor that
@@ -194,6 +194,8 @@ export class MemoryLimiter {
    */
   limitBatch(keys, options, out) {
     this.#fast("batch calls (limitBatch)");
+    // With controls, each entry through `limit()`, which they wrap (batch.js, `limitEach`).
+    if (controlsOf.has(this)) return this.#module.limitEach(this, keys, options, out);
     return this.#module.limitBatch(this.#wasm, this, keys, options, out);
   }
 

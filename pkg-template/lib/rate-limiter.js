@@ -4,10 +4,10 @@
 // handles, `limitBatch`).
 import { Limiter, Policy, durationMs, wasmMemory } from "./wasm.js";
 import { float64View } from "./decision.js";
-import { limitBatch } from "./batch.js";
+import { limitBatch, limitEach } from "./batch.js";
 import { MemoryLimiter } from "./memory-limiter.js";
 
-const FULL = Object.freeze({ Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch, lite: false });
+const FULL = Object.freeze({ Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch, limitEach, lite: false });
 
 export class RateLimiter extends MemoryLimiter {
   constructor(options) {

@@ -22,15 +22,15 @@ export interface LimitOptions {
   window?: Duration;
   /** `"<limit>/<window>"`, replacing `limit` and `window`. */
   quota?: string;
-  /** Largest burst: the bucket's capacity (`token-bucket`, `gcra`); defaults to `limit`. */
+  /** Largest burst: the token bucket's capacity, GCRA's burst (of the `Algorithm` union); defaults to `limit`. */
   burst?: number;
-  /** `token-bucket` only: tokens added per refill (default 1; at most the capacity). */
+  /** The token bucket only: tokens added per refill (default 1; at most the capacity). */
   refillAmount?: number;
-  /** `fixed-window` only: windows on the clock (default) or starting at a key's first hit. */
+  /** The fixed window only: windows on the clock (default) or starting at a key's first hit. */
   align?: Align;
-  /** `sliding-buckets` only: sub-bucket length, dividing the window. */
+  /** The sliding window of sub-buckets only: sub-bucket length, dividing the window. */
   precision?: Duration;
-  /** Clock-aligned windows (`fixed-window`, `sliding-window`, `sliding-buckets`): boundaries shifted by this much (UTC); negative (`"-2h"`) for boundaries before UTC's, e.g. months at UTC+2. */
+  /** Clock-aligned windows (the fixed window, the sliding window and its sub-buckets of `Algorithm`): boundaries shifted by this much (UTC); negative (`"-2h"`) for boundaries before UTC's, e.g. months at UTC+2. */
   offset?: Duration;
   /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
   name?: string;
@@ -46,7 +46,7 @@ export interface ControlOptions {
   allowList?: readonly string[];
   /** Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`. */
   denyList?: readonly string[];
-  /** The decision hook: called once per decided hit (not for `peek`, nor inside `limitBatch`); its errors are ignored. */
+  /** The decision hook: called once per decided hit, each entry of a `limitBatch` too (not for `peek`); its errors are ignored. */
   onDecision?: OnDecision;
 }
 

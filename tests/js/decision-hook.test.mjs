@@ -43,6 +43,41 @@ test("a RateLimiter reports each hit: allowed, near-limit (80% used), denied; th
   assert.deepEqual(two.seen.map((x) => [x.outcome, x.limit]), [["allowed", "burst"], ["near-limit", "burst"], ["denied", "burst"]]);
 });
 
+test("limitBatch reports every entry as limit() would (strings, handles, the lists), with limitBatch's results; bad input reports and counts nothing", () => {
+  const r = recorder();
+  const options = { algorithm: "fixed-window", limit: 10, window: "1m", name: "minute" };
+  const l = new RateLimiter({ ...options, denyList: ["bad"], onDecision: r.hook });
+  const plain = new RateLimiter(options);
+  const batches = [
+    [["k", "k", "bad", "j"], { now, costs: [7, 2, 1, 1] }],
+    ["k", { now: [now, now + 1] }],
+  ];
+  for (const [keys, o] of batches) {
+    const got = l.limitBatch(keys, o);
+    const want = plain.limitBatch(Array.isArray(keys) ? keys.filter((k) => k !== "bad") : keys, { ...o, costs: o.costs?.filter((_, i) => keys[i] !== "bad") });
+    const kept = (a) => (Array.isArray(keys) ? [...a].filter((_, i) => keys[i] !== "bad") : [...a]);
+    for (const f of ["allowed", "remaining", "resetAt", "retryAfter"]) assert.deepEqual(kept(got[f]), [...want[f]], f);
+    assert.equal(got.admitted, want.admitted);
+  }
+  assert.deepEqual(r.seen.map((x) => [x.outcome, x.limit, x.cost]), [
+    ["allowed", "minute", 7],
+    ["near-limit", "minute", 2],
+    ["denied", null, 1],
+    ["allowed", "minute", 1],
+    ["near-limit", "minute", 1],
+    ["denied", "minute", 1],
+  ]);
+  const h = l.key("h");
+  const out = { allowed: new Uint8Array(2) };
+  assert.equal(l.limitBatch([h, h], { now, costs: [8, 3] }, out).admitted, 1);
+  assert.deepEqual([...out.allowed], [1, 0]);
+  assert.deepEqual(r.outcomes().slice(6), ["near-limit", "denied"]);
+  // A cost that no limit can hold, in the last entry: nothing counted, nothing reported.
+  assert.throws(() => l.limitBatch(["fresh", "fresh"], { now, costs: [1, 11] }), { code: "invalid_cost" });
+  assert.equal(r.seen.length, 8);
+  assert.equal(l.peek("fresh", { now }).remaining, 9);
+});
+
 test("shadow mode reports shadow-denied; the lists report allowed and denied with no limit; a throwing hook changes nothing", () => {
   const r = recorder();
   const l = new RateLimiter({ algorithm: "gcra", quota: "1/1h", shadow: true, allowList: ["vip"], denyList: ["bad"], onDecision: r.hook });

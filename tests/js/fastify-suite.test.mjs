@@ -12,7 +12,7 @@ import { install, here } from "./packed.mjs";
 import { execFileSync } from "node:child_process";
 
 const suite = resolve(here, "node_modules/@fastify/rate-limit/test");
-/** Files that test through Redis (a server this target does not start): not run here. */
+/** Files that test through Redis: `make test-redis` runs them (tests/redis/fastify-suite.test.mjs). */
 const NOT_RUN = ["redis-rate-limit.test.js"];
 
 /** docs/fastify.md's tests that do not pass, by file and name. */

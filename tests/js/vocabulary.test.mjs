@@ -41,6 +41,13 @@ test("fastify: accepts exactly the options docs/vocabulary.md gives it", async (
   assert.deepEqual(listed, namesOf("fastify", "option"));
 });
 
+test("hono: rateLimiter and webSocketLimiter accept exactly the options docs/vocabulary.md gives them", async () => {
+  const { rateLimiter, webSocketLimiter } = await import("../../pkg/dist/node/hono.js");
+  for (const make of [rateLimiter, webSocketLimiter]) {
+    assert.deepEqual(optionsListedBy((extra) => make({ keyGenerator: () => "k", [extra]: 1 })), namesOf("hono", "option"));
+  }
+});
+
 test("tollgate/lite takes the same options as RateLimiter", () => {
   assert.deepEqual(
     optionsListedBy((extra) => new LiteRateLimiter({ ...ONE, [extra]: 1 })),
@@ -118,7 +125,7 @@ test("the table lists each name once per kind and uses only known edges and kind
     assert.ok(!seen.has(id), `${id} is listed twice`);
     seen.add(id);
     assert.ok(["option", "field", "code", "value"].includes(r.kind), id);
-    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "fastify", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
+    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "hono", "fastify", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
     if (r.kind === "code") assert.match(r.name, /^[a-z][a-z0-9_]*$/, `${r.name}: codes are lowercase snake_case`);
   }
 });

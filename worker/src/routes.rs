@@ -121,7 +121,8 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
 
 /// The test build's routes (`rest` is the path after `/test/`): `state/{policy}/{key}` (what a
 /// key's object stores), `lease/{policy}/{key}` (one step of the several-keys protocol),
-/// `pools/{pool}` (what a pool's object stores).
+/// `pools/{pool}` (what a pool's object stores), `sync/{policy}` (this isolate's sync queue of
+/// a synced policy: keys waiting, keys out).
 #[cfg(feature = "test-hooks")]
 async fn test_route(rest: &str, req: Request, env: &Env, cfg: &crate::config::Config) -> Result<Response, ApiError> {
     let method = req.method();
@@ -134,6 +135,10 @@ async fn test_route(rest: &str, req: Request, env: &Env, cfg: &crate::config::Co
         crate::lease_test_api::handle(p, req, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("pools/") {
         pools_api::inspect(p, &method, env, cfg).await
+    } else if let Some(p) = rest.strip_prefix("sync/") {
+        only(&method, Method::Get, &path, "GET")?;
+        let pc = crate::api_request::find_policy(cfg, p)?;
+        api::json_response(200, &crate::sync_mode::queue(pc)?)
     } else {
         Err(ApiError::not_found(&path))
     }

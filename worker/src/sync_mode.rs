@@ -151,6 +151,13 @@ async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test
     });
 }
 
+/// This isolate's sync queue of `pc` (the test build's `GET /v1/test/sync/{policy}`): how
+/// many keys wait for a round and how many are in rounds that have not ended.
+#[cfg(feature = "test-hooks")]
+pub fn queue(pc: &PolicyConfig) -> Result<serde_json::Value, ApiError> {
+    with_node(pc, |node| serde_json::json!({ "waiting": node.queue.waiting(), "out": node.queue.out() }))
+}
+
 /// Forgets `key` in this isolate (a reset): its counts, merged and unsynced.
 pub fn forget(pc: &PolicyConfig, key: &str, now: Nanos) {
     let _ = with_node(pc, |node| {

@@ -71,14 +71,16 @@ function workerOptions(name, bindings, hostObjects, scriptPath) {
  * `script`: the Worker's entry module (default the test build, TEST_BUILD; PRODUCTION_BUILD, or
  * e.g. the output of `wrangler deploy --dry-run --outdir`). `extra`: more Miniflare options for worker 0 (e.g.
  * `analyticsEngineDatasets`), `extraWorkers` more workers after them (e.g. a wrapped binding's).
- * `onLog(line)`: every line the runtime prints (console.*).
+ * `onLog(line)`: every line the runtime prints (console.*). `persist`: the folder the objects' storage
+ * is kept in (default a new temporary one), or false to keep it in memory.
  */
 export async function start({ bindings = {}, persist, isolates = 1, assets = false, script = TEST_BUILD, extra = {}, extraWorkers = [], onLog } = {}) {
   if (!fs.existsSync(script)) {
     const how = script === TEST_BUILD ? "worker/scripts/build.sh --test" : "worker/scripts/build.sh";
     throw new Error(`${script} is missing: run ${how} (make test-worker does)`);
   }
-  const dir = persist ?? tempDir();
+  // `persist: false`: the objects' storage in memory (no folder), for tests that make thousands.
+  const dir = persist === false ? null : (persist ?? tempDir());
   // PUBLIC opens /v1 without a token, as `make run` does; tests of the secure default unset it.
   // TEST_MODE (the test build's hooks) is on unless the Worker would refuse it: beside ORIGIN
   // or API_TOKEN.
@@ -118,7 +120,7 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
     host: "127.0.0.1",
     port: 0,
     workers,
-    durableObjectsPersist: dir,
+    durableObjectsPersist: dir ?? false,
     cf: false,
     ...logs,
   });

@@ -1,19 +1,17 @@
 // The page's state: what the form shows and what the URL carries, so a view can be shared.
 // Only shapes are checked here (numbers, known names); whether a limit makes sense is the
 // core's call (the RateLimiter constructor throws a RangeError/TypeError naming the field).
-
+import { ALGORITHM_PAGES } from "./algorithms.js";
 import { calendarQuota, isOffset } from "./calendar.js";
 
-/** The algorithms the page offers, by the id used in the URL, as RateLimiter options. */
-export const ALGORITHMS = [
-  { id: "fixed-window", label: "Fixed window (clock)", options: { algorithm: "fixed-window", align: "clock" } },
-  { id: "fixed-window-first-hit", label: "Fixed window (first hit)", options: { algorithm: "fixed-window", align: "first-hit" } },
-  { id: "sliding-log", label: "Sliding log", options: { algorithm: "sliding-log" } },
-  { id: "sliding-window", label: "Sliding window counter", options: { algorithm: "sliding-window" } },
-  { id: "sliding-buckets", label: "Sliding window, sub-buckets", options: { algorithm: "sliding-buckets" }, precision: true },
-  { id: "token-bucket", label: "Token bucket", options: { algorithm: "token-bucket" }, burst: true },
-  { id: "gcra", label: "GCRA", options: { algorithm: "gcra" }, burst: true },
-];
+/** The algorithms the page offers, by the id used in the URL, as RateLimiter options (algorithms.js). */
+export const ALGORITHMS = Object.entries(ALGORITHM_PAGES).map(([id, a]) => ({
+  id,
+  label: a.label,
+  options: a.options,
+  ...(a.precision ? { precision: true } : {}),
+  ...(a.burst ? { burst: true } : {}),
+}));
 
 export const TRAFFIC = ["steady", "bursty", "boundary", "chat"];
 export const HIT_COUNTS = [200, 1000, 10000, 100000];
@@ -23,7 +21,7 @@ export const SPANS = [0, 5, 10, 50];
 export const HEADER_MODES = ["draft-10", "draft-8", "draft-7", "draft-6", false];
 
 export const DEFAULTS = Object.freeze({
-  algorithm: "fixed-window",
+  algorithm: ALGORITHMS[0].id,
   limit: 5,
   window: 1000,
   burst: null, // none: the limit

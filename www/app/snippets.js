@@ -4,6 +4,7 @@
 // tests/www/snippets.test.mjs runs each one and checks it decides like the page.
 
 import { limiterOptions } from "./params.js";
+import { ALGORITHM_PAGES } from "./algorithms.js";
 
 /** A duration as the options write it: the largest whole unit ("1s", "15m"), else ms. */
 export function duration(ms) {
@@ -52,22 +53,11 @@ legacyHeaders = ${js(h.legacyHeaders)}
 `;
 }
 
-/** Rust names of the core's algorithm kinds (tollgate::Kind). */
-const KINDS = {
-  "fixed-window": "FixedWindow",
-  "fixed-window-first-hit": "FixedWindowFirstHit",
-  "sliding-log": "SlidingLog",
-  "sliding-window": "SlidingWindow",
-  "sliding-buckets": "SlidingBuckets",
-  "token-bucket": "TokenBucket",
-  gcra: "Gcra",
-};
-
 /** The spec lines of the Rust snippet (also the body of tests/playground_snippets.rs's cases). */
 export function rustSpec(algorithmId, s) {
   const o = limiterOptions(algorithmId, s);
   const tuned = o.burst !== undefined || o.precision !== undefined;
-  const lines = [`let ${tuned ? "mut " : ""}spec = LimitSpec::new(Kind::${KINDS[algorithmId]}, ${o.limit}, Nanos::from_millis(${o.window}));`];
+  const lines = [`let ${tuned ? "mut " : ""}spec = LimitSpec::new(Kind::${ALGORITHM_PAGES[algorithmId].rust}, ${o.limit}, Nanos::from_millis(${o.window}));`];
   if (o.burst !== undefined) lines.push(`spec.burst = Some(${o.burst});`);
   if (o.precision !== undefined) lines.push(`spec.precision = Some(Nanos::from_millis(${o.precision}));`);
   return lines;

@@ -1,7 +1,9 @@
 // The state that decided the chosen hit, drawn on the timeline over that hit's lane: the
 // window and its count, the previous window's weight, the log's entries, the buckets, the
 // bucket's tokens and next refill, GCRA's theoretical arrival time and tolerance. The
-// numbers are describeState's (state-reader.js fieldsOf); nothing here decides.
+// numbers are describeState's (state-reader.js fieldsOf); nothing here decides. What each
+// algorithm draws with these pens is algorithms.js's (`overlay`).
+import { ALGORITHM_PAGES } from "./algorithms.js";
 
 const BLUE = "rgba(36, 80, 184, 0.13)";
 const EDGE = "#2450b8";
@@ -49,35 +51,6 @@ export function drawState(ctx, f, g) {
     ctx.fillStyle = "#1b1d21";
     ctx.fillText(s, tx, ty);
   };
-  switch (f.kind) {
-    case "fixed-window":
-    case "fixed-window-first-hit":
-      band(f.start, f.end, BLUE, `${f.count}/${f.limit} in this window`);
-      break;
-    case "sliding-window": {
-      const w = f.end - f.start;
-      band(f.start - w, f.start, GREY, `previous ${f.previous}`);
-      band(f.start, f.end, BLUE, `current ${f.current}`);
-      bracket(f.now - w, f.now, `${f.current} + ${f.weightedPrevious} weighted = ${f.count}/${f.limit}`);
-      break;
-    }
-    case "sliding-log":
-      for (const e of f.entries) vline(e.at, ORANGE, null);
-      bracket(f.now - g.windowMs, f.now, `log: ${f.count}/${f.limit}`);
-      break;
-    case "sliding-buckets":
-      f.counts.forEach((c, i) => band(f.oldestStart + i * f.precision, f.oldestStart + (i + 1) * f.precision, c > 0 ? BLUE : "transparent", String(c)));
-      bracket(f.oldestStart, f.oldestStart + f.counts.length * f.precision, `${f.count}/${f.limit}`);
-      break;
-    case "token-bucket":
-      if (f.tokens < f.capacity) vline(f.nextRefillAt, EDGE, `+${f.refillAmount}`);
-      text(`${f.tokens}/${f.capacity} tokens`, x(f.now) + 8, g.top + g.height - 3);
-      break;
-    case "gcra":
-      band(f.tat - f.tolerance, f.tat, BLUE, "tolerance");
-      vline(f.tat, EDGE, "TAT");
-      text(`room ${f.room}/${f.burst}`, x(f.now) + 8, g.top + g.height - 3);
-      break;
-    default:
-  }
+  const pens = { x, band, bracket, vline, text, bottom: g.top + g.height - 3, windowMs: g.windowMs, BLUE, EDGE, ORANGE, GREY };
+  ALGORITHM_PAGES[f.kind]?.overlay(f, pens);
 }

@@ -6,17 +6,14 @@
 // The states before each hit come from a second limiter replaying the same hits: forward
 // from where it stopped when the hit asked for is later (following the latest hit costs one
 // step), from the start when it is earlier (a click back in time).
+import { KINDS } from "../vendor/tollgate/web/contract.generated.js";
+import { ALGORITHM_PAGES } from "./algorithms.js";
 
-/** Field names per algorithm, in describeState's order (wasm-extras/src/describe.rs). */
-const LAYOUT = [
-  ["fixed-window", ["start", "end", "count", "limit"]],
-  ["fixed-window-first-hit", ["start", "end", "count", "limit"]],
-  ["sliding-log", ["count", "limit"], "entries"],
-  ["sliding-window", ["start", "end", "current", "previous", "weightedPrevious", "count", "limit"]],
-  ["sliding-buckets", ["oldestStart", "precision", "count", "limit"], "counts"],
-  ["token-bucket", ["tokens", "capacity", "refillAmount", "interval", "nextRefillAt"]],
-  ["gcra", ["tat", "emissionInterval", "tolerance", "burst", "room"]],
-];
+/**
+ * Field names per algorithm, by describeState's kind number (the core's `Kind::ALL` order, the
+ * generated contract's `KINDS`), in its order (algorithms.js `fields` and `rest`).
+ */
+const LAYOUT = KINDS.map((kind) => [kind, ALGORITHM_PAGES[kind].fields, ALGORITHM_PAGES[kind].rest]);
 
 /** describeState's numbers as named fields (times stay epoch ms). */
 export function fieldsOf(numbers) {
