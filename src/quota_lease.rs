@@ -36,7 +36,9 @@ use crate::algorithms::alignment::Alignment;
 use crate::algorithms::AnyAlgorithm;
 use crate::error::DecodeError;
 use crate::lease::{LeaseError, MAX_HOLDER_LEN};
-use crate::policy::Policy;
+use crate::decision::Decision;
+use crate::limit_decisions::LimitDecisions;
+use crate::policy::{LimitDecision, LimitRef, Policy, PolicyDecision};
 use crate::quota::MAX_WINDOW;
 use crate::time::Nanos;
 
@@ -83,10 +85,43 @@ pub struct SliceGrant {
     pub expires_at: Nanos,
     /// Units the windows have left to grant (the least over the limits).
     pub left: u64,
-    /// The limit whose window has the least left.
+    /// The limit whose window has the least left: its index in the policy and its limit.
+    pub binding: usize,
+    /// That limit's units per window.
     pub limit: u64,
     /// When the earliest current window ends.
     pub window_end: Nanos,
+}
+
+/// A holder's answer to a hit it decided from its slice at `now`: `allowed` or not, with the
+/// figures of the binding limit (`binding`, whose windows allow `limit` units) as the holder
+/// sees them: `remaining` is its own slice plus what the windows had left at its last
+/// exchange, and a denied hit may come back when the earliest window ends (`window_end`).
+pub fn local_decision(
+    allowed: bool,
+    binding: usize,
+    limit: u64,
+    remaining: u64,
+    window_end: Nanos,
+    now: Nanos,
+) -> PolicyDecision {
+    let wait = window_end.saturating_sub(now);
+    let decision = Decision {
+        allowed,
+        limit,
+        remaining,
+        reset_at: window_end,
+        retry_after: if allowed { Nanos::ZERO } else { wait },
+        next_unit_after: if remaining > 0 { Nanos::ZERO } else { wait },
+    };
+    let at = LimitRef { key: 0, limit: binding };
+    PolicyDecision {
+        allowed,
+        decision,
+        binding: at,
+        limits: LimitDecisions::one(LimitDecision { at, decision }),
+        penalty: false,
+    }
 }
 
 /// The grant ledger of one key (module docs).
@@ -156,14 +191,15 @@ impl QuotaLedger {
         self.limits.iter().zip(&self.windows).map(|((_, a), w)| a.end_of(w.start)).min().unwrap_or(Nanos::ZERO)
     }
 
-    /// (units left, that limit) over the limits: the least left.
-    fn left(&self) -> (u64, u64) {
+    /// (units left, that limit's index, its limit): the limit with the least left.
+    fn left(&self) -> (u64, usize, u64) {
         self.limits
             .iter()
             .zip(&self.windows)
-            .map(|(&(limit, _), w)| (limit.saturating_sub(w.granted), limit))
+            .enumerate()
+            .map(|(i, (&(limit, _), w))| (limit.saturating_sub(w.granted), i, limit))
             .min()
-            .unwrap_or((0, 0))
+            .unwrap_or((0, 0, 0))
     }
 
     /// One request of `holder` at `now`: it gives back `give_back` units of its lease it did
@@ -193,7 +229,7 @@ impl QuotaLedger {
             w.granted -= returned;
         }
         let live = self.slices.len() + usize::from(mine.is_none());
-        let (left, _) = self.left();
+        let (left, _, _) = self.left();
         let split = left.div_ceil(live as u64);
         let granted = need.max(want.min(split)).min(left);
         for w in &mut self.windows {
@@ -217,8 +253,8 @@ impl QuotaLedger {
                 granted
             }
         };
-        let (left, limit) = self.left();
-        Ok(SliceGrant { granted, returned, held, expires_at, left, limit, window_end: self.window_end() })
+        let (left, binding, limit) = self.left();
+        Ok(SliceGrant { granted, returned, held, expires_at, left, binding, limit, window_end: self.window_end() })
     }
 
     /// When everything the ledger holds stops mattering: the end of the latest current window.

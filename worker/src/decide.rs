@@ -75,7 +75,11 @@ async fn decide_by_limits(
         fault: hit.fault,
         diffs: Vec::new(),
     };
-    match do_client::call(env, &req, pc.timeout_ms).await {
+    // In line behind this isolate's other requests to the object: the timeout is the object's.
+    let permit = crate::key_queue::enter(&name).await;
+    let result = do_client::call(env, &req, pc.timeout_ms).await;
+    drop(permit);
+    match result {
         Ok(reply) => {
             let Some(wire) = reply.decision else {
                 return Err(ApiError::internal("the Durable Object answered no decision"));

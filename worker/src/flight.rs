@@ -7,6 +7,26 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+
+/// How often a waiter's own timer fires (see [`awake`]).
+const POLL_MS: u64 = 20;
+
+/// Awaits `fut`, work another request does, with a timer of this request's own always
+/// pending: workerd cancels a request whose only pending work is another request's ("your
+/// Worker's code had hung"), and a wake-up from another request's context may reach this one
+/// only at its next event. So `fut` is polled at the latest every [`POLL_MS`].
+pub async fn awake<F: Future + Unpin>(mut fut: F) -> F::Output {
+    loop {
+        let timer = worker::Delay::from(Duration::from_millis(POLL_MS));
+        match select(&mut fut, timer).await {
+            Either::Left((out, _)) => return out,
+            Either::Right(_) => {}
+        }
+    }
+}
 
 #[derive(Default)]
 struct State {
@@ -33,8 +53,8 @@ impl Flight {
         (flight.clone(), Landing { flight, ok: false })
     }
 
-    /// Waits until it lands; `true` if the work succeeded.
-    pub fn wait(&self) -> impl Future<Output = bool> {
+    /// Waits until it lands; `true` if the work succeeded. In a request, through [`awake`].
+    pub fn wait(&self) -> impl Future<Output = bool> + Unpin {
         Wait(self.clone())
     }
 }

@@ -182,7 +182,7 @@ pub async fn decide(
                 return Ok(respond::estimate(respond::decision(pc, &d, now, key)));
             }
             Step::Wait(flight) => {
-                if !flight.wait().await {
+                if !crate::flight::awake(flight.wait()).await {
                     return Ok(respond::degraded(pc, pc.on_error, Failure::Error, now));
                 }
             }

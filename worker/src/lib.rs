@@ -23,6 +23,7 @@ pub mod env_config;
 pub mod errors;
 pub mod flight;
 pub mod ip;
+pub mod key_queue;
 #[cfg(feature = "test-hooks")]
 pub mod lease_test_api;
 pub mod leased_mode;
