@@ -1,44 +1,34 @@
 //! Waiting in the isolate for work another request of the same isolate is doing: a
-//! [`Flight`] is done once (by its [`Landing`], even when the request doing the work is
+//! [`Flight`] lands once (by its [`Landing`], even when the request doing the work is
 //! dropped), and every request waiting on it then goes on. Single-threaded, as an isolate is.
+//!
+//! A waiter is never woken by the request doing the work: in workerd a request's I/O
+//! belongs to the request that began it, and a waiter polled from another request's
+//! context would start its timers and calls there (and hang when that request ends; the
+//! runtime cancels it as "hung"). So a waiter looks again on timers of its own ([`wait_for`]).
 
-use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
+use std::cell::Cell;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use futures_util::future::{select, Either};
+/// The longest pause between a waiter's looks (it starts at 1 ms and doubles).
+pub const MAX_PAUSE_MS: u64 = 16;
 
-/// How often a waiter's own timer fires (see [`awake`]).
-const POLL_MS: u64 = 20;
-
-/// Awaits `fut`, work another request does, with a timer of this request's own always
-/// pending: workerd cancels a request whose only pending work is another request's ("your
-/// Worker's code had hung"), and a wake-up from another request's context may reach this one
-/// only at its next event. So `fut` is polled at the latest every [`POLL_MS`].
-pub async fn awake<F: Future + Unpin>(mut fut: F) -> F::Output {
+/// Looks at `ready` until it answers, pausing on this request's own timers in between.
+pub async fn wait_for<T>(mut ready: impl FnMut() -> Option<T>) -> T {
+    let mut pause = 1;
     loop {
-        let timer = worker::Delay::from(Duration::from_millis(POLL_MS));
-        match select(&mut fut, timer).await {
-            Either::Left((out, _)) => return out,
-            Either::Right(_) => {}
+        if let Some(v) = ready() {
+            return v;
         }
+        worker::Delay::from(Duration::from_millis(pause)).await;
+        pause = (pause * 2).min(MAX_PAUSE_MS);
     }
 }
 
-#[derive(Default)]
-struct State {
-    done: bool,
-    /// Whether the work failed (its waiters answer as it did rather than try again).
-    failed: bool,
-    wakers: Vec<Waker>,
-}
-
-/// Work under way; clone it to wait for it.
+/// Work under way; clone it to wait for it. `None` while under way, then whether it succeeded.
 #[derive(Clone, Default)]
-pub struct Flight(Rc<RefCell<State>>);
+pub struct Flight(Rc<Cell<Option<bool>>>);
 
 /// Lands its flight when dropped: as failed unless [`Landing::succeeded`] said otherwise.
 pub struct Landing {
@@ -53,9 +43,14 @@ impl Flight {
         (flight.clone(), Landing { flight, ok: false })
     }
 
-    /// Waits until it lands; `true` if the work succeeded. In a request, through [`awake`].
-    pub fn wait(&self) -> impl Future<Output = bool> + Unpin {
-        Wait(self.clone())
+    /// `None` while under way; then `Some(true)` if the work succeeded.
+    pub fn landed(&self) -> Option<bool> {
+        self.0.get()
+    }
+
+    /// Waits until it lands; `true` if the work succeeded.
+    pub async fn wait(&self) -> bool {
+        wait_for(|| self.landed()).await
     }
 }
 
@@ -68,49 +63,23 @@ impl Landing {
 
 impl Drop for Landing {
     fn drop(&mut self) {
-        let wakers = {
-            let mut s = self.flight.0.borrow_mut();
-            s.done = true;
-            s.failed = !self.ok;
-            std::mem::take(&mut s.wakers)
-        };
-        for w in wakers {
-            w.wake();
-        }
-    }
-}
-
-struct Wait(Flight);
-
-impl Future for Wait {
-    type Output = bool;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
-        let mut s = self.0 .0.borrow_mut();
-        if s.done {
-            Poll::Ready(!s.failed)
-        } else {
-            s.wakers.push(cx.waker().clone());
-            Poll::Pending
-        }
+        self.flight.0.set(Some(self.ok));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::FutureExt;
 
     #[test]
-    fn waiters_go_on_when_it_lands_and_learn_whether_it_failed() {
+    fn a_flight_lands_once_and_says_whether_it_failed() {
         let (flight, mut landing) = Flight::start();
-        let mut w = Box::pin(flight.wait());
-        assert!(w.as_mut().now_or_never().is_none());
+        assert_eq!(flight.landed(), None);
         landing.succeeded();
         drop(landing);
-        assert_eq!(w.now_or_never(), Some(true));
+        assert_eq!(flight.landed(), Some(true));
         let (flight, landing) = Flight::start();
         drop(landing);
-        assert_eq!(flight.wait().now_or_never(), Some(false));
+        assert_eq!(flight.landed(), Some(false));
     }
 }

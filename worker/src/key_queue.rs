@@ -3,30 +3,21 @@
 //! flood on one key then queues in the isolate rather than in the object, where a wait longer
 //! than `timeoutMs` would look like a failed object and answer by `failure` (fail open would
 //! admit the flood): a busy object is never taken for a failed one. Single-threaded, as an
-//! isolate is; a waiter keeps a timer of its own pending (`flight::awake`).
+//! isolate is; a waiter looks at its place on timers of its own (`flight::wait_for`).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
-use std::task::{Context, Poll, Waker};
 
 /// Requests of one isolate out to one object at once: enough to keep the object busy (it
 /// decides one after another), few enough that each waits there for a handful only.
 pub const MAX_IN_FLIGHT: usize = 8;
 
-/// A place in a key's queue: `granted` once it may go.
-#[derive(Default)]
-struct Ticket {
-    granted: bool,
-    waker: Option<Waker>,
-}
-
 #[derive(Default)]
 struct Line {
     out: usize,
-    waiting: VecDeque<Rc<RefCell<Ticket>>>,
+    /// Places in line; a place's cell turns true when it may go.
+    waiting: VecDeque<Rc<Cell<bool>>>,
 }
 
 thread_local! {
@@ -42,13 +33,7 @@ impl Drop for Permit {
             let mut lines = lines.borrow_mut();
             let Some(line) = lines.get_mut(&self.0) else { return };
             match line.waiting.pop_front() {
-                Some(next) => {
-                    let mut t = next.borrow_mut();
-                    t.granted = true;
-                    if let Some(w) = t.waker.take() {
-                        w.wake();
-                    }
-                }
+                Some(next) => next.set(true),
                 None => {
                     line.out -= 1;
                     if line.out == 0 {
@@ -60,85 +45,82 @@ impl Drop for Permit {
     }
 }
 
-/// Waits for leave to call the object named `name`.
-pub async fn enter(name: &str) -> Permit {
-    let ticket = LINES.with(|lines| {
-        let mut lines = lines.borrow_mut();
-        let line = lines.entry(name.to_string()).or_default();
-        if line.out < MAX_IN_FLIGHT {
-            line.out += 1;
-            None
-        } else {
-            let t = Rc::new(RefCell::new(Ticket::default()));
-            line.waiting.push_back(t.clone());
-            Some(t)
-        }
-    });
-    if let Some(ticket) = ticket {
-        let mut waiting = Waiting { name: name.to_string(), ticket, done: false };
-        crate::flight::awake(&mut waiting).await;
-        waiting.done = true;
-    }
-    Permit(name.to_string())
-}
-
-/// A place in line. Dropped before its turn (the client went away), it leaves the line; dropped
-/// at its turn without going, it passes the turn on.
-struct Waiting {
+/// A place in line. Dropped before its turn (the client went away), it leaves the line;
+/// dropped at its turn without going, it passes the turn on.
+pub struct Waiting {
     name: String,
-    ticket: Rc<RefCell<Ticket>>,
-    done: bool,
+    turn: Rc<Cell<bool>>,
+    gone: bool,
 }
 
-impl Future for &mut Waiting {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut t = self.ticket.borrow_mut();
-        if t.granted {
-            Poll::Ready(())
-        } else {
-            t.waker = Some(cx.waker().clone());
-            Poll::Pending
+impl Waiting {
+    /// Its turn has come: the permit.
+    pub fn ready(&mut self) -> Option<Permit> {
+        if !self.turn.get() {
+            return None;
         }
+        self.gone = true;
+        Some(Permit(self.name.clone()))
     }
 }
 
 impl Drop for Waiting {
     fn drop(&mut self) {
-        if self.done {
+        if self.gone {
             return;
         }
-        if self.ticket.borrow().granted {
+        if self.turn.get() {
             drop(Permit(self.name.clone()));
             return;
         }
         LINES.with(|lines| {
             if let Some(line) = lines.borrow_mut().get_mut(&self.name) {
-                line.waiting.retain(|t| !Rc::ptr_eq(t, &self.ticket));
+                line.waiting.retain(|t| !Rc::ptr_eq(t, &self.turn));
             }
         });
+    }
+}
+
+/// Leave to call the object named `name` now, or a place in its line.
+pub fn join(name: &str) -> Result<Permit, Waiting> {
+    LINES.with(|lines| {
+        let mut lines = lines.borrow_mut();
+        let line = lines.entry(name.to_string()).or_default();
+        if line.out < MAX_IN_FLIGHT {
+            line.out += 1;
+            Ok(Permit(name.to_string()))
+        } else {
+            let turn = Rc::new(Cell::new(false));
+            line.waiting.push_back(turn.clone());
+            Err(Waiting { name: name.to_string(), turn, gone: false })
+        }
+    })
+}
+
+/// Waits for leave to call the object named `name`.
+pub async fn enter(name: &str) -> Permit {
+    match join(name) {
+        Ok(permit) => permit,
+        Err(mut waiting) => crate::flight::wait_for(|| waiting.ready()).await,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use futures_util::FutureExt;
 
     #[test]
     fn the_ninth_waits_until_one_of_the_first_eight_is_done() {
-        let mut permits: Vec<Permit> = (0..MAX_IN_FLIGHT).map(|_| enter("k").now_or_never().unwrap()).collect();
-        let mut ninth = Box::pin(enter("k"));
-        assert!(ninth.as_mut().now_or_never().is_none());
-        assert!(enter("other").now_or_never().is_some(), "another key has its own line");
-        let mut gone = Box::pin(enter("k"));
-        assert!(gone.as_mut().now_or_never().is_none());
+        let mut permits: Vec<Permit> = (0..MAX_IN_FLIGHT).map(|_| join("k").ok().unwrap()).collect();
+        let mut ninth = join("k").err().unwrap();
+        assert!(ninth.ready().is_none());
+        assert!(join("other").is_ok(), "another key has its own line");
+        let gone = join("k").err().unwrap();
         drop(gone); // leaves the line
         permits.pop();
-        let ninth = ninth.now_or_never().expect("its turn");
+        let ninth = ninth.ready().expect("its turn");
         drop(permits);
         drop(ninth);
-        LINES.with(|l| assert!(l.borrow().is_empty()));
+        LINES.with(|l| assert!(l.borrow().get("k").is_none()));
     }
 }

@@ -182,7 +182,7 @@ pub async fn decide(
                 return Ok(respond::estimate(respond::decision(pc, &d, now, key)));
             }
             Step::Wait(flight) => {
-                if !crate::flight::awake(flight.wait()).await {
+                if !flight.wait().await {
                     return Ok(respond::degraded(pc, pc.on_error, Failure::Error, now));
                 }
             }
@@ -322,4 +322,32 @@ pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Ans
 /// Forgets this isolate's slice of `key` (a reset; the object forgets its ledger).
 pub fn forget(pc: &PolicyConfig, key: &str) {
     SLICES.with(|slices| slices.borrow_mut().remove(&object_name(&pc.name, key)));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::config::parse_policy;
+
+    #[test]
+    fn lease_ttl_chooses_leased_mode_for_clock_aligned_fixed_windows_only() {
+        let p = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "1s" })).unwrap();
+        assert_eq!((p.lease_ms, p.description["leaseTtl"].as_u64()), (1000, Some(1000)));
+        let p = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s" })).unwrap();
+        assert_eq!((p.lease_ms, p.description.get("leaseTtl")), (0, None));
+        for refused in [
+            json!({ "algorithm": "sliding-window", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "token-bucket", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "fixed-window", "align": "first-hit", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 500, "syncRate": 100 }),
+        ] {
+            let e = parse_policy("p", &refused).unwrap_err();
+            assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "leaseTtl"), "{refused}");
+        }
+        let e = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "2h" })).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("out_of_range", "leaseTtl"));
+        let e = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 0 })).unwrap_err();
+        assert_eq!(e.field, "leaseTtl");
+    }
 }

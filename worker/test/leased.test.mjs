@@ -35,14 +35,14 @@ after(async () => {
   await s?.stop();
 });
 
-test("one hot key, 2 isolates x 60 concurrent clients, 4 windows: never more than the limit in a window", async () => {
+test("one hot key, 2 isolates x 50 concurrent clients, 3 windows: never more than the limit in a window", async () => {
   const key = freshKey("hot");
   const admitted = new Map();
   let decided = 0;
   // Each window is visited in 4 steps of the test clock; every client of a step sends 2 hits
   // at that step's time, and the next step begins once they are answered (so the clock each
   // isolate and the object see only moves forward).
-  for (let step = 0; step < 16; step++) {
+  for (let step = 0; step < 12; step++) {
     const now = T + step * (WINDOW_MS / 4);
     const window = Math.floor((now - T) / WINDOW_MS);
     const client = async (i) => {
@@ -54,10 +54,10 @@ test("one hot key, 2 isolates x 60 concurrent clients, 4 windows: never more tha
         if (r.body.allowed) admitted.set(window, (admitted.get(window) ?? 0) + 1);
       }
     };
-    await Promise.all(Array.from({ length: 120 }, (_, i) => client(i)));
+    await Promise.all(Array.from({ length: 100 }, (_, i) => client(i)));
   }
-  assert.equal(decided, 16 * 120 * 2);
-  for (let w = 0; w < 4; w++) {
+  assert.equal(decided, 12 * 100 * 2);
+  for (let w = 0; w < 3; w++) {
     const n = admitted.get(w) ?? 0;
     assert.ok(n <= LIMIT, `window ${w}: ${n} admitted, limit ${LIMIT}`);
     assert.ok(n > 0, `window ${w}: nothing admitted`);
@@ -86,7 +86,11 @@ async function flood(policy) {
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const u = new URL(p.url);
   const key = freshKey("flood");
-  const one = (i) =>
+  // One client: its request, sent again if the connection broke before any answer (loopback
+  // under 2,000 connections at once resets a few). A request sent twice may be admitted
+  // twice: the origin's count, the assertion that matters, counts every one.
+  let resent = 0;
+  const attempt = (i) =>
     new Promise((resolve, reject) => {
       const req = http.request(
         { host: u.hostname, port: u.port, path: `/resource/${i}`, agent, headers: { host: `w${i % 2}.test`, "x-api-key": key } },
@@ -99,15 +103,26 @@ async function flood(policy) {
       req.on("error", reject);
       req.end();
     });
+  const one = async (i) => {
+    for (let n = 0; ; n++) {
+      try {
+        return await attempt(i);
+      } catch (e) {
+        if (n === 3 || e.code !== "ECONNRESET") throw e;
+        resent += 1;
+      }
+    }
+  };
   try {
     const answers = await Promise.all(Array.from({ length: 2_000 }, (_, i) => one(i)));
     const allowed = answers.filter((a) => a.status === 200).length;
     const denied = answers.filter((a) => a.status === 429).length;
     assert.deepEqual(answers.filter((a) => a.degraded), [], "a busy object is never taken for a failed one");
     assert.equal(allowed + denied, answers.length, "every answer is an admission or a denial");
-    assert.equal(allowed, reached, "every admitted request reached the origin, no other did");
+    assert.ok(allowed <= reached && reached <= allowed + resent, "admitted requests reached the origin, no other did");
     assert.ok(reached <= FLOOD_LIMIT, `${reached} reached the origin, limit ${FLOOD_LIMIT}`);
     assert.ok(reached > 0);
+    assert.ok(resent < answers.length / 10, `${resent} requests sent again`);
   } finally {
     agent.destroy();
     await p.stop();
