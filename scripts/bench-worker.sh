@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make bench-worker`: the Worker's load test (autocannon on loopback: 5 scenarios x 8 s, 16
-# connections) and sync-mode over-admission (3 isolate counts x 5 sync settings x 2 s, flat out and paced), in
+# connections), sync-mode over-admission (3 isolate counts x 5 sync settings x 2 s, flat out and
+# paced), leased quota against exact mode on one hot key (two isolates, 4 runs x 8 s), in
 # workerd via Miniflare, and sync mode with 10,000 active keys (test/sync-keys.test.mjs on the
-# test build, the test's 1,000 raised; about 30,000 object calls). Bounded: about 3 minutes after the build on an
+# test build, the test's 1,000 raised; about 30,000 object calls). Bounded: about 4 minutes after the build on an
 # idle machine. Prints Markdown tables
 # for docs/benchmarks.md.
 set -euo pipefail
@@ -22,6 +23,9 @@ timeout 300 node bench/overadmission.mjs "${OVER_SECONDS:-2}" "${OVER_CONCURRENC
 echo
 echo "## sync-mode over-admission, paced at 200 hits/s (node bench/overadmission.mjs 2 8 200)"
 timeout 300 node bench/overadmission.mjs 2 8 200
+echo
+echo "## leased quota: one hot key, two isolates, leased against exact (node bench/leased.mjs ${LEASED_SECONDS:-8} ${LEASED_CLIENTS:-32})"
+timeout 300 node bench/leased.mjs "${LEASED_SECONDS:-8}" "${LEASED_CLIENTS:-32}"
 echo
 echo "## sync mode with many keys (TOLLGATE_SYNC_KEYS=10000 node --test test/sync-keys.test.mjs)"
 TOLLGATE_SYNC_KEYS="${SYNC_KEYS:-10000}" timeout 600 node --test --test-timeout=580000 test/sync-keys.test.mjs

@@ -30,6 +30,7 @@ pub mod penalty;
 pub mod policy;
 pub mod policy_codec;
 pub mod quota;
+pub mod quota_lease;
 pub mod reconfigure;
 pub mod reserve;
 pub mod spec;

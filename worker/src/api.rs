@@ -50,6 +50,9 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
+    if r.keys.is_some() && r.policy.lease_ms > 0 {
+        return Err(leased_keys());
+    }
     let mut answer = match &r.keys {
         Some(keys) => match controls::listed_any(r.policy, keys, r.now.unwrap_or_else(clock)) {
             Some(listed) => listed,
@@ -72,6 +75,13 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     Ok(answer.to_response())
 }
 
+/// Several keys at once under a leased policy: each key's quota is leased on its own, so
+/// all-or-nothing over several has no authority to ask.
+fn leased_keys() -> ApiError {
+    ApiError::bad_request("conflicting_fields", "keys (several at once) cannot be decided under a policy with leaseTtl")
+        .with_field("keys")
+}
+
 fn unavailable(message: String) -> ApiError {
     do_client::unavailable("key", message)
 }
@@ -83,6 +93,15 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
+    if pc.lease_ms > 0 {
+        if r.keys.is_some() {
+            return Err(leased_keys());
+        }
+        let mut answer = crate::leased_mode::refund(pc, &r.key, r.cost, r.now.unwrap_or_else(clock))?;
+        answer.status = 200;
+        answer.body["refunded"] = json!(r.cost);
+        return Ok(answer.to_response());
+    }
     if r.keys.is_some() || pc.sync_ms != 0 {
         let keys = r.keys.clone().unwrap_or_else(|| vec![r.key.clone()]);
         let mut answer = multi_key::refund(env, pc, &keys, r.cost, r.now).await?;
@@ -148,6 +167,9 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
     block_cache::forget(&object_name(&pc.name, &key));
     if pc.sync_ms != 0 {
         sync_mode::forget(pc, &key, clock());
+    }
+    if pc.lease_ms > 0 {
+        crate::leased_mode::forget(pc, &key);
     }
     if pc.sync_ms >= 0 {
         let req = DoRequest {

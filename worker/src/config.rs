@@ -9,6 +9,7 @@
 //! limits = [{ name = "per-minute", algorithm = "sliding-window", quota = "5/m" },
 //!           { name = "per-hour", algorithm = "sliding-window", quota = "20/h" }]
 //! syncRate = 0      # ms; 0 exact (every hit to the Durable Object), > 0 periodic, < 0 local
+//! leaseTtl = "1s"   # leased mode: isolates decide from slices of the key's quota (leased_mode.rs)
 //! failure = "open"  # or "closed": what to answer when the Durable Object fails
 //! timeoutMs = 1000  # how long to wait for the Durable Object
 //! statusCode = 200  # the HTTP status of a denial on /v1/limit and /v1/peek (200 or 429)
@@ -72,6 +73,9 @@ pub struct PolicyConfig {
     pub policy: Policy,
     /// The sync interval as configured (ms; 0 exact, > 0 periodic, < 0 local only).
     pub sync_ms: i64,
+    /// Leased mode's lease (ms; 0: not leased): how long an isolate's slice of a key's quota
+    /// lasts at most (leased_mode.rs).
+    pub lease_ms: u64,
     /// Fail open or closed.
     pub on_error: FailMode,
     /// How long to wait for the Durable Object.
@@ -282,8 +286,9 @@ fn ms(n: Nanos) -> Value {
 }
 
 /// A policy's fields besides its limits (which `tollgate::spec` owns).
-pub const POLICY_FIELDS: [&str; 11] = [
+pub const POLICY_FIELDS: [&str; 12] = [
     "syncRate",
+    crate::leased_mode::LEASE_FIELD,
     "failure",
     "timeoutMs",
     "statusCode",
@@ -378,6 +383,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         ));
         return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", m));
     }
+    let lease_ms = crate::leased_mode::lease_ms(&input, &policy, sync_ms)?;
     let on_error = match one_of(&input, "failure", &["open", "closed"])? {
         None | Some(0) => FailMode::Open,
         _ => FailMode::Closed,
@@ -396,6 +402,9 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms,
         "statusCode": deny_status,
     });
+    if lease_ms > 0 {
+        description[crate::leased_mode::LEASE_FIELD] = json!(lease_ms);
+    }
     if policy.block_duration() > Nanos::ZERO {
         description["blockDuration"] = json!(policy.block_duration().as_millis_ceil());
     }
@@ -413,6 +422,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         name: name.to_string(),
         policy,
         sync_ms,
+        lease_ms,
         on_error,
         timeout_ms,
         deny_status,

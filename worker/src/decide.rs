@@ -1,5 +1,5 @@
 //! Deciding a hit for (policy, key): in the key's Durable Object (`sync = 0`), or in this
-//! isolate (`sync != 0`); with the block cache in front and the policy's fail mode behind.
+//! isolate (`sync != 0`, or from its slice of the key's quota with `leaseTtl`); with the block cache in front and the policy's fail mode behind.
 
 use tollgate::{Nanos, PolicyDecision};
 use worker::{Context, Env};
@@ -47,6 +47,9 @@ async fn decide_by_limits(
     op: Op,
     now: Nanos,
 ) -> Result<Answer, ApiError> {
+    if pc.lease_ms > 0 {
+        return crate::leased_mode::decide(env, ctx, pc, hit.key, hit.cost, now, hit.test_now.is_some(), op).await;
+    }
     if pc.sync_ms != 0 {
         let d = sync_mode::decide(pc, hit.key, hit.cost, now, op)?;
         sync_mode::drive(env, ctx, pc, now, hit.test_now.is_some());
@@ -72,7 +75,11 @@ async fn decide_by_limits(
         fault: hit.fault,
         diffs: Vec::new(),
     };
-    match do_client::call(env, &req, pc.timeout_ms).await {
+    // In line behind this isolate's other requests to the object: the timeout is the object's.
+    let permit = crate::key_queue::enter(&name).await;
+    let result = do_client::call(env, &req, pc.timeout_ms).await;
+    drop(permit);
+    match result {
         Ok(reply) => {
             let Some(wire) = reply.decision else {
                 return Err(ApiError::internal("the Durable Object answered no decision"));

@@ -7,7 +7,9 @@
 //! mode), `auth`, `config` + `env_config`, `respond` (answers and headers), `wire` (the
 //! Worker <-> object protocol), `errors`. Capacity leases: `pools_api` (handlers),
 //! `pool_request` (paths and bodies), `pool_config` (the `POOLS` var), `pool_wire` (the
-//! Worker <-> pool object protocol), `object::pool` (one Durable Object per pool).
+//! Worker <-> pool object protocol), `object::pool` (one Durable Object per pool). Leased
+//! quota: `leased_mode` (isolate side), `quota_wire`, `object::quota` (the key's ledger),
+//! `flight` (one exchange out per key and isolate).
 
 pub mod api;
 pub mod api_request;
@@ -19,9 +21,12 @@ pub mod decide;
 pub mod do_client;
 pub mod env_config;
 pub mod errors;
+pub mod flight;
 pub mod ip;
+pub mod key_queue;
 #[cfg(feature = "test-hooks")]
 pub mod lease_test_api;
+pub mod leased_mode;
 pub mod lock_wire;
 pub mod log;
 pub mod multi_key;
@@ -33,6 +38,7 @@ pub mod pool_wire;
 pub mod pools_api;
 pub mod proxy;
 pub mod proxy_headers;
+pub mod quota_wire;
 pub mod respond;
 pub mod routes;
 pub mod spec_input;

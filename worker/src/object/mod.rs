@@ -17,6 +17,7 @@ pub mod lock;
 mod object_store;
 mod pool;
 mod pool_storage;
+mod quota;
 mod sql;
 mod storage;
 #[cfg(feature = "test-hooks")]
@@ -67,6 +68,9 @@ impl KeyLimiter {
         if body.starts_with(lock_wire::PREFIX) {
             return Ok(Response::from_json(&self.handle_lock(&body).await?)?);
         }
+        if body.starts_with(crate::quota_wire::PREFIX) {
+            return Ok(Response::from_json(&self.handle_quota(&body).await?)?);
+        }
         Ok(Response::from_json(&self.handle_do(&body).await?)?)
     }
 
@@ -83,6 +87,24 @@ impl KeyLimiter {
         let sql = sql::Sql::new(storage.sql(), &self.faults);
         let (reply, alarm) = lock::serve(&self.gate, &self.mem, &sql, pc, &r, now).await?;
         self.schedule(alarm).await?;
+        Ok(reply)
+    }
+
+    /// An exchange of leased quota (quota_wire.rs, quota.rs).
+    async fn handle_quota(&self, body: &[u8]) -> std::result::Result<crate::quota_wire::QuotaReply, ApiError> {
+        let r: crate::quota_wire::QuotaRequest = request_of(body)?;
+        let cfg = config(&self.env)?;
+        let pc = policy_of(&cfg, &r.policy)?;
+        if r.now.is_some() && !cfg.test_hooks() {
+            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+        }
+        if pc.lease_ms == 0 {
+            return Err(ApiError::bad_request("invalid_body", format!("policy {:?} is not leased", pc.name)));
+        }
+        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
+        let sql = sql::Sql::new(self.state.storage().sql(), &self.faults);
+        let (reply, alarm) = quota::exchange(&self.mem, &sql, pc, &r, now)?;
+        self.schedule(Some(alarm)).await?;
         Ok(reply)
     }
 

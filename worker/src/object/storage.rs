@@ -5,6 +5,7 @@
 //! central       (id = 0, json TEXT,  deadline INTEGER)  -- merged window counts, sync mode
 //! written_under (id = 0, config BLOB)                   -- policy_codec::encode_policy() of
 //!                                                       -- the policy `state` was written under
+//! quota         (id = 0, bytes BLOB, deadline INTEGER)  -- QuotaLedger::encode(), leased mode
 //! ```
 //!
 //! When the policy's configuration changes (a new deployment, a `wrangler dev` restart), the
@@ -65,6 +66,11 @@ pub fn ensure_schema(mem: &mut Mem, sql: &Sql<'_>) -> Result<(), ApiError> {
         .map_err(sql_err)?;
         sql.exec(
             "CREATE TABLE IF NOT EXISTS central (id INTEGER PRIMARY KEY CHECK (id = 0), json TEXT NOT NULL, deadline INTEGER NOT NULL)",
+            None,
+        )
+        .map_err(sql_err)?;
+        sql.exec(
+            "CREATE TABLE IF NOT EXISTS quota (id INTEGER PRIMARY KEY CHECK (id = 0), bytes BLOB NOT NULL, deadline INTEGER NOT NULL)",
             None,
         )
         .map_err(sql_err)?;
@@ -210,7 +216,8 @@ pub fn save_central(sql: &Sql<'_>, counts: &CentralCounts, deadline_ms: u64) -> 
 pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &Sql<'_>) -> Result<Option<u64>, worker::Error> {
     ensure_schema(&mut mem.borrow_mut(), sql).map_err(|e| worker::Error::RustError(e.message))?;
     let cursor = sql
-        .exec("SELECT MAX(deadline) FROM (SELECT deadline FROM state UNION ALL SELECT deadline FROM central)", None)?;
+        .exec("SELECT MAX(deadline) FROM (SELECT deadline FROM state UNION ALL SELECT deadline FROM central \
+             UNION ALL SELECT deadline FROM quota)", None)?;
     let row = cursor.raw().next().transpose()?;
     Ok(match row.and_then(|r| r.into_iter().next()) {
         Some(SqlStorageValue::Integer(d)) => Some(d.max(0) as u64),

@@ -1,0 +1,353 @@
+//! Leased mode (`leaseTtl` on a policy): the key's Durable Object stays the only authority
+//! over the key's quota, but it grants this isolate slices of the current window's quota
+//! (the core's `QuotaLedger`, object/quota.rs); the isolate admits hits from its slice without
+//! calling the object and gives back what it does not need.
+//!
+//! Per (policy, key), one exchange with the object is out at a time in an isolate: requests
+//! that find the slice short wait for it (flight.rs) rather than each calling the object, so
+//! a hot key costs each isolate about one object request per slice, whatever the number of
+//! clients. A slice is sized by demand: twice the units asked for since the last exchange,
+//! capped by the object at an equal split of what the windows have left among the isolates
+//! holding a lease. When the slice runs below half of that, or its lease is in its last
+//! quarter, the next admitted hit begins the next exchange in `waitUntil` (giving back what
+//! it holds beyond the new demand).
+//!
+//! The bound (tollgate::quota_lease): the object never grants more than a window's limit, a
+//! slice lapses with its lease (at most `leaseTtl`, never past the window's end) and this
+//! isolate admits from a live slice only, with its lease measured from before the request
+//! left: zero over-admission. What an isolate does not give back (it crashed, or its slice
+//! lapsed unused) is spent for the rest of that window: under-admission of at most a slice.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use tollgate::policy::PolicyDecision;
+use tollgate::quota_lease::{local_decision, QuotaLedger};
+use tollgate::spec::{code, duration, SpecError};
+use tollgate::text::Msg;
+use tollgate::{Nanos, Policy};
+use worker::{Context, Env};
+
+use crate::config::{PolicyConfig, MAX_SYNC_MS};
+use crate::do_client::{self, object_name};
+use crate::errors::ApiError;
+use crate::flight::{Flight, Landing};
+use crate::quota_wire::{QuotaOp, QuotaReply, QuotaRequest};
+use crate::respond::{self, Answer, Failure};
+use crate::spec_input::Json;
+use crate::wire::Op;
+
+/// The policy option that chooses leased mode: the longest lease of a slice.
+pub const LEASE_FIELD: &str = "leaseTtl";
+
+/// The most keys whose slices an isolate remembers; beyond it, lapsed ones are forgotten.
+const MAX_KEYS: usize = 4096;
+
+/// How many times a request waits for an exchange before it is denied (each wait is another
+/// request's exchange that left too little for this one).
+const MAX_WAITS: usize = 3;
+
+/// `leaseTtl`: a duration (1 ms to an hour), absent when the policy is not leased. Leased
+/// mode takes policies the ledger can bound exactly (clock-aligned fixed windows), no
+/// `syncRate` and no `blockDuration`.
+pub fn lease_ms(input: &Json, policy: &Policy, sync_ms: i64) -> Result<u64, SpecError> {
+    let Some(ttl) = duration(input, LEASE_FIELD, 1)? else { return Ok(0) };
+    if ttl > Nanos::from_millis(MAX_SYNC_MS as u64) {
+        let m = Msg::new(&format!("{LEASE_FIELD} is longer than the maximum {MAX_SYNC_MS} ms"));
+        return Err(SpecError::new(code::OUT_OF_RANGE, LEASE_FIELD, m));
+    }
+    if sync_ms != 0 {
+        let m = Msg::new(&format!(
+            "{LEASE_FIELD} (leased mode) and syncRate = {sync_ms} (synced mode) are two modes: choose one"
+        ));
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
+    }
+    if let Err(e) = QuotaLedger::for_policy(policy) {
+        let name = policy.limits()[e.limit].name();
+        let m = Msg::new(&format!(
+            "{LEASE_FIELD} needs every limit to be a clock-aligned fixed-window (the only windows a slice of quota \
+             can be bounded in exactly); limit {name:?} is not: use syncRate or exact mode with this policy"
+        ));
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
+    }
+    if policy.block_duration() > Nanos::ZERO {
+        let m = Msg::new("blockDuration needs the key's Durable Object to decide every hit, not leased mode");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", m));
+    }
+    Ok(ttl.as_millis_ceil())
+}
+
+/// This isolate's slice of one key, on this isolate's clock.
+#[derive(Default)]
+struct Slice {
+    units: u64,
+    /// When the lease lapses: nothing is admitted from the slice from then on.
+    until: Nanos,
+    /// The figures of the last exchange: what the windows had left, the binding limit and
+    /// when its window ends.
+    left: u64,
+    binding: usize,
+    limit: u64,
+    window_end: Nanos,
+    /// Units asked for since the last exchange began (admitted or not).
+    demand: u64,
+    /// Denied here until then: the windows had too little left at the last exchange.
+    spent_until: Nanos,
+    /// The exchange out, if one is.
+    flight: Option<Flight>,
+}
+
+impl Slice {
+    fn lapse(&mut self, now: Nanos) {
+        if now >= self.until {
+            self.units = 0;
+        }
+    }
+
+    fn decision(&self, allowed: bool, now: Nanos) -> PolicyDecision {
+        let end = if self.window_end > now { self.window_end } else { now };
+        local_decision(allowed, self.binding, self.limit, self.units.saturating_add(self.left), end, now)
+    }
+
+    /// The slice to ask for: twice the demand since the last exchange, at least `need`.
+    fn want(&self, need: u64) -> u64 {
+        self.demand.saturating_mul(2).max(need).max(1)
+    }
+}
+
+thread_local! {
+    static SLICES: RefCell<HashMap<String, Slice>> = RefCell::new(HashMap::new());
+    static HOLDER: String = format!("isolate-{:013x}", (worker::js_sys::Math::random() * 4.5e15) as u64);
+}
+
+fn with_slice<T>(name: &str, f: impl FnOnce(&mut Slice) -> T) -> T {
+    SLICES.with(|slices| {
+        let mut slices = slices.borrow_mut();
+        if !slices.contains_key(name) && slices.len() >= MAX_KEYS {
+            let now = crate::object::clock();
+            slices.retain(|_, s| s.flight.is_some() || s.until > now);
+        }
+        f(slices.entry(name.to_string()).or_default())
+    })
+}
+
+/// What a request does next.
+enum Step {
+    Answer(PolicyDecision),
+    Wait(Flight),
+    Exchange { give_back: u64, need: u64, want: u64 },
+}
+
+/// Decides a hit (`Op::Check`) from this isolate's slice, exchanging with the key's object
+/// when the slice is short; `Op::Peek` answers from the slice as it is.
+pub async fn decide(
+    env: &Env,
+    ctx: &Context,
+    pc: &PolicyConfig,
+    key: &str,
+    cost: u64,
+    now: Nanos,
+    test_now: bool,
+    op: Op,
+) -> Result<Answer, ApiError> {
+    pc.policy.validate_cost(cost).map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
+    let name = object_name(&pc.name, key);
+    for wait in 0..=MAX_WAITS {
+        let step = with_slice(&name, |s| {
+            s.lapse(now);
+            if op == Op::Peek {
+                return Step::Answer(s.decision(s.units >= cost, now));
+            }
+            if wait == 0 {
+                s.demand = s.demand.saturating_add(cost);
+            }
+            if s.units >= cost {
+                s.units -= cost;
+                return Step::Answer(s.decision(true, now));
+            }
+            if s.spent_until > now || wait == MAX_WAITS {
+                return Step::Answer(s.decision(false, now));
+            }
+            if let Some(f) = &s.flight {
+                return Step::Wait(f.clone());
+            }
+            Step::Exchange { give_back: 0, need: cost - s.units, want: s.want(cost) }
+        });
+        // (`Exchange` is begun below before anything else runs in this isolate.)
+        match step {
+            Step::Answer(d) => {
+                if d.allowed && op == Op::Check {
+                    renew_if_due(env, ctx, pc, &name, key, now, test_now);
+                }
+                return Ok(respond::estimate(respond::decision(pc, &d, now, key)));
+            }
+            Step::Wait(flight) => {
+                if !flight.wait().await {
+                    return Ok(respond::degraded(pc, pc.on_error, Failure::Error, now));
+                }
+            }
+            Step::Exchange { give_back, need, want } => {
+                let begun = begin(&name, give_back);
+                if let Err((why, _)) = exchange(env, pc, &name, key, begun, need, want, now, test_now).await {
+                    return Ok(respond::degraded(pc, pc.on_error, why, now));
+                }
+            }
+        }
+    }
+    Ok(respond::degraded(pc, pc.on_error, Failure::Error, now))
+}
+
+/// Begins the next exchange in `waitUntil` when the slice is below half of its demand or its
+/// lease is in its last quarter (and no exchange is out): what it holds beyond the new
+/// demand goes back.
+fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &str, now: Nanos, test_now: bool) {
+    let lease = Nanos::from_millis(pc.lease_ms);
+    let due = with_slice(name, |s| {
+        let low = s.units.saturating_mul(2) < s.want(0);
+        let late = s.until.saturating_sub(now).as_nanos().saturating_mul(4) < lease.as_nanos();
+        if s.flight.is_some() || !(low || late) {
+            return None;
+        }
+        let want = s.want(0);
+        Some((s.units.saturating_sub(want), want))
+    });
+    if let Some((give_back, want)) = due {
+        let begun = begin(name, give_back);
+        let (env, pc, name, key) = (env.clone(), pc.clone(), name.to_string(), key.to_string());
+        ctx.wait_until(async move {
+            if let Err((_, e)) = exchange(&env, &pc, &name, &key, begun, 0, want, now, test_now).await {
+                worker::console_warn!("leased quota renewal failed: {e}");
+            }
+        });
+    }
+}
+
+/// An exchange begun: its flight is the key's (others wait for it) and the units it gives
+/// back are out of the slice, so they are never admitted here again.
+struct Begun {
+    landing: Landing,
+    give_back: u64,
+}
+
+fn begin(name: &str, give_back: u64) -> Begun {
+    let (flight, landing) = Flight::start();
+    let give_back = with_slice(name, |s| {
+        s.flight = Some(flight);
+        s.demand = 0;
+        let g = give_back.min(s.units);
+        s.units -= g;
+        g
+    });
+    Begun { landing, give_back }
+}
+
+/// One exchange with the key's object: gives back what `begun` took out of the slice, asks
+/// for `need` and up to `want`, and applies the answer. The lease is measured from `now`,
+/// before the request left. The slice keeps no more than the object's record of this
+/// isolate holds: units the object already counts as spent (their lease lapsed there before
+/// the request arrived) are dropped rather than carried into the new lease.
+#[allow(clippy::too_many_arguments)]
+async fn exchange(
+    env: &Env,
+    pc: &PolicyConfig,
+    name: &str,
+    key: &str,
+    begun: Begun,
+    need: u64,
+    want: u64,
+    now: Nanos,
+    test_now: bool,
+) -> Result<(), (Failure, String)> {
+    let Begun { mut landing, give_back } = begun;
+    let req = QuotaRequest {
+        quota_op: QuotaOp::Exchange,
+        policy: pc.name.clone(),
+        key: key.to_string(),
+        holder: HOLDER.with(String::clone),
+        give_back,
+        need,
+        want,
+        now: test_now.then_some(now.as_nanos()),
+    };
+    let result = call(env, name, &req, pc.timeout_ms).await;
+    with_slice(name, |s| {
+        s.flight = None;
+        if let Ok(r) = &result {
+            // Object times turned into this isolate's: as long after `now` as after the object's.
+            let here = |t: u64| now + Nanos::new(t.saturating_sub(r.now));
+            s.lapse(now);
+            s.units = s.units.saturating_add(r.granted).min(r.held);
+            s.until = here(r.expires_at);
+            s.window_end = here(r.window_end);
+            (s.left, s.binding, s.limit) = (r.left, r.binding, r.limit);
+            s.spent_until = if r.granted < need {
+                let recheck = now + Nanos::from_millis(pc.lease_ms.div_ceil(4));
+                recheck.min(s.window_end)
+            } else {
+                Nanos::ZERO
+            };
+        }
+    });
+    if result.is_ok() {
+        landing.succeeded();
+    }
+    result.map(|_| ())
+}
+
+async fn call(env: &Env, name: &str, req: &QuotaRequest, timeout_ms: u64) -> Result<QuotaReply, (Failure, String)> {
+    let body = serde_json::to_string(req).map_err(|e| (Failure::Error, e.to_string()))?;
+    let (status, text) = do_client::exchange_key_patiently(env, name, &body, timeout_ms).await?;
+    if status != 200 {
+        return Err((Failure::Error, format!("status {status}: {text}")));
+    }
+    serde_json::from_str(&text).map_err(|e| (Failure::Error, format!("bad reply: {e}")))
+}
+
+/// Gives `cost` units of `key` back to this isolate's slice while its lease is live (they
+/// were granted to it); answers what a hit of cost 1 would get now.
+pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Answer, ApiError> {
+    pc.policy
+        .validate_cost(cost)
+        .map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))?;
+    let d = with_slice(&object_name(&pc.name, key), |s| {
+        s.lapse(now);
+        if now < s.until {
+            s.units = s.units.saturating_add(cost);
+        }
+        s.decision(s.units >= 1, now)
+    });
+    Ok(respond::estimate(respond::decision(pc, &d, now, key)))
+}
+
+/// Forgets this isolate's slice of `key` (a reset; the object forgets its ledger).
+pub fn forget(pc: &PolicyConfig, key: &str) {
+    SLICES.with(|slices| slices.borrow_mut().remove(&object_name(&pc.name, key)));
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::config::parse_policy;
+
+    #[test]
+    fn lease_ttl_chooses_leased_mode_for_clock_aligned_fixed_windows_only() {
+        let p = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "1s" })).unwrap();
+        assert_eq!((p.lease_ms, p.description["leaseTtl"].as_u64()), (1000, Some(1000)));
+        let p = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s" })).unwrap();
+        assert_eq!((p.lease_ms, p.description.get("leaseTtl")), (0, None));
+        for refused in [
+            json!({ "algorithm": "sliding-window", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "token-bucket", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "fixed-window", "align": "first-hit", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 500, "syncRate": 100 }),
+        ] {
+            let e = parse_policy("p", &refused).unwrap_err();
+            assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "leaseTtl"), "{refused}");
+        }
+        let e = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "2h" })).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("out_of_range", "leaseTtl"));
+        let e = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 0 })).unwrap_err();
+        assert_eq!(e.field, "leaseTtl");
+    }
+}

@@ -1,0 +1,70 @@
+//! Leased quota (a policy with `leaseTtl`): this object is the only authority over its key's
+//! quota and keeps the core's `QuotaLedger`, the slices of the current windows granted to
+//! isolates. One exchange reads the ledger, applies the core's `exchange` and writes it
+//! through before answering (synchronous SQL, no `await` in between, so exchanges of one key
+//! are applied one after another and the ledger never grants more than the limit).
+
+use tollgate::quota_lease::QuotaLedger;
+use tollgate::Nanos;
+use worker::SqlStorageValue;
+
+use super::sql::Sql;
+use super::storage::{ensure_schema, storage_deadline, Mem};
+use crate::config::PolicyConfig;
+use crate::errors::ApiError;
+use crate::quota_wire::{QuotaReply, QuotaRequest};
+
+fn sql_err(e: worker::Error) -> ApiError {
+    ApiError::internal(format!("storage: {e}"))
+}
+
+/// The ledger as stored; fresh when there is none. A ledger written under other limits (the
+/// configuration changed) does not restore and starts fresh, as a key's state under a new
+/// algorithm does.
+fn load(sql: &Sql<'_>, pc: &PolicyConfig) -> Result<QuotaLedger, ApiError> {
+    let mut ledger = QuotaLedger::for_policy(&pc.policy)
+        .map_err(|_| ApiError::internal("a leased policy whose limits the ledger does not take"))?;
+    let cursor = sql.exec("SELECT bytes FROM quota WHERE id = 0", None).map_err(sql_err)?;
+    let row = cursor.raw().next().transpose().map_err(sql_err)?;
+    if let Some(SqlStorageValue::Blob(bytes)) = row.and_then(|r| r.into_iter().next()) {
+        if let Err(e) = ledger.restore(&bytes) {
+            crate::log::warn("quota_ledger_reset", serde_json::json!({ "policy": pc.name, "reason": e.to_string() }));
+        }
+    }
+    Ok(ledger)
+}
+
+/// One exchange at `now`: the answer and the real time (ms) the ledger stops mattering (for
+/// the alarm).
+pub fn exchange(
+    mem: &std::cell::RefCell<Mem>,
+    sql: &Sql<'_>,
+    pc: &PolicyConfig,
+    r: &QuotaRequest,
+    now: Nanos,
+) -> Result<(QuotaReply, u64), ApiError> {
+    ensure_schema(&mut mem.borrow_mut(), sql)?;
+    let mut ledger = load(sql, pc)?;
+    let ttl = Nanos::from_millis(pc.lease_ms);
+    let g = ledger
+        .exchange(&r.holder, r.give_back, r.need, r.want, ttl, now)
+        .map_err(|e| ApiError::bad_request("invalid_body", e.to_string()))?;
+    let deadline = storage_deadline(worker::Date::now().as_millis(), now, ledger.expiry(), r.now.is_some());
+    sql.exec(
+        "INSERT OR REPLACE INTO quota (id, bytes, deadline) VALUES (0, ?, ?)",
+        Some(vec![SqlStorageValue::Blob(ledger.encode()), SqlStorageValue::Integer(deadline as i64)]),
+    )
+    .map_err(sql_err)?;
+    let reply = QuotaReply {
+        now: now.as_nanos(),
+        granted: g.granted,
+        returned: g.returned,
+        held: g.held,
+        expires_at: g.expires_at.as_nanos(),
+        left: g.left,
+        binding: g.binding,
+        limit: g.limit,
+        window_end: g.window_end.as_nanos(),
+    };
+    Ok((reply, deadline))
+}
