@@ -8,6 +8,7 @@ import { readDecision } from "./decision.js";
 import { extrasOutView } from "./extras-view.js";
 import { LimiterBase } from "./limiter-base.js";
 import { deny } from "./failure-mode.js";
+import { Insurance } from "./insurance.js";
 
 export class StoreLimiter extends LimiterBase {
   #store;
@@ -34,7 +35,7 @@ export class StoreLimiter extends LimiterBase {
     if (mode === "throw") throw thrown;
     store._onError?.(e);
     if (mode === "insurance") {
-      this.#insured ??= store._insurance(this.#options);
+      this.#insured ??= new Insurance(this.#options, store._insuranceShare);
       const d = this.#insured.decide(keys, now, cost, peek);
       if (d !== null) return Object.assign(d, { degraded: "unavailable" });
     }
