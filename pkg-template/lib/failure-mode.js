@@ -1,7 +1,6 @@
-// The answers of a store that cannot decide: the failure mode's (`failure: "closed"`) and
-// contention's denials, over figures the core gave (`deny`), and the figures of an outage
-// before the Worker's policy is known (`unknownFigures`). These are the configured failure
-// mode's answers, not a decision of the limits: no limit is consulted here.
+// The denials of a store that cannot decide: the failure mode's (`failure: "closed"`) and
+// contention's, over figures the core gave (`deny`). These are the configured failure mode's
+// answers, not a decision of the limits: no limit is consulted here.
 
 /**
  * Makes `d` a denial (every pair denied, nothing remaining) that can be retried after what its
@@ -20,7 +19,3 @@ export function deny(d, minRetryMs, blockedBy = d.limits[0]?.name ?? null) {
   }
 }
 
-/** An outage's figures when no limit is known yet (the Worker's policy was never fetched). */
-export function unknownFigures(now) {
-  return { allowed: true, limit: 0, remaining: 0, resetAt: now, retryAfter: 0, blockedBy: null, limits: [] };
-}
