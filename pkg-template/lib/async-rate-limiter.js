@@ -2,21 +2,17 @@
 // promises. A class of its own so that the asynchronous limiter is named where it is made:
 // `new AsyncRateLimiter({ ..., store })` is `store.limiter(options)`.
 
-import { applyControls, withoutControls } from "./controls.js";
-import { fail, objectOf, optionError } from "./options.js";
+import { objectOf, optionError } from "./options.js";
+import { storeLimiter } from "./memory-limiter.js";
 
 export class AsyncRateLimiter {
   /** `options`: the limits (as for `RateLimiter`) and the `store` they are decided over. */
   constructor(options) {
     objectOf(options);
-    const { store, ...limits } = options;
-    if (store === undefined) {
+    if (options.store === undefined) {
       throw optionError("missing_field", "store", "store is required: AsyncRateLimiter decides over a store (e.g. new RedisStore(client)); in memory, use RateLimiter");
     }
-    if (store === null || typeof store.limiter !== "function") {
-      throw fail("store", store, "an object with a limiter(options) method");
-    }
     // A constructor that returns an object makes it the result of `new`.
-    return applyControls(store.limiter(withoutControls(limits)), limits, true, store);
+    return storeLimiter(options);
   }
 }

@@ -4,12 +4,11 @@
 // handles nor `limitBatch` (see docs/js-layer.md, "The lite module"). Imports no wasm itself,
 // so that each entry loads only its own module.
 import { Limits } from "./limits.js";
-import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail, optionError } from "./options.js";
+import { maxKeysOf, keysOf, callOptions, costOf, nowOf, fail, stringKey, stateBytes } from "./options.js";
 import { readDecision, readKey } from "./decision.js";
-import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
 import { applyControls, controlsOf, withoutControls } from "./controls.js";
-import { waitFor, blockUntilReady } from "./wait.js";
+import { LimiterBase } from "./limiter-base.js";
 import { reserveInMemory, settleInMemory } from "./reserve.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
@@ -26,7 +25,7 @@ const FAILED = 3;
  * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
  * for an in-memory limiter.
  */
-function storeLimiter(options) {
+export function storeLimiter(options) {
   if (options === null || typeof options !== "object" || options.store === undefined) return null;
   const { store, ...rest } = options;
   if (store === null || typeof store.limiter !== "function") {
@@ -46,7 +45,7 @@ export function invalidState(e) {
   return e;
 }
 
-export class MemoryLimiter {
+export class MemoryLimiter extends LimiterBase {
   #wasm;
   #module;
   #policy;
@@ -73,6 +72,7 @@ export class MemoryLimiter {
     // returns an object makes it the subclass's `this`, and so the result of `new`).
     const stored = storeLimiter(options);
     if (stored !== null) return stored;
+    super(module.durationMs);
     this.#module = module;
     this.#policy = new Limits(options, module.Policy);
     this.#wasm = new module.Limiter(this.#policy._wasm, maxKeysOf(options));
@@ -125,21 +125,6 @@ export class MemoryLimiter {
     return this.#read(keys);
   }
 
-  /**
-   * Resolves with the decision admitting `key`'s hit once the limits admit it, sleeping each
-   * denial's `retryAfter` in between; rejects with `WaitTimeoutError` (`wait_timeout`) when
-   * that is after `maxWait` ms, or with the reason of `signal` when it aborts. Options:
-   * `maxWait`, `signal`, `cost` (wait.js).
-   */
-  waitFor(key, options) {
-    return waitFor(this, key, options, this.#module.durationMs);
-  }
-
-  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
-  blockUntilReady(key, timeoutMs) {
-    return blockUntilReady(this, key, timeoutMs);
-  }
-
   /** The decision `limit` would make, counting nothing. */
   peek(key, options) {
     const { cost, now } = callOptions(options);
@@ -177,8 +162,7 @@ export class MemoryLimiter {
    */
   key(key) {
     this.#fast("key handles");
-    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
-    return new KeyHandle(key, this.#wasm.intern(key), this);
+    return new KeyHandle(stringKey(key), this.#wasm.intern(key), this);
   }
 
   /** Forgets a handle made by `key()`; using it afterwards throws. The key's state is kept. */
@@ -244,27 +228,14 @@ export class MemoryLimiter {
     this.#wasm.resetKeys(keysOf(key instanceof KeyHandle ? key.key : key));
   }
 
-  /**
-   * The rate-limit headers of `decision`, written by the core: draft-10 `RateLimit` and
-   * `RateLimit-Policy` and legacy `X-RateLimit-*` by default, `Retry-After` on a denial.
-   * `options`: `now`, `standardHeaders`, `legacyHeaders`, `partitionKey`, `jitter`
-   * (docs/headers.md); a number is `now`.
-   */
-  headers(decision, options) {
-    return headersFor(decision, this.#policy._wasm, this.#names, options);
-  }
-
   /** The key's state as bytes (`null`: fresh); `import` takes it back, here or in another process. */
   export(key) {
-    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
-    return this.#wasm.exportState(key) ?? null;
+    return this.#wasm.exportState(stringKey(key)) ?? null;
   }
 
   import(key, state) {
-    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
-    if (state !== null && !(state instanceof Uint8Array)) {
-      throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
-    }
+    stringKey(key);
+    stateBytes(state);
     try {
       this.#wasm.importState(key, state ?? undefined);
     } catch (e) {

@@ -202,3 +202,17 @@ export function nowOf(opts) {
   if (now === undefined) return Date.now();
   throw fail("now", now, "a number of epoch milliseconds", "invalid_now");
 }
+
+/** A key of `key()`, `export` and `import`: one string (`invalid_type` otherwise). */
+export function stringKey(key) {
+  if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
+  return key;
+}
+
+/** A state given to `import`: bytes from any store's `export`, or `null` (fresh). */
+export function stateBytes(state) {
+  if (state !== null && !(state instanceof Uint8Array)) {
+    throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
+  }
+  return state;
+}

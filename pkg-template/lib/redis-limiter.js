@@ -6,18 +6,18 @@
 // conflict one more, and no algorithm exists anywhere but in the core: every round is the
 // core's compare-and-swap step (`StorePolicy.step`, `tollgate::store::cas_step`), and one
 // loop (`#swapLoop`) drives it for one key's batch of hits, a several-key hit and a refund.
-import { durationMs, validateKeys } from "./wasm.js";
-import { keysOf, callOptions, optionError } from "./options.js";
+import { validateKeys } from "./wasm.js";
+import { keysOf, callOptions, optionError, stringKey, stateBytes } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
-import { headersFor } from "./header-record.js";
 import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
-import { waitFor, blockUntilReady } from "./wait.js";
 import { reserveInStore, settleInStore } from "./reserve.js";
+import { StoreLimiter } from "./store-limiter.js";
+import { deny } from "./failure-mode.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -36,14 +36,11 @@ class Contention {
   }
 }
 
-export class RedisLimiter {
+export class RedisLimiter extends StoreLimiter {
   #store;
   #policy;
   #wasm;
   #names;
-  #policyWasm;
-  #options;
-  #insured = null;
   /** The core's retry policy for this limiter's swaps (`tollgate::store_protocol`): cap and backoff. */
   #retry;
   /**
@@ -57,12 +54,11 @@ export class RedisLimiter {
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
   constructor(store, policy, options) {
+    super(store, options);
     this.#store = store;
     this.#policy = policy;
-    this.#options = options;
     this.#wasm = policy._store;
     this.#names = policy.names;
-    this.#policyWasm = policy._wasm;
     this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
     // 0: the core's default cap.
     this.#retry = new (extras().StoreRetry)(Math.min(store._maxAttempts ?? 0, 0xffff_ffff));
@@ -71,16 +67,6 @@ export class RedisLimiter {
   /** The low-level policy this limiter decides by. */
   get policy() {
     return this.#policy;
-  }
-
-  /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
-  waitFor(key, options) {
-    return waitFor(this, key, options, durationMs);
-  }
-
-  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
-  blockUntilReady(key, timeoutMs) {
-    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Decides a hit and counts it if allowed; resolves to the decision. */
@@ -179,7 +165,7 @@ export class RedisLimiter {
    */
   async import(key, state) {
     const rkey = this.#store._key(checkStateKey(key));
-    if (state !== null && !(state instanceof Uint8Array)) throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
+    stateBytes(state);
     let expiresAt = 0;
     if (state !== null) {
       try {
@@ -196,14 +182,6 @@ export class RedisLimiter {
       else await client.send(["DEL", rkey]);
     });
   }
-
-  /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers. */
-  headers(decision, options) {
-    return headersFor(decision, this.#policyWasm, this.#names, options);
-  }
-
-  /** Nothing to stop in this mode (the client is the caller's to close). */
-  async close() {}
 
   // --- the decision --------------------------------------------------------------------------
 
@@ -457,22 +435,7 @@ export class RedisLimiter {
     }
     // The write may or may not have happened: forget what this process thought was there.
     for (const k of rkeys) this.#cache.delete(k);
-    const mode = this.#store._failure;
-    if (mode === "throw") {
-      throw e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
-    }
-    this.#store._onError?.(e);
-    if (mode === "insurance") {
-      const d = this.#insurance().decide(keys, now, cost, peek);
-      if (d !== null) return Object.assign(d, { degraded: "unavailable" });
-    }
-    // A fresh key's figures, allowed (open) or denied for a while (closed, or a cost the
-    // insurance's share can never take).
-    this.#wasm.peek(keys.map(() => null), now, cost);
-    const d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-    if (mode !== "open") deny(d, this.#names, this.#store._closedRetryMs);
-    d.degraded = "unavailable";
-    return d;
+    return this._outage(e, unavailable(e), keys, now, cost, peek);
   }
 
   /**
@@ -489,15 +452,9 @@ export class RedisLimiter {
       this.#wasm.peek(keys.map(() => null), now, cost);
       d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     }
-    deny(d, this.#names, 1);
+    deny(d, 1, this.#names[0]);
     d.degraded = "contention";
     return d;
-  }
-
-  /** The in-memory limiter of `failure: "insurance"`, made on the first outage. */
-  #insurance() {
-    this.#insured ??= this.#store._insurance(this.#options);
-    return this.#insured;
   }
 
   #guard(rkeys, op) {
@@ -508,7 +465,7 @@ export class RedisLimiter {
         throw new RedisUnavailableError(`gave up after ${this.#retry.maxAttempts} attempts: other writers kept changing the key`);
       }
       for (const k of rkeys) this.#cache.delete(k);
-      throw e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
+      throw unavailable(e);
     });
   }
 
@@ -556,9 +513,13 @@ function checkKeys(keys) {
 
 /** A key of `export`/`import`: one string, checked as the in-memory limiter checks it. */
 function checkStateKey(key) {
-  if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
-  validateKeys([key]);
+  validateKeys([stringKey(key)]);
   return key;
+}
+
+/** A failure of Redis (or of the client) as the caller sees it. */
+function unavailable(e) {
+  return e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
 }
 
 /**
@@ -604,20 +565,4 @@ function sameStates(a, b) {
 /** The TTL (ms) of a new state that is fresh again at `expiresAt` (0 for a deleted key). */
 function ttlOf(state, expiresAt, now) {
   return state === null ? 0 : Math.max(1, Math.ceil(expiresAt - now));
-}
-
-/**
- * Makes `d` a denial (every pair denied, nothing remaining) that can be retried after what its
- * own figures say, and at least `minRetryMs`.
- */
-function deny(d, names, minRetryMs) {
-  d.retryAfter = Math.max(d.retryAfter, minRetryMs);
-  if (d.allowed) d.blockedBy = names[0];
-  d.allowed = false;
-  d.remaining = 0;
-  for (const l of d.limits) {
-    // nextUnitAfter (the headers' `t`) waits at least as long as the denial does.
-    const retryAfter = Math.max(l.retryAfter, minRetryMs);
-    Object.assign(l, { allowed: false, remaining: 0, retryAfter, nextUnitAfter: Math.max(l.nextUnitAfter ?? 0, minRetryMs) });
-  }
 }

@@ -18,7 +18,6 @@ import { MAX, durationMs, fail, flagOf, known, objectOf, oneOf, optionError, sho
 import { applyStoreOptions } from "./store-options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
-import { Insurance } from "./insurance.js";
 import { RENAMED as CORE_RENAMED } from "./contract.generated.js";
 
 const CLOCKS = ["local", "redis"];
@@ -104,10 +103,5 @@ export class RedisStore {
     const policy = new Policy(options);
     if (this._syncRate !== 0) return new SyncedRedisLimiter(this, policy);
     return new RedisLimiter(this, policy, options);
-  }
-
-  /** The in-memory limiter of `failure: "insurance"` for a limiter's options. @internal */
-  _insurance(options) {
-    return new Insurance(options, this._insuranceShare);
   }
 }

@@ -8,22 +8,20 @@
 //
 // In Redis, one hash per key: field `<limit index>:<window start, ns>` -> count, expiring
 // with its newest window; fields of windows no decision reads any more are deleted.
-import { durationMs, validateKeys } from "./wasm.js";
+import { validateKeys } from "./wasm.js";
 import { extras } from "./extras.js";
 import { keysOf, callOptions, optionError, POLICY_FIELDS } from "./options.js";
 import { readDecision } from "./decision.js";
 import { SYNC_DIFF_LEN } from "./contract.generated.js";
 import { extrasOutView } from "./extras-view.js";
-import { headersFor } from "./header-record.js";
 import { withTimeout } from "./redis-errors.js";
-import { waitFor, blockUntilReady } from "./wait.js";
+import { StoreLimiter } from "./store-limiter.js";
 
-export class SyncedRedisLimiter {
+export class SyncedRedisLimiter extends StoreLimiter {
   #store;
   #policy;
   #wasm;
   #names;
-  #policyWasm;
   #timer = null;
   #syncing = null;
   #closed = false;
@@ -32,6 +30,7 @@ export class SyncedRedisLimiter {
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
   constructor(store, policy) {
+    super(store, null);
     this.#store = store;
     this.#policy = policy;
     if (policy._wasm.blockDurationMs > 0) {
@@ -49,21 +48,10 @@ export class SyncedRedisLimiter {
       throw optionError("conflicting_fields", "syncRate", m);
     }
     this.#names = policy.names;
-    this.#policyWasm = policy._wasm;
   }
 
   get policy() {
     return this.#policy;
-  }
-
-  /** `RateLimiter.waitFor`: the hit admitted once the store's limits admit it (wait.js). */
-  waitFor(key, options) {
-    return waitFor(this, key, options, durationMs);
-  }
-
-  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
-  blockUntilReady(key, timeoutMs) {
-    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Decides a hit from what this process knows (no round trip) and counts it if allowed. */
@@ -104,10 +92,6 @@ export class SyncedRedisLimiter {
 
   async reset() {
     throw optionError("unsupported_in_sync_mode", "syncRate", "reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
-  }
-
-  headers(decision, options) {
-    return headersFor(decision, this.#policyWasm, this.#names, options);
   }
 
   /**

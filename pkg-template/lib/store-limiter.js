@@ -1,0 +1,57 @@
+// `StoreLimiter`: the base of the limiters a shared store returns (`RedisStore`'s, exact and
+// synced; `WorkerStore`'s). Beside `LimiterBase`'s `waitFor`, `blockUntilReady` and `headers`,
+// the failure mode is written here once (`failure`: "open", "closed", "throw", "insurance";
+// docs/vocabulary.md): a subclass says what is an outage and gives it to `_outage`. The
+// figures of an outage's answer are a fresh key's, which the core gives (`_freshFigures`).
+import { durationMs } from "./wasm.js";
+import { readDecision } from "./decision.js";
+import { extrasOutView } from "./extras-view.js";
+import { LimiterBase } from "./limiter-base.js";
+import { deny } from "./failure-mode.js";
+import { Insurance } from "./insurance.js";
+
+export class StoreLimiter extends LimiterBase {
+  #store;
+  /** The limiter's options, for the insurance limiter (`null`: none given). */
+  #options;
+  #insured = null;
+
+  constructor(store, options) {
+    super(durationMs);
+    this.#store = store;
+    this.#options = options;
+  }
+
+  /**
+   * What the failure mode makes of an outage `e` (the subclass has told it from the caller's
+   * mistakes, which are thrown): `thrown` rejects with `failure: "throw"`; `onError` hears `e`
+   * otherwise; the insurance limiter decides in memory, or a fresh key's figures answer,
+   * admitted ("open") or denied for `closedRetryMs` ("closed", or a cost the insurance's share
+   * can never take). The answer is marked `degraded: "unavailable"`. @internal
+   */
+  _outage(e, thrown, keys, now, cost, peek) {
+    const store = this.#store;
+    const mode = store._failure;
+    if (mode === "throw") throw thrown;
+    store._onError?.(e);
+    if (mode === "insurance") {
+      this.#insured ??= new Insurance(this.#options, store._insuranceShare);
+      const d = this.#insured.decide(keys, now, cost, peek);
+      if (d !== null) return Object.assign(d, { degraded: "unavailable" });
+    }
+    const d = this._freshFigures(keys, now, cost);
+    if (mode !== "open") deny(d, store._closedRetryMs);
+    d.degraded = "unavailable";
+    return d;
+  }
+
+  /** The decision the core makes for `keys` when they are fresh, counting nothing. @internal */
+  _freshFigures(keys, now, cost, policy = this.policy) {
+    const w = policy._store;
+    w.peek(keys.map(() => null), now, cost);
+    return readDecision(w.outPtr, policy._names, keys, extrasOutView());
+  }
+
+  /** Nothing to stop unless the subclass says otherwise (the client is the caller's to close). */
+  async close() {}
+}
