@@ -215,3 +215,70 @@ fn not_settled(a: Answer) -> ApiError {
     let why = a.body["degraded"].as_str().unwrap_or("unavailable").to_string();
     crate::do_client::unavailable("key", format!("nothing was settled ({why})"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::parse_policies;
+
+    fn config(test_mode: bool) -> Config {
+        let policies = parse_policies(&json!({
+            "api": { "limits": [{ "name": "per-minute", "algorithm": "fixed-window", "quota": "100/m" }] }
+        }))
+        .unwrap();
+        Config {
+            policies,
+            pools: Default::default(),
+            proxy: None,
+            test_mode,
+            api_prefix: "/v1".into(),
+            api_token: None,
+            public: false,
+            denial_log_sample_rate: 0.0,
+        }
+    }
+
+    fn token(policy: &str, keys: &[&str]) -> String {
+        let keys = keys.iter().map(|k| k.to_string()).collect();
+        Reservation { id: 7, estimate: 30, policy: policy.into(), keys }.to_token()
+    }
+
+    #[test]
+    fn a_settlement_names_its_policy_and_keys_in_its_token() {
+        let c = config(true);
+        let body = json!({ "reservation": token("api", &["u1", "o1"]), "actual": 0, "now": 1000 }).to_string();
+        let s = parse_settle(body.as_bytes(), &c).unwrap();
+        assert_eq!((s.policy.name.as_str(), s.reservation.keys.len(), s.actual), ("api", 2, 0));
+        assert_eq!(s.now, Some(Nanos::from_secs(1)));
+    }
+
+    #[test]
+    fn every_mistake_of_a_settlement_has_its_code_and_field() {
+        let c = config(false);
+        let good = token("api", &["k"]);
+        let cases: [(Value, &str, Option<&str>); 9] = [
+            (json!({ "actual": 1 }), "missing_field", Some("reservation")),
+            (json!({ "reservation": null, "actual": 1 }), "missing_field", Some("reservation")),
+            (json!({ "reservation": [], "actual": 1 }), "invalid_type", Some("reservation")),
+            (json!({ "reservation": "%%", "actual": 1 }), "invalid_reservation", Some("reservation")),
+            (json!({ "reservation": token("nope", &["k"]), "actual": 1 }), "unknown_policy", Some("reservation")),
+            (json!({ "reservation": token("api", &[""]), "actual": 1 }), "invalid_reservation", Some("reservation")),
+            (json!({ "reservation": good, "actual": -1 }), "invalid_cost", Some("actual")),
+            (json!({ "reservation": good, "actual": 1, "now": 5 }), "test_mode_disabled", None),
+            (json!({ "reservation": good, "actual": 1, "cost": 5 }), "unknown_field", Some("cost")),
+        ];
+        for (body, code, field) in cases {
+            let e = parse_settle(body.to_string().as_bytes(), &c).unwrap_err();
+            assert_eq!((e.status, e.code, e.field.as_deref()), (400, code, field), "{body}");
+        }
+        assert_eq!(parse_settle(b"[]", &c).unwrap_err().code, "invalid_body");
+    }
+
+    #[test]
+    fn an_unknown_reservation_is_a_conflict_and_a_bad_one_a_bad_request() {
+        let e = settle_error(SettleError::UnknownReservation);
+        assert_eq!((e.status, e.code, e.field.as_deref()), (409, "unknown_reservation", Some("reservation")));
+        let e = settle_error(SettleError::InvalidReservation("x"));
+        assert_eq!((e.status, e.code), (400, "invalid_reservation"));
+    }
+}
