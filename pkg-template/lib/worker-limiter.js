@@ -17,6 +17,8 @@ import { WorkerUnavailableError, WorkerRequestError, requestError, isOutage } fr
 import { resolvePolicy } from "./worker-policy.js";
 import { toBase64, fromBase64 } from "./base64.js";
 import { waitFor, blockUntilReady } from "./wait.js";
+import { reserved, settled, settleArgs } from "./reserve.js";
+import { SETTLED_FIELDS } from "./contract.generated.js";
 
 export class WorkerLimiter {
   #store;
@@ -111,10 +113,9 @@ export class WorkerLimiter {
       if (isOutage(r.status, r.body?.error?.code)) return unreserved(this.#degrade(keys, now, cost, false, this.#outage(r)));
       throw requestError(r.status, r.body);
     }
-    const d = this.#decision(r.body, keys);
-    d.reservation = typeof r.body.reservation === "string" ? r.body.reservation : null;
+    const d = reserved(this.#decision(r.body, keys), typeof r.body.reservation === "string" ? r.body.reservation : null);
     if (d.allowed) for (const k of keys) this.#forget(k);
-    if (d.reservation !== null) this.#reserved(d.reservation, keys);
+    if (d.reservation !== null) this.#rememberReservation(d.reservation, keys);
     return d;
   }
 
@@ -125,10 +126,7 @@ export class WorkerLimiter {
    * nothing was settled, the reservation stays open).
    */
   async settle(reservation, actual, options) {
-    if (typeof reservation !== "string") {
-      throw optionError("invalid_type", "reservation", `reservation must be the string reserve answered, got ${typeof reservation}`);
-    }
-    const { now } = callOptions(options);
+    const now = settleArgs(reservation, actual, options);
     await this.#policy();
     const body = { reservation, actual };
     if (options?.now !== undefined) body.now = now;
@@ -139,14 +137,11 @@ export class WorkerLimiter {
     for (const k of keys) this.#forget(k);
     // The keys answered (several keys' answers name theirs in `limits`): one key's answer has no `limits`.
     const d = this.#decision(b, Array.isArray(b.limits) ? [...new Set(b.limits.map((l) => l.key))] : [""]);
-    d.refunded = b.refunded;
-    d.charged = b.charged;
-    d.forgiven = b.forgiven;
-    return d;
+    return settled(d, SETTLED_FIELDS.map((f) => b[f]));
   }
 
   /** Remembers the keys of a reservation made here, so that settling it drops their cached states. */
-  #reserved(token, keys) {
+  #rememberReservation(token, keys) {
     if (this.#cache === null) return;
     if (this.#reservations.size >= MAX_REMEMBERED_RESERVATIONS) this.#reservations.delete(this.#reservations.keys().next().value);
     this.#reservations.set(token, keys);
@@ -389,8 +384,7 @@ const MAX_REMEMBERED_RESERVATIONS = 4096;
 
 /** A decision of the failure mode: nothing was reserved at the Worker. */
 function unreserved(d) {
-  d.reservation = null;
-  return d;
+  return reserved(d, null);
 }
 
 /** Makes `d` a denial that can be retried after its own figures say, and at least `minRetryMs`. */
