@@ -28,8 +28,10 @@ export class WorkerRequestError extends Error {
 
 /** Codes the in-memory limiter throws as a `RangeError` (the rest of its mistakes are `TypeError`s). */
 const RANGE_CODES = new Set(["invalid_cost", "missing_key", "key_too_long", "out_of_range", "invalid_now"]);
+/** Codes the in-memory limiter throws as a plain `Error` (a settlement its keys' state refuses). */
+const STATE_CODES = new Set(["unknown_reservation"]);
 /** Codes the in-memory limiter throws itself: the Worker's answer is rethrown as its error class. */
-const INPUT_CODES = new Set([...RANGE_CODES, "invalid_type", "invalid_state", "unknown_field"]);
+const INPUT_CODES = new Set([...RANGE_CODES, ...STATE_CODES, "invalid_type", "invalid_state", "unknown_field", "invalid_reservation"]);
 /** Answers about the Worker's own set-up (503s among them): a mistake to fix, not an outage. */
 const CONFIG_CODES = new Set(["config_error", "auth_not_configured"]);
 
@@ -44,7 +46,7 @@ export function requestError(status, body) {
   const code = typeof e.code === "string" ? e.code : `http_${status}`;
   const message = `the Worker answered ${status}: ${typeof e.message === "string" ? e.message : "no error message"}`;
   if (INPUT_CODES.has(code)) {
-    const err = new (RANGE_CODES.has(code) ? RangeError : TypeError)(message);
+    const err = new (RANGE_CODES.has(code) ? RangeError : STATE_CODES.has(code) ? Error : TypeError)(message);
     return Object.assign(err, e.field === undefined ? { code } : { code, field: e.field });
   }
   return new WorkerRequestError(status, code, message, e.field);

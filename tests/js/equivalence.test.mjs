@@ -8,6 +8,7 @@ import { createServer } from "node:http";
 import { resolve, extname } from "node:path";
 import { HITS, LIMITERS, MULTI_HITS, MULTI_LIMITERS, nativeFixture, root } from "./fixture.mjs";
 import { launchChromium } from "./chromium.mjs";
+import { reserveTrace, replayReserve, firstDifference, census } from "./reserve-fixture.mjs";
 
 
 
@@ -56,6 +57,16 @@ test("Node makes the native crate's all-or-nothing decisions over several keys",
   const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
   assert.ok(multiCsv.includes("+"));
   assert.equal(replay(RateLimiter, MULTI_LIMITERS, multiCsv), MULTI_HITS);
+});
+
+test("Node makes the native crate's reserve/settle decisions", async () => {
+  const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
+  const ops = reserveTrace();
+  const c = census(ops);
+  assert.ok(c.denied > 300 && c.settled > 800 && c.refused.unknown_reservation > 100 && c.resets > 20, JSON.stringify(c));
+  const limiters = LIMITERS.map((o) => new RateLimiter(o));
+  const outcomes = await replayReserve(ops, (l) => limiters[l]);
+  assert.equal(firstDifference(ops, outcomes), null);
 });
 
 test("Node makes the native crate's one-limit decisions with tollgate/lite", async () => {
