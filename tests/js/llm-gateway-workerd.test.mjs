@@ -1,0 +1,98 @@
+// The LLM gateway example as a Worker (examples/llm-gateway/worker.mjs) in workerd: bundled
+// (esbuild, the `workerd` condition) from the packed package and run by Miniflare, in front of
+// the example's mock upstream on Node. The same calls as on Node: headers, a streamed answer
+// settled on its usage, and concurrent clients held to each key's TPM.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+import { Miniflare } from "miniflare";
+import { install, here } from "./packed.mjs";
+import { EXAMPLE_FILES, body, call, estimateOf, load } from "./llm-gateway.mjs";
+
+const example = resolve(here, "../../examples/llm-gateway");
+
+let pkg, upstream, mf;
+before(async () => {
+  pkg = install();
+  const dir = join(pkg.project, "llm-gateway");
+  mkdirSync(dir);
+  for (const f of EXAMPLE_FILES) copyFileSync(join(example, f), join(dir, f));
+  const at = (f) => import(pathToFileURL(join(dir, f)).href);
+  const [{ mockUpstream }, { serve }] = await Promise.all([at("mock-upstream.mjs"), at("serve.mjs")]);
+  upstream = await serve(mockUpstream({ delayMs: 1 }));
+  // Bundled into dist/workerd/ so that the package's imports of ../*.wasm (left external,
+  // loaded by workerd as compiled modules) resolve as in the package.
+  const dist = join(pkg.project, "node_modules/tollgate/dist");
+  await build({
+    entryPoints: [join(dir, "worker.mjs")],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["*.wasm"],
+    outfile: join(dist, "workerd/llm-gateway.js"),
+    logLevel: "warning",
+  });
+  mf = new Miniflare({
+    modules: true,
+    modulesRoot: dist,
+    scriptPath: join(dist, "workerd/llm-gateway.js"),
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2026-04-01",
+    // A fixed window from each key's first call: every call of the test falls in one window.
+    bindings: { UPSTREAM_URL: `http://127.0.0.1:${upstream.port}`, RPM: "10000", TPM: "3000", ALGORITHM: "fixed-window", ALIGN: "first-hit" },
+  });
+});
+after(async () => {
+  await mf?.dispose();
+  await upstream?.close();
+  pkg?.remove();
+});
+
+const at = (url, init) => mf.dispatchFetch(url, init);
+
+test("workerd: a JSON call answers OpenAI's headers and settles on its usage", async () => {
+  const b = body({ max_tokens: 200, completion: 10 });
+  const r = await call(at, "w-json", b);
+  assert.equal(r.status, 200);
+  assert.equal(r.headers["x-ratelimit-limit-tokens"], "3000");
+  assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(3000 - estimateOf(b)));
+  assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
+  assert.match(r.headers["ratelimit-policy"], /"requests";q=10000;w=60, "tokens";q=3000;w=60/);
+  const next = await call(at, "w-json", b);
+  assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
+});
+
+test("workerd: a streamed answer passes through and settles on its last event's usage", async () => {
+  const r = await call(at, "w-stream", body({ max_tokens: 300, completion: 7, stream: true }));
+  assert.equal(r.status, 200);
+  assert.equal(r.events.at(-1), "[DONE]");
+  assert.equal(r.usage.total_tokens, 10);
+  const probe = body({ max_tokens: 1 });
+  // The settlement runs in ctx.waitUntil once the answer's last byte has gone, so a probe may
+  // come before it: each probe charges its own estimate, and the one after the settlement
+  // sees only the usage (10) charged beside the probes.
+  let remaining, expected;
+  for (let i = 1; i <= 50 && remaining !== expected; i += 1) {
+    if (i > 1) await new Promise((r) => setTimeout(r, 20));
+    remaining = (await call(at, "w-stream", probe)).headers["x-ratelimit-remaining-tokens"];
+    expected = String(3000 - 10 - i * estimateOf(probe));
+  }
+  assert.equal(remaining, expected);
+});
+
+test("workerd: concurrent clients: no key is admitted more tokens in its window than TPM", async () => {
+  const per = await load(at, { keys: ["wa", "wb", "wc"], clients: 6, calls: 10, seed: 11 });
+  for (const [key, { tokens, admitted, denied }] of Object.entries(per)) {
+    assert.ok(tokens <= 3000, `${key}: ${tokens} tokens admitted, TPM 3000`);
+    assert.ok(denied > 0, `${key}: the load runs out the key's tokens`);
+    assert.ok(admitted > 3000 / (200 + 320), `${key}: settling admits more calls than the estimates alone (${admitted})`);
+  }
+});
