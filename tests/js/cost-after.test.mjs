@@ -1,13 +1,15 @@
 // The middlewares' cost known after the answer (`estimate`, `actualCost`): a request reserves
 // its estimate on the way in and its reservation is settled with the actual cost once its
 // answer is done, streamed answers at their end, in real Express, with Node's fetch Request
-// and Response (rateLimitFetch), and in a real Hono app (tollgate/hono).
+// and Response (rateLimitFetch), and in real Hono (tollgate/hono) and Fastify (tollgate/fastify) apps.
 import test from "node:test";
 import assert from "node:assert/strict";
 import express from "express";
 import { Hono } from "hono";
+import Fastify from "fastify";
 import { rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
 import { rateLimiter } from "../../pkg/dist/node/hono.js";
+import fastifyRateLimit from "../../pkg/dist/node/fastify.js";
 import { serving } from "./serving.mjs";
 
 // A window far longer than any test, from each key's first hit: the counts are exact.
@@ -211,4 +213,34 @@ test("tollgate/hono: a route's answer settles on the usage actualCost reads from
   assert.equal(r.headers.get("ratelimit-remaining"), "910");
   assert.deepEqual(await r.json(), { usage: { total_tokens: 7 } });
   await eventually(() => left(mw.limiter, "h"), 993);
+});
+
+test("tollgate/fastify: the estimate is reserved in the hook and settled with actualCost once the reply was sent", async () => {
+  await assert.rejects(Fastify().register(fastifyRateLimit, { ...HOUR, estimate: 5 }).ready(), { code: "missing_field", field: "actualCost" });
+  const app = Fastify();
+  await app.register(fastifyRateLimit, {
+    ...HOUR,
+    keyGenerator: (request) => request.headers["x-key"],
+    estimate: (request) => Number(request.headers["x-estimate"]),
+    actualCost: (request, reply) => reply.tokens,
+    onExceeding: () => {},
+  });
+  app.decorateReply("tokens", undefined);
+  app.get("/", async (request, reply) => {
+    reply.tokens = 15;
+    return { ok: true };
+  });
+  app.get("/none", async () => ({ ok: true }));
+  const cost = await app.createRateLimit();
+  await app.ready();
+  const r = await app.inject({ url: "/", headers: { "x-key": "f", "x-estimate": "250" } });
+  assert.equal(r.statusCode, 200);
+  assert.equal(r.headers["x-ratelimit-remaining"], "750");
+  // createRateLimit's checks peek here: what is left of the key once the reply settled.
+  await eventually(async () => (await cost({ headers: { "x-key": "f", "x-estimate": "1" }, ip: "x" }, { increment: false })).remaining, 985);
+  const none = await app.inject({ url: "/none", headers: { "x-key": "g", "x-estimate": "250" } });
+  assert.equal(none.statusCode, 200);
+  await tick();
+  assert.equal((await cost({ headers: { "x-key": "g", "x-estimate": "1" }, ip: "x" }, { increment: false })).remaining, 750);
+  await app.close();
 });
