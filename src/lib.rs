@@ -11,6 +11,7 @@ pub mod access;
 pub mod algorithm;
 pub mod algorithms;
 pub mod blocked;
+pub mod calendar;
 pub mod codec;
 pub mod decision;
 pub mod describe;

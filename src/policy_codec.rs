@@ -15,6 +15,7 @@
 //! sliding buckets         5  limit  window  precision  offset
 //! token bucket            6  capacity  refill_amount  interval
 //! gcra                    7  emission_interval  burst
+//! fixed window of months  8  limit  months  offset:zigzag   (offset signed, in ns)
 //! ```
 //!
 //! The parameters are the algorithm's own (a token bucket's refill interval, not the quota
@@ -78,6 +79,13 @@ pub fn encode_policy(policy: &Policy) -> Vec<u8> {
 
 fn encode_algorithm(a: &AnyAlgorithm, out: &mut Vec<u8>) {
     match a {
+        AnyAlgorithm::FixedWindow(fw) if fw.alignment().calendar_months().is_some() => {
+            let (months, offset) = fw.alignment().calendar_months().unwrap_or((1, 0));
+            out.push(8);
+            put(out, fw.limit());
+            put(out, u64::from(months));
+            put(out, ((offset << 1) ^ (offset >> 63)) as u64);
+        }
         AnyAlgorithm::FixedWindow(fw) => {
             out.push(1);
             put(out, fw.limit());
@@ -179,6 +187,12 @@ fn decode_algorithm(r: &mut Reader<'_>) -> Result<AnyAlgorithm, DecodeError> {
             let (t, burst) = (r.time()?, r.varint()?);
             AnyAlgorithm::Gcra(Gcra::from_parts(t, burst).map_err(bad)?)
         }
+        8 => {
+            let (limit, months, zigzag) = (r.varint()?, r.varint()?, r.varint()?);
+            let months = u32::try_from(months).map_err(|_| DecodeError::Invalid("algorithm parameters"))?;
+            let offset = (zigzag >> 1) as i64 ^ -((zigzag & 1) as i64);
+            AnyAlgorithm::FixedWindow(FixedWindow::calendar_months(limit, months, offset).map_err(bad)?)
+        }
         other => return Err(DecodeError::UnknownTag(other)),
     })
 }
@@ -199,6 +213,14 @@ mod tests {
             LimitSpec { precision: Some(Nanos::from_secs(10)), ..LimitSpec::new(Kind::SlidingBuckets, 5, w) },
             LimitSpec { burst: Some(9), refill_amount: Some(3), ..LimitSpec::new(Kind::TokenBucket, 7, w) },
             LimitSpec { burst: Some(4), ..LimitSpec::new(Kind::Gcra, 7, w) },
+            LimitSpec {
+                months: Some(crate::calendar::Months { count: 1, offset_ns: -7_200_000_000_000 }),
+                ..LimitSpec::new(Kind::FixedWindow, 10_000, w)
+            },
+            LimitSpec {
+                months: Some(crate::calendar::Months { count: 3, offset_ns: 3_600_000_000_000 }),
+                ..LimitSpec::new(Kind::FixedWindow, 10_000, w)
+            },
         ];
         let limits: Vec<Limit> = specs
             .iter()

@@ -140,7 +140,7 @@ impl FromStr for Quota {
         let window = if window.as_bytes().first().is_some_and(u8::is_ascii_digit) {
             parse_duration(window)?
         } else {
-            unit(window).ok_or(bad("unknown time unit"))?
+            unit(window).ok_or_else(|| bad(unknown_unit(window)))?
         };
         Quota::new(limit, window)
     }
@@ -190,7 +190,7 @@ pub(crate) fn parse_duration_unchecked(input: &str) -> Result<Nanos, ConfigError
     if rest.is_empty() {
         return Err(bad("a duration needs a unit, e.g. ms, s, m, h, d"));
     }
-    let per = unit(rest).ok_or(bad("unknown time unit"))?;
+    let per = unit(rest).ok_or_else(|| bad(unknown_unit(rest)))?;
     // Past u64 nanoseconds it is still a well-formed duration, only far too long: a range
     // error naming the maximum, as for any window above it.
     let too_long = || ConfigError::WindowTooLong {
@@ -198,6 +198,35 @@ pub(crate) fn parse_duration_unchecked(input: &str) -> Result<Nanos, ConfigError
         max_ms: MAX_WINDOW.as_millis_floor(),
     };
     Ok(Nanos::new(n.checked_mul(per.as_nanos()).ok_or_else(too_long)?))
+}
+
+/// The number of calendar months a window's text names (`month`, `1month`, `3 months`), or
+/// `None` when it names no months. Months are not a duration (28 to 31 days): only a fixed
+/// window on the clock takes them, through [`crate::spec`] or
+/// [`FixedWindow::calendar_months`](crate::FixedWindow::calendar_months).
+///
+/// ```
+/// use tollgate::quota::calendar_months;
+/// assert_eq!((calendar_months("month"), calendar_months("3months"), calendar_months("1d")), (Some(1), Some(3), None));
+/// ```
+pub fn calendar_months(window: &str) -> Option<u32> {
+    let s = window.trim();
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let (number, rest) = s.split_at_checked(digits).unwrap_or((s, ""));
+    let rest = rest.trim_start();
+    if !(rest.eq_ignore_ascii_case("month") || rest.eq_ignore_ascii_case("months")) {
+        return None;
+    }
+    Some(if digits == 0 { 1 } else { number.parse().unwrap_or(u32::MAX) })
+}
+
+/// Why a unit was not found: months are named, anything else is unknown.
+fn unknown_unit(s: &str) -> &'static str {
+    if calendar_months(s).is_some() {
+        "a month is a calendar window, not a duration: only a fixed window on the clock takes it"
+    } else {
+        "unknown time unit"
+    }
 }
 
 fn unit(s: &str) -> Option<Nanos> {

@@ -35,9 +35,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::algorithms::{AnyAlgorithm, Kind, LimitSpec};
+use crate::calendar::{longest_days, Months, DAY_NS, MAX_MONTHS, MAX_MONTH_OFFSET_NS};
 use crate::error::ConfigError;
 use crate::policy::{Limit, Policy, MAX_LIMITS};
-use crate::quota::{parse_duration_unchecked, MAX_LIMIT, MAX_WINDOW};
+use crate::quota::{calendar_months, parse_duration_unchecked, MAX_LIMIT, MAX_WINDOW};
 use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
@@ -496,8 +497,9 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
             kind = Kind::FixedWindowFirstHit;
         }
     }
-    // The quota: "100/s", or limit and window.
+    // The quota: "100/s", or limit and window; either may name calendar months.
     let quota_field = f("quota");
+    let mut month_count_given: Option<u32> = None;
     let (limit, window, written, rate_field) = match o.get("quota") {
         Value::Missing => {
             let limit_field = f("limit");
@@ -509,32 +511,68 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
                 }
             };
             let window_field = f("window");
-            let Some((window, written)) = duration_written(o, &window_field, 1)? else {
-                let m = Msg::new(&window_field).s(" is required with limit (or give quota)");
-                return Err(SpecError::new(code::MISSING_FIELD, &window_field, m));
-            };
-            (limit, window, written, limit_field)
+            if let Value::Text(w) = o.get("window") {
+                if let Some(n) = calendar_months(&w) {
+                    month_count_given = Some(month_count(&window_field, &w, n, kind)?);
+                    (limit, Nanos::new(longest_days(n) * DAY_NS), Written::Text(String::from(w.trim())), limit_field)
+                } else {
+                    window_limit(o, &window_field, limit, limit_field)?
+                }
+            } else {
+                window_limit(o, &window_field, limit, limit_field)?
+            }
         }
         Value::Text(q) => {
             if !matches!(o.get("limit"), Value::Missing) || !matches!(o.get("window"), Value::Missing) {
                 let m = Msg::new(&quota_field).s(" replaces limit and window; give one or the other");
                 return Err(SpecError::new(code::CONFLICTING_FIELDS, &quota_field, m));
             }
-            let (limit, window) = quota(&quota_field, &q)?;
-            let unit = q.split_once('/').map_or("", |(_, w)| w.trim());
-            let unit = if unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-                String::from(unit)
+            if let Some((count, unit)) = q.split_once('/') {
+                if let Some(n) = calendar_months(unit) {
+                    month_count_given = Some(month_count(&quota_field, &q, n, kind)?);
+                    let limit = quota_limit(&quota_field, &q, count)?;
+                    let window = Nanos::new(longest_days(n) * DAY_NS);
+                    (limit, window, Written::Text(String::from(unit.trim())), quota_field)
+                } else {
+                    quota_window(&quota_field, &q)?
+                }
             } else {
-                Msg::new("1").s(unit).0
-            };
-            (limit, window, Written::Text(unit), quota_field)
+                quota_window(&quota_field, &q)?
+            }
         }
         other => return Err(wrong_type(o, &quota_field, &other, "a string such as \"100/s\"")),
     };
     let burst = whole(o, &f("burst"), 1, MAX_LIMIT, "")?;
     let refill_amount = whole(o, &f("refillAmount"), 1, MAX_LIMIT, "")?;
     let precision = duration_written(o, &f("precision"), 1)?;
-    let offset = duration_written(o, &f("offset"), 0)?;
+    // Boundaries repeat every window, or every bucket for sliding buckets.
+    let period = match (&precision, kind) {
+        (Some((p, _)), Kind::SlidingBuckets) => *p,
+        _ => window,
+    };
+    let mut months = None;
+    let offset = match (month_count_given, offset_written(o, &f("offset"))?) {
+        (Some(count), Some((mag, negative, w))) => {
+            if mag.as_nanos() > MAX_MONTH_OFFSET_NS {
+                let field = f("offset");
+                let m =
+                    w.put(Msg::new(&field).s(" ")).s(" must be shorter than 28 days (the shortest month), either way");
+                return Err(SpecError::new(code::OUT_OF_RANGE, &field, m));
+            }
+            let ns = mag.as_nanos() as i64;
+            months = Some(Months { count, offset_ns: if negative { -ns } else { ns } });
+            None
+        }
+        (Some(count), None) => {
+            months = Some(Months { count, offset_ns: 0 });
+            None
+        }
+        // Before the UTC boundary by `mag` is after it by `period - mag`: one meaning, one
+        // encoding. An offset at least the period is left as given, for the range error.
+        (None, Some((mag, true, w))) if mag < period && mag > Nanos::ZERO => Some((period - mag, w)),
+        (None, Some((mag, _, w))) => Some((mag, w)),
+        (None, None) => None,
+    };
     let name = match o.get("name") {
         Value::Missing => String::from(default_name),
         Value::Text(s) => s,
@@ -548,6 +586,7 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         refill_amount,
         precision: precision.as_ref().map(|p| p.0),
         offset: offset.as_ref().map(|p| p.0),
+        months,
     };
     let algorithm = AnyAlgorithm::from_spec(&spec).map_err(|e| {
         let w = |x: &Option<(Nanos, Written)>, m: Msg| match x {
@@ -605,6 +644,102 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         SpecError::new(code::INVALID_VALUE, &field, m)
     })?;
     Ok((name, spec, limit))
+}
+
+/// `limit` per the duration at `window_field` (required with a limit).
+fn window_limit<I: Input>(
+    o: &I,
+    window_field: &str,
+    limit: u64,
+    limit_field: String,
+) -> Result<(u64, Nanos, Written, String), SpecError> {
+    let Some((window, written)) = duration_written(o, window_field, 1)? else {
+        let m = Msg::new(window_field).s(" is required with limit (or give quota)");
+        return Err(SpecError::new(code::MISSING_FIELD, window_field, m));
+    };
+    Ok((limit, window, written, limit_field))
+}
+
+/// A quota string of a duration, as (limit, window, the window as written, the field).
+fn quota_window(quota_field: &str, q: &str) -> Result<(u64, Nanos, Written, String), SpecError> {
+    let (limit, window) = quota(quota_field, q)?;
+    let unit = q.split_once('/').map_or("", |(_, w)| w.trim());
+    let unit = if unit.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        String::from(unit)
+    } else {
+        Msg::new("1").s(unit).0
+    };
+    Ok((limit, window, Written::Text(unit), String::from(quota_field)))
+}
+
+/// The limit of a quota of calendar months (`count` of `"10000/month"`).
+fn quota_limit(field: &str, q: &str, count: &str) -> Result<u64, SpecError> {
+    let count = count.trim();
+    let at = || Msg::new(field).s(" ").q(q).s(": ");
+    if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
+        let m = at().s("the limit must be a whole number (write e.g. \"10000/month\")");
+        return Err(SpecError::new(code::INVALID_VALUE, field, m));
+    }
+    match count.parse::<u64>() {
+        Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+        Ok(0) => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit must be at least 1"))),
+        _ => Err(SpecError::new(code::OUT_OF_RANGE, field, at().s("the limit is above the maximum ").n(MAX_LIMIT))),
+    }
+}
+
+/// `n` calendar months at `field` (written `w`): 1 to 12, and only for a fixed window on the
+/// clock (a month is not a duration: no other algorithm has a meaning for it).
+fn month_count(field: &str, w: &str, n: u32, kind: Kind) -> Result<u32, SpecError> {
+    if kind != Kind::FixedWindow {
+        let (name, align) = config_name(kind);
+        let mut m = Msg::new(field)
+            .s(" ")
+            .q(w)
+            .s(": calendar months are a window of algorithm \"fixed-window\" only, not of ")
+            .q(name);
+        if let Some(a) = align {
+            m = m.s(" with align ").q(a);
+        }
+        return Err(SpecError::new(code::UNSUPPORTED_OPTION, field, m));
+    }
+    if n == 0 || n > MAX_MONTHS {
+        let m = Msg::new(field)
+            .s(" ")
+            .q(w)
+            .s(": a window of calendar months holds 1 to ")
+            .n(MAX_MONTHS as u64)
+            .s(" months");
+        return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
+    }
+    Ok(n)
+}
+
+/// The offset: a duration, or a negative one (`"-2h"`, `-7200000`) for boundaries before
+/// the UTC ones; as (magnitude, negative, as written).
+fn offset_written<I: Input>(o: &I, field: &str) -> Result<Option<(Nanos, bool, Written)>, SpecError> {
+    match o.get(leaf(field)) {
+        Value::Number(n) if n < 0.0 => {
+            let ms = whole_number(o, field, -n, 0, MAX_WINDOW.as_millis_floor(), " of milliseconds")?;
+            Ok(Some((Nanos::from_millis(ms), true, Written::Text(Msg::new("-").n(ms).s(" ms").0))))
+        }
+        Value::Text(s) if s.trim_start().starts_with('-') => {
+            let rest = s.trim_start().get(1..).unwrap_or("");
+            let bad = |reason: &str| {
+                let m = Msg::new(field).s(" ").q(&s).s(" is not a duration: ").s(reason);
+                SpecError::new(code::INVALID_VALUE, field, m)
+            };
+            match parse_duration_unchecked(rest) {
+                Ok(n) if n <= MAX_WINDOW => Ok(Some((n, true, Written::Text(s.clone())))),
+                Ok(_) | Err(ConfigError::WindowTooLong { .. }) => {
+                    let m = Msg::new(field).s(" ").q(&s).s(" is longer than the maximum 366 days");
+                    Err(SpecError::new(code::OUT_OF_RANGE, field, m))
+                }
+                Err(ConfigError::InvalidQuota { reason, .. }) => Err(bad(reason)),
+                Err(_) => Err(bad("invalid")),
+            }
+        }
+        _ => Ok(duration_written(o, field, 0)?.map(|(n, w)| (n, false, w))),
+    }
 }
 
 fn unsupported(field: &str, kind: Kind) -> SpecError {

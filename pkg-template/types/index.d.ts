@@ -7,11 +7,16 @@ export type { Algorithm, ConfigErrorCode } from "./contract.generated.js";
 /** A duration: `"1s"`, `"250ms"`, `"5m"`, `"1h"`, `"1d"`, or a whole number of milliseconds. */
 export type Duration = string | number;
 
-/** One limit. Give `limit` and `window`, or `quota` (`"100/s"`, `"5000/1h"`). */
+/**
+ * One limit. Give `limit` and `window`, or `quota` (`"100/s"`, `"5000/1h"`). Calendar windows
+ * (`fixed-window` on the clock): `"100/day"`, `"500/week"` (ISO, from Monday), `"10000/month"`,
+ * or `window: "month"` / `"3months"`, at a UTC `offset` (docs/vocabulary.md).
+ */
 export interface LimitOptions {
   algorithm: Algorithm;
   /** Hits per window (whole number, at least 1). */
   limit?: number;
+  /** A duration, or calendar months (`"month"`, `"3months"`: `fixed-window` on the clock only). */
   window?: Duration;
   /** `"<limit>/<window>"`, replacing `limit` and `window`. */
   quota?: string;
@@ -23,7 +28,7 @@ export interface LimitOptions {
   align?: Align;
   /** `sliding-buckets` only: sub-bucket length, dividing the window. */
   precision?: Duration;
-  /** Clock-aligned windows (`fixed-window`, `sliding-window`, `sliding-buckets`): boundaries shifted by this much (UTC). */
+  /** Clock-aligned windows (`fixed-window`, `sliding-window`, `sliding-buckets`): boundaries shifted by this much (UTC); negative (`"-2h"`) for boundaries before UTC's, e.g. months at UTC+2. */
   offset?: Duration;
   /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
   name?: string;

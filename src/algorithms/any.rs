@@ -14,6 +14,7 @@ use crate::algorithms::{
     FirstHitState, FixedWindow, FixedWindowFirstHit, FixedWindowState, Gcra, GcraState, SlidingBuckets,
     SlidingBucketsState, SlidingLog, SlidingLogState, SlidingWindow, SlidingWindowState, TokenBucket, TokenBucketState,
 };
+use crate::calendar::Months;
 use crate::decision::{Decision, Outcome};
 use crate::error::{CheckError, ConfigError};
 use crate::quota::Quota;
@@ -114,12 +115,24 @@ pub struct LimitSpec {
     pub precision: Option<Nanos>,
     /// Boundary offset for clock-aligned windows; defaults to 0.
     pub offset: Option<Nanos>,
+    /// A window of calendar months instead of `window` (a clock-aligned fixed window only;
+    /// `window` then holds the longest such window, and `offset` stays `None`).
+    pub months: Option<Months>,
 }
 
 impl LimitSpec {
     /// `limit` per `window` with `algorithm` and no options.
     pub fn new(algorithm: Kind, limit: u64, window: Nanos) -> LimitSpec {
-        LimitSpec { algorithm, limit, window, burst: None, refill_amount: None, precision: None, offset: None }
+        LimitSpec {
+            algorithm,
+            limit,
+            window,
+            burst: None,
+            refill_amount: None,
+            precision: None,
+            offset: None,
+            months: None,
+        }
     }
 
     fn refuse(&self, option: &'static str, given: bool) -> Result<(), ConfigError> {
@@ -193,6 +206,11 @@ impl AnyAlgorithm {
         }
         if let Some(burst) = spec.burst {
             quota = quota.with_burst(burst)?;
+        }
+        if let Some(m) = spec.months {
+            spec.refuse("window", k != Kind::FixedWindow)?;
+            spec.refuse("offset", spec.offset.is_some())?;
+            return Ok(AnyAlgorithm::FixedWindow(FixedWindow::calendar_months(spec.limit, m.count, m.offset_ns)?));
         }
         Ok(match k {
             Kind::FixedWindow => AnyAlgorithm::FixedWindow(FixedWindow::with_offset(quota, offset)?),

@@ -4,6 +4,11 @@
 //! since the Unix epoch, the same for every key. The counter starts over when the window
 //! index changes.
 //!
+//! Calendar windows: a window of whole days turns over at midnight UTC, of whole weeks on
+//! Monday (the ISO week), and of calendar months ([`FixedWindow::calendar_months`]) on the
+//! 1st, each shifted by the offset (negative: before UTC's boundary); a month lasts 28 to 31
+//! days and its `reset_at` is its real end.
+//!
 //! **Guarantee**: at most `limit` units in each aligned window, hence at most `2 * limit` in
 //! any interval of length `window` (a burst at the end of one window plus one at the start of
 //! the next).
@@ -63,6 +68,20 @@ impl FixedWindow {
     /// windows at 09:00 UTC: `offset = 9h`).
     pub fn with_offset(quota: Quota, offset: Nanos) -> Result<FixedWindow, ConfigError> {
         Ok(FixedWindow { limit: quota.limit(), align: Alignment::new(quota.window(), offset)? })
+    }
+
+    /// Windows of `months` calendar months, turning over `offset_ns` after (negative: before)
+    /// midnight UTC on the 1st (see [`Alignment::months`]).
+    ///
+    /// ```
+    /// use tollgate::{Algorithm, FixedWindow, Nanos};
+    /// let billing = FixedWindow::calendar_months(10_000, 1, 0).unwrap();
+    /// let d = billing.check(None, Nanos::from_secs(1_706_745_600), 1).unwrap(); // 2024-02-01
+    /// assert_eq!(d.decision.reset_at, Nanos::from_secs(1_709_251_200)); // 2024-03-01: 29 days
+    /// ```
+    pub fn calendar_months(limit: u64, months: u32, offset_ns: i64) -> Result<FixedWindow, ConfigError> {
+        crate::quota::check_limit(limit)?;
+        Ok(FixedWindow { limit, align: Alignment::months(months, offset_ns)? })
     }
 
     /// The window boundaries.

@@ -6,7 +6,8 @@ export const ALGORITHM_DOCS = {
     "source": "src/algorithms/fixed_window.rs",
     "title": "Fixed window, aligned to the clock",
     "what": [
-      "One counter per key and window; windows are `[offset + k*window, offset + (k+1)*window)` since the Unix epoch, the same for every key. The counter starts over when the window index changes."
+      "One counter per key and window; windows are `[offset + k*window, offset + (k+1)*window)` since the Unix epoch, the same for every key. The counter starts over when the window index changes.",
+      "Calendar windows: a window of whole days turns over at midnight UTC, of whole weeks on Monday (the ISO week), and of calendar months (`FixedWindow::calendar_months`) on the 1st, each shifted by the offset (negative: before UTC's boundary); a month lasts 28 to 31 days and its `reset_at` is its real end."
     ],
     "guarantee": "at most `limit` units in each aligned window, hence at most `2 * limit` in any interval of length `window` (a burst at the end of one window plus one at the start of the next).",
     "pros": "the cheapest state (a window start and a count, 16 bytes); windows are the same for everyone, which is what public quotas like GitHub's 5000 requests per clock hour promise; counts merge across nodes by simple addition.",
