@@ -4,6 +4,8 @@
 //! ```text
 //! policy state  = 1  expires_at:varint  slots:varint  slot*
 //!               | 2  expires_at:varint  blocked_until:varint  slots:varint  slot*
+//!               | 3  expires_at:varint  blocked_until:varint  slots:varint  slot*  open:varint  entry*
+//! entry         = id estimate reserved_at until mark*  (one mark per slot; crate::reserve)
 //! slot          = 0                                   (fresh)
 //!               | tag:u8 fields                       (tag 1..=7, see below)
 //! fixed window           1  start count
@@ -15,9 +17,10 @@
 //! gcra                   7  tat
 //! ```
 //!
-//! Version 2 is written only for a key blocked by a penalty (crate::penalty), so that every
-//! other state keeps its version-1 bytes (stored states and the equivalence fixtures stay
-//! valid); both versions are read.
+//! Version 2 is written only for a key blocked by a penalty (crate::penalty), and version 3
+//! only for a key with open reservations (crate::reserve), so that every other state keeps
+//! its version-1 bytes (stored states and the equivalence fixtures stay valid); all three
+//! versions are read.
 //!
 //! Every integer is an unsigned LEB128 varint (at most 10 bytes); times are nanoseconds since
 //! the epoch. A GCRA key is typically 12 bytes. Decoding never panics: truncated, overlong,
@@ -42,6 +45,8 @@ use crate::time::Nanos;
 pub const FORMAT_VERSION: u8 = 1;
 /// The format version of a state that carries a penalty block (`blocked_until`).
 pub const FORMAT_VERSION_BLOCKED: u8 = 2;
+/// The format version of a state with open reservations (and a penalty block, zero if none).
+pub const FORMAT_VERSION_RESERVED: u8 = 3;
 
 fn tag(kind: Kind) -> u8 {
     match kind {
@@ -243,8 +248,15 @@ impl PolicyState {
     /// ```
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16);
-        let blocked = self.blocked_until > Nanos::ZERO;
-        out.push(if blocked { FORMAT_VERSION_BLOCKED } else { FORMAT_VERSION });
+        let reserved = !self.open.is_empty();
+        let blocked = self.blocked_until > Nanos::ZERO || reserved;
+        out.push(if reserved {
+            FORMAT_VERSION_RESERVED
+        } else if blocked {
+            FORMAT_VERSION_BLOCKED
+        } else {
+            FORMAT_VERSION
+        });
         put(&mut out, self.expires_at.as_nanos());
         if blocked {
             put(&mut out, self.blocked_until.as_nanos());
@@ -256,6 +268,17 @@ impl PolicyState {
                 Some(s) => encode_state(s, &mut out),
             }
         }
+        if reserved {
+            put(&mut out, self.open.len() as u64);
+            for o in &self.open {
+                for v in [o.id, o.estimate, o.reserved_at.as_nanos(), o.until.as_nanos()] {
+                    put(&mut out, v);
+                }
+                for m in &o.marks {
+                    put(&mut out, m.as_nanos());
+                }
+            }
+        }
         out
     }
 
@@ -263,23 +286,38 @@ impl PolicyState {
     pub fn decode(bytes: &[u8]) -> Result<PolicyState, DecodeError> {
         let mut r = Reader { bytes };
         let version = r.byte()?;
-        if version != FORMAT_VERSION && version != FORMAT_VERSION_BLOCKED {
+        if !(FORMAT_VERSION..=FORMAT_VERSION_RESERVED).contains(&version) {
             return Err(DecodeError::UnknownVersion(version));
         }
         let expires_at = r.time()?;
         // A block past the state's expiry ends with it: stores drop the key at its expiry.
-        let blocked_until = if version == FORMAT_VERSION_BLOCKED { r.time()?.min(expires_at) } else { Nanos::ZERO };
+        let blocked_until = if version >= FORMAT_VERSION_BLOCKED { r.time()?.min(expires_at) } else { Nanos::ZERO };
         let n = r.len(MAX_LIMITS as u64)?;
         let mut slots = Vec::with_capacity(n);
         for _ in 0..n {
             let t = r.byte()?;
             slots.push(if t == 0 { None } else { Some(decode_state_from(&mut r, t)?) });
         }
+        let mut open = Vec::new();
+        if version == FORMAT_VERSION_RESERVED {
+            let k = r.len(crate::reserve::MAX_OPEN as u64)?;
+            if k == 0 {
+                return Err(DecodeError::Invalid("a reserved state without a reservation"));
+            }
+            for _ in 0..k {
+                let (id, estimate, reserved_at) = (r.varint()?, r.varint()?, r.time()?);
+                // A reservation open past the state's expiry closes with it.
+                let until = r.time()?.min(expires_at);
+                let marks = (0..n).map(|_| r.time()).collect::<Result<Vec<_>, _>>()?;
+                open.push(crate::reserve::Open { id, estimate, reserved_at, until, marks });
+            }
+        }
         if !r.bytes.is_empty() {
             return Err(DecodeError::TrailingBytes);
         }
         let mut state = policy_state(slots, expires_at);
         state.blocked_until = blocked_until;
+        state.open = open;
         Ok(state)
     }
 }

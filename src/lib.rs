@@ -31,6 +31,7 @@ pub mod policy;
 pub mod policy_codec;
 pub mod quota;
 pub mod reconfigure;
+pub mod reserve;
 pub mod spec;
 pub mod store;
 pub mod store_protocol;

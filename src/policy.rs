@@ -89,6 +89,8 @@ pub struct PolicyState {
     /// Until when the key is blocked by a penalty ([`Policy::with_block_duration`]); zero
     /// when it is not.
     pub(crate) blocked_until: Nanos,
+    /// The key's open reservations ([`crate::reserve`]): empty unless the key reserved.
+    pub(crate) open: Vec<crate::reserve::Open>,
 }
 
 impl PolicyState {
@@ -106,6 +108,11 @@ impl PolicyState {
     /// Until when a penalty blocks the key (zero: never blocked, or the policy has none).
     pub fn blocked_until(&self) -> Nanos {
         self.blocked_until
+    }
+
+    /// How many reservations are open on the key ([`crate::reserve`]).
+    pub fn open_reservations(&self) -> usize {
+        self.open.len()
     }
 
     /// The slots, moved out (a store that keeps them elsewhere needs no copy of a sliding
@@ -396,7 +403,7 @@ impl Policy {
                     *slot = slot.as_ref().and_then(|s| limit.algorithm.refund(s, now, cost));
                 }
             }
-            if st.slots.iter().all(Option::is_none) && st.blocked_until <= now {
+            if st.slots.iter().all(Option::is_none) && st.blocked_until <= now && st.open.is_empty() {
                 *state = None;
             } else {
                 st.expires_at = self.expiry(st);
@@ -418,6 +425,7 @@ impl Policy {
             .max()
             .unwrap_or(Nanos::ZERO)
             .max(state.blocked_until)
+            .max(crate::reserve::open_until(state))
     }
 
     /// Whether stored `state` fits this policy: one slot per limit, each of the limit's
@@ -436,7 +444,7 @@ impl Policy {
     /// expiry computed and its penalty block kept. `None` when it decides like a fresh key.
     pub fn restore(&self, mut state: PolicyState) -> Result<Option<PolicyState>, crate::DecodeError> {
         self.validate_state(&state)?;
-        if state.slots.iter().all(Option::is_none) && state.blocked_until == Nanos::ZERO {
+        if state.slots.iter().all(Option::is_none) && state.blocked_until == Nanos::ZERO && state.open.is_empty() {
             return Ok(None);
         }
         state.expires_at = self.expiry(&state);
@@ -463,7 +471,7 @@ fn one_pair_decision(decision: Decision) -> PolicyDecision {
 
 /// Builds a [`PolicyState`] from slots (the codec and tests use this).
 pub(crate) fn policy_state(slots: Vec<Option<AnyState>>, expires_at: Nanos) -> PolicyState {
-    PolicyState { slots, expires_at, blocked_until: Nanos::ZERO }
+    PolicyState { slots, expires_at, blocked_until: Nanos::ZERO, open: Vec::new() }
 }
 
 impl From<Limit> for Policy {

@@ -21,6 +21,12 @@ export const POOL_FIELDS = Object.freeze(["partitions", "rate", "maxTtl"]);
 /** The `code` of every configuration mistake (`tollgate::spec::CODES`). */
 export const CONFIG_ERROR_CODES = Object.freeze(["invalid_type", "missing_field", "unknown_field", "renamed", "conflicting_fields", "invalid_value", "out_of_range", "unsupported_option", "duplicate_name"]);
 
+/** The `code` of every settlement error (`tollgate::reserve::CODES`). */
+export const SETTLE_ERROR_CODES = Object.freeze(["unknown_reservation", "invalid_reservation"]);
+
+/** What a settlement answers beside the key's figures (`tollgate::reserve::SETTLED_FIELDS`). */
+export const SETTLED_FIELDS = Object.freeze(["refunded", "charged", "forgiven"]);
+
 /** A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`). */
 export const DECISION_SUMMARY = Object.freeze(["allowed", "limit", "remaining", "resetAt", "retryAfter", "bindingKey", "bindingLimit", "pairs"]);
 

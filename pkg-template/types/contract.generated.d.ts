@@ -11,3 +11,6 @@ export type LimitField = "algorithm" | "limit" | "window" | "quota" | "burst" | 
 
 /** The `code` of a configuration mistake (`tollgate::spec::CODES`; docs/vocabulary.md): the same code, and the same `field` (`"limits[1].window"`), as the Worker gives the same mistake. Thrown as a `RangeError` (`out_of_range`) or a `TypeError` carrying `code` and `field`. */
 export type ConfigErrorCode = "invalid_type" | "missing_field" | "unknown_field" | "renamed" | "conflicting_fields" | "invalid_value" | "out_of_range" | "unsupported_option" | "duplicate_name";
+
+/** The `code` of a settlement error (`tollgate::reserve::CODES`; docs/reserve.md): `unknown_reservation` (not open on every key; nothing changed) or `invalid_reservation` (a token that does not decode). */
+export type SettleErrorCode = "unknown_reservation" | "invalid_reservation";
