@@ -1,6 +1,6 @@
 // The LLM gateway: a fetch handler in front of an OpenAI-compatible upstream that limits each
 // API key to requests per minute (`requests`, one hit per call) and tokens (`tokens`: per
-// minute, and per month where its limits say so). A call reserves its estimate of tokens (the
+// minute and per calendar month). A call reserves its estimate of tokens (the
 // prompt's characters / 4 plus `max_tokens`) before it goes upstream, and the reservation is
 // settled with the upstream's `usage.total_tokens` once the answer is done: a JSON answer when
 // it is read, a streamed one (server-sent events, `stream_options.include_usage` asked of the
@@ -121,7 +121,8 @@ export function gateway({ upstream, requests, tokens }) {
       // Not sent upstream: the request hit is given back, as no call was made.
       await requests.refund(apiKey, { now });
       const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now });
-      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for tokens: this call reserves ${estimate}, ${tpm.remaining} remain`, headers);
+      const what = tpm.blockedBy === "month" ? "the monthly token budget" : "tokens per minute";
+      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for ${what}: this call reserves ${estimate} tokens, ${tpm.remaining} remain`, headers);
     }
     const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now });
     // A settlement that fails (a store down, a cost settle refuses) leaves the estimate charged.

@@ -30,10 +30,13 @@ export function rateLimitHeaders({ requests, rpm, tokens, tpm, now }) {
       else out.set(lower, value);
     }
   };
+  // OpenAI's headers are the per-minute limit's (the limit named as the kind): the monthly
+  // budget is a member of the draft's headers only.
   const openai = (kind, decision) => {
-    out.set(`x-ratelimit-limit-${kind}`, String(decision.limit));
-    out.set(`x-ratelimit-remaining-${kind}`, String(Math.max(0, decision.remaining)));
-    out.set(`x-ratelimit-reset-${kind}`, openaiDuration(decision.resetAt - now));
+    const figures = decision.limits?.find((l) => l.name === kind) ?? decision;
+    out.set(`x-ratelimit-limit-${kind}`, String(figures.limit));
+    out.set(`x-ratelimit-remaining-${kind}`, String(Math.max(0, figures.remaining)));
+    out.set(`x-ratelimit-reset-${kind}`, openaiDuration(figures.resetAt - now));
   };
   if (rpm) {
     draft(requests, rpm);

@@ -121,6 +121,22 @@ test("denials: 429 with OpenAI's error body and headers; a call no limit can hol
     assert.equal((await anonymous.json()).error.code, "invalid_api_key");
   }));
 
+test("the monthly token budget: a calendar month from the 1st (UTC), a denial until then", () =>
+  withGateway({ RPM: 100, TPM: 10000, MONTHLY: 500 }, async (at) => {
+    const b = body({ max_tokens: 100, completion: 100 });
+    for (let i = 0; i < 4; i += 1) assert.equal((await call(at, "m", b)).status, 200, `call ${i}`);
+    const denied = await call(at, "m", b);
+    assert.equal(denied.status, 429);
+    assert.match(denied.json.error.message, /monthly token budget/);
+    assert.match(denied.headers["ratelimit-policy"], /"month";q=500;w=2678400/);
+    const now = new Date();
+    const firstOfNext = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+    const wait = Number(denied.headers["retry-after"]);
+    assert.ok(Math.abs(wait - (firstOfNext - Date.now()) / 1000) <= 5, `Retry-After ${wait} s, to the 1st of next month`);
+    // OpenAI's headers stay the minute's.
+    assert.equal(denied.headers["x-ratelimit-limit-tokens"], "10000");
+  }));
+
 test("concurrent clients: no key is admitted more tokens in its window than TPM", () =>
   withGateway({ RPM: 10000, TPM: 3000 }, async (at) => {
     const per = await load(at, { keys: ["a", "b", "c"], clients: 6, calls: 12, seed: 7 });
