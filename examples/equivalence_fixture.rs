@@ -7,11 +7,20 @@
 //! With `multi`, the hits go to the `MULTI` policies instead and name one to three keys each
 //! (`key` is then the keys joined by `+`): all-or-nothing decisions over several keys.
 //!
-//!     cargo run --release --example equivalence_fixture -- HITS [multi] > fixture.csv
+//! With `reserve`, the hits are reservations and settlements over the LIMITERS (docs/reserve.md),
+//! one to two keys each, one CSV line per operation:
+//!
+//! - `R,limiter,key,now_ms,estimate,allowed,remaining,reset_at_ms,retry_after_ms`: a reservation;
+//! - `S,limiter,line,now_ms,actual,` then `allowed,remaining,reset_at_ms,retry_after_ms,refunded,charged,forgiven`
+//!   or the error's code: settling the reservation of the trace's line `line` (0-based; at times
+//!   one settled already, or on a key reset since);
+//! - `X,limiter,key,now_ms`: a reset of the key(s).
+//!
+//!     cargo run --release --example equivalence_fixture -- HITS [multi|reserve] > fixture.csv
 use std::io::Write;
 
 use tollgate::policy::{Limit, Policy};
-use tollgate::{AnyAlgorithm, Kind, LimitSpec, Limiter, Nanos, Quota};
+use tollgate::{AnyAlgorithm, Kind, LimitSpec, Limiter, MemoryStore, Nanos, Quota, Store};
 
 /// (algorithm, quota, burst, precision ms): the same list as the JS test's LIMITERS.
 const LIMITERS: [(&str, &str, u64, u64); 7] = [
@@ -57,9 +66,100 @@ fn several() -> Limiter {
     Limiter::in_memory(Policy::new(limits).unwrap())
 }
 
+fn several_policy() -> Policy {
+    Policy::new(SEVERAL.iter().map(|&(name, a, q, b, p)| Limit::new(name, algorithm(a, q, b, p)).unwrap()).collect())
+        .unwrap()
+}
+
+/// The `reserve` trace: reservations of 1 to 12 units on one or two keys of a few hot ones,
+/// each settled a few operations later with an actual cost from 0 to twice the estimate (some
+/// settled twice, some never), and now and then a reset of a key.
+fn reserve_trace(ops: u64, next: &mut impl FnMut() -> u64, out: &mut impl Write) {
+    let mut policies: Vec<Policy> =
+        LIMITERS.iter().map(|&(a, q, b, p)| Policy::single(algorithm(a, q, b, p))).collect();
+    policies.push(several_policy());
+    let mut stores: Vec<MemoryStore> = policies.iter().map(|_| MemoryStore::default()).collect();
+    // (line, limiter, keys, id, estimate) of the admitted reservations, oldest first.
+    let mut open: Vec<(usize, usize, Vec<String>, u64, u64)> = Vec::new();
+    let mut settled: Vec<(usize, usize, Vec<String>, u64, u64)> = Vec::new();
+    let mut now_ms: u64 = 1_700_000_000_000;
+    for line in 0..ops as usize {
+        now_ms += next() % 10;
+        let now = Nanos::from_millis(now_ms);
+        let roll = next() % 10;
+        if roll < 4 && !open.is_empty() {
+            // Settle an open reservation (or, one time in eight, one settled already).
+            let again = next() % 8 == 0 && !settled.is_empty();
+            let (at, l, keys, id, estimate) = if again {
+                settled[(next() % settled.len() as u64) as usize].clone()
+            } else {
+                open.remove((next() % open.len() as u64) as usize)
+            };
+            let actual = next() % (2 * estimate + 1);
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let policy = &policies[l];
+            let r = stores[l].update(&refs, now, &mut |st| policy.settle(st, now, id, estimate, actual)).unwrap();
+            let outcome = match r {
+                Ok(s) => {
+                    let d = s.decision.decision;
+                    format!(
+                        "{},{},{},{},{},{},{}",
+                        s.decision.allowed as u8,
+                        d.remaining,
+                        d.reset_at.as_millis_ceil(),
+                        d.retry_after.as_millis_ceil(),
+                        s.refunded,
+                        s.charged,
+                        s.forgiven
+                    )
+                }
+                Err(e) => e.code().to_string(),
+            };
+            writeln!(out, "S,{l},{at},{now_ms},{actual},{outcome}").unwrap();
+            if !again {
+                settled.push((at, l, keys, id, estimate));
+            }
+        } else if roll == 4 && next() % 6 == 0 {
+            let l = (next() % policies.len() as u64) as usize;
+            let key = format!("hot{}", next() % 3);
+            stores[l].remove(&[key.as_str()]).unwrap();
+            writeln!(out, "X,{l},{key},{now_ms}").unwrap();
+        } else {
+            let l = (next() % policies.len() as u64) as usize;
+            let mut keys = vec![format!("hot{}", next() % 3)];
+            if next() % 4 == 0 {
+                let k = format!("hot{}", next() % 3);
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+            let estimate = 1 + next() % 4;
+            let id = next();
+            let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+            let policy = &policies[l];
+            let d = stores[l].update(&refs, now, &mut |st| policy.reserve(st, now, estimate, id)).unwrap().unwrap();
+            let s = d.decision;
+            writeln!(
+                out,
+                "R,{l},{},{now_ms},{estimate},{},{},{},{}",
+                keys.join("+"),
+                d.allowed as u8,
+                s.remaining,
+                s.reset_at.as_millis_ceil(),
+                s.retry_after.as_millis_ceil()
+            )
+            .unwrap();
+            if d.allowed {
+                open.push((line, l, keys, id, estimate));
+            }
+        }
+    }
+}
+
 fn main() {
     let hits: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(120_000);
-    let multi = std::env::args().nth(2).as_deref() == Some("multi");
+    let mode = std::env::args().nth(2);
+    let multi = mode.as_deref() == Some("multi");
     let singles = if multi { &MULTI[..] } else { &LIMITERS[..] };
     let mut limiters: Vec<Limiter> =
         singles.iter().map(|&(a, q, b, p)| Limiter::in_memory(Policy::single(algorithm(a, q, b, p)))).collect();
@@ -71,9 +171,13 @@ fn main() {
         seed ^= seed << 17;
         seed
     };
-    let mut now_ms: u64 = 1_700_000_000_000;
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
+    if mode.as_deref() == Some("reserve") {
+        reserve_trace(hits, &mut next, &mut out);
+        return;
+    }
+    let mut now_ms: u64 = 1_700_000_000_000;
     for _ in 0..hits {
         let l = (next() % limiters.len() as u64) as usize;
         let mut keys = vec![key_of(&mut next)];

@@ -1,7 +1,7 @@
 // The limiter a `WorkerStore` returns: every decision is the Worker's (its Durable Object per
 // key runs the core), asked over HTTP or a service binding. This file translates: a call into
-// a request (`POST /v1/limit` with `key` or `keys`, `/v1/peek`, `/v1/refund`, `DELETE
-// /v1/keys/...`, `GET`/`PUT /v1/keys/.../state`), an answer into the npm decision, an
+// a request (`POST /v1/limit` with `key` or `keys`, `/v1/peek`, `/v1/refund`, `/v1/reserve`,
+// `/v1/settle`, `DELETE /v1/keys/...`, `GET`/`PUT /v1/keys/.../state`), an answer into the npm decision, an
 // outage into the failure mode (as the Redis store: worker-errors.js says what is one), and
 // a denied key's state into the core's blocked-key cache (`tollgate::blocked`), so that hits
 // on a key known to be blocked are denied here, by the core over that state, marked
@@ -34,6 +34,13 @@ export class WorkerLimiter {
    * read answered before the change is never remembered after it.
    */
   #reads = new Map();
+  /**
+   * The keys of reservations made here, by token, while the blocked-key cache is on (at most
+   * MAX_REMEMBERED_RESERVATIONS, the oldest dropped first): settling one drops the keys'
+   * cached states, which a settlement changes. A reservation made elsewhere changes states
+   * this process never cached from it, as any other process's hits do.
+   */
+  #reservations = new Map();
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
   constructor(store, own) {
@@ -78,6 +85,71 @@ export class WorkerLimiter {
     for (const k of keys) this.#forget(k);
     await this.#call("POST", "/v1/refund", this.#hitBody(keys, cost, options));
     for (const k of keys) this.#forget(k); // and what was read while it was on its way
+  }
+
+  /**
+   * Decides a hit of the estimate `cost` as `limit` does (`POST /v1/reserve`); when admitted,
+   * the decision's `reservation` is the token to `settle` with (`null` when nothing was
+   * reserved: a denial, or an outage's failure mode). docs/reserve.md.
+   */
+  async reserve(key, options) {
+    const keys = keysOf(key);
+    validateKeys(keys);
+    const { cost, now } = callOptions(options);
+    try {
+      await this.#policy();
+    } catch (e) {
+      return unreserved(this.#degrade(keys, now, cost, false, e));
+    }
+    let r;
+    try {
+      r = await this.#store._send("POST", "/v1/reserve", this.#hitBody(keys, cost, options));
+    } catch (e) {
+      return unreserved(this.#degrade(keys, now, cost, false, e));
+    }
+    if (typeof r.body?.allowed !== "boolean") {
+      if (isOutage(r.status, r.body?.error?.code)) return unreserved(this.#degrade(keys, now, cost, false, this.#outage(r)));
+      throw requestError(r.status, r.body);
+    }
+    const d = this.#decision(r.body, keys);
+    d.reservation = typeof r.body.reservation === "string" ? r.body.reservation : null;
+    if (d.allowed) for (const k of keys) this.#forget(k);
+    if (d.reservation !== null) this.#reserved(d.reservation, keys);
+    return d;
+  }
+
+  /**
+   * Closes `reservation` with the `actual` cost (`POST /v1/settle`): the keys' figures after
+   * it, with `refunded`, `charged` and `forgiven`. The Worker's refusal (`unknown_reservation`,
+   * `invalid_reservation`, `invalid_cost`) is thrown; so is an outage (`WorkerUnavailableError`:
+   * nothing was settled, the reservation stays open).
+   */
+  async settle(reservation, actual, options) {
+    if (typeof reservation !== "string") {
+      throw optionError("invalid_type", "reservation", `reservation must be the string reserve answered, got ${typeof reservation}`);
+    }
+    const { now } = callOptions(options);
+    await this.#policy();
+    const body = { reservation, actual };
+    if (options?.now !== undefined) body.now = now;
+    const keys = this.#reservations.get(reservation) ?? [];
+    for (const k of keys) this.#forget(k);
+    const b = await this.#call("POST", "/v1/settle", body);
+    this.#reservations.delete(reservation);
+    for (const k of keys) this.#forget(k);
+    // The keys answered (several keys' answers name theirs in `limits`): one key's answer has no `limits`.
+    const d = this.#decision(b, Array.isArray(b.limits) ? [...new Set(b.limits.map((l) => l.key))] : [""]);
+    d.refunded = b.refunded;
+    d.charged = b.charged;
+    d.forgiven = b.forgiven;
+    return d;
+  }
+
+  /** Remembers the keys of a reservation made here, so that settling it drops their cached states. */
+  #reserved(token, keys) {
+    if (this.#cache === null) return;
+    if (this.#reservations.size >= MAX_REMEMBERED_RESERVATIONS) this.#reservations.delete(this.#reservations.keys().next().value);
+    this.#reservations.set(token, keys);
   }
 
   /** Forgets the key(s) at the Worker. An outage rejects with `WorkerUnavailableError`. */
@@ -310,6 +382,15 @@ export class WorkerLimiter {
     w.peek(keys.map(() => null), now, cost);
     return readDecision(w.outPtr, policy._names, keys, extrasOutView());
   }
+}
+
+/** The most reservations a limiter remembers the keys of (`#reservations`). */
+const MAX_REMEMBERED_RESERVATIONS = 4096;
+
+/** A decision of the failure mode: nothing was reserved at the Worker. */
+function unreserved(d) {
+  d.reservation = null;
+  return d;
 }
 
 /** Makes `d` a denial that can be retried after its own figures say, and at least `minRetryMs`. */

@@ -87,7 +87,7 @@ pub fn find_policy<'c>(config: &'c Config, name: &str) -> Result<&'c PolicyConfi
 }
 
 /// A whole number from `min` to `MAX_LIMIT` (cost from 1, as the npm limiter's; now from 0).
-fn whole(v: &Value, field: &str, min: u64, code: &'static str) -> Result<u64, ApiError> {
+pub fn whole(v: &Value, field: &str, min: u64, code: &'static str) -> Result<u64, ApiError> {
     v.as_u64().filter(|&n| (min..=MAX_LIMIT).contains(&n)).ok_or_else(|| {
         ApiError::bad_request(code, format!("{field} must be a whole number from {min} to {MAX_LIMIT}, not {v}"))
             .with_field(field)
@@ -185,17 +185,20 @@ pub fn parse<'c>(
         };
         ApiError::bad_request("invalid_cost", format!("{e}{limit}")).with_field("cost")
     })?;
-    let now = match obj.get("now") {
-        None => None,
-        Some(_) if !config.test_hooks() => {
-            return Err(ApiError::bad_request(
-                "test_mode_disabled",
-                "now may only be given when the TEST_MODE var is on; the Durable Object's clock decides",
-            ))
-        }
-        Some(n) => Some(now_of(n)?),
-    };
+    let now = test_now(obj.get("now"), config)?;
     Ok(HitRequest { policy, key, keys, cost, now })
+}
+
+/// A body's `now`: the test clock, taken only with the test switch on.
+pub fn test_now(v: Option<&Value>, config: &Config) -> Result<Option<Nanos>, ApiError> {
+    match v {
+        None => Ok(None),
+        Some(_) if !config.test_hooks() => Err(ApiError::bad_request(
+            "test_mode_disabled",
+            "now may only be given when the TEST_MODE var is on; the Durable Object's clock decides",
+        )),
+        Some(n) => now_of(n).map(Some),
+    }
 }
 
 #[cfg(test)]

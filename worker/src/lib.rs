@@ -4,7 +4,7 @@
 //! Module map: `routes` (which path goes where), `api` (the `/v1` handlers), `api_request`
 //! (body validation), `decide` (Durable Object, block cache, fail mode, sync mode),
 //! `object` (the Durable Objects), `sync_mode` (isolate-side sync), `proxy` + `ip` (proxy
-//! mode), `auth`, `config` + `env_config`, `respond` (answers and headers), `wire` (the
+//! mode), `reserve_api` (reserve and settle), `auth`, `config` + `env_config`, `respond` (answers and headers), `wire` (the
 //! Worker <-> object protocol), `errors`. Capacity leases: `pools_api` (handlers),
 //! `pool_request` (paths and bodies), `pool_config` (the `POOLS` var), `pool_wire` (the
 //! Worker <-> pool object protocol), `object::pool` (one Durable Object per pool).
@@ -33,6 +33,7 @@ pub mod pool_wire;
 pub mod pools_api;
 pub mod proxy;
 pub mod proxy_headers;
+pub mod reserve_api;
 pub mod respond;
 pub mod routes;
 pub mod spec_input;

@@ -14,7 +14,7 @@
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use tollgate::store_protocol::{Attempts, CasRun, Contention, Next, Retry, Step, Wait, Written};
-use tollgate::{Nanos, PolicyDecision};
+use tollgate::{Nanos, PolicyDecision, PolicyState};
 use worker::Env;
 
 use crate::block_cache;
@@ -196,6 +196,32 @@ async fn check(
     test_now: Option<Nanos>,
 ) -> Result<Answer, ApiError> {
     pc.policy.validate_cost(cost).map_err(bad_cost)?;
+    match under_leases(env, pc, keys, test_now, &mut |states, now| pc.policy.check(states, now, cost)).await? {
+        Round::Decided(Ok(d), now) => Ok(answer(pc, &d, now, keys)),
+        Round::Decided(Err(e), _) => Err(bad_cost(e)),
+        Round::Answered(a) => Ok(a),
+    }
+}
+
+/// What one update of several keys under their leases came to.
+pub enum Round<R> {
+    /// The core's result (written to every changed key), and the instant it decided at.
+    Decided(R, Nanos),
+    /// No decision: an object failed (the policy's fail mode answers) or the keys stayed
+    /// contended (a denial).
+    Answered(Answer),
+}
+
+/// Locks `keys` in sorted order, runs `f` (the core, a pure function of the states and the
+/// instant) over their states, then commits the new bytes to every changed key with its token,
+/// or releases them all when nothing changed.
+pub async fn under_leases<R>(
+    env: &Env,
+    pc: &PolicyConfig,
+    keys: &[String],
+    test_now: Option<Nanos>,
+    f: &mut dyn FnMut(&mut [Option<PolicyState>], Nanos) -> R,
+) -> Result<Round<R>, ApiError> {
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
     // A round is redone from the start when its leases grew too old before it could commit
@@ -213,7 +239,7 @@ async fn check(
                 }
                 Err(e) => {
                     release_all(env, pc, keys, &held).await;
-                    return Ok(failure_answer(pc, e, test_now.unwrap_or_else(clock)));
+                    return Ok(Round::Answered(failure_answer(pc, e, test_now.unwrap_or_else(clock))));
                 }
             }
         }
@@ -222,7 +248,9 @@ async fn check(
         if real_ms().saturating_sub(started) > LEASE_MS / 2 {
             release_all(env, pc, keys, &held).await;
             match rounds.lost(Nanos::ZERO, 0, &Contention::default()) {
-                Wait::GiveUp { .. } => return Ok(respond::contention(pc, test_now.unwrap_or_else(clock))),
+                Wait::GiveUp { .. } => {
+                    return Ok(Round::Answered(respond::contention(pc, test_now.unwrap_or_else(clock))))
+                }
                 Wait::Now | Wait::Pause(_) => continue,
             }
         }
@@ -230,7 +258,7 @@ async fn check(
         // The leases make the write's compare hold: the one write lands (`Written::Swapped`).
         let mut run = CasRun::begin(Retry::cas(1));
         let step = run
-            .feed(&pc.policy, raw, &mut |states| pc.policy.check(states, now, cost))
+            .feed(&pc.policy, raw, &mut |states| f(states, now))
             .map_err(|(i, e)| ApiError::internal(format!("key {i}'s object sent an invalid state: {e}")));
         // The core's step says what to write: a plain denial changes nothing, but one that
         // starts a penalty's block (`blockDuration`) changes the blocked keys' states, which
@@ -244,13 +272,9 @@ async fn check(
                     LockRequest { token, state, ..request(pc, &keys[i], op, test_now) }
                 })
                 .collect(),
-            Ok(Step::Done(Ok(d))) => {
+            Ok(Step::Done(r)) => {
                 release_all(env, pc, keys, &held).await;
-                return Ok(answer(pc, &d, now, keys));
-            }
-            Ok(Step::Done(Err(e))) => {
-                release_all(env, pc, keys, &held).await;
-                return Err(bad_cost(e));
+                return Ok(Round::Decided(r, now));
             }
             Err(e) => {
                 release_all(env, pc, keys, &held).await;
@@ -269,8 +293,7 @@ async fn check(
             block_cache::forget(&object_name(&pc.name, k));
         }
         return match run.written(Written::Swapped, Nanos::ZERO, 0) {
-            Next::Done(Ok(d)) => Ok(answer(pc, &d, now, keys)),
-            Next::Done(Err(e)) => Err(bad_cost(e)),
+            Next::Done(r) => Ok(Round::Decided(r, now)),
             _ => Err(ApiError::internal("the store protocol lost a write made under leases")),
         };
     }

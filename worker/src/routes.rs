@@ -14,6 +14,7 @@ use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::pools_api;
 use crate::proxy;
+use crate::reserve_api;
 use crate::state_api;
 use crate::wire::Op;
 
@@ -38,6 +39,8 @@ pub fn label(path: &str, rest: Option<&str>) -> &'static str {
         "/limit" => "/v1/limit",
         "/peek" => "/v1/peek",
         "/refund" => "/v1/refund",
+        "/reserve" => "/v1/reserve",
+        "/settle" => "/v1/settle",
         "/policies" => "/v1/policies",
         "/pools" => "/v1/pools",
         p if p.starts_with("/keys/") && p.ends_with(state_api::SUFFIX) => "/v1/keys/{policy}/{key}/state",
@@ -78,6 +81,14 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
             "/refund" => {
                 only(&method, Method::Post, &path, "POST")?;
                 api::refund(req, env, &cfg).await
+            }
+            "/reserve" => {
+                only(&method, Method::Post, &path, "POST")?;
+                reserve_api::reserve(req, env, &cfg).await
+            }
+            "/settle" => {
+                only(&method, Method::Post, &path, "POST")?;
+                reserve_api::settle(req, env, &cfg).await
             }
             "/policies" => {
                 only(&method, Method::Get, &path, "GET")?;

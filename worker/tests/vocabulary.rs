@@ -53,6 +53,7 @@ fn bodies_take_exactly_the_tables_http_options() {
     let accepted = set([
         &tollgate_worker::api_request::FIELDS[..],
         &tollgate_worker::state_api::FIELDS[..],
+        &tollgate_worker::reserve_api::SETTLE_FIELDS[..],
         &GRANT_FIELDS[..],
         &RENEW_FIELDS[..],
     ]);
@@ -111,6 +112,13 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
     let mut both = [None, None];
     let d = pc.policy.check(&mut both, now, 1).unwrap();
     add(&tollgate_worker::multi_key::answer(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
+    // A reservation's answer and a settlement's (reserve_api.rs).
+    let mut states = [None];
+    let d = pc.policy.reserve(&mut states, now, 1, 7).unwrap();
+    let answer = tollgate_worker::respond::decision(&pc, &d, now, "k");
+    add(&tollgate_worker::reserve_api::with_reservation(answer, Some("token".into())).body);
+    let settled = pc.policy.settle(&mut states, now, 7, 1, 0).unwrap();
+    add(&tollgate_worker::reserve_api::settled_answer(&pc, &settled, now, &["k".to_string()]).body);
     // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
     all.extend(["policy", "key", "state", "imported"].map(String::from));
     assert_eq!(all, table("http", "field"));
@@ -146,6 +154,7 @@ fn every_code_the_worker_answers_is_in_the_table() {
         include_str!("../src/routes.rs"),
         include_str!("../src/multi_key.rs"),
         include_str!("../src/state_api.rs"),
+        include_str!("../src/reserve_api.rs"),
         include_str!("../src/object/lock.rs"),
     ];
     let codes = table("http", "code");
