@@ -1,23 +1,27 @@
 // The gateway as a Cloudflare Worker: the same handler (gateway.mjs), the upstream at
-// env.UPSTREAM_URL, RPM and TPM from env. The limiters are in the isolate's memory: one
-// isolate's count (wrangler dev runs one). The settlement of a call outlives its answer through
-// ctx.waitUntil.
-import { RateLimiter } from "tollgate";
+// env.UPSTREAM_URL. With a service binding TOLLGATE to the tollgate Worker, the limits are its
+// policies REQUESTS_POLICY and TOKENS_POLICY (default "llm-requests" and "llm-tokens"; see
+// README.md), decided there through WorkerStore: one count for every isolate and location.
+// Without it, RPM, TPM and MONTHLY from env are counted in the isolate's memory (one isolate's
+// count: wrangler dev runs one). A call's settlement outlives its answer through ctx.waitUntil.
+import { AsyncRateLimiter, RateLimiter, WorkerStore } from "tollgate";
 import { gateway } from "./gateway.mjs";
 import { limitsOf } from "./limits.mjs";
 
 let handler;
 
+function limitersOf(env) {
+  if (env.TOLLGATE === undefined) {
+    const limits = limitsOf(env);
+    return { requests: new RateLimiter(limits.requests), tokens: new RateLimiter(limits.tokens) };
+  }
+  const byPolicy = (policy) => new AsyncRateLimiter({ store: new WorkerStore({ binding: env.TOLLGATE, policy }) });
+  return { requests: byPolicy(env.REQUESTS_POLICY ?? "llm-requests"), tokens: byPolicy(env.TOKENS_POLICY ?? "llm-tokens") };
+}
+
 export default {
   fetch(request, env, ctx) {
-    if (handler === undefined) {
-      const limits = limitsOf(env);
-      handler = gateway({
-        upstream: (path, init) => fetch(new URL(path, env.UPSTREAM_URL), init),
-        requests: new RateLimiter(limits.requests),
-        tokens: new RateLimiter(limits.tokens),
-      });
-    }
+    handler ??= gateway({ upstream: (path, init) => fetch(new URL(path, env.UPSTREAM_URL), init), ...limitersOf(env) });
     return handler(request, (p) => ctx.waitUntil(p));
   },
 };

@@ -1,20 +1,32 @@
 // The LLM gateway example as a Worker (examples/llm-gateway/worker.mjs) in workerd: bundled
 // (esbuild, the `workerd` condition) from the packed package and run by Miniflare, in front of
-// the example's mock upstream on Node. The same calls as on Node: headers, a streamed answer
-// settled on its usage, and concurrent clients held to each key's TPM.
+// the example's mock upstream on Node, twice: counting in the isolate's memory, and through
+// WorkerStore over a service binding to the tollgate Worker (its test build), whose policies
+// decide. The same calls as on Node: headers, a streamed answer settled on its usage, and
+// concurrent clients held to each key's TPM.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
-import { Miniflare } from "miniflare";
 import { install, here } from "./packed.mjs";
+import { start } from "../../worker/test/harness.mjs";
 import { EXAMPLE_FILES, body, call, estimateOf, load } from "./llm-gateway.mjs";
 
 const example = resolve(here, "../../examples/llm-gateway");
 
-let pkg, upstream, mf;
+// A fixed window from each key's first call: every call of the test falls in one window.
+const minute = (name, limit) => ({ name, algorithm: "fixed-window", align: "first-hit", limit, window: "1m" });
+const POLICIES = {
+  "llm-requests": { limits: [minute("requests", 10000)] },
+  "llm-tokens": { limits: [minute("tokens", 3000), { name: "month", algorithm: "fixed-window", quota: "1000000/month" }] },
+};
+
+let pkg, upstream, s;
+/** The gateway Worker's `fetch`, by variant: "memory" and "worker" (WorkerStore). */
+const gateways = {};
+
 before(async () => {
   pkg = install();
   const dir = join(pkg.project, "llm-gateway");
@@ -26,6 +38,7 @@ before(async () => {
   // Bundled into dist/workerd/ so that the package's imports of ../*.wasm (left external,
   // loaded by workerd as compiled modules) resolve as in the package.
   const dist = join(pkg.project, "node_modules/tollgate/dist");
+  const script = join(dist, "workerd/llm-gateway.js");
   await build({
     entryPoints: [join(dir, "worker.mjs")],
     bundle: true,
@@ -34,65 +47,80 @@ before(async () => {
     conditions: ["workerd", "worker", "browser"],
     mainFields: ["module", "main"],
     external: ["*.wasm"],
-    outfile: join(dist, "workerd/llm-gateway.js"),
+    outfile: script,
     logLevel: "warning",
   });
-  mf = new Miniflare({
+  const gateway = (name, bindings, serviceBindings = {}) => ({
+    name,
     modules: true,
     modulesRoot: dist,
-    scriptPath: join(dist, "workerd/llm-gateway.js"),
+    scriptPath: script,
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
     ],
     compatibilityDate: "2026-04-01",
-    // A fixed window from each key's first call: every call of the test falls in one window.
-    bindings: { UPSTREAM_URL: `http://127.0.0.1:${upstream.port}`, RPM: "10000", TPM: "3000", ALGORITHM: "fixed-window", ALIGN: "first-hit" },
+    bindings: { UPSTREAM_URL: `http://127.0.0.1:${upstream.port}`, ...bindings },
+    serviceBindings,
   });
+  s = await start({
+    bindings: { POLICIES },
+    extraWorkers: [
+      gateway("llm-memory", { RPM: "10000", TPM: "3000", ALGORITHM: "fixed-window", ALIGN: "first-hit" }),
+      gateway("llm-worker", {}, { TOLLGATE: "w0" }),
+    ],
+  });
+  for (const [variant, name] of [["memory", "llm-memory"], ["worker", "llm-worker"]]) {
+    const w = await s.mf.getWorker(name);
+    gateways[variant] = (url, init) => w.fetch(url, init);
+  }
 });
 after(async () => {
-  await mf?.dispose();
+  await s?.stop();
   await upstream?.close();
   pkg?.remove();
 });
 
-const at = (url, init) => mf.dispatchFetch(url, init);
+for (const variant of ["memory", "worker"]) {
+  const at = (url, init) => gateways[variant](url, init);
+  const k = (key) => `${variant}-${key}`;
 
-test("workerd: a JSON call answers OpenAI's headers and settles on its usage", async () => {
-  const b = body({ max_tokens: 200, completion: 10 });
-  const r = await call(at, "w-json", b);
-  assert.equal(r.status, 200);
-  assert.equal(r.headers["x-ratelimit-limit-tokens"], "3000");
-  assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(3000 - estimateOf(b)));
-  assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
-  assert.match(r.headers["ratelimit-policy"], /"requests";q=10000;w=60, "tokens";q=3000;w=60/);
-  const next = await call(at, "w-json", b);
-  assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
-});
+  test(`workerd (${variant}): a JSON call answers OpenAI's headers and settles on its usage`, async () => {
+    const b = body({ max_tokens: 200, completion: 10 });
+    const r = await call(at, k("json"), b);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers["x-ratelimit-limit-tokens"], "3000");
+    assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(3000 - estimateOf(b)));
+    assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
+    assert.match(r.headers["ratelimit-policy"], /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/);
+    const next = await call(at, k("json"), b);
+    assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
+  });
 
-test("workerd: a streamed answer passes through and settles on its last event's usage", async () => {
-  const r = await call(at, "w-stream", body({ max_tokens: 300, completion: 7, stream: true }));
-  assert.equal(r.status, 200);
-  assert.equal(r.events.at(-1), "[DONE]");
-  assert.equal(r.usage.total_tokens, 10);
-  const probe = body({ max_tokens: 1 });
-  // The settlement runs in ctx.waitUntil once the answer's last byte has gone, so a probe may
-  // come before it: each probe charges its own estimate, and the one after the settlement
-  // sees only the usage (10) charged beside the probes.
-  let remaining, expected;
-  for (let i = 1; i <= 50 && remaining !== expected; i += 1) {
-    if (i > 1) await new Promise((r) => setTimeout(r, 20));
-    remaining = (await call(at, "w-stream", probe)).headers["x-ratelimit-remaining-tokens"];
-    expected = String(3000 - 10 - i * estimateOf(probe));
-  }
-  assert.equal(remaining, expected);
-});
+  test(`workerd (${variant}): a streamed answer passes through and settles on its last event's usage`, async () => {
+    const r = await call(at, k("stream"), body({ max_tokens: 300, completion: 7, stream: true }));
+    assert.equal(r.status, 200);
+    assert.equal(r.events.at(-1), "[DONE]");
+    assert.equal(r.usage.total_tokens, 10);
+    const probe = body({ max_tokens: 1 });
+    // The settlement runs in ctx.waitUntil once the answer's last byte has gone, so a probe may
+    // come before it: each probe charges its own estimate, and the one after the settlement
+    // sees only the usage (10) charged beside the probes.
+    let remaining, expected;
+    for (let i = 1; i <= 50 && remaining !== expected; i += 1) {
+      if (i > 1) await new Promise((r) => setTimeout(r, 20));
+      remaining = (await call(at, k("stream"), probe)).headers["x-ratelimit-remaining-tokens"];
+      expected = String(3000 - 10 - i * estimateOf(probe));
+    }
+    assert.equal(remaining, expected);
+  });
 
-test("workerd: concurrent clients: no key is admitted more tokens in its window than TPM", async () => {
-  const per = await load(at, { keys: ["wa", "wb", "wc"], clients: 6, calls: 10, seed: 11 });
-  for (const [key, { tokens, admitted, denied }] of Object.entries(per)) {
-    assert.ok(tokens <= 3000, `${key}: ${tokens} tokens admitted, TPM 3000`);
-    assert.ok(denied > 0, `${key}: the load runs out the key's tokens`);
-    assert.ok(admitted > 3000 / (200 + 320), `${key}: settling admits more calls than the estimates alone (${admitted})`);
-  }
-});
+  test(`workerd (${variant}): concurrent clients: no key is admitted more tokens in its window than TPM`, async () => {
+    const per = await load(at, { keys: [k("a"), k("b"), k("c")], clients: 6, calls: 10, seed: 11 });
+    for (const [key, { tokens, admitted, denied }] of Object.entries(per)) {
+      assert.ok(tokens <= 3000, `${key}: ${tokens} tokens admitted, TPM 3000`);
+      assert.ok(denied > 0, `${key}: the load runs out the key's tokens`);
+      assert.ok(admitted > 3000 / (200 + 320), `${key}: settling admits more calls than the estimates alone (${admitted})`);
+    }
+  });
+}
