@@ -24,6 +24,9 @@ const openaiError = (status, code, message, headers) => {
   return response;
 };
 
+/** A call denied because the limiter's store could not decide it (`failure: "closed"`): not a rate limit. */
+const unavailable = () => openaiError(503, "rate_limiter_unavailable", "the rate limiter could not decide this call in time: retry it");
+
 /** The `usage.total_tokens` in one server-sent event's data, or undefined. */
 function usageOf(data) {
   if (!data.includes('"usage"')) return undefined;
@@ -104,6 +107,7 @@ export function gateway({ upstream, requests, tokens }) {
     const estimate = estimateTokens(body);
     let now = Date.now();
     const rpm = await requests.limit(apiKey, { now });
+    if (!rpm.allowed && rpm.degraded !== undefined) return unavailable();
     if (!rpm.allowed) {
       const headers = rateLimitHeaders({ requests, rpm, now });
       return openaiError(429, "rate_limit_exceeded", `Rate limit reached for requests: ${rpm.limit} per minute`, headers);
@@ -116,6 +120,10 @@ export function gateway({ upstream, requests, tokens }) {
       // An estimate that no limit can ever hold is the client's mistake (max_tokens too large).
       if (e?.code === "invalid_cost") return openaiError(400, "max_tokens_too_large", `this call may take ${estimate} tokens, more than the key's token limits allow at once: lower max_tokens`);
       throw e;
+    }
+    if (!tpm.allowed && tpm.degraded !== undefined) {
+      await requests.refund(apiKey, { now });
+      return unavailable();
     }
     if (!tpm.allowed) {
       // Not sent upstream: the request hit is given back, as no call was made.

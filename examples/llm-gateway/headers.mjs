@@ -31,7 +31,8 @@ export function rateLimitHeaders({ requests, rpm, tokens, tpm, now }) {
     }
   };
   // OpenAI's headers are the per-minute limit's (the limit named as the kind): the monthly
-  // budget is a member of the draft's headers only.
+  // budget is a member of the draft's headers only. A decision without its limits' own
+  // figures (the Worker's, through WorkerStore, answers the binding limit's) gives its own.
   const openai = (kind, decision) => {
     const figures = decision.limits?.find((l) => l.name === kind) ?? decision;
     out.set(`x-ratelimit-limit-${kind}`, String(figures.limit));

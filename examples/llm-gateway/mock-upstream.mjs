@@ -4,6 +4,10 @@
 // `data: [DONE]`. Its counts are deterministic: prompt tokens are the messages' characters / 4
 // (rounded up), completion tokens are `mock_completion_tokens` (default 16), never more than
 // `max_tokens`. A fetch handler, served by node.mjs on Node and usable in any runtime.
+// `served`, when given, is a Map from each API key (the Authorization header's bearer token)
+// to the tokens the mock served it: an answer's usage, or for a stream the consumer cancelled,
+// the prompt and the words sent before (what an upstream bills): the truth a test holds the
+// gateway's limits to.
 
 const WORDS = ["The", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog."];
 const encoder = new TextEncoder();
@@ -17,8 +21,10 @@ export function promptTokens(messages) {
 const error = (status, code, message) => Response.json({ error: { code, message, type: "invalid_request_error" } }, { status });
 
 /** The mock's fetch handler. `delayMs` is the pause between two streamed chunks. */
-export function mockUpstream({ delayMs = 2 } = {}) {
+export function mockUpstream({ delayMs = 2, served } = {}) {
   return async (request) => {
+    const key = /^Bearer\s+(\S+)$/i.exec(request.headers.get("authorization") ?? "")?.[1] ?? "";
+    const serve = (tokens) => served?.set(key, (served.get(key) ?? 0) + tokens);
     const { pathname } = new URL(request.url);
     if (request.method !== "POST" || pathname !== "/v1/chat/completions") return error(404, "not_found", `no route ${request.method} ${pathname}`);
     let body;
@@ -36,6 +42,7 @@ export function mockUpstream({ delayMs = 2 } = {}) {
     const model = body.model ?? "mock-1";
     const words = Array.from({ length: completion }, (_, i) => WORDS[i % WORDS.length]);
     if (body.stream !== true) {
+      serve(usage.total_tokens);
       return Response.json({
         id, object: "chat.completion", created, model,
         choices: [{ index: 0, message: { role: "assistant", content: words.join(" ") }, finish_reason: completion === max ? "length" : "stop" }],
@@ -55,8 +62,12 @@ export function mockUpstream({ delayMs = 2 } = {}) {
           if (body.stream_options?.include_usage === true) controller.enqueue(chunk({ choices: [], usage }));
           controller.enqueue(encoder.encode("data: [DONE]\n\n"));
           controller.close();
+          serve(usage.total_tokens);
         }
         i += 1;
+      },
+      cancel() {
+        serve(prompt + Math.min(i, words.length));
       },
     });
     return new Response(stream, { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } });

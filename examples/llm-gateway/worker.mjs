@@ -15,7 +15,10 @@ function limitersOf(env) {
     const limits = limitsOf(env);
     return { requests: new RateLimiter(limits.requests), tokens: new RateLimiter(limits.tokens) };
   }
-  const byPolicy = (policy) => new AsyncRateLimiter({ store: new WorkerStore({ binding: env.TOLLGATE, policy }) });
+  // Closed: a call the tollgate Worker could not decide in time is denied, not sent upstream
+  // uncounted (spend is what these limits guard).
+  const store = (policy) => new WorkerStore({ binding: env.TOLLGATE, policy, failure: "closed", timeoutMs: 10000 });
+  const byPolicy = (policy) => new AsyncRateLimiter({ store: store(policy) });
   return { requests: byPolicy(env.REQUESTS_POLICY ?? "llm-requests"), tokens: byPolicy(env.TOKENS_POLICY ?? "llm-tokens") };
 }
 

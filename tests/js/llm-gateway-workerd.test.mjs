@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { install, here } from "./packed.mjs";
 import { start } from "../../worker/test/harness.mjs";
-import { EXAMPLE_FILES, body, call, estimateOf, load } from "./llm-gateway.mjs";
+import { EXAMPLE_FILES, assertHeld, body, call, estimateOf, load } from "./llm-gateway.mjs";
 
 const example = resolve(here, "../../examples/llm-gateway");
 
@@ -24,6 +24,8 @@ const POLICIES = {
 };
 
 let pkg, upstream, s;
+/** The tokens the mock upstream served each API key. */
+const served = new Map();
 /** The gateway Worker's `fetch`, by variant: "memory" and "worker" (WorkerStore). */
 const gateways = {};
 
@@ -34,7 +36,7 @@ before(async () => {
   for (const f of EXAMPLE_FILES) copyFileSync(join(example, f), join(dir, f));
   const at = (f) => import(pathToFileURL(join(dir, f)).href);
   const [{ mockUpstream }, { serve }] = await Promise.all([at("mock-upstream.mjs"), at("serve.mjs")]);
-  upstream = await serve(mockUpstream({ delayMs: 1 }));
+  upstream = await serve(mockUpstream({ delayMs: 1, served }));
   // Bundled into dist/workerd/ so that the package's imports of ../*.wasm (left external,
   // loaded by workerd as compiled modules) resolve as in the package.
   const dist = join(pkg.project, "node_modules/tollgate/dist");
@@ -92,7 +94,10 @@ for (const variant of ["memory", "worker"]) {
     assert.equal(r.headers["x-ratelimit-limit-tokens"], "3000");
     assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(3000 - estimateOf(b)));
     assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
-    assert.match(r.headers["ratelimit-policy"], /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/);
+    // The Worker's answers carry the binding limit's figures only, not each limit's: through
+    // WorkerStore the draft's headers name the limit with the least left.
+    const policy = variant === "memory" ? /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/ : /"requests";q=10000;w=60, "tokens";q=3000;w=60/;
+    assert.match(r.headers["ratelimit-policy"], policy);
     const next = await call(at, k("json"), b);
     assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
   });
@@ -117,10 +122,9 @@ for (const variant of ["memory", "worker"]) {
 
   test(`workerd (${variant}): concurrent clients: no key is admitted more tokens in its window than TPM`, async () => {
     const per = await load(at, { keys: [k("a"), k("b"), k("c")], clients: 6, calls: 10, seed: 11 });
-    for (const [key, { tokens, admitted, denied }] of Object.entries(per)) {
-      assert.ok(tokens <= 3000, `${key}: ${tokens} tokens admitted, TPM 3000`);
-      assert.ok(denied > 0, `${key}: the load runs out the key's tokens`);
-      assert.ok(admitted > 3000 / (200 + 320), `${key}: settling admits more calls than the estimates alone (${admitted})`);
-    }
+    // A stream left mid-way reaches its end at the mock or is cancelled there; either is
+    // recorded once the stream stopped.
+    await new Promise((r) => setTimeout(r, 1000));
+    assertHeld(per, served, 3000);
   });
 }

@@ -8,7 +8,7 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { install, here } from "./packed.mjs";
-import { EXAMPLE_FILES, body, call, estimateOf, load } from "./llm-gateway.mjs";
+import { EXAMPLE_FILES, assertHeld, body, call, estimateOf, load } from "./llm-gateway.mjs";
 
 const example = resolve(here, "../../examples/llm-gateway");
 // A fixed window from each key's first call: the test runs well inside one minute, so every
@@ -16,6 +16,8 @@ const example = resolve(here, "../../examples/llm-gateway");
 const WINDOW = { ALGORITHM: "fixed-window", ALIGN: "first-hit" };
 
 let pkg, dir, upstream, mod;
+/** The tokens the mock upstream served each API key. */
+const served = new Map();
 before(async () => {
   pkg = install();
   dir = join(pkg.project, "llm-gateway");
@@ -23,7 +25,7 @@ before(async () => {
   for (const f of EXAMPLE_FILES) copyFileSync(join(example, f), join(dir, f));
   const at = (f) => import(pathToFileURL(join(dir, f)).href);
   const [{ mockUpstream }, { serve }, { startGateway }] = await Promise.all([at("mock-upstream.mjs"), at("serve.mjs"), at("node.mjs")]);
-  upstream = await serve(mockUpstream({ delayMs: 1 }));
+  upstream = await serve(mockUpstream({ delayMs: 1, served }));
   mod = { startGateway, upstreamUrl: `http://127.0.0.1:${upstream.port}` };
 });
 after(async () => {
@@ -140,9 +142,7 @@ test("the monthly token budget: a calendar month from the 1st (UTC), a denial un
 test("concurrent clients: no key is admitted more tokens in its window than TPM", () =>
   withGateway({ RPM: 10000, TPM: 3000 }, async (at) => {
     const per = await load(at, { keys: ["a", "b", "c"], clients: 6, calls: 12, seed: 7 });
-    for (const [key, { tokens, admitted, denied }] of Object.entries(per)) {
-      assert.ok(tokens <= 3000, `${key}: ${tokens} tokens admitted, TPM 3000`);
-      assert.ok(denied > 0, `${key}: the load runs out the key's tokens`);
-      assert.ok(admitted > 3000 / (200 + 320), `${key}: settling admits more calls than the estimates alone (${admitted})`);
-    }
+    // A stream left mid-way settles once its cancellation reached the mock.
+    await new Promise((r) => setTimeout(r, 100));
+    assertHeld(per, served, 3000);
   }));
