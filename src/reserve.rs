@@ -76,6 +76,13 @@ pub struct Open {
     pub(crate) marks: Vec<Nanos>,
 }
 
+impl Open {
+    /// Until when it can be settled: past this, a store keeping ledgers apart may drop it.
+    pub fn until(&self) -> Nanos {
+        self.until
+    }
+}
+
 /// The latest instant an open reservation of `state` can be settled (zero: none open): the
 /// state lives at least that long.
 pub(crate) fn open_until(state: &PolicyState) -> Nanos {
@@ -132,6 +139,32 @@ impl fmt::Display for SettleError {
 impl core::error::Error for SettleError {}
 
 impl Policy {
+    /// Takes the ledger out of a key's state, for a store that keeps ledgers apart from the
+    /// limits' states (the npm memory limiter's compact records). The state left is `None`
+    /// when it decides like a fresh key. [`attach_ledger`](Policy::attach_ledger) puts it back:
+    /// together they round-trip a state exactly.
+    pub fn detach_ledger(&self, state: &mut Option<PolicyState>) -> Vec<Open> {
+        let Some(st) = state else { return Vec::new() };
+        let open = core::mem::take(&mut st.open);
+        if st.slots.iter().all(Option::is_none) && st.blocked_until == Nanos::ZERO {
+            *state = None;
+        } else {
+            st.expires_at = self.expiry(st);
+        }
+        open
+    }
+
+    /// Puts a ledger taken by [`detach_ledger`](Policy::detach_ledger) back into a key's
+    /// state (a fresh one if the key has none); an empty ledger changes nothing.
+    pub fn attach_ledger(&self, state: &mut Option<PolicyState>, open: Vec<Open>) {
+        if open.is_empty() {
+            return;
+        }
+        let st = state.get_or_insert_with(|| self.fresh_state());
+        st.open = open;
+        st.expires_at = self.expiry(st);
+    }
+
     /// Decides a hit of `estimate` at `now` like [`check`](Policy::check), all or nothing over
     /// `states`; when admitted, opens reservation `id` on every key. `id` is the caller's
     /// random draw (64 bits: a settlement after the key was reset must not find a new
@@ -151,7 +184,9 @@ impl Policy {
         for st in states.iter_mut().flatten() {
             st.open.retain(|o| o.until > now && o.id != id);
             if st.open.len() >= MAX_OPEN {
-                st.open.remove(0);
+                // The oldest out (no index to panic over in a wasm module).
+                st.open.rotate_left(1);
+                st.open.pop();
             }
             let marks = self
                 .limits()
@@ -176,20 +211,25 @@ impl Policy {
         estimate: u64,
         actual: u64,
     ) -> Result<Settled, SettleError> {
-        let mut at = Vec::with_capacity(states.len());
-        for st in states.iter() {
-            let found = st.as_ref().and_then(|st| st.open.iter().position(|o| o.id == id && o.until > now));
-            match found {
-                Some(i) if st.as_ref().is_some_and(|s| s.open[i].estimate == estimate) => at.push(i),
-                _ => return Err(SettleError::UnknownReservation),
-            }
+        let open_here =
+            |st: &PolicyState| st.open.iter().any(|o| o.id == id && o.until > now && o.estimate == estimate);
+        if !states.iter().all(|st| st.as_ref().is_some_and(open_here)) {
+            return Err(SettleError::UnknownReservation);
         }
         let refund = estimate.saturating_sub(actual);
         let mut refunded = refund;
-        for (st, i) in states.iter_mut().zip(at) {
-            let Some(st) = st else { continue };
-            let open = st.open.remove(i);
-            for ((limit, slot), mark) in self.limits().iter().zip(st.slots.iter_mut()).zip(&open.marks) {
+        for st in states.iter_mut().flatten() {
+            // Out of the ledger (by `retain`: no index to panic over in a wasm module).
+            let mut closed = None;
+            st.open.retain(|o| {
+                let this = closed.is_none() && o.id == id;
+                if this {
+                    closed = Some(o.marks.clone());
+                }
+                !this
+            });
+            let marks = closed.unwrap_or_default();
+            for ((limit, slot), mark) in self.limits().iter().zip(st.slots.iter_mut()).zip(&marks) {
                 let (new, given) = give_back(limit.algorithm(), slot.as_ref(), now, refund, *mark);
                 *slot = new;
                 refunded = refunded.min(given);

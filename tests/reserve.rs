@@ -381,3 +381,32 @@ fn settling_runs_as_a_compare_and_swap() {
     );
     assert_eq!(stored, before);
 }
+
+/// A store that keeps ledgers apart from the limits' states (the npm memory limiter) decides
+/// exactly as one that keeps the state whole: detaching and attaching round-trip every state.
+#[test]
+fn a_ledger_kept_apart_round_trips() {
+    for kind in Kind::ALL {
+        let policy = Policy::single(ten_per_10s(kind));
+        let now = Nanos::from_secs(100);
+        let mut whole = [None];
+        policy.reserve(&mut whole, now, 4, 1).unwrap();
+        policy.reserve(&mut whole, now, 3, 2).unwrap();
+        let mut apart = whole.clone();
+        let ledger = policy.detach_ledger(&mut apart[0]);
+        assert_eq!(ledger.len(), 2);
+        assert_eq!(apart[0].as_ref().unwrap().open_reservations(), 0);
+        policy.attach_ledger(&mut apart[0], ledger);
+        assert_eq!(apart, whole, "{kind:?}");
+        // A ledger on a key whose limits are fresh again (pruned, evicted) still settles.
+        let later = now + Nanos::from_secs(60);
+        let mut fresh = [None];
+        policy.attach_ledger(&mut fresh[0], policy.detach_ledger(&mut whole[0]));
+        let s = policy.settle(&mut fresh, later, 1, 4, 1).unwrap();
+        assert_eq!(s.refunded, 0);
+        let mut empty = [None];
+        assert!(policy.detach_ledger(&mut empty[0]).is_empty());
+        policy.attach_ledger(&mut empty[0], Vec::new());
+        assert_eq!(empty[0], None);
+    }
+}

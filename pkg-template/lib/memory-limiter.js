@@ -10,6 +10,7 @@ import { headersFor } from "./header-record.js";
 import { KeyHandle } from "./key-handle.js";
 import { applyControls, withoutControls } from "./controls.js";
 import { waitFor, blockUntilReady } from "./wait.js";
+import { reserveInMemory, settleInMemory } from "./reserve.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
@@ -214,6 +215,26 @@ export class MemoryLimiter {
   refund(key, options) {
     const { cost, now } = callOptions(options);
     this.#wasm.refundKeys(keysOf(key instanceof KeyHandle ? key.key : key), now, cost);
+  }
+
+  /**
+   * Decides a hit of the estimate `cost` like `limit` and, when admitted, opens a reservation:
+   * the decision's `reservation` (a string; `null` when denied) for `settle` (docs/reserve.md).
+   */
+  reserve(key, options) {
+    this.#fast("reserve and settle");
+    return reserveInMemory(this.#wasm, keysOf(key instanceof KeyHandle ? key.key : key), options, (keys) => this.#read(keys));
+  }
+
+  /**
+   * Settles a reservation with the `actual` cost: gives back what the limits still hold of the
+   * estimate's surplus, or charges the excess as far as they have room. Returns the key's
+   * figures after it, with `refunded`, `charged` and `forgiven`; throws `unknown_reservation`
+   * (settled already, reset, expired) or `invalid_reservation`, changing nothing.
+   */
+  settle(reservation, actual, options) {
+    this.#fast("reserve and settle");
+    return settleInMemory(this.#wasm, reservation, actual, options, (keys) => this.#read(keys));
   }
 
   /** Forgets the key(s): the next hit finds them fresh. */

@@ -17,6 +17,7 @@ import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
 import { waitFor, blockUntilReady } from "./wait.js";
+import { reserveInStore, settleInStore } from "./reserve.js";
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -111,6 +112,40 @@ export class RedisLimiter {
       const step = (states) => this.#step(rkeys, states, now, cost, true);
       await this.#swapLoop(rkeys, step, false, {});
     });
+  }
+
+  /** A hit of the estimate `cost`, decided as `limit`, opening a reservation (reserve.js, docs/reserve.md). */
+  reserve(key, options) {
+    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    const run = (k, o, decide) => this.#run(k, o, false, (keys, rkeys, now, cost) => decide(keys, rkeys, now, cost));
+    return reserveInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, true), read);
+  }
+
+  /** Settles a reservation with the actual cost (reserve.js); rejects with its error, changing nothing. */
+  settle(reservation, actual, options) {
+    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    const guarded = (keys, o, op) => {
+      validateKeys(keys);
+      const rkeys = keys.map((k) => this.#store._key(k));
+      checkSlots(this.#store, keys, rkeys);
+      return this.#guard(rkeys, async () => {
+        const now = o?.now ?? (await this.#store._now());
+        await this.#read(rkeys); // the bytes Redis holds: never "unknown" over a stale cache
+        return op(rkeys, now);
+      });
+    };
+    return settleInStore(this.#wasm, reservation, actual, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+  }
+
+  /** `#swapLoop` of `call(states)`, a `StorePolicy` step answering the bytes to write (`null`: none). */
+  #swapWith(rkeys, call, now, trustCache) {
+    const step = (states) => {
+      const write = this.#decodeOr(() => call(states), rkeys, states);
+      if (write === null) return { write: null, ttls: null };
+      const expires = this.#wasm.lastExpiresAt();
+      return { write, ttls: write.map((s, i) => ttlOf(s, expires[i], now)) };
+    };
+    return this.#swapLoop(rkeys, step, trustCache, {});
   }
 
   /** Forgets the key(s) in Redis. */

@@ -93,6 +93,15 @@ export class SyncedRedisLimiter {
     throw optionError("unsupported_in_sync_mode", "syncRate", "refund is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
   }
 
+  /** A reservation is a ledger in the key's state; synced window counters hold none. */
+  async reserve() {
+    throw optionError("unsupported_in_sync_mode", "syncRate", "reserve is not supported with syncRate != 0 (merged counters hold no reservations); use syncRate 0", TypeError);
+  }
+
+  async settle() {
+    throw optionError("unsupported_in_sync_mode", "syncRate", "settle is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
+  }
+
   async reset() {
     throw optionError("unsupported_in_sync_mode", "syncRate", "reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
   }

@@ -1,6 +1,8 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
 import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
 import type { Algorithm, Align } from "./contract.generated.js";
+import type { Reserved, Settled, SettleOptions } from "./reserve.js";
+export type { Reserved, Settled, SettleOptions, SettleErrorCode } from "./reserve.js";
 /** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
 export type { Algorithm, ConfigErrorCode } from "./contract.generated.js";
 
@@ -180,6 +182,10 @@ export interface AsyncRateLimiter {
   limit(key: Keys, options?: CallOptions): Promise<Decision>;
   peek(key: Keys, options?: CallOptions): Promise<Decision>;
   refund(key: Keys, options?: CallOptions): Promise<void>;
+  /** A hit of the estimate `cost`, decided as `limit`; when admitted, the decision's `reservation` settles it (docs/reserve.md). */
+  reserve(key: Keys, options?: CallOptions): Promise<Reserved>;
+  /** Settles a reservation with the actual cost; rejects with `unknown_reservation` or `invalid_reservation`, changing nothing. */
+  settle(reservation: string, actual: number, options?: SettleOptions): Promise<Settled>;
   reset(key: Keys): Promise<void>;
   headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
   /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
@@ -277,6 +283,10 @@ export interface RateLimiter {
   limit(key: Keys | KeyHandle, options?: CallOptions): Decision;
   peek(key: Keys | KeyHandle, options?: CallOptions): Decision;
   refund(key: Keys | KeyHandle, options?: CallOptions): void;
+  /** A hit of the estimate `cost`, decided as `limit`; when admitted, the decision's `reservation` settles it (docs/reserve.md). Not in `tollgate/lite`. */
+  reserve(key: Keys | KeyHandle, options?: CallOptions): Reserved;
+  /** Settles a reservation with the actual cost; throws `unknown_reservation` or `invalid_reservation`, changing nothing. */
+  settle(reservation: string, actual: number, options?: SettleOptions): Settled;
   reset(key: Keys | KeyHandle): void;
   /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
   waitFor(key: Keys | KeyHandle, options: WaitOptions): Promise<Decision>;

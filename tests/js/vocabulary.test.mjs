@@ -56,6 +56,9 @@ test("a decision carries only decision fields of docs/vocabulary.md, and the con
   for (const extra of [{}, { blockDuration: "1m" }, { shadow: true }]) {
     const l = new RateLimiter({ ...ONE, name: "second", ...controls, ...extra });
     const decisions = [l.limit("k", { now }), l.limit("k", { now, cost: 10 }), l.peek("k", { now, cost: 10 }), l.limit("vip", { now }), l.limit("bad", { now })];
+    // Reserve and settle (docs/reserve.md): a reservation's decision and a settlement's answer.
+    const reserved = l.reserve("r", { now, cost: 2 });
+    decisions.push(reserved, l.settle(reserved.reservation, 1, { now }));
     for (const d of decisions) {
       for (const f of Object.keys(d)) {
         assert.ok(table.includes(f), `${f} is not a decision field of the table`);

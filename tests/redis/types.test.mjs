@@ -28,6 +28,14 @@ test("the Redis store's types: async with a store, sync without, wrong uses refu
     await limiter.close();
     const memory = new RateLimiter({ algorithm: "gcra", quota: "10/s" });
     const m: Decision = memory.limit("k");
+    const reserved = await limiter.reserve("user:42", { cost: 800 });
+    const token: string | null = reserved.reservation;
+    if (token !== null) {
+      const settled = await limiter.settle(token, 120, { now: Date.now() });
+      const figures: number = settled.refunded + settled.charged + settled.forgiven + settled.remaining;
+    }
+    const mr = memory.reserve(["k", "j"], { cost: 2 });
+    if (mr.reservation !== null) memory.settle(mr.reservation, 1).refunded.toFixed();
     const bytes: Uint8Array | null = memory.export("k");
     function why(e: unknown): string {
       if (e instanceof RedisStateError) { const c: "redis_state_invalid" = e.code; return c + e.key; }

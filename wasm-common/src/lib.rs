@@ -17,5 +17,6 @@ pub mod errors;
 pub mod module;
 pub mod msg;
 pub mod out;
+pub mod reserve;
 pub mod spec;
 pub mod time;

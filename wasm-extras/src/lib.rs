@@ -22,6 +22,7 @@ mod blocked_cache;
 mod lease_holder;
 mod pacer;
 mod store_policy;
+mod store_reserve;
 mod store_retry;
 mod synced;
 

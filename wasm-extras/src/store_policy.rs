@@ -21,13 +21,39 @@ use crate::time::{cost_from, now_from_ms};
 #[wasm_bindgen]
 pub struct StorePolicy {
     pub(crate) inner: CorePolicy,
-    out: Out,
+    pub(crate) out: Out,
     expires: Vec<f64>,
     /// The guard of the steps since the last one not joined (`tollgate::guard`).
     guard: Option<Guard>,
+    /// What the last `settleStep` did (`store_reserve.rs`).
+    pub(crate) settled: Option<Array>,
 }
 
 impl StorePolicy {
+    /// A step's answer: the bytes after it per key (`null`: fresh), or `null` when nothing
+    /// `changed`; `lastExpiresAt` then tells when each is fresh again.
+    pub(crate) fn written(&mut self, states: &[Option<(Vec<u8>, tollgate::Nanos)>], changed: bool) -> JsValue {
+        self.expires.clear();
+        let result = Array::new();
+        for s in states {
+            match s {
+                Some((bytes, expires)) => {
+                    self.expires.push(expires.as_millis_ceil() as f64);
+                    result.push(&Uint8Array::from(bytes.as_slice()));
+                }
+                None => {
+                    self.expires.push(0.0);
+                    result.push(&JsValue::NULL);
+                }
+            }
+        }
+        if changed {
+            result.into()
+        } else {
+            JsValue::NULL
+        }
+    }
+
     pub(crate) fn limit_name(&self) -> impl Fn(usize) -> String + '_ {
         |i| self.inner.limits().get(i).map_or("", |l| l.name()).to_string()
     }
@@ -49,7 +75,7 @@ impl StorePolicy {
 }
 
 /// The bytes of each key (`null`/`undefined`: absent), as `states_from` takes them, not decoded.
-fn raw_states(states: &Array) -> Result<Vec<Option<Vec<u8>>>, JsValue> {
+pub(crate) fn raw_states(states: &Array) -> Result<Vec<Option<Vec<u8>>>, JsValue> {
     let n = states.length();
     if n == 0 || n as usize > tollgate::limiter::MAX_KEYS_PER_HIT {
         let max = tollgate::limiter::MAX_KEYS_PER_HIT as u64;
@@ -76,7 +102,7 @@ impl StorePolicy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
         let inner = build_policy(options, &fields)?;
-        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None })
+        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None, settled: None })
     }
 
     /// Where the last decision was written (see `wasm-common/src/out.rs`).
@@ -130,21 +156,7 @@ impl StorePolicy {
                 (true, None) => None,
             };
         }
-        self.expires.clear();
-        let result = Array::new();
-        for s in &step.states {
-            match s {
-                Some((bytes, expires)) => {
-                    self.expires.push(expires.as_millis_ceil() as f64);
-                    result.push(&Uint8Array::from(bytes.as_slice()));
-                }
-                None => {
-                    self.expires.push(0.0);
-                    result.push(&JsValue::NULL);
-                }
-            }
-        }
-        Ok(if step.changed { result.into() } else { JsValue::NULL })
+        Ok(self.written(&step.states, step.changed))
     }
 
     /// The guard of the last `step`'s write, `[fields, lo, hi, knee]` (the fields a bit set;

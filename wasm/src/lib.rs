@@ -29,6 +29,8 @@ mod limiter;
 mod policy;
 mod policy_states;
 mod record_words;
+#[cfg(feature = "full")]
+mod reservations;
 mod validate_keys;
 
 // The bindings every module shares, under the names the files here use (`crate::errors`, ...).

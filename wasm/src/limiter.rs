@@ -50,6 +50,9 @@ pub struct Limiter {
     pub(crate) last: Option<LastKey>,
     /// The error of the last hot call that answered `FAILED`, for `takeError`.
     pub(crate) failure: Option<JsValue>,
+    /// The keys' open reservations (`reservations.rs`).
+    #[cfg(feature = "full")]
+    pub(crate) ledgers: crate::reservations::Ledgers,
 }
 
 /// A key's record as `limitKey` left it: valid for `limitAgain` while the store's generation
@@ -286,6 +289,8 @@ impl Limiter {
             batch: BatchOut::default(),
             last: None,
             failure: None,
+            #[cfg(feature = "full")]
+            ledgers: Default::default(),
         }
     }
 
@@ -371,6 +376,8 @@ impl Limiter {
         validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
         for k in keys {
             self.store.reset(k);
+            #[cfg(feature = "full")]
+            self.ledgers.forget(k);
         }
         Ok(())
     }
@@ -379,7 +386,10 @@ impl Limiter {
     #[wasm_bindgen(js_name = exportState)]
     pub fn export_state(&self, key: &str) -> Result<Option<Vec<u8>>, JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
-        self.store.export(&self.policy, key).map_err(|e| decode_error(&e))
+        let bytes = self.store.export(&self.policy, key).map_err(|e| decode_error(&e))?;
+        #[cfg(feature = "full")]
+        let bytes = self.ledgers.export(&self.policy, key, bytes);
+        Ok(bytes)
     }
 
     /// Replaces the key's state with `state` (`undefined`: fresh), after validating it
@@ -387,13 +397,16 @@ impl Limiter {
     #[wasm_bindgen(js_name = importState)]
     pub fn import_state(&mut self, key: &str, state: Option<Vec<u8>>) -> Result<(), JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
-        let state = match state {
+        #[allow(unused_mut)]
+        let mut state = match state {
             None => None,
             Some(bytes) => {
                 let s = PolicyState::decode(&bytes).map_err(|e| decode_error(&e))?;
                 self.policy.restore(s).map_err(|e| decode_error(&e))?
             }
         };
+        #[cfg(feature = "full")]
+        self.ledgers.import(&self.policy, key, &mut state);
         self.store.set(key, state);
         Ok(())
     }
@@ -418,6 +431,8 @@ impl Limiter {
     /// Drops every key that is fresh at `now`; returns how many.
     pub fn prune(&mut self, now: f64) -> Result<u32, JsValue> {
         let now = now_from_ms(now)?;
+        #[cfg(feature = "full")]
+        self.ledgers.prune(now);
         Ok(self.store.prune(now) as u32)
     }
 }

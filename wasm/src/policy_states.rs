@@ -95,7 +95,7 @@ impl Store for PolicyStore<'_> {
 impl CompactKeyed {
     /// Moves `key`'s state out as a policy state (`None`: fresh). From the slab it is taken,
     /// leaving a placeholder until `put_states`; from words it is converted.
-    fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
+    pub(crate) fn take(&mut self, policy: &Policy, key: &str) -> Result<Option<PolicyState>, DecodeError> {
         let offset = self.find(key);
         self.take_at(policy, offset)
     }
@@ -151,7 +151,7 @@ impl CompactKeyed {
     /// Puts back the states `take` gave for `keys`, changed or not: existing keys first (an
     /// insert may sweep, and must not find a placeholder), then new keys, inserted after the
     /// sweeping and eviction rules.
-    fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
+    pub(crate) fn put_states(&mut self, keys: &[&str], states: Vec<Option<PolicyState>>, now: Nanos) {
         let mut new = Vec::new();
         for (key, state) in keys.iter().zip(states) {
             match self.find(key) {

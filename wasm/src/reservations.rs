@@ -1,0 +1,153 @@
+//! Reserve and settle (`tollgate::reserve`, docs/reserve.md) on the in-memory limiter.
+//!
+//! The compact key store keeps a key's limits in a few words, with no room for its ledger of
+//! open reservations; the ledgers live here instead, beside the store, keyed by key. Every
+//! reserve and settle runs the core's over the key's whole state: the ledger is attached
+//! before and detached after (`Policy::attach_ledger`, `detach_ledger`), so the decisions and
+//! the bytes `exportState` gives are those a store of whole states (Redis) has. A ledger
+//! outlives its key's record when the record is pruned or evicted (its reservations can still
+//! be settled, on fresh limits), and goes with `resetKeys` and once its reservations' settling
+//! time has passed (`prune`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use hashbrown::HashMap;
+use js_sys::Array;
+use tollgate::limiter::validate_keys;
+use tollgate::policy::{Policy as CorePolicy, PolicyState};
+use tollgate::reserve::{Open, Reservation};
+use tollgate::Nanos;
+use wasm_bindgen::prelude::*;
+
+use crate::errors::{decode_error, key_error};
+use crate::limiter::Limiter;
+use crate::time::{cost_from, now_from_ms};
+use tollgate_wasm_common::reserve::{actual_from, settle_error, settled_figures};
+
+/// The open reservations of every key that has any.
+#[derive(Default)]
+pub(crate) struct Ledgers {
+    map: HashMap<String, Vec<Open>>,
+}
+
+impl Ledgers {
+    fn take(&mut self, key: &str) -> Vec<Open> {
+        self.map.remove(key).unwrap_or_default()
+    }
+
+    fn put(&mut self, key: &str, open: Vec<Open>) {
+        if !open.is_empty() {
+            self.map.insert(key.into(), open);
+        }
+    }
+
+    /// The key was reset: its reservations can no longer be settled.
+    pub(crate) fn forget(&mut self, key: &str) {
+        self.map.remove(key);
+    }
+
+    /// Drops the reservations whose settling time has passed at `now`.
+    pub(crate) fn prune(&mut self, now: Nanos) {
+        self.map.retain(|_, l| {
+            l.retain(|o| o.until() > now);
+            !l.is_empty()
+        });
+    }
+
+    /// `bytes` (a key's exported state, `None`: fresh) with the key's ledger in it.
+    pub(crate) fn export(&self, policy: &CorePolicy, key: &str, bytes: Option<Vec<u8>>) -> Option<Vec<u8>> {
+        let Some(open) = self.map.get(key) else { return bytes };
+        let mut state = bytes.and_then(|b| PolicyState::decode(&b).ok());
+        policy.attach_ledger(&mut state, open.clone());
+        state.map(|s| s.encode())
+    }
+
+    /// Takes the ledger out of an imported `state`, which replaces the key's.
+    pub(crate) fn import(&mut self, policy: &CorePolicy, key: &str, state: &mut Option<PolicyState>) {
+        self.forget(key);
+        let open = policy.detach_ledger(state);
+        self.put(key, open);
+    }
+}
+
+fn refs(keys: &[String]) -> Vec<&str> {
+    keys.iter().map(String::as_str).collect()
+}
+
+impl Limiter {
+    /// Runs `f` over the keys' whole states (ledgers attached), taken out of the store and put
+    /// back as `PolicyStore::update` does (a generic `f`, not a `dyn` one: no function table).
+    fn with_ledgers<R>(
+        &mut self,
+        keys: &[&str],
+        now: Nanos,
+        f: impl FnOnce(&CorePolicy, &mut [Option<PolicyState>]) -> R,
+    ) -> Result<R, JsValue> {
+        let policy = &self.policy;
+        let mut states: Vec<Option<PolicyState>> = Vec::with_capacity(keys.len());
+        for k in keys {
+            match self.store.take(policy, k) {
+                Ok(s) => states.push(s),
+                Err(e) => {
+                    let n = states.len();
+                    self.store.put_states(&keys[..n], states, now);
+                    return Err(decode_error(&e));
+                }
+            }
+        }
+        for (k, s) in keys.iter().zip(states.iter_mut()) {
+            policy.attach_ledger(s, self.ledgers.take(k));
+        }
+        let out = f(policy, &mut states);
+        for (k, s) in keys.iter().zip(states.iter_mut()) {
+            let open = policy.detach_ledger(s);
+            self.ledgers.put(k, open);
+        }
+        self.store.put_states(keys, states, now);
+        Ok(out)
+    }
+}
+
+#[wasm_bindgen]
+impl Limiter {
+    /// Decides a hit of `cost` (the estimate) for the keys, all or nothing, like `limitKeys`;
+    /// when admitted, opens reservation `idHi * 2^32 + idLo` (the caller's random draw) on
+    /// every key and returns its token (`undefined` when denied). The decision is in the
+    /// output buffer.
+    #[wasm_bindgen(js_name = reserveKeys)]
+    pub fn reserve_keys(
+        &mut self,
+        keys: Vec<String>,
+        now: f64,
+        cost: f64,
+        id_hi: u32,
+        id_lo: u32,
+    ) -> Result<Option<String>, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        validate_keys(&refs(&keys)).map_err(|e| key_error(&e, keys.len() == 1))?;
+        self.validate_cost(cost)?;
+        let id = (u64::from(id_hi) << 32) | u64::from(id_lo);
+        let d = self.with_ledgers(&refs(&keys), now, |policy, states| policy.reserve(states, now, cost, id))?;
+        let d = d.map_err(|e| self.error(e.into(), false))?;
+        self.out.write(&d);
+        Ok(d.allowed.then(|| Reservation { id, estimate: cost, policy: String::new(), keys }.to_token()))
+    }
+
+    /// Settles the reservation `token` with the `actual` cost at `now`: the keys' figures after
+    /// it in the output buffer, and `[refunded, charged, forgiven, keys]`. Throws
+    /// `invalid_reservation` or `unknown_reservation` (changing nothing).
+    #[wasm_bindgen(js_name = settleReservation)]
+    pub fn settle_reservation(&mut self, token: &str, now: f64, actual: f64) -> Result<Array, JsValue> {
+        let now = now_from_ms(now)?;
+        let actual = actual_from(actual)?;
+        let r = Reservation::from_token(token).map_err(|e| settle_error(&e))?;
+        let keys = refs(&r.keys);
+        validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+        let s = self
+            .with_ledgers(&keys, now, |policy, states| policy.settle(states, now, r.id, r.estimate, actual))?
+            .map_err(|e| settle_error(&e))?;
+        self.out.write(&s.decision);
+        Ok(settled_figures(&s, &r.keys))
+    }
+}
