@@ -1,4 +1,4 @@
-// The middlewares' cost known after the response (`estimate` and `actualCost`): the request
+// The middlewares' cost known after the response (`estimatedCost` and `actualCost`): the request
 // reserves its estimate on the way in (`limiter.reserve`), and once its answer is done the
 // reservation is settled with the actual cost (`limiter.settle`), which gives the difference
 // back or charges the excess. The limiter does the counting; this file only reads the two
@@ -6,22 +6,22 @@
 import { fail, optionError } from "./options.js";
 
 /**
- * Reads `estimate` (a whole number, or a function of the request as `key` gets it) and
+ * Reads `estimatedCost` (a whole number, or a function of the request as `key` gets it) and
  * `actualCost` (a function of the request and its answer) from middleware options. Both or
  * neither; not beside `cost` (the cost known before the answer) nor the skip options (a
  * request that should not count settles at 0). Returns null without them, else
  * `{ estimateOf(...args), actualCost }`.
  */
 export function costAfterOptions(options) {
-  const { estimate, actualCost } = options;
+  const { estimatedCost: estimate, actualCost } = options;
   if (estimate === undefined && actualCost === undefined) return null;
-  if (actualCost === undefined) throw optionError("missing_field", "actualCost", "estimate reserves a cost that actualCost(request, response) settles once the answer is done: give both");
-  if (estimate === undefined) throw optionError("missing_field", "estimate", "actualCost settles a reservation of estimate (a number, or a function of the request): give both");
+  if (actualCost === undefined) throw optionError("missing_field", "actualCost", "estimatedCost reserves a cost that actualCost(request, response) settles once the answer is done: give both");
+  if (estimate === undefined) throw optionError("missing_field", "estimatedCost", "actualCost settles a reservation of estimatedCost (a number, or a function of the request): give both");
   if (typeof actualCost !== "function") throw fail("actualCost", actualCost, "a function of the request and its answer returning the actual cost");
-  if (typeof estimate !== "function" && typeof estimate !== "number") throw fail("estimate", estimate, "a whole number, or a function of the request returning one");
+  if (typeof estimate !== "function" && typeof estimate !== "number") throw fail("estimatedCost", estimate, "a whole number, or a function of the request returning one");
   for (const other of ["cost", "skipFailedRequests", "skipSuccessfulRequests"]) {
     if (options[other] !== undefined) {
-      throw optionError("conflicting_fields", other, `${other} cannot be given with estimate and actualCost: the cost is the estimate on the way in and actualCost's once the answer is done (0 for a request that should not count)`);
+      throw optionError("conflicting_fields", other, `${other} cannot be given with estimatedCost and actualCost: the cost is the estimate on the way in and actualCost's once the answer is done (0 for a request that should not count)`);
     }
   }
   return {
@@ -36,7 +36,7 @@ export function costAfterOptions(options) {
  */
 export function reserve(limiter, keys, cost, now) {
   if (typeof limiter.reserve !== "function" || typeof limiter.settle !== "function") {
-    throw optionError("unsupported_option", "estimate", "estimate and actualCost need a limiter that reserves and settles (RateLimiter, or a store's limiter over RedisStore or WorkerStore)");
+    throw optionError("unsupported_option", "estimatedCost", "estimatedCost and actualCost need a limiter that reserves and settles (RateLimiter, or a store's limiter over RedisStore or WorkerStore)");
   }
   if (keys === null) return undefined;
   return limiter.reserve(keys, { cost, now });

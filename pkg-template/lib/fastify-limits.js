@@ -76,7 +76,7 @@ export class Limits {
     /** `{ estimateOf, actualCost }` when the cost is known after the answer (cost-after.js), else null. */
     this.after = costAfterOptions(params);
     if (customStore !== null && this.after !== null) {
-      throw optionError("conflicting_fields", "estimate", "estimate and actualCost do not apply to a @fastify/rate-limit store (it cannot reserve); use a tollgate store, such as RedisStore");
+      throw optionError("conflicting_fields", "estimatedCost", "estimatedCost and actualCost do not apply to a @fastify/rate-limit store (it cannot reserve); use a tollgate store, such as RedisStore");
     }
     if (customStore !== null && params.cost !== undefined) {
       throw optionError("conflicting_fields", "cost", "cost does not apply to a @fastify/rate-limit store (it counts one per request); use a tollgate store, such as RedisStore");
@@ -138,7 +138,7 @@ export class Limits {
    * request, else `{ isAllowed: false, key, max, timeWindow, remaining, ttl, ttlInSeconds,
    * isExceeded, isBanned }`, with the deciding limiter, its decision and the `now` it decided
    * at beside (for the headers).
-   * `increment: false` peeks (counts nothing); `reserves: true` (the hook's, with `estimate`)
+   * `increment: false` peeks (counts nothing); `reserves: true` (the hook's, with `estimatedCost`)
    * reserves the estimate, whose reservation the decision carries (elsewhere the estimate is
    * the cost). A store error is thrown, or with `skipOnError` answered as an allowed request
    * with nothing counted.

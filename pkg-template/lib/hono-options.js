@@ -57,7 +57,7 @@ export function honoOptions(passed, kind) {
   });
   if (kind === "ws") o.status = statusCode;
   if (o.after !== null && (kind === "ws" || limits.erlStore !== null)) {
-    throw optionError(kind === "ws" ? "unsupported_option" : "conflicting_fields", "estimate", kind === "ws" ? "estimate and actualCost apply to HTTP answers, not WebSocket messages" : "estimate and actualCost do not apply to an express-rate-limit style Store (it cannot reserve); use a tollgate store, such as RedisStore");
+    throw optionError(kind === "ws" ? "unsupported_option" : "conflicting_fields", "estimatedCost", kind === "ws" ? "estimatedCost and actualCost apply to HTTP answers, not WebSocket messages" : "estimatedCost and actualCost do not apply to an express-rate-limit style Store (it cannot reserve); use a tollgate store, such as RedisStore");
   }
   if (limits.erlStore !== null && o.costOf !== undefined) {
     throw optionError("conflicting_fields", "cost", "cost does not apply to an express-rate-limit style Store (it counts one per request); use a tollgate store, such as RedisStore");

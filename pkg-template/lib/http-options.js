@@ -8,7 +8,7 @@ import { costAfterOptions } from "./cost-after.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
-  "limiter", "key", "cost", "estimate", "actualCost", "skip", "statusCode", "message", "handler",
+  "limiter", "key", "cost", "estimatedCost", "actualCost", "skip", "statusCode", "message", "handler",
   "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
 ];
 

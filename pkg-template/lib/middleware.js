@@ -72,7 +72,7 @@ export function rateLimit(passed = {}) {
   const wasSuccessful = o.wasSuccessful ?? ((req, res) => res.statusCode < 400);
   const store = limits.erlStore;
   if (store !== null && o.after !== null) {
-    throw optionError("conflicting_fields", "estimate", "estimate and actualCost do not apply to an express-rate-limit Store (it cannot reserve); use a tollgate store, such as RedisStore");
+    throw optionError("conflicting_fields", "estimatedCost", "estimatedCost and actualCost do not apply to an express-rate-limit Store (it cannot reserve); use a tollgate store, such as RedisStore");
   }
   if (o.after !== null && limits.fixed !== null) reserve(limits.fixed, null);
   if (store !== null && o.costOf !== undefined) {

@@ -1,4 +1,4 @@
-// The middlewares' cost known after the answer (`estimate`, `actualCost`): a request reserves
+// The middlewares' cost known after the answer (`estimatedCost`, `actualCost`): a request reserves
 // its estimate on the way in and its reservation is settled with the actual cost once its
 // answer is done, streamed answers at their end, in real Express, with Node's fetch Request
 // and Response (rateLimitFetch), and in real Hono (tollgate/hono) and Fastify (tollgate/fastify) apps.
@@ -30,17 +30,17 @@ async function eventually(read, expected) {
 /** What is left of the key's limit: the next hit of cost 1 would leave this many and one. */
 const left = async (limiter, key) => (await limiter.peek(key, { cost: 1 })).remaining + 1;
 
-test("options: estimate and actualCost come together, and not beside cost or the skip options", () => {
+test("options: estimatedCost and actualCost come together, and not beside cost or the skip options", () => {
   const actualCost = () => 1;
   for (const make of [(o) => rateLimit({ ...HOUR, ...o }), (o) => rateLimitFetch({ ...HOUR, key: () => "k", ...o })]) {
-    assert.throws(() => make({ estimate: 5 }), { code: "missing_field", field: "actualCost" });
-    assert.throws(() => make({ actualCost }), { code: "missing_field", field: "estimate" });
-    assert.throws(() => make({ estimate: "5", actualCost }), { code: "invalid_type", field: "estimate" });
-    assert.throws(() => make({ estimate: 5, actualCost: 3 }), { code: "invalid_type", field: "actualCost" });
-    assert.throws(() => make({ estimate: 5, actualCost, cost: () => 2 }), { code: "conflicting_fields", field: "cost" });
-    assert.throws(() => make({ estimate: 5, actualCost, skipFailedRequests: true }), { code: "conflicting_fields", field: "skipFailedRequests" });
+    assert.throws(() => make({ estimatedCost: 5 }), { code: "missing_field", field: "actualCost" });
+    assert.throws(() => make({ actualCost }), { code: "missing_field", field: "estimatedCost" });
+    assert.throws(() => make({ estimatedCost: "5", actualCost }), { code: "invalid_type", field: "estimatedCost" });
+    assert.throws(() => make({ estimatedCost: 5, actualCost: 3 }), { code: "invalid_type", field: "actualCost" });
+    assert.throws(() => make({ estimatedCost: 5, actualCost, cost: () => 2 }), { code: "conflicting_fields", field: "cost" });
+    assert.throws(() => make({ estimatedCost: 5, actualCost, skipFailedRequests: true }), { code: "conflicting_fields", field: "skipFailedRequests" });
   }
-  assert.throws(() => rateLimiter({ ...HOUR, keyGenerator: () => "k", estimate: 5 }), { code: "missing_field", field: "actualCost" });
+  assert.throws(() => rateLimiter({ ...HOUR, keyGenerator: () => "k", estimatedCost: 5 }), { code: "missing_field", field: "actualCost" });
 });
 
 test("Express: the estimate is held while the answer streams, the actual cost once it finished", async () => {
@@ -51,7 +51,7 @@ test("Express: the estimate is held while the answer streams, the actual cost on
     ...HOUR,
     legacyHeaders: true,
     key: (req) => req.get("x-key"),
-    estimate: (req) => Number(req.get("x-estimate")),
+    estimatedCost: (req) => Number(req.get("x-estimate")),
     actualCost: (req, res) => {
       seen.push(res.writableFinished);
       return res.locals.tokens;
@@ -86,7 +86,7 @@ test("Express: a client gone mid-answer, and an actualCost that throws or gives 
   const mw = rateLimit({
     ...HOUR,
     key: (req) => req.get("x-key"),
-    estimate: 100,
+    estimatedCost: 100,
     actualCost: (req, res) => {
       calls.push(req.get("x-key"));
       return costs[req.get("x-key")](req, res);
@@ -115,7 +115,7 @@ test("Express: a client gone mid-answer, and an actualCost that throws or gives 
 
 test("Express: a denied request reserves nothing and is never settled", async () => {
   let settled = 0;
-  const mw = rateLimit({ algorithm: "fixed-window", align: "first-hit", limit: 100, window: "1h", key: () => "d", estimate: 80, actualCost: () => (settled++, 80) });
+  const mw = rateLimit({ algorithm: "fixed-window", align: "first-hit", limit: 100, window: "1h", key: () => "d", estimatedCost: 80, actualCost: () => (settled++, 80) });
   const app = express();
   app.use(mw);
   app.get("/", (req, res) => res.end("ok"));
@@ -157,7 +157,7 @@ test("rateLimitFetch: JSON and streamed answers reach the client whole and settl
   const wrap = rateLimitFetch({
     ...HOUR,
     key: (request) => request.headers.get("x-key"),
-    estimate: (request) => Number(request.headers.get("x-estimate")),
+    estimatedCost: (request) => Number(request.headers.get("x-estimate")),
     actualCost: async (request, response) => (response.headers.get("content-type") === "text/event-stream" ? usageOfStream(response) : (await response.json()).usage.total_tokens),
   });
   const handler = wrap((request) =>
@@ -183,7 +183,7 @@ test("rateLimitFetch: JSON and streamed answers reach the client whole and settl
 });
 
 test("rateLimitFetch: a client that cancels the stream still settles on the usage the copy reads; a handler that throws settles at the estimate", async () => {
-  const wrap = rateLimitFetch({ ...HOUR, key: (request) => request.headers.get("x-key"), estimate: 400, actualCost: (request, response) => usageOfStream(response) });
+  const wrap = rateLimitFetch({ ...HOUR, key: (request) => request.headers.get("x-key"), estimatedCost: 400, actualCost: (request, response) => usageOfStream(response) });
   const handler = wrap((request) => {
     if (request.headers.get("x-key") === "throws") throw new Error("handler failed");
     return new Response(sse(["a", "b", "c", "d", "e"], 25));
@@ -202,7 +202,7 @@ test("tollgate/hono: a route's answer settles on the usage actualCost reads from
   const mw = rateLimiter({
     ...HOUR,
     keyGenerator: (c) => c.req.header("x-key"),
-    estimate: (c) => Number(c.req.header("x-estimate")),
+    estimatedCost: (c) => Number(c.req.header("x-estimate")),
     actualCost: async (c, response) => (await response.json()).usage.total_tokens,
   });
   const app = new Hono();
@@ -216,12 +216,12 @@ test("tollgate/hono: a route's answer settles on the usage actualCost reads from
 });
 
 test("tollgate/fastify: the estimate is reserved in the hook and settled with actualCost once the reply was sent", async () => {
-  await assert.rejects(Fastify().register(fastifyRateLimit, { ...HOUR, estimate: 5 }).ready(), { code: "missing_field", field: "actualCost" });
+  await assert.rejects(Fastify().register(fastifyRateLimit, { ...HOUR, estimatedCost: 5 }).ready(), { code: "missing_field", field: "actualCost" });
   const app = Fastify();
   await app.register(fastifyRateLimit, {
     ...HOUR,
     keyGenerator: (request) => request.headers["x-key"],
-    estimate: (request) => Number(request.headers["x-estimate"]),
+    estimatedCost: (request) => Number(request.headers["x-estimate"]),
     actualCost: (request, reply) => reply.tokens,
     onExceeding: () => {},
   });
