@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild test-beside setup example test-core test-nostd contracts test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
+.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -32,6 +32,14 @@ setup:
 ## The newcomer's example: every algorithm on one bursty chat trace.
 example:
 	cargo run --quiet --release --example chat_trace
+
+## The LLM gateway example (examples/llm-gateway/README.md): a mock OpenAI-compatible upstream
+## and the gateway in front of it on http://127.0.0.1:8790/ (Node; Ctrl-C stops both). Its tests
+## run in test-pkg (tests/js/llm-gateway*.test.mjs).
+llm-gateway:
+	scripts/setup.sh npm
+	scripts/pkg-current.sh examples/llm-gateway
+	cd examples/llm-gateway && node start.mjs
 
 ## Core crate: unit, integration, property and doc tests.
 test-core:

@@ -17,6 +17,7 @@ import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { RedisStore } from "./redis-store.js";
 import { headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
+import { costAfterOptions, reserve } from "./cost-after.js";
 import { DEFAULTS, TOLLGATE_LIMITS, maxOf, normalizeIP, tollgateFields, windowOf } from "./fastify-options.js";
 
 const MAX_LIMITERS = 1000;
@@ -75,6 +76,11 @@ export class Limits {
     this.ownRedis = store === undefined && redis !== null;
     this.store = store ?? (redis !== null ? new RedisStore(redis, { prefix: `${params.nameSpace ?? "fastify-rate-limit-"}${route}`, failure: "throw" }) : undefined);
     this.keyPrefix = store !== undefined ? route : "";
+    /** `{ estimateOf, actualCost }` when the cost is known after the answer (cost-after.js), else null. */
+    this.after = costAfterOptions(params);
+    if (customStore !== null && this.after !== null) {
+      throw optionError("conflicting_fields", "estimatedCost", "estimatedCost and actualCost do not apply to a @fastify/rate-limit store (it cannot reserve); use a tollgate store, such as RedisStore");
+    }
     if (customStore !== null && params.cost !== undefined) {
       throw optionError("conflicting_fields", "cost", "cost does not apply to a @fastify/rate-limit store (it counts one per request); use a tollgate store, such as RedisStore");
     }
@@ -135,10 +141,12 @@ export class Limits {
    * request, else `{ isAllowed: false, key, max, timeWindow, remaining, ttl, ttlInSeconds,
    * isExceeded, isBanned }`, with the deciding limiter, its decision and the `now` it decided
    * at beside (for the headers).
-   * `increment: false` peeks (counts nothing). A store error is thrown, or with `skipOnError`
-   * answered as an allowed request with nothing counted.
+   * `increment: false` peeks (counts nothing); `reserves: true` (the hook's, with `estimatedCost`)
+   * reserves the estimate, whose reservation the decision carries (elsewhere the estimate is
+   * the cost). A store error is thrown, or with `skipOnError` answered as an allowed request
+   * with nothing counted.
    */
-  async check(req, { increment = true } = {}) {
+  async check(req, { increment = true, reserves = false } = {}) {
     const p = this.params;
     const key = await this.keyOf(req);
     if (this.allowFn !== null ? await this.allowFn(req, key) : this.allowKeys?.includes(key)) return { isAllowed: true, key };
@@ -147,12 +155,13 @@ export class Limits {
     const now = Date.now();
     if (this.customStore !== null) return this.#checkStore(key, max, timeWindow, increment, now);
     const limiter = this.limiterOf(max, timeWindow);
-    const cost = p.cost !== undefined ? await p.cost(req) : 1;
+    const cost = this.after !== null ? await this.after.estimateOf(req) : p.cost !== undefined ? await p.cost(req) : 1;
     // A keyGenerator may answer a number, as @fastify/rate-limit's stores take it; limiters key by strings.
     const id = `${this.keyPrefix}${key}`;
     let decision;
     try {
-      decision = increment ? await limiter.limit(id, { now, cost }) : await limiter.peek(id, { now, cost });
+      if (!increment) decision = await limiter.peek(id, { now, cost });
+      else decision = reserves && this.after !== null ? await reserve(limiter, id, cost, now) : await limiter.limit(id, { now, cost });
     } catch (e) {
       // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
       if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) {

@@ -24,8 +24,11 @@ const TOLLGATE_OPTIONS = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !=
 /** The options that make the limits tollgate's own. */
 export const TOLLGATE_LIMITS = ["algorithm", "quota", "limits", "limit", "window"];
 
-/** tollgate's HTTP options beside them: `cost`, a function of the request (units a request takes, default 1). */
-const HTTP_OPTIONS = ["cost"];
+/**
+ * tollgate's HTTP options beside them: `cost`, a function of the request (units a request
+ * takes, default 1); `estimatedCost` and `actualCost`, the cost known after the answer (cost-after.js).
+ */
+const HTTP_OPTIONS = ["cost", "estimatedCost", "actualCost"];
 
 /** @fastify/rate-limit's options this plugin cannot give the same meaning, with tollgate's way. */
 const UNSUPPORTED = {

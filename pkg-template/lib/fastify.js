@@ -10,6 +10,7 @@ import { Limits, childStore } from "./fastify-limits.js";
 import { DEFAULTS, checkNames, formatMs, maxOf, normalizeIP, subnetOf, windowOf } from "./fastify-options.js";
 import { optionError } from "./options.js";
 import { clientError } from "./http-options.js";
+import { settleReservation } from "./cost-after.js";
 
 const LEGACY_LABELS = Object.freeze({ rateLimit: "x-ratelimit-limit", rateRemaining: "x-ratelimit-remaining", rateReset: "x-ratelimit-reset", retryAfter: "retry-after" });
 const DRAFT_LABELS = Object.freeze({ rateLimit: "ratelimit-limit", rateRemaining: "ratelimit-remaining", rateReset: "ratelimit-reset", retryAfter: "retry-after" });
@@ -88,7 +89,7 @@ function hookOf(limits, ran) {
     req[ran] = true;
     let answer;
     try {
-      answer = await check(limits, req);
+      answer = await check(limits, req, { reserves: true });
     } catch (e) {
       // A cost that is not one: 400 and the Worker's JSON error, as every adapter answers it.
       const mistake = clientError(e);
@@ -98,6 +99,7 @@ function hookOf(limits, ran) {
     if (answer.isAllowed) return;
     const figures = decided.get(answer);
     if (!answer.isExceeded) {
+      if (limits.after !== null) settleOnceSent(limits.after, req, reply, figures);
       setHeaders(reply, params, params.addHeadersOnExceeding, figures);
       params.onExceeding(req, answer.key);
       return;
@@ -112,6 +114,23 @@ function hookOf(limits, ran) {
     }
     throw params.errorResponseBuilder(req, context);
   };
+}
+
+/**
+ * Settles an admitted request's reservation (`estimate`) once its response was sent or its
+ * connection closed, with `actualCost(request, reply)` (cost-after.js `settleReservation`).
+ */
+function settleOnceSent(after, req, reply, { limiter, decision, cost }) {
+  if (limiter === null || decision === null || decision.reservation === undefined) return;
+  const raw = reply.raw;
+  const sent = new Promise((resolve) => {
+    raw.once("finish", resolve);
+    raw.once("close", resolve);
+  });
+  void settleReservation(limiter, decision, cost, async () => {
+    await sent;
+    return after.actualCost(req, reply);
+  });
 }
 
 /** `limits.check` with its figures kept aside for the headers, and a fresh key's peek at ttl 0. */
@@ -129,7 +148,7 @@ async function check(limits, req, callOptions) {
       answer.ttlInSeconds = 0;
     }
   }
-  decided.set(answer, { limiter, decision, now });
+  decided.set(answer, { limiter, decision, now, cost });
   return answer;
 }
 

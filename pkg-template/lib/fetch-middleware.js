@@ -17,6 +17,7 @@
 import { clientError, denialBody, httpOptions, settleHit } from "./http-options.js";
 import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "./options.js";
+import { dropCopy, reserve, settleReservation, splitResponse, waitUntilOf } from "./cost-after.js";
 
 /** Where shadow mode's would-be denials are logged (this adapter has no `logger` option). */
 const CONSOLE = { warn: (fields, message) => console.warn(message, fields) };
@@ -50,7 +51,8 @@ export function rateLimitFetch(options) {
   }
   fnOf("key", options.key, "a function of the request (request, ...rest) returning its key");
   const o = httpOptions(options, []);
-  const { key, costOf, skip, handler, limiter } = o;
+  const { key, costOf, skip, handler, limiter, after } = o;
+  if (after !== null) reserve(limiter, null);
   const wasSuccessful = o.wasSuccessful ?? ((request, response) => response.status < 400);
 
   const wrap = (inner) => {
@@ -58,11 +60,11 @@ export function rateLimitFetch(options) {
     return async (request, ...rest) => {
       if (skip !== undefined && (await skip(request, ...rest))) return inner(request, ...rest);
       const keys = await key(request, ...rest);
-      const cost = costOf !== undefined ? await costOf(request, ...rest) : 1;
+      const cost = after !== null ? await after.estimateOf(request, ...rest) : costOf !== undefined ? await costOf(request, ...rest) : 1;
       const now = Date.now();
       let decision;
       try {
-        decision = await limiter.limit(keys, { cost, now });
+        decision = after !== null ? await reserve(limiter, keys, cost, now) : await limiter.limit(keys, { cost, now });
       } catch (e) {
         const mistake = clientError(e);
         if (mistake === null) throw e;
@@ -82,6 +84,7 @@ export function rateLimitFetch(options) {
         const { text, type } = denialBody(typeof o.message === "function" ? await o.message(decision, request) : o.message);
         return new Response(text, { status: listed ? 403 : o.status, headers: [...headers, ["Content-Type", type]] });
       }
+      if (after !== null) return settledAfter(request, rest, decision, cost, inner, headers);
       let response;
       try {
         response = await inner(request, ...rest);
@@ -92,6 +95,35 @@ export function rateLimitFetch(options) {
       return withHeaders(response, headers);
     };
   };
+  /**
+   * The handler's answer to an admitted request that reserved `cost`: the client gets the
+   * answer, `actualCost` a copy of it (splitResponse), and the reservation is settled with what
+   * `actualCost` gives (handed to the Worker's `waitUntil` when there is one). A handler that
+   * threw settles at the estimate, and its error goes on.
+   */
+  const settledAfter = async (request, rest, decision, cost, inner, headers) => {
+    const waitUntil = waitUntilOf(rest);
+    let response;
+    try {
+      response = await inner(request, ...rest);
+      withHeaders(response, []);
+    } catch (e) {
+      waitUntil(settleReservation(limiter, decision, cost, () => cost));
+      throw e;
+    }
+    const { out, copy } = splitResponse(response);
+    waitUntil(
+      settleReservation(limiter, decision, cost, async () => {
+        try {
+          return await after.actualCost(request, copy, ...rest);
+        } finally {
+          dropCopy(copy);
+        }
+      }),
+    );
+    return withHeaders(out, headers);
+  };
+
   wrap.limiter = limiter;
   return wrap;
 }

@@ -56,6 +56,9 @@ export function honoOptions(passed, kind) {
     return limits.fixed;
   });
   if (kind === "ws") o.status = statusCode;
+  if (o.after !== null && (kind === "ws" || limits.erlStore !== null)) {
+    throw optionError(kind === "ws" ? "unsupported_option" : "conflicting_fields", "estimatedCost", kind === "ws" ? "estimatedCost and actualCost apply to HTTP answers, not WebSocket messages" : "estimatedCost and actualCost do not apply to an express-rate-limit style Store (it cannot reserve); use a tollgate store, such as RedisStore");
+  }
   if (limits.erlStore !== null && o.costOf !== undefined) {
     throw optionError("conflicting_fields", "cost", "cost does not apply to an express-rate-limit style Store (it counts one per request); use a tollgate store, such as RedisStore");
   }

@@ -8,6 +8,7 @@
 // methods (`c.set`, `c.header`, `c.status`, `c.text`, `c.json`, `c.res`).
 import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
 import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
 
 export { webSocketLimiter } from "./hono-websocket.js";
 
@@ -31,15 +32,16 @@ export function rateLimiter(options) {
   const { o, limits, config } = h;
   const handler = o.handler ?? defaultHandler;
   const store = limits.erlStore;
+  if (o.after !== null && limits.fixed !== null) reserve(limits.fixed, null);
 
   const middleware = async (c, next) => {
     if (o.skip !== undefined && (await o.skip(c))) return next();
     const key = await o.key(c);
-    const cost = o.costOf !== undefined ? await o.costOf(c) : 1;
+    const cost = o.after !== null ? await o.after.estimateOf(c) : o.costOf !== undefined ? await o.costOf(c) : 1;
     const limiter = await limits.forRequest(c);
     limits.handOver(limiter, key);
     const now = Date.now();
-    const decision = await limiter.limit(key, { cost, now });
+    const decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limiter.limit(key, { cost, now });
     const info = rateLimitInfo(decision, key, cost);
     c.set(h.property, info);
     c.set(h.storeProperty, h.storeMethods);
@@ -57,6 +59,7 @@ export function rateLimiter(options) {
       if (store !== null && o.settles) await settle(h, limiter, key, cost, () => judge(c));
       return handler(c, next, listed ? { ...config, statusCode: 403 } : config);
     }
+    if (o.after !== null) return settledAfter(c, next, limiter, decision, cost);
     try {
       await next();
     } catch (e) {
@@ -66,7 +69,38 @@ export function rateLimiter(options) {
     // Hono answers a route's error through onError before this resumes: c.res is that answer.
     if (o.settles) await settle(h, limiter, key, cost, () => judge(c));
   };
+  /**
+   * The route's answer to an admitted request that reserved `cost`: `c.res` goes to the client,
+   * `actualCost(c, copy)` gets a copy of it (splitResponse), and the reservation is settled with
+   * what it gives (handed to `c.executionCtx.waitUntil` on Workers). A route that threw settles
+   * at the estimate.
+   */
+  const settledAfter = async (c, next, limiter, decision, cost) => {
+    try {
+      await next();
+    } catch (e) {
+      keepAlive(c, settleReservation(limiter, decision, cost, () => cost));
+      throw e;
+    }
+    const { out, copy } = splitResponse(c.res);
+    c.res = out;
+    const settled = settleReservation(limiter, decision, cost, async () => {
+      try {
+        return await o.after.actualCost(c, copy);
+      } finally {
+        dropCopy(copy);
+      }
+    });
+    keepAlive(c, settled);
+  };
   const judge = (c) => (o.wasSuccessful !== undefined ? o.wasSuccessful(c) : c.res.status < 400);
   middleware.limiter = limits.fixed;
   return middleware;
+}
+
+/** Hands `promise` to the Worker's `waitUntil` when the context has an execution context. */
+function keepAlive(c, promise) {
+  try {
+    c.executionCtx.waitUntil(promise);
+  } catch {}
 }

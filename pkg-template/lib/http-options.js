@@ -4,10 +4,11 @@ import { RateLimiter } from "./rate-limiter.js";
 import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError, wholeIn } from "./options.js";
 import { HEADER_OPTIONS, headerOptions } from "./header-record.js";
 import { bindingKey } from "./decision.js";
+import { costAfterOptions } from "./cost-after.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
-  "limiter", "key", "cost", "skip", "statusCode", "message", "handler",
+  "limiter", "key", "cost", "estimatedCost", "actualCost", "skip", "statusCode", "message", "handler",
   "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
 ];
 
@@ -68,12 +69,15 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
   const partitionKey = flag(options, "partitionKey");
   const status = options.statusCode ?? 429;
   wholeIn("statusCode", status, 400, 599);
+  const after = costAfterOptions(options);
   const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");
   const skipSuccessful = flag(options, "skipSuccessfulRequests");
   return {
     key: optionalFunction(options, "key"),
     costOf: optionalFunction(options, "cost"),
+    /** `{ estimateOf, actualCost }` (cost-after.js) when the cost is known after the answer, else null. */
+    after,
     skip: optionalFunction(options, "skip"),
     handler: optionalFunction(options, "handler"),
     wasSuccessful: optionalFunction(options, "requestWasSuccessful"),

@@ -14,6 +14,7 @@ import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 import { controlsOf, firstLimit, listedDecision } from "./controls.js";
 import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
 import { reportFailedOpen } from "./decision-hook.js";
+import { reserve, settleReservation } from "./cost-after.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
@@ -70,6 +71,10 @@ export function rateLimit(passed = {}) {
   const message = options.message ?? DEFAULT_MESSAGE;
   const wasSuccessful = o.wasSuccessful ?? ((req, res) => res.statusCode < 400);
   const store = limits.erlStore;
+  if (store !== null && o.after !== null) {
+    throw optionError("conflicting_fields", "estimatedCost", "estimatedCost and actualCost do not apply to an express-rate-limit Store (it cannot reserve); use a tollgate store, such as RedisStore");
+  }
+  if (o.after !== null && limits.fixed !== null) reserve(limits.fixed, null);
   if (store !== null && o.costOf !== undefined) {
     throw optionError("conflicting_fields", "cost", "cost does not apply to an express-rate-limit Store (it counts one per request); use a tollgate store, such as RedisStore");
   }
@@ -141,10 +146,10 @@ export function rateLimit(passed = {}) {
   // here and passed to `next` a second time.
   const decide = async (req, res, next) => {
     // Watched before anything is awaited, so that an answer sent meanwhile is not missed.
-    const outcome = o.settles ? outcomeOf(res) : null;
+    const outcome = o.settles || o.after !== null ? outcomeOf(res) : null;
     if (o.skip !== undefined && (await o.skip(req, res))) return true;
     const key = o.key !== undefined ? await o.key(req, res) : await defaultKey(req, res);
-    const cost = o.costOf !== undefined ? await o.costOf(req, res) : 1;
+    const cost = o.after !== null ? await o.after.estimateOf(req, res) : o.costOf !== undefined ? await o.costOf(req, res) : 1;
     const limiter = await limits.forRequest(req, res);
     const listed = controlsOf.get(limiter)?.listed(key, req.ip ?? req.socket?.remoteAddress) ?? null;
     if (listed !== null) return answerListed(req, res, next, listedDecision(listed, firstLimit(limiter), Date.now()), key);
@@ -152,7 +157,7 @@ export function rateLimit(passed = {}) {
     const now = Date.now();
     let decision;
     try {
-      decision = await limiter.limit(key, { cost, now });
+      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limiter.limit(key, { cost, now });
     } catch (e) {
       const mistake = clientError(e);
       if (mistake !== null) return answerMistake(res, mistake);
@@ -179,7 +184,14 @@ export function rateLimit(passed = {}) {
       if (!decision.wouldAllow) logShadowDenial(logger, decision);
     }
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
-    if (outcome !== null && (decision.allowed || store !== null)) {
+    if (o.after !== null && decision.allowed) {
+      // Settled once the answer is sent or the connection closed, with what actualCost says then.
+      void settleReservation(limiter, decision, cost, async () => {
+        await outcome;
+        return o.after.actualCost(req, res);
+      });
+    }
+    if (o.settles && (decision.allowed || store !== null)) {
       void settle(outcome, req, res, limiter, key, cost, decision);
     }
     if (decision.allowed) return true;

@@ -12,6 +12,10 @@ export interface TollgateLimitOptions extends Partial<LimitOptions>, Omit<Contro
   maxKeys?: number;
   /** Units a request takes (default 1); one that is not a cost is answered 400 `invalid_cost`. */
   cost?: (request: FastifyRequest) => Maybe<number>;
+  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  estimatedCost?: number | ((request: FastifyRequest) => Maybe<number>);
+  /** The actual cost, read once the response was sent or its connection closed; settles the reservation of `estimatedCost`. */
+  actualCost?: (request: FastifyRequest, reply: any) => Maybe<number | undefined>;
 }
 
 type Maybe<T> = T | Promise<T>;

@@ -74,6 +74,10 @@ export interface HonoLimitOptions<C> {
   store?: Store | ErlStore;
   /** Units a request costs (default 1; not with a hono-rate-limiter Store). */
   cost?: (c: C) => Maybe<number>;
+  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  estimatedCost?: number | ((c: C) => Maybe<number>);
+  /** The actual cost, from a copy of the route's answer whose body it may read; settles the reservation of `estimatedCost`. */
+  actualCost?: (c: C, response: Response) => Maybe<number | undefined>;
   /** Give back the hits of requests that failed. */
   skipFailedRequests?: boolean;
   /** Give back the hits of requests that succeeded. */

@@ -142,6 +142,10 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   ipv6Subnet?: number | false | ValueDeterminingMiddleware<number | false, Req, Res>;
   /** Units a request costs (default 1; not with an express-rate-limit Store). */
   cost?: (req: Req, res: Res) => Maybe<number>;
+  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  estimatedCost?: number | ((req: Req, res: Res) => Maybe<number>);
+  /** The actual cost, read once the answer is sent or the connection closed (e.g. from `res.locals`); settles the reservation of `estimatedCost`. */
+  actualCost?: (req: Req, res: Res) => Maybe<number | undefined>;
   /** Requests for which this returns true are neither decided nor counted. */
   skip?: (req: Req, res: Res) => Maybe<boolean>;
   /**
@@ -234,6 +238,10 @@ export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, 
   key: (request: Req, ...rest: A) => Maybe<Keys>;
   /** Units a request costs (default 1). */
   cost?: (request: Req, ...rest: A) => Maybe<number>;
+  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  estimatedCost?: number | ((request: Req, ...rest: A) => Maybe<number>);
+  /** The actual cost, from a copy of the handler's answer whose body it may read (e.g. its `usage.total_tokens`); settles the reservation of `estimatedCost`. */
+  actualCost?: (request: Req, response: Response, ...rest: A) => Maybe<number | undefined>;
   /** Requests for which this returns true go to the handler neither decided nor counted. */
   skip?: (request: Req, ...rest: A) => Maybe<boolean>;
   /** The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every denial. */

@@ -1,0 +1,130 @@
+// The LLM gateway example as a Worker (examples/llm-gateway/worker.mjs) in workerd: bundled
+// (esbuild, the `workerd` condition) from the packed package and run by Miniflare, in front of
+// the example's mock upstream on Node, twice: counting in the isolate's memory, and through
+// WorkerStore over a service binding to the tollgate Worker (its test build), whose policies
+// decide. The same calls as on Node: headers, a streamed answer settled on its usage, and
+// concurrent clients held to each key's TPM.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+import { install, here } from "./packed.mjs";
+import { start } from "../../worker/test/harness.mjs";
+import { EXAMPLE_FILES, assertHeld, body, call, estimateOf, load } from "./llm-gateway.mjs";
+
+const example = resolve(here, "../../examples/llm-gateway");
+
+// A fixed window from each key's first call: every call of the test falls in one window.
+const minute = (name, limit) => ({ name, algorithm: "fixed-window", align: "first-hit", limit, window: "1m" });
+const POLICIES = {
+  "llm-requests": { limits: [minute("requests", 10000)] },
+  "llm-tokens": { limits: [minute("tokens", 3000), { name: "month", algorithm: "fixed-window", quota: "1000000/month" }] },
+};
+
+let pkg, upstream, s;
+/** The tokens the mock upstream served each API key. */
+const served = new Map();
+/** The gateway Worker's `fetch`, by variant: "memory" and "worker" (WorkerStore). */
+const gateways = {};
+
+before(async () => {
+  pkg = install();
+  const dir = join(pkg.project, "llm-gateway");
+  mkdirSync(dir);
+  for (const f of EXAMPLE_FILES) copyFileSync(join(example, f), join(dir, f));
+  const at = (f) => import(pathToFileURL(join(dir, f)).href);
+  const [{ mockUpstream }, { serve }] = await Promise.all([at("mock-upstream.mjs"), at("serve.mjs")]);
+  upstream = await serve(mockUpstream({ delayMs: 1, served }));
+  // Bundled into dist/workerd/ so that the package's imports of ../*.wasm (left external,
+  // loaded by workerd as compiled modules) resolve as in the package.
+  const dist = join(pkg.project, "node_modules/tollgate/dist");
+  const script = join(dist, "workerd/llm-gateway.js");
+  await build({
+    entryPoints: [join(dir, "worker.mjs")],
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"],
+    external: ["*.wasm"],
+    outfile: script,
+    logLevel: "warning",
+  });
+  const gateway = (name, bindings, serviceBindings = {}) => ({
+    name,
+    modules: true,
+    modulesRoot: dist,
+    scriptPath: script,
+    modulesRules: [
+      { type: "ESModule", include: ["**/*.js"] },
+      { type: "CompiledWasm", include: ["**/*.wasm"] },
+    ],
+    compatibilityDate: "2026-04-01",
+    bindings: { UPSTREAM_URL: `http://127.0.0.1:${upstream.port}`, ...bindings },
+    serviceBindings,
+  });
+  s = await start({
+    bindings: { POLICIES },
+    extraWorkers: [
+      gateway("llm-memory", { RPM: "10000", TPM: "3000", ALGORITHM: "fixed-window", ALIGN: "first-hit" }),
+      gateway("llm-worker", {}, { TOLLGATE: "w0" }),
+    ],
+  });
+  for (const [variant, name] of [["memory", "llm-memory"], ["worker", "llm-worker"]]) {
+    const w = await s.mf.getWorker(name);
+    gateways[variant] = (url, init) => w.fetch(url, init);
+  }
+});
+after(async () => {
+  await s?.stop();
+  await upstream?.close();
+  pkg?.remove();
+});
+
+for (const variant of ["memory", "worker"]) {
+  const at = (url, init) => gateways[variant](url, init);
+  const k = (key) => `${variant}-${key}`;
+
+  test(`workerd (${variant}): a JSON call answers OpenAI's headers and settles on its usage`, async () => {
+    const b = body({ max_tokens: 200, completion: 10 });
+    const r = await call(at, k("json"), b);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers["x-ratelimit-limit-tokens"], "3000");
+    assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(3000 - estimateOf(b)));
+    assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
+    // The Worker's answers carry the binding limit's figures only, not each limit's: through
+    // WorkerStore the draft's headers name the limit with the least left.
+    const policy = variant === "memory" ? /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/ : /"requests";q=10000;w=60, "tokens";q=3000;w=60/;
+    assert.match(r.headers["ratelimit-policy"], policy);
+    const next = await call(at, k("json"), b);
+    assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
+  });
+
+  test(`workerd (${variant}): a streamed answer passes through and settles on its last event's usage`, async () => {
+    const r = await call(at, k("stream"), body({ max_tokens: 300, completion: 7, stream: true }));
+    assert.equal(r.status, 200);
+    assert.equal(r.events.at(-1), "[DONE]");
+    assert.equal(r.usage.total_tokens, 10);
+    const probe = body({ max_tokens: 1 });
+    // The settlement runs in ctx.waitUntil once the answer's last byte has gone, so a probe may
+    // come before it: each probe charges its own estimate, and the one after the settlement
+    // sees only the usage (10) charged beside the probes.
+    let remaining, expected;
+    for (let i = 1; i <= 50 && remaining !== expected; i += 1) {
+      if (i > 1) await new Promise((r) => setTimeout(r, 20));
+      remaining = (await call(at, k("stream"), probe)).headers["x-ratelimit-remaining-tokens"];
+      expected = String(3000 - 10 - i * estimateOf(probe));
+    }
+    assert.equal(remaining, expected);
+  });
+
+  test(`workerd (${variant}): concurrent clients: no key is admitted more tokens in its window than TPM`, async () => {
+    const per = await load(at, { keys: [k("a"), k("b"), k("c")], clients: 6, calls: 10, seed: 11 });
+    // A stream left mid-way reaches its end at the mock or is cancelled there; either is
+    // recorded once the stream stopped.
+    await new Promise((r) => setTimeout(r, 1000));
+    assertHeld(per, served, 3000);
+  });
+}
