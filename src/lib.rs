@@ -12,6 +12,7 @@ pub mod algorithm;
 pub mod algorithms;
 pub mod blocked;
 pub mod codec;
+pub mod decide;
 pub mod decision;
 pub mod describe;
 pub mod error;
