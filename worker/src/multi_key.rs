@@ -13,7 +13,7 @@
 
 use futures_util::future::join_all;
 use serde_json::{json, Value};
-use tollgate::store_protocol::{Attempts, CasRun, Contention, Next, Retry, Step, Wait, Written};
+use tollgate::store_protocol::{drive, CasRun, Next, Retry, Step, Tried, Written};
 use tollgate::{Nanos, PolicyDecision};
 use worker::Env;
 
@@ -199,13 +199,14 @@ async fn check(
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
     // A round is redone from the start when its leases grew too old before it could commit
-    // (nothing was written): a slow machine, never a failure in itself.
-    let mut rounds = Attempts::new(Retry::LOCK_ROUNDS, Nanos::ZERO);
-    loop {
+    // (nothing was written): a slow machine, never a failure in itself. The rounds are the
+    // core's `drive` under `Retry::LOCK_ROUNDS`.
+    let order = &order;
+    let round = |_: u32| async move {
         let started = real_ms();
         let mut held: Vec<(usize, u64)> = Vec::with_capacity(keys.len());
         let mut raw: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
-        for &i in &order {
+        for &i in order {
             match call(env, pc, &request(pc, &keys[i], LockOp::Lock, test_now)).await {
                 Ok(reply) => {
                     raw[i] = reply.state;
@@ -213,7 +214,7 @@ async fn check(
                 }
                 Err(e) => {
                     release_all(env, pc, keys, &held).await;
-                    return Ok(failure_answer(pc, e, test_now.unwrap_or_else(clock)));
+                    return Ok(Tried::Done(failure_answer(pc, e, test_now.unwrap_or_else(clock))));
                 }
             }
         }
@@ -221,10 +222,7 @@ async fn check(
         // since, none can have expired, so every commit below will be taken.
         if real_ms().saturating_sub(started) > LEASE_MS / 2 {
             release_all(env, pc, keys, &held).await;
-            match rounds.lost(Nanos::ZERO, 0, &Contention::default()) {
-                Wait::GiveUp { .. } => return Ok(respond::contention(pc, test_now.unwrap_or_else(clock))),
-                Wait::Now | Wait::Pause(_) => continue,
-            }
+            return Ok(Tried::Lost);
         }
         let now = test_now.unwrap_or_else(clock);
         // The leases make the write's compare hold: the one write lands (`Written::Swapped`).
@@ -246,7 +244,7 @@ async fn check(
                 .collect(),
             Ok(Step::Done(Ok(d))) => {
                 release_all(env, pc, keys, &held).await;
-                return Ok(answer(pc, &d, now, keys));
+                return Ok(Tried::Done(answer(pc, &d, now, keys)));
             }
             Ok(Step::Done(Err(e))) => {
                 release_all(env, pc, keys, &held).await;
@@ -268,11 +266,15 @@ async fn check(
         for k in keys {
             block_cache::forget(&object_name(&pc.name, k));
         }
-        return match run.written(Written::Swapped, Nanos::ZERO, 0) {
-            Next::Done(Ok(d)) => Ok(answer(pc, &d, now, keys)),
+        match run.written(Written::Swapped, Nanos::ZERO, 0) {
+            Next::Done(Ok(d)) => Ok(Tried::Done(answer(pc, &d, now, keys))),
             Next::Done(Err(e)) => Err(bad_cost(e)),
             _ => Err(ApiError::internal("the store protocol lost a write made under leases")),
-        };
+        }
+    };
+    match drive(Retry::LOCK_ROUNDS, || Nanos::ZERO, round, |_| async {}).await? {
+        Ok(answer) => Ok(answer),
+        Err(_) => Ok(respond::contention(pc, test_now.unwrap_or_else(clock))),
     }
 }
 
