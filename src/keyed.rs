@@ -24,6 +24,7 @@ use hashbrown::hash_table::Entry;
 use hashbrown::{DefaultHashBuilder, HashTable};
 
 use crate::algorithm::Algorithm;
+use crate::decide::{self, Held, Read};
 use crate::decision::Decision;
 use crate::error::CheckError;
 use crate::time::Nanos;
@@ -401,13 +402,14 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         Q: Hash + Eq + ToKey<K> + ?Sized,
     {
         match self.keys.find_mut(self.keys.hash(key), key) {
-            Some(state) => self.algorithm.check_in_place(state, now, cost),
+            Some(state) => decide::count(|_| &self.algorithm, &mut Held(state), now, cost, |_, _| {}),
             None => {
-                let outcome = self.algorithm.check(None, now, cost)?;
-                if let Some(state) = outcome.state {
+                let mut slot = None;
+                let decision = decide::count(|_| &self.algorithm, &mut slot, now, cost, |_, _| {})?;
+                if let Some(state) = slot {
                     self.insert_new_key(key, state, now);
                 }
-                Ok(outcome.decision)
+                Ok(decision)
             }
         }
     }
@@ -431,7 +433,7 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.algorithm.peek(self.keys.get(key), now, cost)
+        decide::peek(|_| &self.algorithm, &Read(self.keys.get(key)), now, cost, |_, _| {})
     }
 
     /// Gives back `cost` units to `key`, never beyond fresh.

@@ -14,8 +14,9 @@
 //! The service's own answers push the schedule back: `Retry-After`, the draft-10 `RateLimit`
 //! header and the legacy `X-RateLimit-*` headers ([`Pacer::observe_headers`]).
 
-use crate::algorithm::{check_slot, Algorithm};
+use crate::algorithm::Algorithm;
 use crate::algorithms::{SlidingLog, SlidingLogState};
+use crate::decide;
 use crate::error::{CheckError, ConfigError};
 use crate::quota::Quota;
 use crate::time::Nanos;
@@ -38,8 +39,8 @@ pub struct Pacer {
     grain: Nanos,
     whole: SlidingLog,
     share: SlidingLog,
-    whole_state: Option<SlidingLogState>,
-    share_state: Option<SlidingLogState>,
+    /// The states of `whole` and `share`, in that order (the pairs a unit is decided over).
+    states: [Option<SlidingLogState>; 2],
     paused_until: Nanos,
     /// The latest start handed out: reservations are first come, first served, so each
     /// starts no earlier than the one before (and the logs then decide at exactly that time).
@@ -70,8 +71,7 @@ impl Pacer {
             grain,
             whole: SlidingLog::new(quota)?,
             share: SlidingLog::new(share)?,
-            whole_state: None,
-            share_state: None,
+            states: [None, None],
             paused_until: Nanos::ZERO,
             last_start: Nanos::ZERO,
         })
@@ -96,8 +96,7 @@ impl Pacer {
     /// scheduled: past starts still count against the new rate.
     pub fn set_rate(&mut self, quota: Quota) -> Result<(), ConfigError> {
         let mut next = Pacer::new(quota, self.grain.min(quota.window()))?;
-        next.whole_state = self.whole_state.take();
-        next.share_state = self.share_state.take();
+        next.states = core::mem::take(&mut self.states);
         next.paused_until = self.paused_until;
         next.last_start = self.last_start;
         *self = next;
@@ -110,12 +109,17 @@ impl Pacer {
         // Each log's wait only grows the other's; two rounds reach the fixed point, a few
         // more make it certain.
         for _ in 0..8 {
-            let a = self.whole.peek(self.whole_state.as_ref(), start, cost).map_err(|e| with_cost(e, cost))?;
-            let b = self.share.peek(self.share_state.as_ref(), start, cost).map_err(|e| with_cost(e, cost))?;
-            if a.allowed && b.allowed {
+            let (mut allowed, mut wait) = (true, Nanos::ZERO);
+            let log = |i| if i == 0 { &self.whole } else { &self.share };
+            decide::peek(log, &self.states[..], start, cost, |_, d| {
+                allowed &= d.allowed;
+                wait = wait.max(d.retry_after);
+            })
+            .map_err(|e| with_cost(e, cost))?;
+            if allowed {
                 return Ok(start);
             }
-            start = start + a.retry_after.max(b.retry_after);
+            start = start + wait;
         }
         Ok(start)
     }
@@ -124,20 +128,22 @@ impl Pacer {
     /// caller starts the work then (sleeping `start - now`).
     pub fn reserve(&mut self, now: Nanos, cost: u64) -> Result<Nanos, CheckError> {
         let start = self.peek(now, cost)?;
-        let a = check_slot(&self.whole, &mut self.whole_state, start, cost)?;
-        let b = check_slot(&self.share, &mut self.share_state, start, cost)?;
-        debug_assert!(a.allowed && b.allowed, "peek found a start both logs admit");
+        let (whole, share) = (&self.whole, &self.share);
+        let log = |i| if i == 0 { whole } else { share };
+        decide::count(log, &mut self.states[..], start, cost, |_, d| {
+            debug_assert!(d.allowed, "peek found a start both logs admit");
+        })?;
         self.last_start = start;
         Ok(start)
     }
 
     /// Gives back a reservation that was not used (work cancelled before it started).
     pub fn cancel(&mut self, now: Nanos, cost: u64) {
-        if let Some(s) = &self.whole_state {
-            self.whole_state = self.whole.refund(s, now, cost);
+        if let Some(s) = &self.states[0] {
+            self.states[0] = self.whole.refund(s, now, cost);
         }
-        if let Some(s) = &self.share_state {
-            self.share_state = self.share.refund(s, now, cost);
+        if let Some(s) = &self.states[1] {
+            self.states[1] = self.share.refund(s, now, cost);
         }
     }
 

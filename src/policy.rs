@@ -9,8 +9,9 @@ use alloc::boxed::Box;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::algorithm::{check_slot, Algorithm};
+use crate::algorithm::Algorithm;
 use crate::algorithms::{AnyAlgorithm, AnyState, Kind};
+use crate::decide::{self, Read, Slots, SlotsMut};
 use crate::decision::Decision;
 use crate::error::{CheckError, ConfigError};
 pub use crate::limit_decisions::LimitDecisions;
@@ -273,12 +274,16 @@ impl Policy {
             return Ok(peeked);
         }
         let mut limits = Vec::with_capacity(peeked.limits.len());
-        for (k, state) in states.iter_mut().enumerate() {
+        let n = self.limits.len();
+        decide::count(
+            |i| &self.limits[i % n].algorithm,
+            &mut Keys { states: &mut *states, limits: n },
+            now,
+            cost,
+            |i, decision| limits.push(LimitDecision { at: LimitRef { key: i / n, limit: i % n }, decision }),
+        )?;
+        for state in states.iter_mut() {
             let st = state.get_or_insert_with(|| self.fresh_state());
-            for (j, limit) in self.limits.iter().enumerate() {
-                let decision = check_slot(&limit.algorithm, &mut st.slots[j], now, cost)?;
-                limits.push(LimitDecision { at: LimitRef { key: k, limit: j }, decision });
-            }
             st.expires_at = self.expiry(st);
         }
         debug_assert!(limits.iter().zip(peeked.limits.iter()).all(|(a, b)| a == b));
@@ -315,7 +320,8 @@ impl Policy {
         cost: u64,
     ) -> Result<Decision, CheckError> {
         self.validate_cost(cost)?;
-        limit.algorithm.peek(state.and_then(|s| s.slots.first()).and_then(Option::as_ref), now, cost)
+        let slot = state.and_then(|s| s.slots.first()).and_then(Option::as_ref);
+        decide::peek(|_| &limit.algorithm, &Read(slot), now, cost, |_, _| {})
     }
 
     /// The one limit's check of a key's state (its first slot, as the general path counts it),
@@ -330,20 +336,21 @@ impl Policy {
         self.validate_cost(cost)?;
         Ok(match state {
             Some(st) => {
-                let d = check_slot(&limit.algorithm, &mut st.slots[0], now, cost)?;
+                let d = decide::count(|_| &limit.algorithm, &mut st.slots[..1], now, cost, |_, _| {})?;
                 if d.allowed {
                     st.expires_at = self.expiry(st);
                 }
                 d
             }
             None => {
-                let outcome = limit.algorithm.check(None, now, cost)?;
-                if let Some(s) = outcome.state {
+                let mut slot = None;
+                let d = decide::count(|_| &limit.algorithm, &mut slot, now, cost, |_, _| {})?;
+                if let Some(s) = slot {
                     let mut st = policy_state(alloc::vec![Some(s)], Nanos::ZERO);
                     st.expires_at = self.expiry(&st);
                     *state = Some(st);
                 }
-                outcome.decision
+                d
             }
         })
     }
@@ -353,13 +360,14 @@ impl Policy {
     fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
         self.validate_cost(cost)?;
         let mut limits = Vec::with_capacity(states.len() * self.limits.len());
-        for (k, state) in states.iter().enumerate() {
-            for (j, limit) in self.limits.iter().enumerate() {
-                let slot = state.as_ref().and_then(|s| s.slots.get(j)).and_then(Option::as_ref);
-                let decision = limit.algorithm.peek(slot, now, cost)?;
-                limits.push(LimitDecision { at: LimitRef { key: k, limit: j }, decision });
-            }
-        }
+        let n = self.limits.len();
+        decide::peek(
+            |i| &self.limits[i % n].algorithm,
+            &Keys { states, limits: n },
+            now,
+            cost,
+            |i, decision| limits.push(LimitDecision { at: LimitRef { key: i / n, limit: i % n }, decision }),
+        )?;
         let admitted = limits.iter().all(|l| l.decision.allowed);
         let blocked_until = crate::penalty::blocked_until(self, states);
         let allowed = admitted && blocked_until <= now;
@@ -454,6 +462,40 @@ impl Policy {
     /// A readable name for `at`, e.g. `"per-second"`.
     pub fn limit_name(&self, at: LimitRef) -> &str {
         self.limits.get(at.limit).map_or("", |l| l.name())
+    }
+}
+
+/// A policy's keys as the pairs a hit is decided over: keys outer, limits inner (pair `i` is
+/// key `i / limits`'s slot of limit `i % limits`). Counting in a fresh key gives it a state.
+struct Keys<B> {
+    states: B,
+    limits: usize,
+}
+
+impl<B: AsRef<[Option<PolicyState>]>> Slots<AnyState> for Keys<B> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.states.as_ref().len() * self.limits
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<&AnyState> {
+        let key = self.states.as_ref()[i / self.limits].as_ref();
+        key.and_then(|s| s.slots.get(i % self.limits)).and_then(Option::as_ref)
+    }
+}
+
+impl SlotsMut<AnyState> for Keys<&mut [Option<PolicyState>]> {
+    #[inline(always)]
+    fn get_mut(&mut self, i: usize) -> Option<&mut AnyState> {
+        let key = self.states[i / self.limits].as_mut();
+        key.and_then(|s| s.slots.get_mut(i % self.limits)).and_then(Option::as_mut)
+    }
+
+    fn fill(&mut self, i: usize, state: AnyState) {
+        let limits = self.limits;
+        let key = self.states[i / limits].get_or_insert_with(|| policy_state(alloc::vec![None; limits], Nanos::ZERO));
+        key.slots[i % limits] = Some(state);
     }
 }
 

@@ -7,6 +7,8 @@
 //! step says (a read, a compare-and-swap, a pause) and feeds back what happened; the attempt
 //! cap and the backoff schedule are said once, here. Time and randomness are arguments (`now`,
 //! how long a swap took, a `jitter` drawn by the caller), so a run is deterministic given them.
+//! An edge with an async runtime needs no loop of its own: [`drive`] runs an operation's
+//! attempts under a [`Retry`] over the attempt, clock and pause the edge gives it.
 //!
 //! ```
 //! use tollgate::store_protocol::{CasRun, Next, Retry, Step, Written};
@@ -44,6 +46,9 @@ use crate::error::DecodeError;
 use crate::policy::{Policy, PolicyState};
 use crate::store::{cas_step, CasStep};
 use crate::time::Nanos;
+
+mod drive;
+pub use drive::{drive, GaveUp, Tried};
 
 /// Lost races in a row a compare-and-swap store takes before answering contention.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 64;
@@ -106,6 +111,17 @@ impl Retry {
         give_up_after: Some(Nanos::from_secs(10)),
         schedule: Schedule::Doubling { first: Nanos::from_millis(1), max: Nanos::from_millis(32) },
     };
+
+    /// A key's Durable Object waiting for another request's lease to end before it serves:
+    /// looked at again after 1 ms, doubling to 64 ms (the object wakes sooner when the lease
+    /// ends or expires), for up to `budget`; then it answers busy.
+    pub const fn waiting(budget: Nanos) -> Retry {
+        Retry {
+            max_attempts: u32::MAX,
+            give_up_after: Some(budget),
+            schedule: Schedule::Doubling { first: Nanos::from_millis(1), max: Nanos::from_millis(64) },
+        }
+    }
 }
 
 /// What a store's swaps have seen lately (moving averages, the newest weighing 1/16): the

@@ -4,13 +4,14 @@
 //! In the general path most of a one-key batch check's time goes around the decision, not
 //! into it: `AnyState` built from the record's words and back, `AnyAlgorithm`'s `match` per
 //! check, `Result<Decision, JsValue>` moved through closures that opt-level "s" does not
-//! inline (docs/benchmarks.md, "Where a W1 check's time goes"). Here the `match` on the algorithm happens once per run of entries, and each entry
-//! calls the concrete algorithm's own `Algorithm::check` (the core's, the only implementation
-//! of it) on its state read straight from the record. Nothing about the decision changes:
-//! `check_in_place` of `AnyAlgorithm` is exactly `check` of the variant plus the state write
-//! on admission, which is what this does.
+//! inline (docs/benchmarks.md, "Where a W1 check's time goes"). Here the `match` on the
+//! algorithm happens once per run of entries, and each entry is counted by the core's one
+//! decision path (`tollgate::decide::count`) for the concrete algorithm, over its state read
+//! straight from the record: the store is specialised, the decision is not. Nothing about the
+//! decision changes: `AnyAlgorithm`'s decision is exactly its variant's.
 
 use tollgate::algorithms::{FirstHitState, FixedWindowState, GcraState, TokenBucketState};
+use tollgate::decide::{self, Held};
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, SlidingWindowState};
 
 use crate::batch::BatchOut;
@@ -141,18 +142,15 @@ fn decide_run<A: Algorithm<State = S>, S: Copy, const NUMBERS: bool>(
     for (i, allowed) in out.allowed.iter_mut().enumerate() {
         let now = nanos_of_valid_ms(nows[if one_now { 0 } else { i }]);
         let cost = costs[if one_cost { 0 } else { i }];
-        let outcome = match a.check(Some(&s), now, cost) {
-            Ok(o) => o,
+        let d = match decide::count(|_| a, &mut Held(&mut s), now, cost, |_, _| {}) {
+            Ok(d) => d,
             Err(e) => {
                 result = Err((i, e));
                 break;
             }
         };
-        if let Some(next) = outcome.state {
-            s = next;
-            changed = true;
-        }
-        let d = outcome.decision;
+        // A check writes the state only when it admits the hit.
+        changed |= d.allowed;
         *allowed = d.allowed as u8;
         if NUMBERS {
             out.remaining[i] = d.remaining as f64;

@@ -37,6 +37,7 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 use tollgate::algorithms::{
     AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
 };
+use tollgate::decide::{self, Held, Read};
 use tollgate::keyed::{FreshTable, KeyRules};
 use tollgate::policy::{Policy, PolicyState};
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
@@ -82,7 +83,8 @@ pub(crate) fn to_words(s: &AnyState, w: &mut [u64; 3]) {
     }
 }
 
-/// `check_in_place` of one concrete algorithm on the state in a record's `words`.
+/// The core's count of a hit (`tollgate::decide::count`) for one concrete algorithm, over the
+/// state in a record's `words`.
 #[inline(always)]
 fn check_words<A: Algorithm<State = S>, S: Words>(
     a: &A,
@@ -91,7 +93,7 @@ fn check_words<A: Algorithm<State = S>, S: Words>(
     cost: u64,
 ) -> Result<Decision, CheckError> {
     let mut s = S::read(words);
-    let d = a.check_in_place(&mut s, now, cost)?;
+    let d = decide::count(|_| a, &mut Held(&mut s), now, cost, |_, _| {})?;
     s.write(words);
     Ok(d)
 }
@@ -306,11 +308,11 @@ impl CompactKeyed {
         self.push_words(key, w)
     }
 
-    /// Decides a hit for the record at `offset` in place. GCRA (the default algorithm) calls
-    /// its own `check_in_place` on its state read from the record's word (`record_words.rs`)
-    /// rather than through an `AnyState` built and taken apart around `AnyAlgorithm`'s (the
-    /// same decision: that is the variant's `check_in_place`); the others go the general way,
-    /// which costs no code per algorithm twice.
+    /// Decides a hit for the record at `offset` in place, through the core's `decide::count`.
+    /// GCRA (the default algorithm) is counted over its own state read from the record's word
+    /// (`record_words.rs`) rather than over an `AnyState` built and taken apart around
+    /// `AnyAlgorithm` (the same decision: that is the variant's); the others go the general
+    /// way, which costs no code per algorithm twice.
     pub(crate) fn check_entry(&mut self, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
         let (c, at) = words_at(&self.chunks, offset);
         let words = &mut self.chunks[c][at..at + 8 * self.width];
@@ -318,7 +320,7 @@ impl CompactKeyed {
             return check_words::<_, GcraState>(a, words, now, cost);
         }
         let mut s = self.state_at(offset);
-        let d = self.algorithm.check_in_place(&mut s, now, cost)?;
+        let d = decide::count(|_| &self.algorithm, &mut Held(&mut s), now, cost, |_, _| {})?;
         self.set_at(offset, &s);
         Ok(d)
     }
@@ -346,9 +348,10 @@ impl CompactKeyed {
         if let Some(o) = self.find(key) {
             return self.check_entry(o, now, cost).map(|d| (d, Some(o)));
         }
-        let outcome = self.algorithm.check(None, now, cost)?;
-        let o = outcome.state.map(|s| self.insert(key, &s, now));
-        Ok((outcome.decision, o))
+        let mut slot = None;
+        let d = decide::count(|_| &self.algorithm, &mut slot, now, cost, |_, _| {})?;
+        let o = slot.map(|s| self.insert(key, &s, now));
+        Ok((d, o))
     }
 }
 
@@ -397,7 +400,7 @@ impl CompactKeyed {
 
     pub(crate) fn peek(&self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
         let s = self.find(key).map(|e| self.state_at(e));
-        self.algorithm.peek(s.as_ref(), now, cost)
+        decide::peek(|_| &self.algorithm, &Read(s.as_ref()), now, cost, |_, _| {})
     }
 
     pub(crate) fn reset(&mut self, key: &str) {

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use futures_util::future::{select, Either};
-use tollgate::store_protocol::{Attempts, Contention, Retry, Wait};
+use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::Nanos;
 use worker::{wasm_bindgen::JsValue, Delay, Env, Headers, Method, Request, RequestInit};
 
@@ -71,20 +71,14 @@ pub(crate) async fn exchange_key_patiently(
     timeout_ms: u64,
 ) -> Result<(u16, String), (Failure, String)> {
     let real_now = || Nanos::from_millis(worker::Date::now().as_millis());
-    let mut attempts = Attempts::new(Retry::BUSY_OBJECT, real_now());
-    loop {
+    let ask = |_: u32| async move {
         let (status, text) = exchange_key(env, name, body, timeout_ms).await?;
-        if !is_busy(status, &text) {
-            return Ok((status, text));
-        }
-        match attempts.lost(real_now(), 0, &Contention::default()) {
-            Wait::Now => {}
-            Wait::Pause(p) => Delay::from(Duration::from_nanos(p.as_nanos())).await,
-            Wait::GiveUp { attempts } => {
-                return Err((Failure::Contention, format!("the key stayed busy over {attempts} attempts")));
-            }
-        }
-    }
+        Ok(if is_busy(status, &text) { Tried::Lost } else { Tried::Done((status, text)) })
+    };
+    let pause = |p: Nanos| Delay::from(Duration::from_nanos(p.as_nanos()));
+    drive(Retry::BUSY_OBJECT, real_now, ask, pause)
+        .await?
+        .map_err(|g| (Failure::Contention, format!("the key stayed busy over {} attempts", g.attempts)))
 }
 
 /// Sends `req` to the object of (`req.policy`, `req.key`), waiting at most `timeout_ms` for

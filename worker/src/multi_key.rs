@@ -11,9 +11,11 @@
 //! each other in a cycle; the leases mean a dead isolate holds nothing for long. The synced
 //! modes decide in the isolate, over its counts of every key (sync_mode.rs).
 
+use core::cell::RefCell;
+
 use futures_util::future::join_all;
 use serde_json::{json, Value};
-use tollgate::store_protocol::{Attempts, CasRun, Contention, Next, Retry, Step, Wait, Written};
+use tollgate::store_protocol::{drive, CasRun, Next, Retry, Step, Tried, Written};
 use tollgate::{Nanos, PolicyDecision, PolicyState};
 use worker::Env;
 
@@ -225,13 +227,15 @@ pub async fn under_leases<R>(
     let mut order: Vec<usize> = (0..keys.len()).collect();
     order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
     // A round is redone from the start when its leases grew too old before it could commit
-    // (nothing was written): a slow machine, never a failure in itself.
-    let mut rounds = Attempts::new(Retry::LOCK_ROUNDS, Nanos::ZERO);
-    loop {
+    // (nothing was written): a slow machine, never a failure in itself. The rounds are the
+    // core's `drive` under `Retry::LOCK_ROUNDS`.
+    let order = &order;
+    let f = &RefCell::new(f);
+    let round = |_: u32| async move {
         let started = real_ms();
         let mut held: Vec<(usize, u64)> = Vec::with_capacity(keys.len());
         let mut raw: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
-        for &i in &order {
+        for &i in order {
             match call(env, pc, &request(pc, &keys[i], LockOp::Lock, test_now)).await {
                 Ok(reply) => {
                     raw[i] = reply.state;
@@ -239,7 +243,7 @@ pub async fn under_leases<R>(
                 }
                 Err(e) => {
                     release_all(env, pc, keys, &held).await;
-                    return Ok(Round::Answered(failure_answer(pc, e, test_now.unwrap_or_else(clock))));
+                    return Ok(Tried::Done(Round::Answered(failure_answer(pc, e, test_now.unwrap_or_else(clock)))));
                 }
             }
         }
@@ -247,18 +251,16 @@ pub async fn under_leases<R>(
         // since, none can have expired, so every commit below will be taken.
         if real_ms().saturating_sub(started) > LEASE_MS / 2 {
             release_all(env, pc, keys, &held).await;
-            match rounds.lost(Nanos::ZERO, 0, &Contention::default()) {
-                Wait::GiveUp { .. } => {
-                    return Ok(Round::Answered(respond::contention(pc, test_now.unwrap_or_else(clock))))
-                }
-                Wait::Now | Wait::Pause(_) => continue,
-            }
+            return Ok(Tried::Lost);
         }
         let now = test_now.unwrap_or_else(clock);
         // The leases make the write's compare hold: the one write lands (`Written::Swapped`).
         let mut run = CasRun::begin(Retry::cas(1));
         let step = run
-            .feed(&pc.policy, raw, &mut |states| f(states, now))
+            .feed(&pc.policy, raw, &mut |states| {
+                let mut g = f.borrow_mut();
+                (*g)(states, now)
+            })
             .map_err(|(i, e)| ApiError::internal(format!("key {i}'s object sent an invalid state: {e}")));
         // The core's step says what to write: a plain denial changes nothing, but one that
         // starts a penalty's block (`blockDuration`) changes the blocked keys' states, which
@@ -274,7 +276,7 @@ pub async fn under_leases<R>(
                 .collect(),
             Ok(Step::Done(r)) => {
                 release_all(env, pc, keys, &held).await;
-                return Ok(Round::Decided(r, now));
+                return Ok(Tried::Done(Round::Decided(r, now)));
             }
             Err(e) => {
                 release_all(env, pc, keys, &held).await;
@@ -292,10 +294,14 @@ pub async fn under_leases<R>(
         for k in keys {
             block_cache::forget(&object_name(&pc.name, k));
         }
-        return match run.written(Written::Swapped, Nanos::ZERO, 0) {
-            Next::Done(r) => Ok(Round::Decided(r, now)),
+        match run.written(Written::Swapped, Nanos::ZERO, 0) {
+            Next::Done(r) => Ok(Tried::Done(Round::Decided(r, now))),
             _ => Err(ApiError::internal("the store protocol lost a write made under leases")),
-        };
+        }
+    };
+    match drive(Retry::LOCK_ROUNDS, || Nanos::ZERO, round, |_| async {}).await? {
+        Ok(round) => Ok(round),
+        Err(_) => Ok(Round::Answered(respond::contention(pc, test_now.unwrap_or_else(clock)))),
     }
 }
 

@@ -11,6 +11,7 @@
 //! late commit that nobody overtook is the decision it would have been on time, and is written.
 
 use std::cell::{Cell, RefCell};
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -20,6 +21,7 @@ use futures_util::future::select;
 
 use super::sql::Sql;
 use serde_json::json;
+use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::{Nanos, PolicyState, Store};
 
 use super::object_store::ObjectStore;
@@ -98,24 +100,32 @@ impl Future for Ended<'_> {
 }
 
 /// Waits until no live lease holds the key (breaking an expired one), or answers busy after
-/// `budget_ms`.
+/// `budget_ms`: looked at again as the core's `Retry::waiting` says, each pause cut short when
+/// the lease ends and never past its expiry.
 pub async fn wait_free(gate: &Gate, budget_ms: u64) -> Result<(), ApiError> {
-    let give_up = real_ms().saturating_add(budget_ms);
-    loop {
+    let look = |_: u32| async move {
+        let Some(lease) = gate.holder() else { return Ok::<_, Infallible>(Tried::Done(())) };
         let now = real_ms();
-        let Some(lease) = gate.holder() else { return Ok(()) };
         if now >= lease.until_ms {
             log::warn("lease_broken", json!({ "expiredMsAgo": now - lease.until_ms }));
             gate.end();
-            return Ok(());
+            return Ok(Tried::Done(()));
         }
-        if now >= give_up {
-            return Err(ApiError::new(BUSY_STATUS, BUSY_CODE, "another request holds the key"));
-        }
-        // Until the lease ends, expires, or this request has waited its share.
-        let pause = lease.until_ms.min(give_up).saturating_sub(now).max(1);
+        Ok(Tried::Lost)
+    };
+    let pause = |p: Nanos| {
+        let until_expiry = gate.holder().map_or(0, |l| l.until_ms.saturating_sub(real_ms()));
+        let ms = p.as_nanos().div_ceil(1_000_000).min(until_expiry).max(1);
         let ended = Ended { gate, seen: gate.ends.get() };
-        select(ended, Box::pin(worker::Delay::from(Duration::from_millis(pause)))).await;
+        async move {
+            select(ended, Box::pin(worker::Delay::from(Duration::from_millis(ms)))).await;
+        }
+    };
+    let clock = || Nanos::from_millis(real_ms());
+    match drive(Retry::waiting(Nanos::from_millis(budget_ms)), clock, look, pause).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(ApiError::new(BUSY_STATUS, BUSY_CODE, "another request holds the key")),
+        Err(never) => match never {},
     }
 }
 
