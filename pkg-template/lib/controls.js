@@ -3,7 +3,9 @@
 // hit), and the decision hook, `onDecision` (decision-hook.js: every limiter's decisions pass
 // here, so it is called in this one place). The penalty, `blockDuration`, is the core policy's
 // own (src/penalty.rs) and needs nothing here. A limiter without controls is not touched: its
-// `limit` and `peek` stay the class's own, so the controls cost nothing when they are off.
+// `limit`, `peek` and `reserve` stay the class's own, so the controls cost nothing when they
+// are off. `reserve` is a hit (of its estimate) and passes the controls as `limit` does; a
+// listed key reserves nothing (`reservation: null`). `settle` decides no hit: it is not reported.
 import { AccessList } from "./access-list.js";
 import { callOptions as readCallOptions, costOf } from "./options.js";
 import { decisionHookOf, report } from "./decision-hook.js";
@@ -83,7 +85,7 @@ export function firstLimit(limiter) {
 
 /**
  * Gives `limiter` the controls `options` ask for (returned as it is when they ask for none):
- * its own `limit` and `peek` wrapped on the instance. `async`: its methods return promises;
+ * its own `limit`, `peek` and `reserve` (where it has one) wrapped on the instance. `async`: its methods return promises;
  * `store`: the store the limiter decides over, if any (a `WorkerStore` names its policy).
  */
 export function applyControls(limiter, options, async, store = undefined) {
@@ -92,10 +94,11 @@ export function applyControls(limiter, options, async, store = undefined) {
   controlsOf.set(limiter, c);
   const answer = async ? (v) => Promise.resolve(v) : (v) => v;
   const limitOf = () => firstLimit(limiter);
-  for (const method of ["limit", "peek"]) {
+  for (const method of ["limit", "peek", "reserve"]) {
     const plain = limiter[method];
-    // A peek decides nothing: only hits are reported.
-    const hook = method === "limit" ? c.hook : undefined;
+    if (typeof plain !== "function") continue;
+    // A peek decides nothing: only hits (and reservations, hits of their estimate) are reported.
+    const hook = method === "peek" ? undefined : c.hook;
     const after = (d, callOptions) => {
       if (c.shadow) shadowed(d);
       if (hook !== undefined) report(hook, c.policy, d, costOf(callOptions));
@@ -113,6 +116,7 @@ export function applyControls(limiter, options, async, store = undefined) {
           throw e;
         }
         const d = listedDecision(reason, limitOf(), now);
+        if (method === "reserve") d.reservation = null;
         if (hook !== undefined) report(hook, c.policy, d, costOf(callOptions));
         return answer(d);
       }

@@ -57,3 +57,35 @@ test("a reservation travels in the key's exported state, and settles in another 
   assert.throws(() => a.reserve("k", { cost: 11, now }), { code: "invalid_cost" });
   assert.equal(a.settle(r.reservation, 1, { now }).refunded, 6);
 });
+
+test("reserve passes the controls as limit does: lists, shadow, onDecision; settle reports nothing", () => {
+  const reports = [];
+  const onDecision = (r) => reports.push(r);
+  const l = new RateLimiter({ algorithm: "fixed-window", quota: "10/m", allowList: ["partner"], denyList: ["abuser"], onDecision });
+  const allowed = l.reserve("partner", { cost: 50, now });
+  assert.deepEqual([allowed.allowed, allowed.reason, allowed.reservation], [true, "allowList", null], "an allow-listed key is admitted, reserving nothing");
+  const denied = l.reserve("abuser", { cost: 1, now });
+  assert.deepEqual([denied.allowed, denied.reason, denied.reservation], [false, "denyList", null]);
+  assert.equal(l.size, 0, "listed keys hold no state");
+  const r = l.reserve("k", { cost: 4, now });
+  assert.equal(typeof r.reservation, "string");
+  assert.deepEqual(
+    reports.map((x) => [x.outcome, x.cost, x.decision.reason ?? null]),
+    [
+      ["allowed", 50, "allowList"],
+      ["denied", 1, "denyList"],
+      ["allowed", 4, null],
+    ],
+  );
+  l.settle(r.reservation, 1, { now: now + 1 });
+  assert.equal(reports.length, 3, "a settlement decides no hit: not reported");
+
+  const enforcing = new RateLimiter({ algorithm: "fixed-window", quota: "10/m" });
+  const shadow = new RateLimiter({ algorithm: "fixed-window", quota: "10/m", shadow: true });
+  for (const cost of [6, 6, 4]) {
+    const e = enforcing.reserve("s", { cost, now });
+    const s = shadow.reserve("s", { cost, now });
+    assert.deepEqual([s.allowed, s.shadow, s.wouldAllow, s.remaining], [true, true, e.allowed, e.remaining]);
+    assert.equal(s.reservation === null, e.reservation === null, "shadow reserves what enforcement reserves");
+  }
+});

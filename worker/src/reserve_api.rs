@@ -34,8 +34,18 @@ async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
 }
 
 /// Reserve and settle decide in the key's objects: the synced modes hold window counts, not
-/// the state a reservation's ledger lives in.
+/// the state a reservation's ledger lives in; leased mode keeps a key's quota in its object's
+/// ledger of slices (object/quota.rs), which the keys' states would bypass.
 fn exact_only(pc: &PolicyConfig) -> Result<(), ApiError> {
+    if pc.lease_ms != 0 {
+        return Err(ApiError::bad_request(
+            "unsupported_in_leased_mode",
+            format!(
+                "policy {:?} has leaseTtl = {} ms: reserve and settle need the keys' exact state (no leaseTtl)",
+                pc.name, pc.lease_ms
+            ),
+        ));
+    }
     if pc.sync_ms == 0 {
         return Ok(());
     }

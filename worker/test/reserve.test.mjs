@@ -28,6 +28,7 @@ before(async () => {
           timeoutMs: 10_000,
         },
         synced: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], syncRate: 100 },
+        leased: { limits: [{ name: "per-minute", algorithm: "fixed-window", quota: "5/m" }], leaseTtl: "1s" },
       },
     },
   });
@@ -151,6 +152,15 @@ test("reserve refuses what /v1/limit refuses, and synced policies", async () => 
     assert.equal(r.status, 405);
     assert.equal(r.headers.get("allow"), "POST");
   }
+});
+
+test("a leased policy (leaseTtl) refuses reserve and settle: its quota is in the object's ledger of slices", async () => {
+  const refused = await reserve({ policy: "leased", key: "k", cost: 1 });
+  assertError(refused, 400, "unsupported_in_leased_mode", undefined);
+  assert.equal(refused.body.reservation, undefined);
+  // A token naming the leased policy (version 1, id 1, estimate 1, policy, one key "k").
+  const token = Buffer.from([1, 1, 1, 6, ...Buffer.from("leased"), 1, 1, ...Buffer.from("k")]).toString("base64url");
+  assertError(await settle({ reservation: token, actual: 0 }), 400, "unsupported_in_leased_mode", undefined);
 });
 
 test("several keys are reserved and settled all or nothing", async () => {
