@@ -34,9 +34,9 @@ use alloc::vec::Vec;
 use crate::algorithm::Algorithm;
 use crate::algorithms::alignment::Alignment;
 use crate::algorithms::AnyAlgorithm;
+use crate::decision::Decision;
 use crate::error::DecodeError;
 use crate::lease::{LeaseError, MAX_HOLDER_LEN};
-use crate::decision::Decision;
 use crate::limit_decisions::LimitDecisions;
 use crate::policy::{LimitDecision, LimitRef, Policy, PolicyDecision};
 use crate::quota::MAX_WINDOW;
@@ -302,8 +302,7 @@ impl QuotaLedger {
             let held = r.varint()?;
             let expires_at = r.time()?;
             let len = r.len(MAX_HOLDER_LEN as u64)?;
-            let holder =
-                core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
+            let holder = core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
             slices.push(Slice { holder: holder.into(), held, expires_at });
         }
         r.finish()?;

@@ -76,7 +76,8 @@ fn run(limit: u64, start: Nanos, ops: &[(u64, Op)], names: &[String]) -> Admitte
                 let l = &mut locals[holder];
                 let live = now < l.until;
                 let give_back = if live { give_back.min(l.units) } else { 0 };
-                let g = ledger.exchange(&names[holder], give_back, need, want, Nanos::from_millis(ttl_ms), now).unwrap();
+                let g =
+                    ledger.exchange(&names[holder], give_back, need, want, Nanos::from_millis(ttl_ms), now).unwrap();
                 assert!(g.returned <= give_back);
                 // What the authority did not take back stays the holder's (it counts as spent).
                 let kept = if live { l.units - g.returned } else { 0 };
@@ -205,8 +206,11 @@ fn a_hit_gets_its_need_beyond_an_equal_split() {
 #[test]
 fn only_clock_aligned_fixed_windows_are_leased() {
     let q = Quota::per_second(10).unwrap();
-    let log = Policy::new(vec![fixed("a", 5, 1_000), Limit::new("b", AnyAlgorithm::SlidingLog(SlidingLog::new(q).unwrap())).unwrap()])
-        .unwrap();
+    let log = Policy::new(vec![
+        fixed("a", 5, 1_000),
+        Limit::new("b", AnyAlgorithm::SlidingLog(SlidingLog::new(q).unwrap())).unwrap(),
+    ])
+    .unwrap();
     assert_eq!(QuotaLedger::for_policy(&log).unwrap_err().limit, 1);
     let first_hit = Policy::single(AnyAlgorithm::FixedWindowFirstHit(FixedWindowFirstHit::new(q)));
     assert_eq!(QuotaLedger::for_policy(&first_hit).unwrap_err().limit, 0);

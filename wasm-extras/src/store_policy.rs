@@ -119,14 +119,7 @@ impl StorePolicy {
     /// and `lastGuard` the guard of the write (`tollgate::guard`): of this step alone, or with
     /// `join`, of every step since the last one not joined, each over the bytes the one before
     /// returned (one key's batch of hits).
-    pub fn step(
-        &mut self,
-        states: &Array,
-        now: f64,
-        cost: f64,
-        refund: bool,
-        join: bool,
-    ) -> Result<JsValue, JsValue> {
+    pub fn step(&mut self, states: &Array, now: f64, cost: f64, refund: bool, join: bool) -> Result<JsValue, JsValue> {
         let before = if join { self.guard.take() } else { None };
         self.guard = None;
         let now = now_from_ms(now)?;

@@ -345,9 +345,11 @@ mod tests {
             let e = parse_policy("p", &refused).unwrap_err();
             assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "leaseTtl"), "{refused}");
         }
-        let e = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "2h" })).unwrap_err();
+        let e =
+            parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "2h" })).unwrap_err();
         assert_eq!((e.code, e.field.as_str()), ("out_of_range", "leaseTtl"));
-        let e = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 0 })).unwrap_err();
+        let e =
+            parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 0 })).unwrap_err();
         assert_eq!(e.field, "leaseTtl");
     }
 }

@@ -215,9 +215,11 @@ pub fn save_central(sql: &Sql<'_>, counts: &CentralCounts, deadline_ms: u64) -> 
 /// The latest deadline of any stored row (Unix ms), `None` when nothing is stored.
 pub fn deadline(mem: &std::cell::RefCell<Mem>, sql: &Sql<'_>) -> Result<Option<u64>, worker::Error> {
     ensure_schema(&mut mem.borrow_mut(), sql).map_err(|e| worker::Error::RustError(e.message))?;
-    let cursor = sql
-        .exec("SELECT MAX(deadline) FROM (SELECT deadline FROM state UNION ALL SELECT deadline FROM central \
-             UNION ALL SELECT deadline FROM quota)", None)?;
+    let cursor = sql.exec(
+        "SELECT MAX(deadline) FROM (SELECT deadline FROM state UNION ALL SELECT deadline FROM central \
+             UNION ALL SELECT deadline FROM quota)",
+        None,
+    )?;
     let row = cursor.raw().next().transpose()?;
     Ok(match row.and_then(|r| r.into_iter().next()) {
         Some(SqlStorageValue::Integer(d)) => Some(d.max(0) as u64),
