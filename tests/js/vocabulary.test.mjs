@@ -19,6 +19,18 @@ const EDGES = {
   worker: (extra) => new WorkerStore({ url: "http://127.0.0.1:1", policy: "p", [extra]: 1 }),
 };
 
+test("every operation the table gives an npm limiter is a method of that limiter", async () => {
+  const { RedisLimiter } = await import("../../pkg/dist/node/redis-limiter.js");
+  const { WorkerLimiter } = await import("../../pkg/dist/node/worker-limiter.js");
+  // The Redis and Worker limiters' methods, read from their classes (a RedisStore needs a client).
+  const limiters = { limiter: new RateLimiter(ONE), redis: RedisLimiter.prototype, worker: WorkerLimiter.prototype };
+  for (const [edge, limiter] of Object.entries(limiters)) {
+    const names = namesOf(edge, "operation");
+    assert.ok(names.includes("reserve") && names.includes("settle"), edge);
+    for (const name of names) assert.equal(typeof limiter[name], "function", `${edge}: ${name}`);
+  }
+});
+
 /** Names the limiter edge lists in the table that are call options, not constructor options. */
 const CALL_OPTIONS = ["cost", "now", "maxWait", "signal"];
 
@@ -124,7 +136,7 @@ test("the table lists each name once per kind and uses only known edges and kind
     const id = `${r.kind}:${r.name}`;
     assert.ok(!seen.has(id), `${id} is listed twice`);
     seen.add(id);
-    assert.ok(["option", "field", "code", "value"].includes(r.kind), id);
+    assert.ok(["option", "field", "code", "value", "operation"].includes(r.kind), id);
     for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "hono", "fastify", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
     if (r.kind === "code") assert.match(r.name, /^[a-z][a-z0-9_]*$/, `${r.name}: codes are lowercase snake_case`);
   }
