@@ -257,6 +257,35 @@ impl QuotaLedger {
         Ok(SliceGrant { granted, returned, held, expires_at, left, binding, limit, window_end: self.window_end() })
     }
 
+    /// What `holder` would find at `now` without asking for anything (a peek): what it
+    /// holds on a live lease (`held`, `expires_at`; 0 and `now` when none) and what the
+    /// windows have left to grant, the ledger unchanged (`granted` and `returned` are 0).
+    ///
+    /// ```
+    /// use tollgate::quota_lease::QuotaLedger;
+    /// use tollgate::{Nanos, Policy, Quota, FixedWindow};
+    /// use tollgate::algorithms::AnyAlgorithm;
+    /// let policy = Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_second(10).unwrap())));
+    /// let mut ledger = QuotaLedger::for_policy(&policy).unwrap();
+    /// let (ttl, t) = (Nanos::from_millis(500), Nanos::from_secs(100));
+    /// ledger.exchange("a", 0, 4, 4, ttl, t).unwrap();
+    /// let before = ledger.clone();
+    /// let (a, b) = (ledger.standing("a", t), ledger.standing("b", t));
+    /// assert_eq!((a.held, a.left, b.held, b.left, a.limit), (4, 6, 0, 6, 10));
+    /// assert_eq!(ledger, before);
+    /// // a's lease lapsed: its slice stays spent in this window.
+    /// assert_eq!(ledger.standing("a", t + ttl).held, 0);
+    /// assert_eq!(ledger.standing("a", t + Nanos::from_secs(1)).left, 10);
+    /// ```
+    pub fn standing(&self, holder: &str, now: Nanos) -> SliceGrant {
+        let mut rolled = self.clone();
+        rolled.roll(now);
+        let mine = rolled.slices.iter().find(|s| &*s.holder == holder);
+        let (held, expires_at) = mine.map_or((0, now), |s| (s.held, s.expires_at));
+        let (left, binding, limit) = rolled.left();
+        SliceGrant { granted: 0, returned: 0, held, expires_at, left, binding, limit, window_end: rolled.window_end() }
+    }
+
     /// When everything the ledger holds stops mattering: the end of the latest current window.
     pub fn expiry(&self) -> Nanos {
         self.limits.iter().zip(&self.windows).map(|((_, a), w)| a.end_of(w.start)).max().unwrap_or(Nanos::ZERO)

@@ -135,11 +135,21 @@ fn with_slice<T>(name: &str, f: impl FnOnce(&mut Slice) -> T) -> T {
 enum Step {
     Answer(PolicyDecision),
     Wait(Flight),
-    Exchange { give_back: u64, need: u64, want: u64 },
+    Exchange {
+        give_back: u64,
+        need: u64,
+        want: u64,
+    },
+    /// A peek the slice (`units`, live) cannot answer: the key's object says what is left.
+    Peek {
+        units: u64,
+    },
 }
 
 /// Decides a hit (`Op::Check`) from this isolate's slice, exchanging with the key's object
-/// when the slice is short; `Op::Peek` answers from the slice as it is.
+/// when the slice is short. `Op::Peek` answers what such a hit would get and changes
+/// nothing: from the slice when it holds `cost`, otherwise from what the key's object could
+/// still grant plus the slice ([`peek`]).
 pub async fn decide(
     env: &Env,
     ctx: &Context,
@@ -156,7 +166,11 @@ pub async fn decide(
         let step = with_slice(&name, |s| {
             s.lapse(now);
             if op == Op::Peek {
-                return Step::Answer(s.decision(s.units >= cost, now));
+                return if s.units >= cost {
+                    Step::Answer(s.decision(true, now))
+                } else {
+                    Step::Peek { units: s.units }
+                };
             }
             if wait == 0 {
                 s.demand = s.demand.saturating_add(cost);
@@ -185,6 +199,12 @@ pub async fn decide(
                 if !flight.wait().await {
                     return Ok(respond::degraded(pc, pc.on_error, Failure::Error, now));
                 }
+            }
+            Step::Peek { units } => {
+                return Ok(match peek(env, pc, &name, key, units, cost, now, test_now).await {
+                    Ok(d) => respond::estimate(respond::decision(pc, &d, now, key)),
+                    Err((why, _)) => respond::degraded(pc, pc.on_error, why, now),
+                });
             }
             Step::Exchange { give_back, need, want } => {
                 let begun = begin(&name, give_back);
@@ -292,6 +312,36 @@ async fn exchange(
         landing.succeeded();
     }
     result.map(|_| ())
+}
+
+/// A peek the slice cannot answer: the ledger's figures at the key's object (read there,
+/// nothing granted or written) plus `units`, this isolate's live slice (no more than the
+/// object's record of it holds). A hit of `cost` would be admitted if they add up to it.
+#[allow(clippy::too_many_arguments)]
+async fn peek(
+    env: &Env,
+    pc: &PolicyConfig,
+    name: &str,
+    key: &str,
+    units: u64,
+    cost: u64,
+    now: Nanos,
+    test_now: bool,
+) -> Result<PolicyDecision, (Failure, String)> {
+    let req = QuotaRequest {
+        quota_op: QuotaOp::Peek,
+        policy: pc.name.clone(),
+        key: key.to_string(),
+        holder: HOLDER.with(String::clone),
+        give_back: 0,
+        need: 0,
+        want: 0,
+        now: test_now.then_some(now.as_nanos()),
+    };
+    let r = call(env, name, &req, pc.timeout_ms).await?;
+    let remaining = r.left.saturating_add(units.min(r.held));
+    let end = now + Nanos::new(r.window_end.saturating_sub(r.now));
+    Ok(local_decision(remaining >= cost, r.binding, r.limit, remaining, end, now))
 }
 
 async fn call(env: &Env, name: &str, req: &QuotaRequest, timeout_ms: u64) -> Result<QuotaReply, (Failure, String)> {

@@ -13,6 +13,9 @@ pub const PREFIX: &[u8] = b"{\"quotaOp\"";
 pub enum QuotaOp {
     /// Give back unused units and ask for more (the core's `QuotaLedger::exchange`).
     Exchange,
+    /// Read what the ledger could still grant, changing nothing (the core's
+    /// `QuotaLedger::standing`; `give_back`, `need` and `want` are ignored).
+    Peek,
 }
 
 /// The isolate's request. `quota_op` comes first so that the object can tell these bodies

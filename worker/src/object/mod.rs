@@ -90,7 +90,7 @@ impl KeyLimiter {
         Ok(reply)
     }
 
-    /// An exchange of leased quota (quota_wire.rs, quota.rs).
+    /// An exchange of leased quota, or a peek at it (quota_wire.rs, quota.rs).
     async fn handle_quota(&self, body: &[u8]) -> std::result::Result<crate::quota_wire::QuotaReply, ApiError> {
         let r: crate::quota_wire::QuotaRequest = request_of(body)?;
         let cfg = config(&self.env)?;
@@ -103,6 +103,9 @@ impl KeyLimiter {
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let sql = sql::Sql::new(self.state.storage().sql(), &self.faults);
+        if r.quota_op == crate::quota_wire::QuotaOp::Peek {
+            return quota::peek(&self.mem, &sql, pc, &r, now);
+        }
         let (reply, alarm) = quota::exchange(&self.mem, &sql, pc, &r, now)?;
         self.schedule(Some(alarm)).await?;
         Ok(reply)

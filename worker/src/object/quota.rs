@@ -2,9 +2,10 @@
 //! quota and keeps the core's `QuotaLedger`, the slices of the current windows granted to
 //! isolates. One exchange reads the ledger, applies the core's `exchange` and writes it
 //! through before answering (synchronous SQL, no `await` in between, so exchanges of one key
-//! are applied one after another and the ledger never grants more than the limit).
+//! are applied one after another and the ledger never grants more than the limit). A peek
+//! reads the ledger and writes nothing.
 
-use tollgate::quota_lease::QuotaLedger;
+use tollgate::quota_lease::{QuotaLedger, SliceGrant};
 use tollgate::Nanos;
 use worker::SqlStorageValue;
 
@@ -13,6 +14,20 @@ use super::storage::{ensure_schema, storage_deadline, Mem};
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
 use crate::quota_wire::{QuotaReply, QuotaRequest};
+
+fn reply(now: Nanos, g: &SliceGrant) -> QuotaReply {
+    QuotaReply {
+        now: now.as_nanos(),
+        granted: g.granted,
+        returned: g.returned,
+        held: g.held,
+        expires_at: g.expires_at.as_nanos(),
+        left: g.left,
+        binding: g.binding,
+        limit: g.limit,
+        window_end: g.window_end.as_nanos(),
+    }
+}
 
 fn sql_err(e: worker::Error) -> ApiError {
     ApiError::internal(format!("storage: {e}"))
@@ -55,16 +70,18 @@ pub fn exchange(
         Some(vec![SqlStorageValue::Blob(ledger.encode()), SqlStorageValue::Integer(deadline as i64)]),
     )
     .map_err(sql_err)?;
-    let reply = QuotaReply {
-        now: now.as_nanos(),
-        granted: g.granted,
-        returned: g.returned,
-        held: g.held,
-        expires_at: g.expires_at.as_nanos(),
-        left: g.left,
-        binding: g.binding,
-        limit: g.limit,
-        window_end: g.window_end.as_nanos(),
-    };
-    Ok((reply, deadline))
+    Ok((reply(now, &g), deadline))
+}
+
+/// A peek at `now`: what the ledger could still grant and what `r.holder` holds, read
+/// without writing anything (no grant, no alarm).
+pub fn peek(
+    mem: &std::cell::RefCell<Mem>,
+    sql: &Sql<'_>,
+    pc: &PolicyConfig,
+    r: &QuotaRequest,
+    now: Nanos,
+) -> Result<QuotaReply, ApiError> {
+    ensure_schema(&mut mem.borrow_mut(), sql)?;
+    Ok(reply(now, &load(sql, pc)?.standing(&r.holder, now)))
 }
