@@ -49,6 +49,15 @@ fn target<'c>(rest: &str, cfg: &'c Config) -> Result<(&'c PolicyConfig, String),
             ),
         ));
     }
+    if pc.lease_ms != 0 {
+        return Err(ApiError::bad_request(
+            "unsupported_in_leased_mode",
+            format!(
+                "policy {:?} has leaseTtl = {} ms: its keys' quota is in their objects' ledgers of slices, not in a state to export or import",
+                pc.name, pc.lease_ms
+            ),
+        ));
+    }
     Ok((pc, key))
 }
 

@@ -1,9 +1,11 @@
-// Leased mode's other routes (leased_mode.rs) in two isolates sharing the Durable Object
-// namespace: `/v1/peek` answers what a hit would get (the isolate's slice when it holds
-// enough, else what the key's object could still grant) and takes no grant.
+// Leased mode's other routes (leased_mode.rs, state_api.rs, api.rs) in two isolates sharing
+// the Durable Object namespace: `/v1/peek` answers what a hit would get (the isolate's slice
+// when it holds enough, else what the key's object could still grant) and takes no grant;
+// a key's state is neither exported nor imported (`unsupported_in_leased_mode`); refund
+// gives units back to the isolate's slice and reset clears the key's ledger.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { start, post, freshKey } from "./harness.mjs";
+import { start, post, get, del, request, freshKey } from "./harness.mjs";
 
 const LIMIT = 3;
 // The test clock: 30 minutes into an hour, so no window boundary is crossed.
@@ -61,4 +63,34 @@ test("peek counts the isolate's own slice beside what the object has left", asyn
   assert.equal(other.body.allowed, false, other.text);
   assert.equal(other.body.remaining, 1, other.text);
   assert.equal((await hit("/v1/limit", key, "w0.test", { cost: LIMIT - 1 })).body.allowed, true);
+});
+
+test("a key's state is neither exported nor imported on a leased policy", async () => {
+  const key = freshKey("state");
+  const path = `/v1/keys/leased/${encodeURIComponent(key)}/state`;
+  const out = await get(s.url, path, { headers: { host: "w0.test" } });
+  assert.equal(out.status, 400, out.text);
+  assert.equal(out.body.error.code, "unsupported_in_leased_mode", out.text);
+  const put = await request(s.url, path, {
+    method: "PUT",
+    headers: { "content-type": "application/json", host: "w0.test" },
+    body: JSON.stringify({ state: null }),
+  });
+  assert.equal(put.status, 400, put.text);
+  assert.equal(put.body.error.code, "unsupported_in_leased_mode", put.text);
+});
+
+test("refund gives back to the isolate's slice; reset clears the key's ledger", async () => {
+  const key = freshKey("refund");
+  assert.equal((await hit("/v1/limit", key, "w0.test", { cost: 2 })).body.allowed, true);
+  // One unit is left in the window: a hit of 2 is denied, unless one is refunded first.
+  const r = await hit("/v1/refund", key, "w0.test", { cost: 1 });
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.refunded, 1, r.text);
+  assert.equal((await hit("/v1/limit", key, "w0.test", { cost: 2 })).body.allowed, true);
+  assert.equal((await hit("/v1/limit", key, "w1.test")).body.allowed, false);
+  // A reset clears the ledger and this isolate's slice: it gets the whole window again.
+  const d = await del(s.url, `/v1/keys/leased/${encodeURIComponent(key)}`, { host: "w0.test" });
+  assert.equal(d.status, 200, d.text);
+  assert.equal((await hit("/v1/limit", key, "w0.test", { cost: LIMIT })).body.allowed, true);
 });
