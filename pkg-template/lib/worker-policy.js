@@ -6,9 +6,11 @@
 import { Policy } from "./policy.js";
 import { WorkerRequestError } from "./worker-errors.js";
 
-/** A limit of `GET /v1/policies` as limiter options (`windowMs` -> `window`, ...). */
+/** A limit of `GET /v1/policies` as limiter options (`windowMs` -> `window`, ...); a calendar
+ * month's window is described as written (`"1month"`, `"3months"`), not in ms. */
 function limitOptions(described) {
-  const o = { name: described.name, algorithm: described.algorithm, limit: described.limit, window: described.windowMs };
+  const window = described.windowMs ?? described.window;
+  const o = { name: described.name, algorithm: described.algorithm, limit: described.limit, window };
   if (described.align !== undefined) o.align = described.align;
   if (described.burst !== undefined) o.burst = described.burst;
   if (described.refillAmount !== undefined) o.refillAmount = described.refillAmount;
