@@ -117,13 +117,11 @@ pub fn deny_status_param(url: &worker::Url) -> Result<Option<u16>, ApiError> {
     }
 }
 
-/// Parses and validates a body.
-/// `header_of` reads a request header: a tiered policy's `tierHeader` chooses the tier (tiers.rs).
-pub fn parse<'c>(
-    body: &[u8],
-    config: &'c Config,
-    header_of: &dyn Fn(&str) -> Option<String>,
-) -> Result<HitRequest<'c>, ApiError> {
+/// A request body as a JSON object, checked the one way every `/v1` body is: at most
+/// [`MAX_BODY_BYTES`] (else 413 `body_too_large`), JSON (`invalid_json`), an object
+/// (`invalid_body`, showing `example`), and only `fields` (the core's spec rule: the same
+/// `unknown_field` or `renamed` as a misspelt option gets in npm and wrangler.toml).
+pub fn json_object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Value>, ApiError> {
     if body.len() > MAX_BODY_BYTES {
         return Err(ApiError::new(
             413,
@@ -133,16 +131,22 @@ pub fn parse<'c>(
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
-    let obj: &Map<String, Value> = v.as_object().ok_or_else(|| {
-        ApiError::bad_request(
-            "invalid_body",
-            r#"the body must be a JSON object like {"key":"user:42","policy":"api","cost":1}"#,
-        )
-    })?;
-    // The core's spec rule for unknown fields: the same `unknown_field` (or `renamed`) as a
-    // misspelt option gets in npm and wrangler.toml.
-    tollgate::spec::known_fields(&Json(v.clone()), &[&FIELDS], "")
+    let Value::Object(obj) = v else {
+        return Err(ApiError::bad_request("invalid_body", format!("the body must be a JSON object like {example}")));
+    };
+    tollgate::spec::known_fields(&Json(Value::Object(obj.clone())), &[fields], "")
         .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
+    Ok(obj)
+}
+
+/// Parses and validates a body.
+/// `header_of` reads a request header: a tiered policy's `tierHeader` chooses the tier (tiers.rs).
+pub fn parse<'c>(
+    body: &[u8],
+    config: &'c Config,
+    header_of: &dyn Fn(&str) -> Option<String>,
+) -> Result<HitRequest<'c>, ApiError> {
+    let obj = &json_object(body, &FIELDS, r#"{"key":"user:42","policy":"api","cost":1}"#)?;
     let (key, keys) = match (obj.get("key"), obj.get("keys")) {
         (Some(_), Some(_)) => {
             return Err(ApiError::bad_request(

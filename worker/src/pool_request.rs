@@ -17,7 +17,7 @@ use tollgate::lease::MAX_HOLDER_LEN;
 use tollgate::Nanos;
 
 use crate::api::percent_decode;
-use crate::api_request::MAX_BODY_BYTES;
+use crate::api_request::json_object;
 use crate::config::Config;
 use crate::errors::ApiError;
 use crate::pool_config::PoolConfig;
@@ -120,25 +120,6 @@ pub const GRANT_FIELDS: [&str; 4] = ["holder", "partitions", "ttlMs", "now"];
 /// The fields of a renewal's body.
 pub const RENEW_FIELDS: [&str; 2] = ["ttlMs", "now"];
 
-fn object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Value>, ApiError> {
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(
-            413,
-            "body_too_large",
-            format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len()),
-        ));
-    }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
-    // The core's spec rule for unknown fields, as for every body and configuration.
-    tollgate::spec::known_fields(&crate::spec_input::Json(v.clone()), &[fields], "")
-        .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
-    let Value::Object(obj) = v else {
-        return Err(ApiError::bad_request("invalid_body", format!("the body must be a JSON object like {example}")));
-    };
-    Ok(obj)
-}
-
 fn ttl(obj: &Map<String, Value>, pc: &PoolConfig) -> Result<Nanos, ApiError> {
     let max = pc.max_ttl().as_millis_floor();
     let bad = |what: String| {
@@ -185,7 +166,7 @@ pub fn query_now(query: Option<&str>, test_mode: bool) -> Result<Option<Nanos>, 
 
 /// The body of `POST /v1/pools/{pool}/leases`: `{"holder","partitions","ttlMs"}`.
 pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
-    let obj = object(body, &GRANT_FIELDS, r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#)?;
+    let obj = json_object(body, &GRANT_FIELDS, r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#)?;
     let holder = match obj.get("holder") {
         Some(Value::String(h)) => h.clone(),
         None | Some(Value::Null) => return Err(ApiError::bad_request("invalid_holder", "holder is required")),
@@ -211,7 +192,7 @@ pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<Leas
 
 /// The body of `POST .../leases/{holder}/renew`: `{"ttlMs"}`.
 pub fn parse_renew(body: &[u8], holder: String, pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
-    let obj = object(body, &RENEW_FIELDS, r#"{"ttlMs":15000}"#)?;
+    let obj = json_object(body, &RENEW_FIELDS, r#"{"ttlMs":15000}"#)?;
     let ttl = ttl(&obj, pc)?;
     let now = test_now(obj.get("now"), test_mode)?;
     Ok(LeaseBody { holder, partitions: 0, ttl, now })
@@ -220,6 +201,7 @@ pub fn parse_renew(body: &[u8], holder: String, pc: &PoolConfig, test_mode: bool
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api_request::MAX_BODY_BYTES;
     use crate::pool_config::parse_pool;
     use serde_json::json;
 

@@ -8,19 +8,18 @@
 //! builds its token (`tollgate::reserve::Reservation`, naming the policy and the keys) and
 //! turns the core's answers and errors into HTTP.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use tollgate::reserve::{Reservation, SettleError, Settled};
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
-use crate::api_request::{self, find_policy, HitRequest, MAX_BODY_BYTES};
+use crate::api_request::{self, find_policy, HitRequest};
 use crate::config::{Config, PolicyConfig};
 use crate::controls;
 use crate::errors::ApiError;
 use crate::multi_key::{self, under_leases, Round};
 use crate::object::clock;
 use crate::respond::{self, Answer};
-use crate::spec_input::Json;
 
 /// The fields of a `/v1/settle` body (docs/vocabulary.md).
 pub const SETTLE_FIELDS: [&str; 3] = ["reservation", "actual", "now"];
@@ -135,23 +134,7 @@ pub struct SettleRequest<'c> {
 /// Parses and validates a `/v1/settle` body: `{ reservation, actual, now }`. Nothing is
 /// touched before it passes.
 pub fn parse_settle<'c>(body: &[u8], cfg: &'c Config) -> Result<SettleRequest<'c>, ApiError> {
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(
-            413,
-            "body_too_large",
-            format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len()),
-        ));
-    }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
-    let obj: &Map<String, Value> = v.as_object().ok_or_else(|| {
-        ApiError::bad_request(
-            "invalid_body",
-            r#"the body must be a JSON object like {"reservation":"...","actual":120}"#,
-        )
-    })?;
-    tollgate::spec::known_fields(&Json(v.clone()), &[&SETTLE_FIELDS], "")
-        .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
+    let obj = &api_request::json_object(body, &SETTLE_FIELDS, r#"{"reservation":"...","actual":120}"#)?;
     let token = match obj.get("reservation") {
         None | Some(Value::Null) => {
             return Err(ApiError::bad_request(
