@@ -125,6 +125,13 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
     ...logs,
   });
   const url = (await mf.ready).toString().replace(/\/$/, "");
+  // Each isolate loads its module on its first request; under load, a cold isolate that
+  // receives dozens of requests at once can have the local runtime drop some of their
+  // connections (socket hang up) while it loads. One request per isolate first, so that tests
+  // measure the Worker, not the local runtime's start.
+  if (isolates > 1) {
+    for (let i = 0; i < isolates; i++) await request(url, "/healthz", { headers: { host: `w${i}.test` } });
+  }
   return {
     mf,
     url,
