@@ -276,12 +276,14 @@ impl Policy {
         if excess == 0 {
             return (0, 0);
         }
-        let fresh: Vec<Option<crate::algorithms::AnyState>> = alloc::vec![None; self.limits().len()];
-        let pairs = states.iter().flat_map(|st| {
-            let slots = st.as_ref().map_or(&fresh[..], |st| &st.slots[..]);
-            self.limits().iter().map(|l| l.algorithm()).zip(slots.iter().map(Option::as_ref))
-        });
-        let units = debt::common_charge(pairs, now, excess);
+        let mut pairs = Vec::new();
+        for st in states.iter() {
+            for (i, limit) in self.limits().iter().enumerate() {
+                pairs.push((limit.algorithm(), st.as_ref().and_then(|st| st.slots.get(i)).and_then(Option::as_ref)));
+            }
+        }
+        let units = debt::common_charge(&pairs, now, excess);
+        drop(pairs);
         if units == 0 {
             return (0, excess);
         }
