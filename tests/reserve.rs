@@ -478,3 +478,35 @@ fn a_ledger_kept_apart_round_trips() {
         assert_eq!(empty[0], None);
     }
 }
+
+/// A key in debt reconfigured: kept as is by the same limit; by another limit of its kind,
+/// capped at the new limit as the reconfiguration rules say (docs/reserve.md): a state the
+/// new policy accepts.
+#[test]
+fn a_key_in_debt_reconfigures_within_the_new_limit() {
+    use tollgate::reconfigure::convert;
+    for kind in Kind::ALL {
+        let policy = Policy::single(ten_per_10s(kind));
+        let now = Nanos::from_secs(100);
+        let mut states = [None];
+        policy.reserve(&mut states, now, 4, 1).unwrap();
+        let s = policy.settle(&mut states, now, 1, 4, 25).unwrap();
+        assert_eq!((s.charged, s.forgiven), (16, 5), "{kind:?}");
+        let st = states[0].as_ref().unwrap();
+        let same = convert(&policy, &policy, st, now).unwrap();
+        assert_eq!(same.slots(), st.slots(), "{kind:?}: the same limit keeps the debt");
+        let mut spec = LimitSpec::new(kind, 20, Nanos::from_secs(10));
+        if kind == Kind::SlidingBuckets {
+            spec.precision = Some(Nanos::from_secs(1));
+        }
+        let wider = Policy::single(AnyAlgorithm::from_spec(&spec).unwrap());
+        let moved = [convert(&policy, &wider, st, now)];
+        for m in moved.iter().flatten() {
+            wider.validate_state(&PolicyState::decode(&m.encode()).unwrap()).unwrap();
+        }
+        // Twice the old limit, the new one's own: full, except a token bucket's, whose rule
+        // counts only the tokens used (the old capacity).
+        let allowed = wider.peek(&moved, now, 1).unwrap().allowed;
+        assert_eq!(allowed, kind == Kind::TokenBucket, "{kind:?}");
+    }
+}
