@@ -20,7 +20,7 @@
 use std::io::Write;
 
 use tollgate::policy::{Limit, Policy};
-use tollgate::{AnyAlgorithm, Kind, LimitSpec, Limiter, MemoryStore, Nanos, Quota, Store};
+use tollgate::{Algorithm, AnyAlgorithm, Kind, LimitSpec, Limiter, MemoryStore, Nanos, Quota, Store};
 
 /// (algorithm, quota, burst, precision ms): the same list as the JS test's LIMITERS.
 const LIMITERS: [(&str, &str, u64, u64); 7] = [
@@ -71,9 +71,12 @@ fn several_policy() -> Policy {
         .unwrap()
 }
 
-/// The `reserve` trace: reservations of 1 to 12 units on one or two keys of a few hot ones,
-/// each settled a few operations later with an actual cost from 0 to twice the estimate (some
-/// settled twice, some never), and now and then a reset of a key.
+/// The `reserve` trace: first, on every limiter, a reservation of one unit on key `debt`
+/// settled at once with an actual cost of twice the capacity and one more (the key goes into
+/// debt up to its cap and the rest is forgiven), then a reservation on that key, denied
+/// while the debt lasts; then reservations of 1 to 4 units on one or two keys of a few hot
+/// ones, each settled a few operations later with an actual cost from 0 to twice the estimate
+/// (some settled twice, some never), and now and then a reset of a key.
 fn reserve_trace(ops: u64, next: &mut impl FnMut() -> u64, out: &mut impl Write) {
     let mut policies: Vec<Policy> =
         LIMITERS.iter().map(|&(a, q, b, p)| Policy::single(algorithm(a, q, b, p))).collect();
@@ -83,7 +86,23 @@ fn reserve_trace(ops: u64, next: &mut impl FnMut() -> u64, out: &mut impl Write)
     let mut open: Vec<(usize, usize, Vec<String>, u64, u64)> = Vec::new();
     let mut settled: Vec<(usize, usize, Vec<String>, u64, u64)> = Vec::new();
     let mut now_ms: u64 = 1_700_000_000_000;
-    for line in 0..ops as usize {
+    let mut first = 0;
+    for (l, policy) in policies.iter().enumerate() {
+        if first + 3 > ops as usize {
+            break;
+        }
+        let now = Nanos::from_millis(now_ms);
+        let (id, keys) = (l as u64 + 1, ["debt"]);
+        let d = stores[l].update(&keys, now, &mut |st| policy.reserve(st, now, 1, id)).unwrap().unwrap();
+        writeln!(out, "R,{l},debt,{now_ms},1,{}", reserved(&d)).unwrap();
+        let actual = 1 + 2 * policy.limits().iter().map(|x| x.algorithm().capacity()).min().unwrap_or(1);
+        let s = stores[l].update(&keys, now, &mut |st| policy.settle(st, now, id, 1, actual)).unwrap().unwrap();
+        writeln!(out, "S,{l},{first},{now_ms},{actual},{}", settlement(&s)).unwrap();
+        let d = stores[l].update(&keys, now, &mut |st| policy.reserve(st, now, 1, id + 100)).unwrap().unwrap();
+        writeln!(out, "R,{l},debt,{now_ms},1,{}", reserved(&d)).unwrap();
+        first += 3;
+    }
+    for line in first..ops as usize {
         now_ms += next() % 10;
         let now = Nanos::from_millis(now_ms);
         let roll = next() % 10;
@@ -100,19 +119,7 @@ fn reserve_trace(ops: u64, next: &mut impl FnMut() -> u64, out: &mut impl Write)
             let policy = &policies[l];
             let r = stores[l].update(&refs, now, &mut |st| policy.settle(st, now, id, estimate, actual)).unwrap();
             let outcome = match r {
-                Ok(s) => {
-                    let d = s.decision.decision;
-                    format!(
-                        "{},{},{},{},{},{},{}",
-                        s.decision.allowed as u8,
-                        d.remaining,
-                        d.reset_at.as_millis_ceil(),
-                        d.retry_after.as_millis_ceil(),
-                        s.refunded,
-                        s.charged,
-                        s.forgiven
-                    )
-                }
+                Ok(s) => settlement(&s),
                 Err(e) => e.code().to_string(),
             };
             writeln!(out, "S,{l},{at},{now_ms},{actual},{outcome}").unwrap();
@@ -138,22 +145,23 @@ fn reserve_trace(ops: u64, next: &mut impl FnMut() -> u64, out: &mut impl Write)
             let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
             let policy = &policies[l];
             let d = stores[l].update(&refs, now, &mut |st| policy.reserve(st, now, estimate, id)).unwrap().unwrap();
-            let s = d.decision;
-            writeln!(
-                out,
-                "R,{l},{},{now_ms},{estimate},{},{},{},{}",
-                keys.join("+"),
-                d.allowed as u8,
-                s.remaining,
-                s.reset_at.as_millis_ceil(),
-                s.retry_after.as_millis_ceil()
-            )
-            .unwrap();
+            writeln!(out, "R,{l},{},{now_ms},{estimate},{}", keys.join("+"), reserved(&d)).unwrap();
             if d.allowed {
                 open.push((line, l, keys, id, estimate));
             }
         }
     }
+}
+
+/// A reservation's outcome as the trace writes it: `allowed,remaining,reset_at_ms,retry_after_ms`.
+fn reserved(d: &tollgate::policy::PolicyDecision) -> String {
+    let s = d.decision;
+    format!("{},{},{},{}", d.allowed as u8, s.remaining, s.reset_at.as_millis_ceil(), s.retry_after.as_millis_ceil())
+}
+
+/// A settlement's outcome: the figures after it, then `refunded,charged,forgiven`.
+fn settlement(s: &tollgate::reserve::Settled) -> String {
+    format!("{},{},{},{}", reserved(&s.decision), s.refunded, s.charged, s.forgiven)
 }
 
 fn main() {

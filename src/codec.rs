@@ -336,15 +336,16 @@ pub(crate) fn validate_policy_state(policy: &Policy, state: &PolicyState) -> Res
 }
 
 /// Checks one decoded state against its algorithm: same algorithm, and within the bounds
-/// that keep memory and admissions in check (a log no longer than the limit, no more tokens
-/// than the capacity, no more buckets than the window has).
+/// that keep memory and admissions in check (a log no longer than twice the limit, since a
+/// settlement's debt adds one entry of at most one limit to a full log; no more tokens than
+/// the capacity, no more buckets than the window has).
 pub fn validate_state(algorithm: &AnyAlgorithm, state: &AnyState) -> Result<(), DecodeError> {
     if algorithm.kind() != state.kind() {
         return Err(DecodeError::AlgorithmMismatch { expected: algorithm.kind().name(), found: state.kind().name() });
     }
     match (algorithm, state) {
-        (AnyAlgorithm::SlidingLog(a), AnyState::SlidingLog(s)) if s.entries.len() as u64 > a.limit() => {
-            Err(DecodeError::Invalid("more log entries than the limit"))
+        (AnyAlgorithm::SlidingLog(a), AnyState::SlidingLog(s)) if s.entries.len() as u64 > 2 * a.limit() => {
+            Err(DecodeError::Invalid("more log entries than twice the limit"))
         }
         (AnyAlgorithm::SlidingBuckets(a), AnyState::SlidingBuckets(s)) if s.counts.len() as u64 > a.bucket_count() => {
             Err(DecodeError::Invalid("more buckets than the window has"))

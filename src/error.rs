@@ -165,7 +165,7 @@ pub enum DecodeError {
     Overflow,
     /// Bytes left over after the state.
     TrailingBytes,
-    /// A value that no valid state can hold (e.g. more log entries than the limit).
+    /// A value that no valid state can hold (e.g. more log entries than twice the limit).
     Invalid(&'static str),
 }
 

@@ -5,8 +5,9 @@
 //! admits, every key's state records the reservation in its ledger of open reservations.
 //! [`Policy::settle`] closes it with the actual cost: the difference is given back (only what
 //! the limit still holds of the reservation's charge, see [`give_back`]) or the excess is
-//! charged (as far as every limit has room now; the rest is forgiven, so no key goes into
-//! debt). A reservation never settled stays charged at its estimate. Settling a reservation
+//! charged whole, past the limit: the key goes into debt, up to one limit of it (see
+//! [`charge_debt`]), and its next hits are denied until the debt is paid; only the excess past
+//! that cap is forgiven. A reservation never settled stays charged at its estimate. Settling a reservation
 //! that is not open on every key (settled already, the key reset or expired, or dropped from
 //! a full ledger) is [`SettleError::UnknownReservation`] and changes nothing.
 //!
@@ -29,6 +30,7 @@
 //! assert!(policy.settle(&mut states, now, 7, 80, 30).is_err());
 //! ```
 
+mod debt;
 mod give_back;
 mod token;
 
@@ -40,6 +42,7 @@ use crate::error::CheckError;
 use crate::policy::{Policy, PolicyDecision, PolicyState};
 use crate::time::Nanos;
 
+pub use debt::charge_debt;
 pub use give_back::give_back;
 pub use token::{Reservation, TOKEN_VERSION};
 
@@ -98,9 +101,9 @@ pub struct Settled {
     pub decision: PolicyDecision,
     /// Units given back (at most `estimate - actual`).
     pub refunded: u64,
-    /// Units of the excess (`actual - estimate`) charged.
+    /// Units of the excess (`actual - estimate`) charged, past the limit where it had no room.
     pub charged: u64,
-    /// Units of the excess that did not fit in every limit now, and were not charged.
+    /// Units of the excess past the debt cap of some limit ([`charge_debt`]), not charged.
     pub forgiven: u64,
 }
 
@@ -202,7 +205,8 @@ impl Policy {
 
     /// Closes reservation `id` of `estimate` on every key of `states` with the `actual` cost
     /// at `now`: gives back what the limits still hold of `estimate - actual`, or charges the
-    /// excess as far as every limit has room. All or nothing: an error changes no state.
+    /// excess on every limit of every key, into debt up to each limit's cap (the least any
+    /// limit takes is what every limit is charged). All or nothing: an error changes no state.
     pub fn settle(
         &self,
         states: &mut [Option<PolicyState>],
@@ -266,26 +270,31 @@ impl Policy {
         d
     }
 
-    /// Charges `excess` units at `now` as far as every limit of every key admits them
-    /// (the most that a check admits, found by halving): returns (charged, forgiven).
+    /// Charges `excess` units at `now` on every limit of every key, past the limits as far as
+    /// every debt cap allows ([`debt`]): returns (charged, forgiven).
     fn charge_excess(&self, states: &mut [Option<PolicyState>], now: Nanos, excess: u64) -> (u64, u64) {
         if excess == 0 {
             return (0, 0);
         }
-        let capacity = self.limits().iter().map(|l| l.algorithm().capacity()).min().unwrap_or(0);
-        let (mut lo, mut hi) = (0, excess.min(capacity));
-        while lo < hi {
-            let mid = hi - (hi - lo) / 2;
-            if self.peek(states, now, mid).is_ok_and(|d| d.allowed) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
+        let mut pairs = Vec::new();
+        for st in states.iter() {
+            for (i, limit) in self.limits().iter().enumerate() {
+                pairs.push((limit.algorithm(), st.as_ref().and_then(|st| st.slots.get(i)).and_then(Option::as_ref)));
             }
         }
-        if lo > 0 && !self.check(states, now, lo).is_ok_and(|d| d.allowed) {
+        let units = debt::common_charge(&pairs, now, excess);
+        drop(pairs);
+        if units == 0 {
             return (0, excess);
         }
-        (lo, excess - lo)
+        for state in states.iter_mut() {
+            let st = state.get_or_insert_with(|| self.fresh_state());
+            for (limit, slot) in self.limits().iter().zip(st.slots.iter_mut()) {
+                *slot = debt::charge_debt(limit.algorithm(), slot.as_ref(), now, units).0;
+            }
+            st.expires_at = self.expiry(st);
+        }
+        (units, excess - units)
     }
 }
 

@@ -1,12 +1,13 @@
 //! Property tests of reserve and settle (`tollgate::reserve`) against a reference model: the
 //! charges that stand (a reservation at its estimate less what settling gave back, at the
 //! time it was reserved; an excess at the time it was settled) keep every algorithm's
-//! documented bound, with a debt bound of zero; a settlement that fails changes no byte;
-//! time going backwards never corrupts a state.
+//! documented bound plus its debt bound (one limit of debt, docs/reserve.md); a key in debt
+//! is denied until the debt is paid, with an exact `retry_after`; a settlement that fails
+//! changes no byte; time going backwards never corrupts a state.
 
 use proptest::prelude::*;
 use tollgate::policy::{Limit, Policy, PolicyState};
-use tollgate::reserve::{Reservation, SettleError, MAX_OPEN, SETTLE_WITHIN};
+use tollgate::reserve::{charge_debt, Reservation, SettleError, MAX_OPEN, SETTLE_WITHIN};
 use tollgate::{Algorithm, AnyAlgorithm, Kind, LimitSpec, Nanos};
 
 const ORIGIN: u64 = 1_000_000;
@@ -60,8 +61,12 @@ fn sum_in(hits: &[(Nanos, u64)], from: Nanos, to_inclusive: Nanos) -> u64 {
     hits.iter().filter(|(t, _)| *t >= from && *t <= to_inclusive).map(|(_, c)| c).sum()
 }
 
-/// The bound each algorithm documents (docs/algorithms.md), over the charges that stand.
+/// The bound each algorithm documents (docs/algorithms.md), over the charges that stand,
+/// plus the debt bound of docs/reserve.md: one cap (the limit, the capacity, the burst) in
+/// every window, or in every aligned window of the window algorithms (two in a window's
+/// length that spans two of them).
 fn assert_bound(a: &AnyAlgorithm, hits: &[(Nanos, u64)]) -> Result<(), TestCaseError> {
+    let cap = a.capacity();
     let mut hits: Vec<_> = hits.iter().copied().filter(|(_, c)| *c > 0).collect();
     hits.sort();
     for &(t, _) in &hits {
@@ -69,22 +74,22 @@ fn assert_bound(a: &AnyAlgorithm, hits: &[(Nanos, u64)]) -> Result<(), TestCaseE
             AnyAlgorithm::FixedWindow(fw) => {
                 let al = fw.alignment();
                 let got: u64 = hits.iter().filter(|(u, _)| al.index(*u) == al.index(t)).map(|(_, c)| c).sum();
-                prop_assert!(got <= fw.limit(), "fixed window: {got} in one window");
+                prop_assert!(got <= fw.limit() + cap, "fixed window: {got} in one window");
             }
             AnyAlgorithm::FixedWindowFirstHit(_) | AnyAlgorithm::SlidingWindow(_) => {
                 let (limit, window) = a.advertised_quota();
                 let most = sum_in(&hits, t, t + window - Nanos::new(1));
-                prop_assert!(most <= 2 * limit, "{}: {most} within one window length", a.name());
+                prop_assert!(most <= 2 * (limit + cap), "{}: {most} within one window length", a.name());
                 if let AnyAlgorithm::SlidingWindow(sw) = a {
                     let al = sw.alignment();
                     let got: u64 = hits.iter().filter(|(u, _)| al.index(*u) == al.index(t)).map(|(_, c)| c).sum();
-                    prop_assert!(got <= limit, "sliding window: {got} in one aligned window");
+                    prop_assert!(got <= limit + cap, "sliding window: {got} in one aligned window");
                 }
             }
             AnyAlgorithm::SlidingLog(_) => {
                 let (limit, window) = a.advertised_quota();
                 let most = sum_in(&hits, t.saturating_sub(window), t);
-                prop_assert!(most <= limit, "sliding log: {most} in a closed window ending at {t:?}");
+                prop_assert!(most <= limit + cap, "sliding log: {most} in a closed window ending at {t:?}");
             }
             AnyAlgorithm::SlidingBuckets(sb) => {
                 let al = sb.alignment();
@@ -94,25 +99,49 @@ fn assert_bound(a: &AnyAlgorithm, hits: &[(Nanos, u64)]) -> Result<(), TestCaseE
                     .filter(|(u, _)| al.index(*u) >= first && al.index(*u) < first + sb.bucket_count())
                     .map(|(_, c)| c)
                     .sum();
-                prop_assert!(span <= sb.limit(), "sliding buckets: {span} in {} buckets", sb.bucket_count());
+                prop_assert!(span <= sb.limit() + cap, "sliding buckets: {span} in {} buckets", sb.bucket_count());
             }
             AnyAlgorithm::TokenBucket(tb) => {
                 for &(u, _) in hits.iter().filter(|(u, _)| *u >= t) {
                     let refills = (u - t).as_nanos().div_ceil(tb.interval().as_nanos());
-                    let bound = tb.limit() + tb.refill_amount() * refills;
+                    let bound = tb.limit() + tb.refill_amount() * refills + cap;
                     let got = sum_in(&hits, t, u);
                     prop_assert!(got <= bound, "token bucket: {got} in [{t:?}, {u:?}], bound {bound}");
                 }
             }
             AnyAlgorithm::Gcra(g) => {
                 for &(u, _) in hits.iter().filter(|(u, _)| *u >= t) {
-                    let bound = g.burst() + (u - t).as_nanos() / g.emission_interval().as_nanos();
+                    let bound = g.burst() + (u - t).as_nanos() / g.emission_interval().as_nanos() + cap;
                     let got = sum_in(&hits, t, u);
                     prop_assert!(got <= bound, "gcra: {got} in [{t:?}, {u:?}], bound {bound}");
                 }
             }
         }
     }
+    Ok(())
+}
+
+/// After a settlement, a key the figures deny (in debt, or full) admits nothing before
+/// `now + retry_after` and one unit at it; peeking changes nothing.
+fn assert_denied_until_paid(
+    policy: &Policy,
+    states: &[Option<PolicyState>],
+    now: Nanos,
+    allowed: bool,
+    retry_after: Nanos,
+) -> Result<(), TestCaseError> {
+    let before = bytes(states);
+    if allowed {
+        prop_assert!(policy.peek(states, now, 1).unwrap().allowed);
+    } else {
+        prop_assert!(retry_after > Nanos::ZERO);
+        prop_assert!(
+            !policy.peek(states, now + retry_after - Nanos::new(1), 1).unwrap().allowed,
+            "admitted before retry_after"
+        );
+        prop_assert!(policy.peek(states, now + retry_after, 1).unwrap().allowed, "denied at retry_after");
+    }
+    prop_assert_eq!(bytes(states), before, "a peek changed the state");
     Ok(())
 }
 
@@ -138,8 +167,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(600)))]
 
     /// Reserving decides and charges exactly as a check of the estimate; the charges that
-    /// stand after settling keep the algorithm's bound (debt bound zero); a second
-    /// settlement is an error that changes nothing.
+    /// stand after settling keep the algorithm's bound plus its debt bound; only the excess
+    /// past the debt cap is forgiven; a key the settlement leaves denied admits again exactly
+    /// at its `retry_after`; a second settlement is an error that changes nothing.
     #[test]
     fn settled_charges_keep_every_bound(a in algorithm(), ops in ops(40)) {
         let policy = Policy::single(a);
@@ -191,6 +221,13 @@ proptest! {
                             charges[at].1 -= s.refunded;
                             charges.push((now, s.charged));
                             made[k].3 = true;
+                            if s.forgiven > 0 {
+                                // Forgiven only past the cap: the limit charges none of it.
+                                let slot = states[0].as_ref().and_then(|st| st.slots()[0].clone());
+                                prop_assert_eq!(charge_debt(&a, slot.as_ref(), now, s.forgiven).1, 0);
+                            }
+                            let d = &s.decision;
+                            assert_denied_until_paid(&policy, &states, now, d.allowed, d.decision.retry_after)?;
                         }
                         Err(e) => {
                             prop_assert_eq!(e, SettleError::UnknownReservation);
@@ -303,7 +340,8 @@ fn an_unsettled_reservation_stays_charged() {
 }
 
 /// Settling gives back the unused estimate at once, on every algorithm, when nothing else
-/// was counted; an excess is charged as far as the limit has room, and the rest forgiven.
+/// was counted; an excess is charged whole, past the limit, up to one limit of debt, and
+/// only the rest is forgiven; the key in debt is denied until it is paid.
 #[test]
 fn settling_refunds_and_charges() {
     for kind in Kind::ALL {
@@ -318,11 +356,41 @@ fn settling_refunds_and_charges() {
         assert!(s.decision.allowed);
         assert_eq!(policy.settle(&mut states, now, 1, 8, 3), Err(SettleError::UnknownReservation));
         policy.reserve(&mut states, now, 2, 2).unwrap();
+        policy.reserve(&mut states, now, 2, 3).unwrap();
+        // 7 of 10 counted: the excess of 10 goes 7 past the limit, into debt.
         let s = policy.settle(&mut states, now, 2, 2, 12).unwrap();
-        assert_eq!((s.refunded, s.charged, s.forgiven), (0, 5, 5), "{kind:?}");
+        assert_eq!((s.refunded, s.charged, s.forgiven), (0, 10, 0), "{kind:?}");
         assert_eq!(s.decision.decision.remaining, 0);
         assert!(!s.decision.allowed && s.decision.decision.retry_after > Nanos::ZERO);
+        // 17 counted: the debt cap (one limit) takes 3 more of an excess of 18.
+        let s = policy.settle(&mut states, now, 3, 2, 20).unwrap();
+        assert_eq!((s.refunded, s.charged, s.forgiven), (0, 3, 15), "{kind:?}");
+        let retry = s.decision.decision.retry_after;
+        assert!(!policy.peek(&states, now + retry - Nanos::new(1), 1).unwrap().allowed, "{kind:?}");
+        assert!(policy.peek(&states, now + retry, 1).unwrap().allowed, "{kind:?}");
     }
+}
+
+/// Settling charges every limit of every key the same excess: when one limit reaches its
+/// debt cap first, every limit is charged only that much and the rest is forgiven.
+#[test]
+fn the_first_cap_reached_binds_every_limit_and_key() {
+    let ten = ten_per_10s(Kind::FixedWindow);
+    let hundred = AnyAlgorithm::from_spec(&LimitSpec::new(Kind::Gcra, 100, Nanos::from_secs(10))).unwrap();
+    let policy = Policy::new(vec![Limit::new("ten", ten).unwrap(), Limit::new("hundred", hundred).unwrap()]).unwrap();
+    let now = Nanos::from_secs(100);
+    let mut states = [None, None];
+    policy.reserve(&mut states[1..], now, 4, 1).unwrap();
+    policy.reserve(&mut states, now, 2, 2).unwrap();
+    // The second key's 10/10s limit holds 6: its cap (20) takes 14 of the excess of 28.
+    let s = policy.settle(&mut states, now, 2, 2, 30).unwrap();
+    assert_eq!((s.charged, s.forgiven), (14, 14));
+    let figures = |i: usize| policy.peek(&states[i..=i], now, 1).unwrap().limits;
+    assert!(!figures(0).iter().next().unwrap().decision.allowed);
+    // The 100/10s meter of each key was charged the same 14 past its estimate: 16 and 20 used
+    // (a denied peek shows what each limit holds).
+    let remaining: Vec<u64> = (0..2).map(|i| figures(i).iter().nth(1).unwrap().decision.remaining).collect();
+    assert_eq!(remaining, [100 - 16, 100 - 20]);
 }
 
 /// A full ledger drops its oldest reservation, which stays charged; a reset key's
@@ -408,5 +476,37 @@ fn a_ledger_kept_apart_round_trips() {
         assert!(policy.detach_ledger(&mut empty[0]).is_empty());
         policy.attach_ledger(&mut empty[0], Vec::new());
         assert_eq!(empty[0], None);
+    }
+}
+
+/// A key in debt reconfigured: kept as is by the same limit; by another limit of its kind,
+/// capped at the new limit as the reconfiguration rules say (docs/reserve.md): a state the
+/// new policy accepts.
+#[test]
+fn a_key_in_debt_reconfigures_within_the_new_limit() {
+    use tollgate::reconfigure::convert;
+    for kind in Kind::ALL {
+        let policy = Policy::single(ten_per_10s(kind));
+        let now = Nanos::from_secs(100);
+        let mut states = [None];
+        policy.reserve(&mut states, now, 4, 1).unwrap();
+        let s = policy.settle(&mut states, now, 1, 4, 25).unwrap();
+        assert_eq!((s.charged, s.forgiven), (16, 5), "{kind:?}");
+        let st = states[0].as_ref().unwrap();
+        let same = convert(&policy, &policy, st, now).unwrap();
+        assert_eq!(same.slots(), st.slots(), "{kind:?}: the same limit keeps the debt");
+        let mut spec = LimitSpec::new(kind, 20, Nanos::from_secs(10));
+        if kind == Kind::SlidingBuckets {
+            spec.precision = Some(Nanos::from_secs(1));
+        }
+        let wider = Policy::single(AnyAlgorithm::from_spec(&spec).unwrap());
+        let moved = [convert(&policy, &wider, st, now)];
+        for m in moved.iter().flatten() {
+            wider.validate_state(&PolicyState::decode(&m.encode()).unwrap()).unwrap();
+        }
+        // Twice the old limit, the new one's own: full, except a token bucket's, whose rule
+        // counts only the tokens used (the old capacity).
+        let allowed = wider.peek(&moved, now, 1).unwrap().allowed;
+        assert_eq!(allowed, kind == Kind::TokenBucket, "{kind:?}");
     }
 }

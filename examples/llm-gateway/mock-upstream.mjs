@@ -3,7 +3,9 @@
 // with a chunk that carries `usage` when `stream_options.include_usage` is set, then
 // `data: [DONE]`. Its counts are deterministic: prompt tokens are the messages' characters / 4
 // (rounded up), completion tokens are `mock_completion_tokens` (default 16), never more than
-// `max_tokens`. A fetch handler, served by node.mjs on Node and usable in any runtime.
+// `max_tokens`, plus `mock_extra_tokens` (default 0) that it counts without sending them, as a
+// model's hidden reasoning: with them a usage exceeds the gateway's estimate. A fetch handler,
+// served by node.mjs on Node and usable in any runtime.
 // `served`, when given, is a Map from each API key (the Authorization header's bearer token)
 // to the tokens the mock served it: an answer's usage, or for a stream the consumer cancelled,
 // the prompt and the words sent before (what an upstream bills): the truth a test holds the
@@ -36,7 +38,8 @@ export function mockUpstream({ delayMs = 2, served } = {}) {
     const prompt = promptTokens(body.messages);
     const max = body.max_tokens ?? body.max_completion_tokens ?? 4096;
     const completion = Math.min(max, body.mock_completion_tokens ?? 16);
-    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const extra = Number.isInteger(body.mock_extra_tokens) && body.mock_extra_tokens > 0 ? body.mock_extra_tokens : 0;
+    const usage = { prompt_tokens: prompt, completion_tokens: completion + extra, total_tokens: prompt + completion + extra };
     const id = `chatcmpl-mock-${crypto.randomUUID()}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model ?? "mock-1";

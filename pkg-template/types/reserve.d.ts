@@ -18,9 +18,9 @@ export interface Reserved extends Decision {
 export interface Settled extends Decision {
   /** Units given back (at most the estimate less the actual cost). */
   refunded: number;
-  /** Units of the excess (the actual cost above the estimate) charged. */
+  /** Units of the excess (the actual cost above the estimate) charged, into debt past a limit without room. */
   charged: number;
-  /** Units of the excess that did not fit in the limits now, and were not charged. */
+  /** Units of the excess past a limit's debt cap (one limit of debt), not charged. */
   forgiven: number;
 }
 

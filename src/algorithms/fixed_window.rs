@@ -56,6 +56,12 @@ pub struct FixedWindowState {
 }
 
 impl FixedWindow {
+    /// The same algorithm with twice the limit: what a settlement charges into debt against
+    /// (src/reserve/debt.rs), the limit past the limit being the debt cap.
+    pub(crate) fn with_debt_cap(&self) -> Self {
+        FixedWindow { limit: 2 * self.limit, ..*self }
+    }
+
     /// Windows aligned to multiples of the quota's window since the epoch.
     pub fn new(quota: Quota) -> FixedWindow {
         FixedWindow {

@@ -46,6 +46,12 @@ pub struct FirstHitState {
 }
 
 impl FixedWindowFirstHit {
+    /// The same algorithm with twice the limit: what a settlement charges into debt against
+    /// (src/reserve/debt.rs), the limit past the limit being the debt cap.
+    pub(crate) fn with_debt_cap(&self) -> Self {
+        FixedWindowFirstHit { limit: 2 * self.limit, ..*self }
+    }
+
     /// A window of the quota's length opening at each key's first hit.
     pub fn new(quota: Quota) -> FixedWindowFirstHit {
         FixedWindowFirstHit { limit: quota.limit(), window: quota.window() }

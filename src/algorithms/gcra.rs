@@ -82,6 +82,15 @@ pub struct GcraState {
 }
 
 impl Gcra {
+    /// The same algorithm with twice the limit: what a settlement charges into debt against
+    /// (src/reserve/debt.rs), the limit past the limit being the debt cap.
+    pub(crate) fn with_debt_cap(&self) -> Self {
+        // `T * burst` fits in 62 bits (`from_parts`), so twice it fits in 63: no product of
+        // `T` with a cost up to twice the burst overflows.
+        let burst = self.burst.saturating_mul(NonZeroU64::MIN.saturating_add(1));
+        Gcra { tau: self.emission_interval().saturating_mul(burst.get() - 1), burst, ..*self }
+    }
+
     /// `quota.limit()` per window, bursts of `quota.burst()` (the limit unless given).
     pub fn new(quota: Quota) -> Result<Gcra, ConfigError> {
         let t = quota.emission_interval()?;

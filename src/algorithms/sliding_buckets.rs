@@ -69,6 +69,12 @@ impl SlidingBucketsState {
 }
 
 impl SlidingBuckets {
+    /// The same algorithm with twice the limit: what a settlement charges into debt against
+    /// (src/reserve/debt.rs), the limit past the limit being the debt cap.
+    pub(crate) fn with_debt_cap(&self) -> Self {
+        SlidingBuckets { limit: 2 * self.limit, ..*self }
+    }
+
     /// `quota` counted in buckets of `precision`, which must divide the window.
     pub fn new(quota: Quota, precision: Nanos) -> Result<SlidingBuckets, ConfigError> {
         SlidingBuckets::with_offset(quota, precision, Nanos::ZERO)

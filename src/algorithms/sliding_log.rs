@@ -83,6 +83,12 @@ pub(crate) struct View {
 }
 
 impl SlidingLog {
+    /// The same algorithm with twice the limit: what a settlement charges into debt against
+    /// (src/reserve/debt.rs), the limit past the limit being the debt cap.
+    pub(crate) fn with_debt_cap(&self) -> Self {
+        SlidingLog { limit: 2 * self.limit, ..*self }
+    }
+
     /// A log for `quota`; its limit must be at most [`MAX_LOG_LIMIT`].
     pub fn new(quota: Quota) -> Result<SlidingLog, ConfigError> {
         if quota.limit() > MAX_LOG_LIMIT {

@@ -74,6 +74,12 @@ pub(crate) struct View {
 }
 
 impl SlidingWindow {
+    /// The same algorithm with twice the limit: what a settlement charges into debt against
+    /// (src/reserve/debt.rs), the limit past the limit being the debt cap.
+    pub(crate) fn with_debt_cap(&self) -> Self {
+        SlidingWindow { limit: 2 * self.limit, ..*self }
+    }
+
     /// Windows aligned to multiples of the quota's window since the epoch.
     pub fn new(quota: Quota) -> SlidingWindow {
         SlidingWindow {

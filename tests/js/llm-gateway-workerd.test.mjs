@@ -3,7 +3,7 @@
 // the example's mock upstream on Node, twice: counting in the isolate's memory, and through
 // WorkerStore over a service binding to the tollgate Worker (its test build), whose policies
 // decide. The same calls as on Node: headers, a streamed answer settled on its usage, and
-// concurrent clients held to each key's TPM.
+// concurrent clients held to each key's TPM and its debt.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync } from "node:fs";
@@ -120,7 +120,7 @@ for (const variant of ["memory", "worker"]) {
     assert.equal(remaining, expected);
   });
 
-  test(`workerd (${variant}): concurrent clients: no key is admitted more tokens in its window than TPM`, async () => {
+  test(`workerd (${variant}): concurrent clients: no key is admitted more tokens in its window than TPM and its debt`, async () => {
     const per = await load(at, { keys: [k("a"), k("b"), k("c")], clients: 6, calls: 10, seed: 11 });
     // A stream left mid-way reaches its end at the mock or is cancelled there; either is
     // recorded once the stream stopped.

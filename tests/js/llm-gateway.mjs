@@ -6,12 +6,16 @@ import assert from "node:assert/strict";
 /** The example's files, copied into a test project beside the installed package. */
 export const EXAMPLE_FILES = ["gateway.mjs", "headers.mjs", "limits.mjs", "mock-upstream.mjs", "node.mjs", "serve.mjs", "worker.mjs"];
 
-/** A chat call's body: `content` makes the prompt (its characters / 4 tokens). */
-export const body = ({ content = "hello there", max_tokens = 100, completion, stream = false } = {}) => ({
+/**
+ * A chat call's body: `content` makes the prompt (its characters / 4 tokens); `extra`: tokens
+ * the mock counts in the usage beyond what it sends (a usage above the estimate).
+ */
+export const body = ({ content = "hello there", max_tokens = 100, completion, extra, stream = false } = {}) => ({
   model: "mock-1",
   messages: [{ role: "user", content }],
   max_tokens,
   ...(completion !== undefined ? { mock_completion_tokens: completion } : {}),
+  ...(extra !== undefined ? { mock_extra_tokens: extra } : {}),
   ...(stream ? { stream: true } : {}),
 });
 
@@ -72,17 +76,23 @@ export function draws(seed) {
 /**
  * `clients` concurrent clients on each of `keys`, each making `calls` calls in turn (JSON and
  * streamed, some read to the end, some left mid-stream), with max_tokens and completions drawn
- * so that the estimates run out the keys' tokens. Returns per key the usage of the calls read
- * to their end (`tokens`) and the count of admitted, denied and abandoned calls; what the
- * upstream served each key, abandoned calls included, is the mock's `served`.
+ * so that the estimates run out the keys' tokens, and one call in eight using 1 to 300 tokens
+ * more than its estimate (the key goes into debt). Returns per key the usage of the calls read
+ * to their end (`tokens`) and the count of admitted, denied, abandoned and over-estimate
+ * (`over`) calls; what the upstream served each key, abandoned calls included, is the mock's
+ * `served`.
  */
 export async function load(fetchAt, { keys, clients, calls, seed = 1 }) {
   const random = draws(seed);
-  const per = Object.fromEntries(keys.map((k) => [k, { tokens: 0, admitted: 0, denied: 0, aborted: 0 }]));
+  const per = Object.fromEntries(keys.map((k) => [k, { tokens: 0, admitted: 0, denied: 0, aborted: 0, over: 0 }]));
   const client = async (key) => {
     for (let i = 0; i < calls; i += 1) {
       const stream = random() < 0.5;
-      const b = body({ content: "x".repeat(1 + Math.floor(random() * 200)), max_tokens: 20 + Math.floor(random() * 300), completion: 1 + Math.floor(random() * 200), stream });
+      const max_tokens = 20 + Math.floor(random() * 300);
+      const completion = 1 + Math.floor(random() * 200);
+      // Past the estimate by 1 to 300 tokens: what max_tokens left unused, and more.
+      const extra = random() < 0.125 ? max_tokens - Math.min(max_tokens, completion) + 1 + Math.floor(random() * 300) : undefined;
+      const b = body({ content: "x".repeat(1 + Math.floor(random() * 200)), max_tokens, completion, extra, stream });
       const abortAfter = stream && random() < 0.2 ? 2 : undefined;
       const r = await call(fetchAt, key, b, { abortAfter });
       const mine = per[key];
@@ -99,7 +109,8 @@ export async function load(fetchAt, { keys, clients, calls, seed = 1 }) {
         mine.aborted += 1;
       } else {
         assert.ok(r.usage, "an answered call reports its usage");
-        assert.ok(r.usage.total_tokens <= estimateOf(b), "the mock never uses more than the estimate");
+        assert.ok(r.usage.total_tokens <= estimateOf(b) + (b.mock_extra_tokens ?? 0), "the mock uses at most its extra past the estimate");
+        if (r.usage.total_tokens > estimateOf(b)) mine.over += 1;
         mine.tokens += r.usage.total_tokens;
       }
     }
@@ -109,15 +120,20 @@ export async function load(fetchAt, { keys, clients, calls, seed = 1 }) {
 }
 
 /**
- * Holds the load's keys to `tpm`: the tokens the upstream served each key (`served`, the mock's
- * record) within its window never exceed it (the debt bound is zero: settling never charges a
- * key beyond its limit, docs/reserve.md, and no call here uses more than its estimate), the
- * load ran each key out of tokens, and settling admitted more calls than the estimates alone.
+ * Holds the load's keys to `tpm` and its debt: the tokens the upstream served each key (`served`,
+ * the mock's record) within its window never exceed `tpm` plus the debt cap, one `tpm`
+ * (docs/reserve.md: a call's usage past its estimate is charged into debt, and only what passes
+ * the cap is forgiven; here at most six calls in flight, 300 tokens each, can pass the limit,
+ * so nothing is forgiven and every served token was counted), the load ran each key out of
+ * tokens, some call used more than its estimate, and settling admitted more calls than the
+ * estimates alone.
  */
 export function assertHeld(per, served, tpm) {
+  const over = Object.values(per).reduce((n, p) => n + p.over, 0);
+  assert.ok(over > 0, "some call used more than its estimate");
   for (const [key, { tokens, admitted, denied }] of Object.entries(per)) {
     const total = served.get(key) ?? 0;
-    assert.ok(total <= tpm, `${key}: the upstream served ${total} tokens, TPM ${tpm}`);
+    assert.ok(total <= 2 * tpm, `${key}: the upstream served ${total} tokens, TPM ${tpm} and as much debt`);
     assert.ok(tokens <= total, `${key}: the answers read to their end reported ${tokens} tokens, the upstream served ${total}`);
     assert.ok(denied > 0, `${key}: the load runs out the key's tokens`);
     // No estimate is above 50 + 320 tokens: without settling, at most tpm / 370 calls would fit.

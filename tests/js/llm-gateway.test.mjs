@@ -1,7 +1,8 @@
 // The LLM gateway example (examples/llm-gateway) on Node, from the packed package, in front of
 // its mock upstream: OpenAI's x-ratelimit-* headers beside the RateLimit draft's, tokens
-// reserved on the estimate and settled on the answer's usage (JSON and streamed), and under
-// concurrent clients no key is admitted more tokens in its window than its TPM limit.
+// reserved on the estimate and settled on the answer's usage (JSON and streamed), a usage past
+// the estimate charged into debt, and under concurrent clients no key is admitted more tokens
+// in its window than its TPM limit and one TPM of debt.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdirSync } from "node:fs";
@@ -86,6 +87,18 @@ test("settling gives back what the estimate overshot: more calls fit than the es
     }
   }));
 
+test("a usage past the estimate is charged into debt: the key's next calls wait it out", () =>
+  withGateway({ RPM: 100, TPM: 1000 }, async (at) => {
+    // Reserves 103 tokens, uses 1413: 413 past the minute's 1000, charged as debt.
+    const r = await call(at, "debt", body({ max_tokens: 100, completion: 10, extra: 1400 }));
+    assert.equal(r.status, 200);
+    assert.equal(r.usage.total_tokens, 1413);
+    const next = await call(at, "debt", body({ max_tokens: 1 }));
+    assert.equal(next.status, 429);
+    assert.equal(next.headers["x-ratelimit-remaining-tokens"], "0");
+    assert.ok(Number(next.headers["retry-after"]) > 0);
+  }));
+
 test("a client that goes away mid-stream leaves its estimate charged", () =>
   withGateway({ RPM: 100, TPM: 1000 }, async (at) => {
     // 200 words at 1 ms or more each: read to its end, the call would settle at 203 tokens.
@@ -139,7 +152,7 @@ test("the monthly token budget: a calendar month from the 1st (UTC), a denial un
     assert.equal(denied.headers["x-ratelimit-limit-tokens"], "10000");
   }));
 
-test("concurrent clients: no key is admitted more tokens in its window than TPM", () =>
+test("concurrent clients: no key is admitted more tokens in its window than TPM and its debt", () =>
   withGateway({ RPM: 10000, TPM: 3000 }, async (at) => {
     const per = await load(at, { keys: ["a", "b", "c"], clients: 6, calls: 12, seed: 7 });
     // A stream left mid-way settles once its cancellation reached the mock.

@@ -22,13 +22,16 @@ test("reserve decides as limit with the estimate as the cost, and settle gives b
   assert.deepEqual(l.export("k"), before);
 });
 
-test("a denied reservation reserves nothing; an excess is charged as far as the limit has room", () => {
+test("a denied reservation reserves nothing; an excess is charged into debt, up to one limit past it", () => {
   const l = new RateLimiter({ algorithm: "gcra", quota: "10/s" });
   const r = l.reserve("k", { cost: 6, now });
   assert.equal(l.reserve("k", { cost: 6, now }).reservation, null);
   const s = l.settle(r.reservation, 20, { now });
-  assert.deepEqual([s.allowed, s.remaining, s.refunded, s.charged, s.forgiven, s.blockedBy], [false, 0, 0, 4, 10, "default"]);
-  assert.ok(s.retryAfter > 0);
+  // 6 reserved, 14 more charged: 20 units on a 10/s meter, 10 of them debt (the cap).
+  assert.deepEqual([s.allowed, s.remaining, s.refunded, s.charged, s.forgiven, s.blockedBy], [false, 0, 0, 14, 0, "default"]);
+  assert.equal(s.retryAfter, 1100, "the debt and one unit drain at 100 ms each");
+  assert.equal(l.limit("k", { now: now + 1099 }).allowed, false);
+  assert.equal(l.limit("k", { now: now + 1100 }).allowed, true);
 });
 
 test("several keys and limits reserve all or nothing; a reset key's reservation is unknown", () => {

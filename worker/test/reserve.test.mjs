@@ -69,7 +69,7 @@ test("reserve decides as /v1/limit with the estimate as the cost and answers a r
   assert.equal((await peek("tokens", a)).body.remaining, LIMIT - 12 - 1, "the key holds the actual cost");
 });
 
-test("an actual cost above the estimate is charged as far as the limit has room, the rest forgiven", async () => {
+test("an actual cost above the estimate is charged into debt, up to one limit past it; the rest forgiven", async () => {
   const key = freshKey("rs");
   const r = await reserve({ policy: "tokens", key, cost: 20 });
   assert.equal((await limit({ policy: "tokens", key, cost: 60 })).body.allowed, true);
@@ -77,11 +77,15 @@ test("an actual cost above the estimate is charged as far as the limit has room,
   assert.equal(settled.status, 200, settled.text);
   assert.deepEqual([settled.body.refunded, settled.body.charged, settled.body.forgiven], [0, 20, 0]);
   assert.equal(settled.body.remaining, 0);
-  const over = await reserve({ policy: "tokens", key: freshKey("rs"), cost: 90 });
-  const again = await settle({ reservation: over.body.reservation, actual: 150 });
-  assert.deepEqual([again.body.charged, again.body.forgiven], [10, 50], "never beyond the limit: no debt");
+  const indebted = freshKey("rs");
+  const over = await reserve({ policy: "tokens", key: indebted, cost: 90 });
+  const again = await settle({ reservation: over.body.reservation, actual: 250 });
+  assert.deepEqual([again.body.charged, again.body.forgiven], [110, 50], "into debt up to one limit past it (200 counted)");
   assert.equal(again.body.remaining, 0);
   assert.equal(again.body.allowed, false);
+  const next = await reserve({ policy: "tokens", key: indebted, cost: 1 });
+  assert.equal(next.body.allowed, false, "a key in debt is denied");
+  assert.equal(next.body.retryAfter, again.body.retryAfter);
 });
 
 test("a denied reservation reserves nothing and answers reservation null", async () => {
