@@ -7,7 +7,7 @@
 //!
 //! **Two books.** A policy whose limits are all fixed windows aligned to the clock
 //! (`fixed-window`, with or without `offset`) keeps a count per limit of the units granted in
-//! its current window ([`counters`]): a slice lapses at the end of the earliest current
+//! its current window (`counters.rs`): a slice lapses at the end of the earliest current
 //! window, so every unit a holder admits is admitted in the window that granted it, and the
 //! hits admitted in a window never exceed its limit: **zero over-admission**, whatever the
 //! number of holders and however their requests interleave. A lease renewed in the window
@@ -15,7 +15,7 @@
 //!
 //! Every other policy (a sliding log, window or buckets, a token bucket, GCRA, a first-hit
 //! window, several limits among which one of those) keeps the key's own state under the
-//! policy ([`charged`]): a grant is charged into it as one hit of its size at the grant's time
+//! policy (`charged.rs`): a grant is charged into it as one hit of its size at the grant's time
 //! (as [`Policy::reserve`] charges an estimate), and units given back leave it by the core's
 //! give-back rules ([`crate::reserve::give_back`], as a settlement's), which free only units
 //! the limit still holds of that grant. Each grant is a tranche with its own lease, `ttl`
