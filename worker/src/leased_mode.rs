@@ -412,8 +412,27 @@ pub fn forget(pc: &PolicyConfig, key: &str) {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use tollgate::Nanos;
 
+    use super::Slice;
     use crate::config::parse_policy;
+
+    #[test]
+    fn a_slice_spends_its_oldest_grant_first_and_gives_back_from_its_newest() {
+        let (a, b) = (Nanos::from_millis(100), Nanos::from_millis(200));
+        let mut s = Slice { grants: vec![(3, a), (4, b)], ..Slice::default() };
+        s.take(2);
+        assert_eq!((s.grants.clone(), s.units(), s.until()), (vec![(1, a), (4, b)], 5, b));
+        assert_eq!(s.give_back(3), 3);
+        assert_eq!(s.grants, vec![(1, a), (1, b)]);
+        // A spent grant stays until its lease lapses; then only the later one is left.
+        s.take(1);
+        s.lapse(a);
+        assert_eq!(s.grants, vec![(1, b)]);
+        assert_eq!(s.give_back(5), 1);
+        s.lapse(b);
+        assert_eq!((s.units(), s.until()), (0, Nanos::ZERO));
+    }
 
     #[test]
     fn lease_ttl_chooses_leased_mode_for_every_algorithm() {
