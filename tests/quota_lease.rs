@@ -524,3 +524,32 @@ fn a_sliding_window_gives_back_only_what_no_later_grant_counted_after() {
     let a = ledger.exchange("a", 4, 0, 0, ttl, t + Nanos::from_millis(50)).unwrap();
     assert_eq!((a.returned, a.held, a.left), (4, 0, 3));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A clock that goes back and forth never corrupts a ledger: every exchange answers, a
+    /// holder never holds more than it was granted and did not give back, and the bytes
+    /// restore to the same ledger.
+    #[test]
+    fn time_going_backwards_never_corrupts_a_ledger(
+        a in algorithm(),
+        ttl in 1u64..=80,
+        steps in prop::collection::vec((-60i64..60, 0usize..3, 0u64..6, 0u64..4, 0u64..12), 1..150),
+    ) {
+        let p = Policy::single(a);
+        let mut ledger = QuotaLedger::for_policy(&p);
+        let mut given = [0u64; 3];
+        let mut now = 1_000_000i64;
+        for (step, holder, give_back, need, want) in steps {
+            now += step;
+            let name = format!("h{holder}");
+            let g = ledger.exchange(&name, give_back, need, want, Nanos::new(ttl), Nanos::new(now as u64)).unwrap();
+            given[holder] = given[holder] + g.granted - g.returned;
+            prop_assert!(g.held <= given[holder] && g.returned <= give_back);
+            let mut back = QuotaLedger::for_policy(&p);
+            back.restore(&ledger.encode()).unwrap();
+            prop_assert_eq!(&back, &ledger);
+        }
+    }
+}
