@@ -1,39 +1,65 @@
 //! Leased quota: one authority (a key's Durable Object) grants holders (isolates) slices of
-//! the current window's quota; each holder admits hits from its slice on its own and gives
-//! back what it did not use. [`QuotaLedger`] is the authority's book, pure like the rest of
-//! the core: how much to grant, what came back, what each window holds.
+//! the key's quota; each holder admits hits from its slice on its own and gives back what it
+//! did not use. [`QuotaLedger`] is the authority's book, pure like the rest of the core: how
+//! much to grant, what came back, what each slice may still be spent on. It never grants more
+//! than a hit would be admitted with at the time of the grant, and a holder admits from a
+//! slice only while its lease is live (at most the lease's `ttl` after the grant).
 //!
-//! **The bound.** The ledger grants at most a window's limit in that window, counting a unit
-//! as used from the moment it is granted until it comes back. A slice lapses at the end of its
-//! lease, never later than the end of the earliest current window of the policy's limits, and
-//! a holder admits from a slice only while it is live: every unit a holder admits is admitted
-//! in the window that granted it. So the hits admitted in any window never exceed its limit:
-//! zero over-admission, whatever the number of holders and however their requests interleave.
+//! **Two books.** A policy whose limits are all fixed windows aligned to the clock
+//! (`fixed-window`, with or without `offset`) keeps a count per limit of the units granted in
+//! its current window (`counters.rs`): a slice lapses at the end of the earliest current
+//! window, so every unit a holder admits is admitted in the window that granted it, and the
+//! hits admitted in a window never exceed its limit: **zero over-admission**, whatever the
+//! number of holders and however their requests interleave. A lease renewed in the window
+//! extends the whole slice (every unit of a window is alike).
 //!
-//! **What the ledger takes.** Fixed windows aligned to the clock (`fixed-window`, with or
-//! without `offset`), one or several: their windows are the same for every holder, so a
-//! slice granted in a window is spent in it. The others are refused by
-//! [`QuotaLedger::for_policy`]: a sliding window (log, buckets, weighted) counts a hit until a
-//! window after the hit, so a unit granted at `t` and spent later would count from `t` and
-//! leave the window too early (over-admission up to a slice per lease); a token bucket or
-//! GCRA refills continuously, so a slice granted ahead is capacity taken ahead; a first-hit
-//! window starts per key, which is one holder's clock. Those policies stay exact or synced.
+//! Every other policy (a sliding log, window or buckets, a token bucket, GCRA, a first-hit
+//! window, several limits among which one of those) keeps the key's own state under the
+//! policy (`charged.rs`): a grant is charged into it as one hit of its size at the grant's time
+//! (as [`Policy::reserve`] charges an estimate), and units given back leave it by the core's
+//! give-back rules ([`crate::reserve::give_back`], as a settlement's), which free only units
+//! the limit still holds of that grant. Each grant is a tranche with its own lease, `ttl`
+//! after the grant (never past the end of a fixed window's current window, first-hit ones
+//! included); a later exchange does not extend it.
+//!
+//! **The bound of the charged book.** The charges that stand keep the algorithm's own bound
+//! (as settled reservations do, docs/reserve.md), and a unit is admitted less than `ttl`
+//! after the grant that charged it. So what the key admits in any interval `[a, b]` was
+//! charged in `(a - ttl, b]`: the algorithm's bound over an interval `ttl` longer. Per
+//! algorithm (`W` its window, `T` GCRA's emission interval, `ttl` the lease):
+//!
+//! | algorithm | admitted at most |
+//! |---|---|
+//! | `fixed-window`, clock-aligned or first-hit | its limit per window: zero over-admission (a tranche lapses at its window's end) |
+//! | `gcra` | `burst + (b - a + ttl) / T` in any `[a, b]`: `rate × ttl` more than GCRA alone |
+//! | `token-bucket` | `capacity + refill × ⌈(b - a + ttl) / interval⌉` in any `[a, b]`: the refills of one `ttl` more |
+//! | `sliding-log` | `limit × (1 + ⌈ttl / W⌉)` in any window-long interval: the log's limit plus the units granted in the `ttl` before it |
+//! | `sliding-window` | `limit × (1 + ⌈ttl / W⌉)` in any aligned window: its limit plus the units granted in the `ttl` before it |
+//! | `sliding-buckets` | `limit × (1 + ⌈ttl / W⌉)` over any span of its buckets, likewise |
+//!
+//! With several limits, each keeps its row. A `ttl` short beside `W` (or beside `1 / rate`)
+//! keeps the excess small: the units granted within one `ttl` before the interval.
 //!
 //! **A holder that vanishes.** A slice not given back counts as spent: a crashed holder costs
-//! at most its slice, in that window only (the slice lapses at the lease's end, and with it
-//! the window's count; the next window starts from zero).
+//! at most its slice. In the counters book that is in its window only (the next window starts
+//! from zero); in the charged book its units count as hits at their grant for as long as the
+//! algorithm counts a hit.
 //!
 //! **Sizing.** A holder asks for `need` units (the hit at hand) and `want` (the slice it would
 //! like, from its recent demand). It gets `need`, and up to `want` while that stays within an
-//! equal split of what the window has left among the holders with a live lease (itself
+//! equal split of what is left to grant among the holders with a live lease (itself
 //! included), never more than is left.
+//!
+//! **A holder's side.** [`SliceGrant::extends`] says whether the new lease covers every unit
+//! the holder holds (the counters book) or only this grant (the charged book: the holder
+//! keeps each grant's units with their own lease, spends the oldest first and gives back from
+//! the newest, as the book takes back from the newest).
 
-use alloc::boxed::Box;
+mod charged;
+mod counters;
+
 use alloc::vec::Vec;
 
-use crate::algorithm::Algorithm;
-use crate::algorithms::alignment::Alignment;
-use crate::algorithms::AnyAlgorithm;
 use crate::decision::Decision;
 use crate::error::DecodeError;
 use crate::lease::{LeaseError, MAX_HOLDER_LEN};
@@ -42,16 +68,16 @@ use crate::policy::{LimitDecision, LimitRef, Policy, PolicyDecision};
 use crate::quota::MAX_WINDOW;
 use crate::time::Nanos;
 
+use charged::Charged;
+use counters::Counters;
+
 /// The most holders whose leases a ledger remembers: a new holder beyond that replaces the
 /// lease that lapses soonest (whose units then stay counted as spent: never over-admission).
 pub const MAX_HOLDERS: usize = 1024;
 
-/// Why a policy cannot be leased (see the module docs).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Unleasable {
-    /// The index of the first limit that is not a clock-aligned fixed window.
-    pub limit: usize,
-}
+/// The most grants (tranches) of one holder the charged book remembers: a grant beyond that
+/// makes the oldest leave the book (its units then stay counted as spent).
+pub const MAX_TRANCHES: usize = 8;
 
 /// One limit's current window: where it starts and how much of it is granted.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -60,16 +86,6 @@ pub struct WindowCount {
     pub start: Nanos,
     /// Units granted in it and not given back (spent, or held by a live slice).
     pub granted: u64,
-}
-
-/// A holder's live lease.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Slice {
-    holder: Box<str>,
-    /// Units granted and not given back.
-    held: u64,
-    /// When the lease lapses.
-    expires_at: Nanos,
 }
 
 /// What one [`exchange`](QuotaLedger::exchange) leaves the holder with.
@@ -81,16 +97,22 @@ pub struct SliceGrant {
     pub returned: u64,
     /// Units of the holder's lease not given back (the most it may give back later).
     pub held: u64,
-    /// When the holder's lease lapses: it admits from its slice only before then.
+    /// When the holder's lease lapses: it admits from this grant (and, when `extends`, from
+    /// everything it holds) only before then.
     pub expires_at: Nanos,
-    /// Units the windows have left to grant (the least over the limits).
+    /// Units left to grant now (the least over the limits): the most a hit would be admitted
+    /// with.
     pub left: u64,
     /// The limit whose window has the least left: its index in the policy and its limit.
     pub binding: usize,
     /// That limit's units per window.
     pub limit: u64,
-    /// When the earliest current window ends.
+    /// When more units will be left to grant: the end of the earliest current window (the
+    /// counters book), or when one unit more than `left` would be admitted (the charged book).
     pub window_end: Nanos,
+    /// Whether `expires_at` is the lease of every unit the holder holds (the counters book)
+    /// or of this grant's units only (the charged book: earlier grants keep their leases).
+    pub extends: bool,
 }
 
 /// A holder's answer to a hit it decided from its slice at `now`: `allowed` or not, with the
@@ -131,7 +153,7 @@ pub fn local_decision(
 /// use tollgate::{Nanos, Policy, Quota, FixedWindow};
 /// use tollgate::algorithms::AnyAlgorithm;
 /// let policy = Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_second(10).unwrap())));
-/// let mut ledger = QuotaLedger::for_policy(&policy).unwrap();
+/// let mut ledger = QuotaLedger::for_policy(&policy);
 /// let (ttl, t) = (Nanos::from_millis(500), Nanos::from_secs(100));
 /// // a asks for a slice of 8 while alone and gets it; b then gets its half of the 2 left.
 /// let a = ledger.exchange("a", 0, 1, 8, ttl, t).unwrap();
@@ -144,69 +166,63 @@ pub fn local_decision(
 /// assert_eq!(ledger.exchange("a", 0, 8, 8, ttl, t).unwrap().granted, 3);
 /// assert_eq!(ledger.exchange("a", 0, 1, 8, ttl, t + Nanos::from_secs(1)).unwrap().granted, 8);
 /// ```
+///
+/// Any other algorithm is charged a grant at its time (module docs), here GCRA at 10/s:
+///
+/// ```
+/// use tollgate::quota_lease::QuotaLedger;
+/// use tollgate::{Gcra, Nanos, Policy, Quota};
+/// use tollgate::algorithms::AnyAlgorithm;
+/// let policy = Policy::single(AnyAlgorithm::Gcra(Gcra::new(Quota::per_second(10).unwrap()).unwrap()));
+/// let mut ledger = QuotaLedger::for_policy(&policy);
+/// let (ttl, t) = (Nanos::from_millis(200), Nanos::from_secs(100));
+/// let a = ledger.exchange("a", 0, 1, 6, ttl, t).unwrap();
+/// assert_eq!((a.granted, a.left, a.extends, a.expires_at), (6, 4, false, t + ttl));
+/// // a gives back the 6 at once: GCRA frees them all, as a settlement would.
+/// assert_eq!(ledger.exchange("a", 6, 0, 0, ttl, t).unwrap().left, 10);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QuotaLedger {
-    /// Each limit's units per window and window boundaries.
-    limits: Vec<(u64, Alignment)>,
-    /// Each limit's current window.
-    windows: Vec<WindowCount>,
-    slices: Vec<Slice>,
+    book: Book,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Book {
+    Counters(Counters),
+    Charged(Charged),
 }
 
 impl QuotaLedger {
-    /// The ledger of `policy`, whose limits must all be clock-aligned fixed windows.
-    pub fn for_policy(policy: &Policy) -> Result<QuotaLedger, Unleasable> {
-        let mut limits = Vec::new();
-        for (i, l) in policy.limits().iter().enumerate() {
-            match l.algorithm() {
-                AnyAlgorithm::FixedWindow(fw) => limits.push((fw.limit(), fw.alignment())),
-                _ => return Err(Unleasable { limit: i }),
-            }
-        }
-        let windows = limits.iter().map(|_| WindowCount { start: Nanos::ZERO, granted: 0 }).collect();
-        Ok(QuotaLedger { limits, windows, slices: Vec::new() })
+    /// The ledger of `policy`: the counters book when every limit is a clock-aligned fixed
+    /// window, the charged book otherwise (module docs).
+    pub fn for_policy(policy: &Policy) -> QuotaLedger {
+        let book = match Counters::for_policy(policy) {
+            Some(c) => Book::Counters(c),
+            None => Book::Charged(Charged::new(policy)),
+        };
+        QuotaLedger { book }
     }
 
-    /// Moves every limit to its window at `now` (a clock that went back stays in the stored
-    /// window) and forgets lapsed leases (their units stay counted in their window).
-    fn roll(&mut self, now: Nanos) {
-        for ((_, align), w) in self.limits.iter().zip(self.windows.iter_mut()) {
-            let start = align.start_of(now);
-            if start > w.start {
-                *w = WindowCount { start, granted: 0 };
-            }
-        }
-        self.slices.retain(|s| s.expires_at > now);
+    /// Whether the ledger admits no more than each window's limit (the counters book: every
+    /// limit a clock-aligned fixed window), rather than the bound of the charged book.
+    pub fn counts_windows(&self) -> bool {
+        matches!(self.book, Book::Counters(_))
     }
 
-    /// Each limit's current window at `now`.
+    /// Each limit's current window at `now` (the counters book; empty for the charged one).
     pub fn windows(&self, now: Nanos) -> Vec<WindowCount> {
-        let mut rolled = self.clone();
-        rolled.roll(now);
-        rolled.windows
-    }
-
-    /// The end of the earliest current window (after [`roll`](Self::roll)).
-    fn window_end(&self) -> Nanos {
-        self.limits.iter().zip(&self.windows).map(|((_, a), w)| a.end_of(w.start)).min().unwrap_or(Nanos::ZERO)
-    }
-
-    /// (units left, that limit's index, its limit): the limit with the least left.
-    fn left(&self) -> (u64, usize, u64) {
-        self.limits
-            .iter()
-            .zip(&self.windows)
-            .enumerate()
-            .map(|(i, (&(limit, _), w))| (limit.saturating_sub(w.granted), i, limit))
-            .min()
-            .unwrap_or((0, 0, 0))
+        match &self.book {
+            Book::Counters(c) => c.windows(now),
+            Book::Charged(_) => Vec::new(),
+        }
     }
 
     /// One request of `holder` at `now`: it gives back `give_back` units of its lease it did
     /// not use (at most what it holds), then gets `need` units and up to `want` (module docs),
-    /// never more than the windows have left; its lease (all it holds) then lasts until
-    /// `now + ttl` or the end of the earliest window, whichever comes first. A grant of
-    /// fewer than asked (even none) is not an error: it is all there is.
+    /// never more than is left to grant; the lease of what it gets (and, in the counters book,
+    /// of all it holds) then lasts until `now + ttl` or the end of the earliest fixed window,
+    /// whichever comes first. A grant of fewer than asked (even none) is not an error: it is
+    /// all there is.
     pub fn exchange(
         &mut self,
         holder: &str,
@@ -222,51 +238,22 @@ impl QuotaLedger {
         if ttl == Nanos::ZERO || ttl > MAX_WINDOW {
             return Err(LeaseError::BadTtl);
         }
-        self.roll(now);
-        let mine = self.slices.iter().position(|s| &*s.holder == holder);
-        let returned = mine.map_or(0, |i| give_back.min(self.slices[i].held));
-        for w in &mut self.windows {
-            w.granted -= returned;
-        }
-        let live = self.slices.len() + usize::from(mine.is_none());
-        let (left, _, _) = self.left();
-        let split = left.div_ceil(live as u64);
-        let granted = need.max(want.min(split)).min(left);
-        for w in &mut self.windows {
-            w.granted += granted;
-        }
-        let expires_at = (now + ttl).min(self.window_end());
-        let held = match mine {
-            Some(i) => {
-                let s = &mut self.slices[i];
-                s.held = s.held - returned + granted;
-                s.expires_at = expires_at;
-                s.held
-            }
-            None => {
-                let new = Slice { holder: holder.into(), held: granted, expires_at };
-                if self.slices.len() < MAX_HOLDERS {
-                    self.slices.push(new);
-                } else if let Some(soonest) = self.slices.iter_mut().min_by_key(|s| s.expires_at) {
-                    *soonest = new;
-                }
-                granted
-            }
-        };
-        let (left, binding, limit) = self.left();
-        Ok(SliceGrant { granted, returned, held, expires_at, left, binding, limit, window_end: self.window_end() })
+        Ok(match &mut self.book {
+            Book::Counters(c) => c.exchange(holder, give_back, need, want, ttl, now),
+            Book::Charged(c) => c.exchange(holder, give_back, need, want, ttl, now),
+        })
     }
 
     /// What `holder` would find at `now` without asking for anything (a peek): what it
-    /// holds on a live lease (`held`, `expires_at`; 0 and `now` when none) and what the
-    /// windows have left to grant, the ledger unchanged (`granted` and `returned` are 0).
+    /// holds on a live lease (`held`, `expires_at`; 0 and `now` when none) and what is left
+    /// to grant, the ledger unchanged (`granted` and `returned` are 0).
     ///
     /// ```
     /// use tollgate::quota_lease::QuotaLedger;
     /// use tollgate::{Nanos, Policy, Quota, FixedWindow};
     /// use tollgate::algorithms::AnyAlgorithm;
     /// let policy = Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_second(10).unwrap())));
-    /// let mut ledger = QuotaLedger::for_policy(&policy).unwrap();
+    /// let mut ledger = QuotaLedger::for_policy(&policy);
     /// let (ttl, t) = (Nanos::from_millis(500), Nanos::from_secs(100));
     /// ledger.exchange("a", 0, 4, 4, ttl, t).unwrap();
     /// let before = ledger.clone();
@@ -278,70 +265,37 @@ impl QuotaLedger {
     /// assert_eq!(ledger.standing("a", t + Nanos::from_secs(1)).left, 10);
     /// ```
     pub fn standing(&self, holder: &str, now: Nanos) -> SliceGrant {
-        let mut rolled = self.clone();
-        rolled.roll(now);
-        let mine = rolled.slices.iter().find(|s| &*s.holder == holder);
-        let (held, expires_at) = mine.map_or((0, now), |s| (s.held, s.expires_at));
-        let (left, binding, limit) = rolled.left();
-        SliceGrant { granted: 0, returned: 0, held, expires_at, left, binding, limit, window_end: rolled.window_end() }
+        match &self.book {
+            Book::Counters(c) => c.standing(holder, now),
+            Book::Charged(c) => c.standing(holder, now),
+        }
     }
 
-    /// When everything the ledger holds stops mattering: the end of the latest current window.
+    /// When everything the ledger holds stops mattering (the counters book: the end of the
+    /// latest current window; the charged book: the key's state is fresh and every lease
+    /// lapsed).
     pub fn expiry(&self) -> Nanos {
-        self.limits.iter().zip(&self.windows).map(|((_, a), w)| a.end_of(w.start)).max().unwrap_or(Nanos::ZERO)
+        match &self.book {
+            Book::Counters(c) => c.expiry(),
+            Book::Charged(c) => c.expiry(),
+        }
     }
 
-    /// Compact bytes of the windows and leases (for Durable Object storage).
+    /// Compact bytes of the ledger (for Durable Object storage): version 1 for the counters
+    /// book, version 2 for the charged book.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = alloc::vec![1u8];
-        crate::codec::put(&mut out, self.windows.len() as u64);
-        for w in &self.windows {
-            crate::codec::put(&mut out, w.start.as_nanos());
-            crate::codec::put(&mut out, w.granted);
+        match &self.book {
+            Book::Counters(c) => c.encode(),
+            Book::Charged(c) => c.encode(),
         }
-        crate::codec::put(&mut out, self.slices.len() as u64);
-        for s in &self.slices {
-            crate::codec::put(&mut out, s.held);
-            crate::codec::put(&mut out, s.expires_at.as_nanos());
-            crate::codec::put(&mut out, s.holder.len() as u64);
-            out.extend_from_slice(s.holder.as_bytes());
-        }
-        out
     }
 
     /// Restores what [`encode`](QuotaLedger::encode) wrote for a policy of the same limits.
+    /// Bytes of the other book (the policy changed) are an error, as bytes of other limits.
     pub fn restore(&mut self, bytes: &[u8]) -> Result<(), DecodeError> {
-        let mut r = crate::codec::Reader::new(bytes);
-        let version = r.byte()?;
-        if version != 1 {
-            return Err(DecodeError::UnknownVersion(version));
+        match &mut self.book {
+            Book::Counters(c) => c.restore(bytes),
+            Book::Charged(c) => c.restore(bytes),
         }
-        let n = r.len(crate::policy::MAX_LIMITS as u64)?;
-        if n != self.limits.len() {
-            return Err(DecodeError::LimitCountMismatch { expected: self.limits.len(), found: n });
-        }
-        let mut windows = Vec::with_capacity(n);
-        for _ in 0..n {
-            let start = r.time()?;
-            windows.push(WindowCount { start, granted: r.varint()? });
-        }
-        let count = r.len(MAX_HOLDERS as u64)?;
-        let mut slices = Vec::with_capacity(count);
-        for _ in 0..count {
-            let held = r.varint()?;
-            let expires_at = r.time()?;
-            let len = r.len(MAX_HOLDER_LEN as u64)?;
-            let holder = core::str::from_utf8(r.take(len)?).map_err(|_| DecodeError::Invalid("holder is not UTF-8"))?;
-            slices.push(Slice { holder: holder.into(), held, expires_at });
-        }
-        r.finish()?;
-        // Held units are part of every window's grant: a ledger that says otherwise is corrupt.
-        let held = slices.iter().fold(0u64, |sum, s| sum.saturating_add(s.held));
-        if windows.iter().any(|w| w.granted < held) {
-            return Err(DecodeError::Invalid("leases hold more than the windows granted"));
-        }
-        self.windows = windows;
-        self.slices = slices;
-        Ok(())
     }
 }

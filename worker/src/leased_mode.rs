@@ -1,7 +1,7 @@
 //! Leased mode (`leaseTtl` on a policy): the key's Durable Object stays the only authority
-//! over the key's quota, but it grants this isolate slices of the current window's quota
-//! (the core's `QuotaLedger`, object/quota.rs); the isolate admits hits from its slice without
-//! calling the object and gives back what it does not need.
+//! over the key's quota, but it grants this isolate slices of it (the core's `QuotaLedger`,
+//! object/quota.rs); the isolate admits hits from its slice without calling the object and
+//! gives back what it does not need.
 //!
 //! Per (policy, key), one exchange with the object is out at a time in an isolate: requests
 //! that find the slice short wait for it (flight.rs) rather than each calling the object, so
@@ -12,17 +12,22 @@
 //! quarter, the next admitted hit begins the next exchange in `waitUntil` (giving back what
 //! it holds beyond the new demand).
 //!
-//! The bound (tollgate::quota_lease): the object never grants more than a window's limit, a
-//! slice lapses with its lease (at most `leaseTtl`, never past the window's end) and this
-//! isolate admits from a live slice only, with its lease measured from before the request
-//! left: zero over-admission. What an isolate does not give back (it crashed, or its slice
-//! lapsed unused) is spent for the rest of that window: under-admission of at most a slice.
+//! The bound (tollgate::quota_lease): the object never grants more than a hit would be
+//! admitted with, a grant lapses with its lease (at most `leaseTtl`, never past a fixed
+//! window's end) and this isolate admits from a live grant only, with its lease measured from
+//! before the request left: zero over-admission for clock-aligned fixed windows, the
+//! algorithm's bound over an interval `leaseTtl` longer for the others. The slice is a list of
+//! grants, oldest first, each with its lease (one lease for all of them when the object says
+//! the new lease `extends` to everything held, as the fixed windows' counters do); hits spend
+//! the oldest first and give-backs come from the newest, as the object takes them back. What
+//! an isolate does not give back (it crashed, or its slice lapsed unused) stays spent:
+//! under-admission of at most a slice.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use tollgate::policy::PolicyDecision;
-use tollgate::quota_lease::{local_decision, QuotaLedger};
+use tollgate::quota_lease::local_decision;
 use tollgate::spec::{code, duration, SpecError};
 use tollgate::text::Msg;
 use tollgate::{Nanos, Policy};
@@ -48,8 +53,8 @@ const MAX_KEYS: usize = 4096;
 const MAX_WAITS: usize = 3;
 
 /// `leaseTtl`: a duration (1 ms to an hour), absent when the policy is not leased. Leased
-/// mode takes policies the ledger can bound exactly (clock-aligned fixed windows), no
-/// `syncRate` and no `blockDuration`.
+/// mode takes every algorithm (the bound per algorithm is the core's), no `syncRate` and no
+/// `blockDuration`.
 pub fn lease_ms(input: &Json, policy: &Policy, sync_ms: i64) -> Result<u64, SpecError> {
     let Some(ttl) = duration(input, LEASE_FIELD, 1)? else { return Ok(0) };
     if ttl > Nanos::from_millis(MAX_SYNC_MS as u64) {
@@ -59,14 +64,6 @@ pub fn lease_ms(input: &Json, policy: &Policy, sync_ms: i64) -> Result<u64, Spec
     if sync_ms != 0 {
         let m = Msg::new(&format!(
             "{LEASE_FIELD} (leased mode) and syncRate = {sync_ms} (synced mode) are two modes: choose one"
-        ));
-        return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
-    }
-    if let Err(e) = QuotaLedger::for_policy(policy) {
-        let name = policy.limits()[e.limit].name();
-        let m = Msg::new(&format!(
-            "{LEASE_FIELD} needs every limit to be a clock-aligned fixed-window (the only windows a slice of quota \
-             can be bounded in exactly); limit {name:?} is not: use syncRate or exact mode with this policy"
         ));
         return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
     }
@@ -80,9 +77,10 @@ pub fn lease_ms(input: &Json, policy: &Policy, sync_ms: i64) -> Result<u64, Spec
 /// This isolate's slice of one key, on this isolate's clock.
 #[derive(Default)]
 struct Slice {
-    units: u64,
-    /// When the lease lapses: nothing is admitted from the slice from then on.
-    until: Nanos,
+    /// The grants, oldest first: (units not spent, when the grant's lease lapses). Nothing is
+    /// admitted from a grant once its lease lapsed; a spent grant stays until then (a refund
+    /// goes back into the oldest live one).
+    grants: Vec<(u64, Nanos)>,
     /// The figures of the last exchange: what the windows had left, the binding limit and
     /// when its window ends.
     left: u64,
@@ -99,14 +97,40 @@ struct Slice {
 
 impl Slice {
     fn lapse(&mut self, now: Nanos) {
-        if now >= self.until {
-            self.units = 0;
+        self.grants.retain(|&(_, until)| now < until);
+    }
+
+    /// The units of the live grants.
+    fn units(&self) -> u64 {
+        self.grants.iter().map(|g| g.0).sum()
+    }
+
+    /// When the last grant's lease lapses.
+    fn until(&self) -> Nanos {
+        self.grants.iter().map(|g| g.1).max().unwrap_or(Nanos::ZERO)
+    }
+
+    /// Spends `n` units (at most what the slice holds), oldest grant first.
+    fn take(&mut self, mut n: u64) {
+        for g in &mut self.grants {
+            let k = n.min(g.0);
+            (g.0, n) = (g.0 - k, n - k);
         }
+    }
+
+    /// Takes out `n` units (at most what the slice holds) to give back, newest grant first.
+    fn give_back(&mut self, mut n: u64) -> u64 {
+        let mut taken = 0;
+        for g in self.grants.iter_mut().rev() {
+            let k = n.min(g.0);
+            (g.0, n, taken) = (g.0 - k, n - k, taken + k);
+        }
+        taken
     }
 
     fn decision(&self, allowed: bool, now: Nanos) -> PolicyDecision {
         let end = if self.window_end > now { self.window_end } else { now };
-        local_decision(allowed, self.binding, self.limit, self.units.saturating_add(self.left), end, now)
+        local_decision(allowed, self.binding, self.limit, self.units().saturating_add(self.left), end, now)
     }
 
     /// The slice to ask for: twice the demand since the last exchange, at least `need`.
@@ -125,7 +149,7 @@ fn with_slice<T>(name: &str, f: impl FnOnce(&mut Slice) -> T) -> T {
         let mut slices = slices.borrow_mut();
         if !slices.contains_key(name) && slices.len() >= MAX_KEYS {
             let now = crate::object::clock();
-            slices.retain(|_, s| s.flight.is_some() || s.until > now);
+            slices.retain(|_, s| s.flight.is_some() || s.until() > now);
         }
         f(slices.entry(name.to_string()).or_default())
     })
@@ -166,17 +190,17 @@ pub async fn decide(
         let step = with_slice(&name, |s| {
             s.lapse(now);
             if op == Op::Peek {
-                return if s.units >= cost {
+                return if s.units() >= cost {
                     Step::Answer(s.decision(true, now))
                 } else {
-                    Step::Peek { units: s.units }
+                    Step::Peek { units: s.units() }
                 };
             }
             if wait == 0 {
                 s.demand = s.demand.saturating_add(cost);
             }
-            if s.units >= cost {
-                s.units -= cost;
+            if s.units() >= cost {
+                s.take(cost);
                 return Step::Answer(s.decision(true, now));
             }
             if s.spent_until > now || wait == MAX_WAITS {
@@ -185,7 +209,7 @@ pub async fn decide(
             if let Some(f) = &s.flight {
                 return Step::Wait(f.clone());
             }
-            Step::Exchange { give_back: 0, need: cost - s.units, want: s.want(cost) }
+            Step::Exchange { give_back: 0, need: cost - s.units(), want: s.want(cost) }
         });
         // (`Exchange` is begun below before anything else runs in this isolate.)
         match step {
@@ -218,18 +242,18 @@ pub async fn decide(
 }
 
 /// Begins the next exchange in `waitUntil` when the slice is below half of its demand or its
-/// lease is in its last quarter (and no exchange is out): what it holds beyond the new
+/// last lease is in its last quarter (and no exchange is out): what it holds beyond the new
 /// demand goes back.
 fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &str, now: Nanos, test_now: bool) {
     let lease = Nanos::from_millis(pc.lease_ms);
     let due = with_slice(name, |s| {
-        let low = s.units.saturating_mul(2) < s.want(0);
-        let late = s.until.saturating_sub(now).as_nanos().saturating_mul(4) < lease.as_nanos();
+        let low = s.units().saturating_mul(2) < s.want(0);
+        let late = s.until().saturating_sub(now).as_nanos().saturating_mul(4) < lease.as_nanos();
         if s.flight.is_some() || !(low || late) {
             return None;
         }
         let want = s.want(0);
-        Some((s.units.saturating_sub(want), want))
+        Some((s.units().saturating_sub(want), want))
     });
     if let Some((give_back, want)) = due {
         let begun = begin(name, give_back);
@@ -254,18 +278,17 @@ fn begin(name: &str, give_back: u64) -> Begun {
     let give_back = with_slice(name, |s| {
         s.flight = Some(flight);
         s.demand = 0;
-        let g = give_back.min(s.units);
-        s.units -= g;
-        g
+        s.give_back(give_back)
     });
     Begun { landing, give_back }
 }
 
 /// One exchange with the key's object: gives back what `begun` took out of the slice, asks
 /// for `need` and up to `want`, and applies the answer. The lease is measured from `now`,
-/// before the request left. The slice keeps no more than the object's record of this
-/// isolate holds: units the object already counts as spent (their lease lapsed there before
-/// the request arrived) are dropped rather than carried into the new lease.
+/// before the request left; it is the new grant's, or every grant's when the object says it
+/// `extends`. The slice keeps no more than the object's record of this isolate holds: units
+/// the object already counts as spent (their lease lapsed there before the request arrived)
+/// are dropped, oldest first, rather than carried on.
 #[allow(clippy::too_many_arguments)]
 async fn exchange(
     env: &Env,
@@ -296,8 +319,20 @@ async fn exchange(
             // Object times turned into this isolate's: as long after `now` as after the object's.
             let here = |t: u64| now + Nanos::new(t.saturating_sub(r.now));
             s.lapse(now);
-            s.units = s.units.saturating_add(r.granted).min(r.held);
-            s.until = here(r.expires_at);
+            let until = here(r.expires_at);
+            if r.extends {
+                s.grants.iter_mut().for_each(|g| g.1 = until);
+            }
+            if r.granted > 0 {
+                s.grants.push((r.granted, until));
+            }
+            let excess = s.units().saturating_sub(r.held);
+            s.take(excess);
+            if s.grants.len() > tollgate::quota_lease::MAX_TRANCHES {
+                // Spent grants go first; none the object still counts for this isolate.
+                let spent = s.grants.iter().take_while(|g| g.0 == 0).count();
+                s.grants.drain(..spent.min(s.grants.len() - tollgate::quota_lease::MAX_TRANCHES));
+            }
             s.window_end = here(r.window_end);
             (s.left, s.binding, s.limit) = (r.left, r.binding, r.limit);
             s.spent_until = if r.granted < need {
@@ -353,18 +388,18 @@ async fn call(env: &Env, name: &str, req: &QuotaRequest, timeout_ms: u64) -> Res
     serde_json::from_str(&text).map_err(|e| (Failure::Error, format!("bad reply: {e}")))
 }
 
-/// Gives `cost` units of `key` back to this isolate's slice while its lease is live (they
-/// were granted to it); answers what a hit of cost 1 would get now.
+/// Gives `cost` units of `key` back to this isolate's slice while a lease is live (they were
+/// granted to it), into its oldest live grant; answers what a hit of cost 1 would get now.
 pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Answer, ApiError> {
     pc.policy
         .validate_cost(cost)
         .map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))?;
     let d = with_slice(&object_name(&pc.name, key), |s| {
         s.lapse(now);
-        if now < s.until {
-            s.units = s.units.saturating_add(cost);
+        if let Some(oldest) = s.grants.first_mut() {
+            oldest.0 = oldest.0.saturating_add(cost);
         }
-        s.decision(s.units >= 1, now)
+        s.decision(s.units() >= 1, now)
     });
     Ok(respond::estimate(respond::decision(pc, &d, now, key)))
 }
@@ -377,24 +412,56 @@ pub fn forget(pc: &PolicyConfig, key: &str) {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
+    use tollgate::Nanos;
 
+    use super::Slice;
     use crate::config::parse_policy;
 
     #[test]
-    fn lease_ttl_chooses_leased_mode_for_clock_aligned_fixed_windows_only() {
+    fn a_slice_spends_its_oldest_grant_first_and_gives_back_from_its_newest() {
+        let (a, b) = (Nanos::from_millis(100), Nanos::from_millis(200));
+        let mut s = Slice { grants: vec![(3, a), (4, b)], ..Slice::default() };
+        s.take(2);
+        assert_eq!((s.grants.clone(), s.units(), s.until()), (vec![(1, a), (4, b)], 5, b));
+        assert_eq!(s.give_back(3), 3);
+        assert_eq!(s.grants, vec![(1, a), (1, b)]);
+        // A spent grant stays until its lease lapses; then only the later one is left.
+        s.take(1);
+        s.lapse(a);
+        assert_eq!(s.grants, vec![(1, b)]);
+        assert_eq!(s.give_back(5), 1);
+        s.lapse(b);
+        assert_eq!((s.units(), s.until()), (0, Nanos::ZERO));
+    }
+
+    #[test]
+    fn lease_ttl_chooses_leased_mode_for_every_algorithm() {
         let p = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "1s" })).unwrap();
         assert_eq!((p.lease_ms, p.description["leaseTtl"].as_u64()), (1000, Some(1000)));
         let p = parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s" })).unwrap();
         assert_eq!((p.lease_ms, p.description.get("leaseTtl")), (0, None));
-        for refused in [
+        for leased in [
             json!({ "algorithm": "sliding-window", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "sliding-log", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "sliding-buckets", "quota": "100/s", "precision": "100ms", "leaseTtl": 500 }),
             json!({ "algorithm": "token-bucket", "quota": "100/s", "leaseTtl": 500 }),
+            json!({ "algorithm": "gcra", "quota": "100/s", "leaseTtl": 500 }),
             json!({ "algorithm": "fixed-window", "align": "first-hit", "quota": "100/s", "leaseTtl": 500 }),
-            json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 500, "syncRate": 100 }),
         ] {
-            let e = parse_policy("p", &refused).unwrap_err();
-            assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "leaseTtl"), "{refused}");
+            assert_eq!(parse_policy("p", &leased).unwrap().lease_ms, 500, "{leased}");
         }
+        let e = parse_policy(
+            "p",
+            &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": 500, "syncRate": 100 }),
+        )
+        .unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "leaseTtl"));
+        let e = parse_policy(
+            "p",
+            &json!({ "algorithm": "gcra", "quota": "100/s", "leaseTtl": 500, "blockDuration": "1s" }),
+        )
+        .unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "blockDuration"));
         let e =
             parse_policy("p", &json!({ "algorithm": "fixed-window", "quota": "100/s", "leaseTtl": "2h" })).unwrap_err();
         assert_eq!((e.code, e.field.as_str()), ("out_of_range", "leaseTtl"));

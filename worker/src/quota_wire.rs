@@ -52,6 +52,8 @@ pub struct QuotaReply {
     pub binding: usize,
     pub limit: u64,
     pub window_end: u64,
+    /// The lease (`expires_at`) is every unit held's, not only this grant's.
+    pub extends: bool,
 }
 
 #[cfg(test)]

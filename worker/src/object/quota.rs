@@ -26,6 +26,7 @@ fn reply(now: Nanos, g: &SliceGrant) -> QuotaReply {
         binding: g.binding,
         limit: g.limit,
         window_end: g.window_end.as_nanos(),
+        extends: g.extends,
     }
 }
 
@@ -34,11 +35,11 @@ fn sql_err(e: worker::Error) -> ApiError {
 }
 
 /// The ledger as stored; fresh when there is none. A ledger written under other limits (the
-/// configuration changed) does not restore and starts fresh, as a key's state under a new
-/// algorithm does.
+/// configuration changed, or the other book: version 1 bytes are the fixed windows' counters,
+/// version 2 the charged book) does not restore and starts fresh, as a key's state under a
+/// new algorithm does.
 fn load(sql: &Sql<'_>, pc: &PolicyConfig) -> Result<QuotaLedger, ApiError> {
-    let mut ledger = QuotaLedger::for_policy(&pc.policy)
-        .map_err(|_| ApiError::internal("a leased policy whose limits the ledger does not take"))?;
+    let mut ledger = QuotaLedger::for_policy(&pc.policy);
     let cursor = sql.exec("SELECT bytes FROM quota WHERE id = 0", None).map_err(sql_err)?;
     let row = cursor.raw().next().transpose().map_err(sql_err)?;
     if let Some(SqlStorageValue::Blob(bytes)) = row.and_then(|r| r.into_iter().next()) {
