@@ -13,6 +13,7 @@ pub mod algorithms;
 pub mod blocked;
 pub mod calendar;
 pub mod codec;
+pub mod counted;
 pub mod decide;
 pub mod decision;
 pub mod describe;

@@ -48,7 +48,9 @@ use crate::store::{cas_step, CasStep};
 use crate::time::Nanos;
 
 mod drive;
+mod swap;
 pub use drive::{drive, GaveUp, Tried};
+pub use swap::{Act, After, Answer, SwapRun};
 
 /// Lost races in a row a compare-and-swap store takes before answering contention.
 pub const DEFAULT_MAX_ATTEMPTS: u32 = 64;
@@ -294,12 +296,10 @@ pub enum Next<R> {
 /// says whether to decide again (at once or after a pause) or give up.
 #[derive(Debug)]
 pub struct CasRun<R> {
-    attempts: Attempts,
+    run: SwapRun,
     contention: Contention,
     expected: Vec<Option<Vec<u8>>>,
     pending: Option<CasStep<R>>,
-    /// The run's swaps and pauses so far: the clock `give_up_after` bounds.
-    elapsed: Nanos,
 }
 
 impl<R> CasRun<R> {
@@ -311,13 +311,7 @@ impl<R> CasRun<R> {
     /// A run whose adaptive pauses follow the store's estimates `contention` (see
     /// [`CasRun::contention`] to keep them for the next run).
     pub fn with_contention(retry: Retry, contention: Contention) -> CasRun<R> {
-        CasRun {
-            attempts: Attempts::new(retry, Nanos::ZERO),
-            contention,
-            expected: Vec::new(),
-            pending: None,
-            elapsed: Nanos::ZERO,
-        }
+        CasRun { run: SwapRun::read(retry), contention, expected: Vec::new(), pending: None }
     }
 
     /// The store's estimates after this run's swaps.
@@ -336,7 +330,7 @@ impl<R> CasRun<R> {
     ) -> Result<Step<'_, R>, (usize, DecodeError)> {
         let step = cas_step(policy, &raw, f)?;
         self.expected = raw;
-        if !step.changed {
+        if self.run.decided(step.changed) != Act::Write {
             return Ok(Step::Done(step.result));
         }
         let step = self.pending.insert(step);
@@ -347,26 +341,18 @@ impl<R> CasRun<R> {
     /// uniform random draw over `u32` for the pause. Called without a pending write (the
     /// edge's mistake), it gives up after this attempt.
     pub fn written(&mut self, outcome: Written, took: Nanos, jitter: u32) -> Next<R> {
-        let lost = matches!(outcome, Written::Conflict(_));
-        self.contention.record(took, lost);
-        let pending = self.pending.take();
-        match (outcome, pending) {
-            (Written::Swapped, Some(step)) => Next::Done(step.result),
-            (Written::Swapped, None) => {
-                Next::GiveUp { attempts: self.attempts.attempt(), observed: core::mem::take(&mut self.expected) }
+        let answer = if matches!(outcome, Written::Swapped) { Answer::Swapped } else { Answer::Conflict };
+        let after = self.run.answered(answer, took, jitter, &mut self.contention);
+        match (outcome, self.pending.take(), after) {
+            (Written::Swapped, Some(step), _) => Next::Done(step.result),
+            (Written::Swapped, None, _) => {
+                Next::GiveUp { attempts: self.run.attempt(), observed: core::mem::take(&mut self.expected) }
             }
-            (Written::Conflict(observed), _) => {
-                let elapsed = self.elapsed.saturating_add(took);
-                self.elapsed = elapsed;
-                match self.attempts.lost(elapsed, jitter, &self.contention) {
-                    Wait::Now => Next::Decide(observed),
-                    Wait::Pause(p) => {
-                        self.elapsed = self.elapsed.saturating_add(p);
-                        Next::Backoff(p, observed)
-                    }
-                    Wait::GiveUp { attempts } => Next::GiveUp { attempts, observed },
-                }
-            }
+            (Written::Conflict(observed), _, After::Decide(p)) if p == Nanos::ZERO => Next::Decide(observed),
+            (Written::Conflict(observed), _, After::Decide(p)) => Next::Backoff(p, observed),
+            (Written::Conflict(observed), _, After::GiveUp { attempts }) => Next::GiveUp { attempts, observed },
+            // Never: a conflict is a lost race, which is not done.
+            (Written::Conflict(observed), _, After::Done) => Next::Decide(observed),
         }
     }
 }

@@ -257,3 +257,26 @@ fn a_contended_store_pauses_longer() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A run over an edge's cached bytes: what follows each decision and each answer of the store.
+#[test]
+fn a_swap_run_confirms_untrusted_cached_bytes_and_gives_up_at_its_cap() {
+    use tollgate::store_protocol::{Act, After, Answer, SwapRun};
+    let mut c = Contention::default();
+    let ms = Nanos::from_millis(1);
+    // Over cached bytes: a write is swapped; nothing to write is final only when they are trusted.
+    let untrusted = SwapRun::begin(Retry::cas(3), false);
+    assert_eq!([untrusted.decided(true), untrusted.decided(false)], [Act::Write, Act::Confirm]);
+    assert_eq!(SwapRun::begin(Retry::cas(3), true).decided(false), Act::Final);
+    // A swap that landed, or a guard applied over other bytes, ends the run.
+    for answer in [Answer::Swapped, Answer::Guarded] {
+        assert_eq!(SwapRun::begin(Retry::cas(3), false).answered(answer, ms, 0, &mut c), After::Done);
+    }
+    // A lost race: decide again over the store's bytes (read, so nothing to write is final),
+    // at once the first time, then after a pause; the third loss of `cas(3)` gives up.
+    let mut run = SwapRun::begin(Retry::cas(3), false);
+    assert_eq!(run.answered(Answer::Conflict, ms, u32::MAX, &mut c), After::Decide(Nanos::ZERO));
+    assert_eq!((run.attempt(), run.decided(false)), (2, Act::Final));
+    assert!(matches!(run.answered(Answer::Conflict, ms, u32::MAX, &mut c), After::Decide(p) if p > Nanos::ZERO));
+    assert_eq!(run.answered(Answer::Conflict, ms, u32::MAX, &mut c), After::GiveUp { attempts: 3 });
+}

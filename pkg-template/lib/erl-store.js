@@ -2,10 +2,12 @@
 // `decrement`, `resetKey`, optional `init`, `get`, `resetAll`; or a legacy one with
 // `incr(key, callback)`) behind the limiter methods the middleware calls. Such a store counts
 // hits itself and answers a total; its guarantees are its own (tollgate's algorithms and its
-// atomic compare-and-swap do not apply). So the decision is express-rate-limit's: a hit is
-// allowed while the store's total is at most the limit.
+// atomic compare-and-swap do not apply). The decision over its answer is the core's
+// (`tollgate::counted`, express-rate-limit's rule): a hit is allowed while the store's total
+// is at most the limit.
 import { RateLimiter } from "./rate-limiter.js";
 import { optionError } from "./options.js";
+import { extras } from "./extras.js";
 
 /** Whether `store` speaks express-rate-limit's Store interface (rather than tollgate's `limiter(options)`). */
 export function isErlStore(store) {
@@ -64,19 +66,9 @@ export class ErlStoreLimiter {
 
   /** A decision over the store's answer (`totalHits` so far in the window, when it resets). */
   decision(totalHits, resetTime, now) {
-    const limit = this.#limit;
-    const allowed = totalHits <= limit;
     const resetAt = resetTime instanceof Date ? resetTime.getTime() : now + this.#windowMs;
-    const entry = {
-      name: this.#name,
-      allowed,
-      limit,
-      remaining: Math.max(limit - totalHits, 0),
-      resetAt,
-      retryAfter: allowed ? 0 : Math.max(0, resetAt - now),
-    };
-    const { name, ...figures } = entry;
-    return { ...figures, blockedBy: allowed ? null : name, limits: [entry], used: totalHits, resetTime };
+    const d = countedDecision(this.#name, this.#limit, totalHits, resetAt, now);
+    return Object.assign(d, { used: totalHits, resetTime });
   }
 
   async refund(key) {
@@ -91,6 +83,16 @@ export class ErlStoreLimiter {
   headers(decision, ...options) {
     return this.#formatter.headers(decision, ...options);
   }
+}
+
+/**
+ * The core's decision (`countedDecision`, `tollgate::counted`) for a hit that brought a
+ * store's count to `used` under `limit` (named `name`), in a window resetting at `resetAt`.
+ */
+export function countedDecision(name, limit, used, resetAt, now) {
+  const [allowed, , remaining, at, retryAfter] = extras().countedDecision(limit, used, resetAt, now);
+  const entry = { name, allowed: allowed === 1, limit, remaining, resetAt: at, retryAfter };
+  return { allowed: entry.allowed, limit, remaining, resetAt: at, retryAfter, blockedBy: entry.allowed ? null : name, limits: [entry] };
 }
 
 /**

@@ -9,7 +9,7 @@
 // in express-rate-limit's one store.
 import { RateLimiter } from "./rate-limiter.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
-import { ErlStoreLimiter, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
+import { ErlStoreLimiter, countedDecision, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
 import { fail, optionError } from "./options.js";
 import { applyControls } from "./controls.js";
 
@@ -39,7 +39,10 @@ export function isErlMode(spec, limiter) {
   return limiter === undefined && spec.algorithm === undefined && spec.quota === undefined && spec.limits === undefined;
 }
 
-/** A limit of 0 (express-rate-limit v7+): every request denied; nothing to count. */
+/**
+ * A limit of 0 (express-rate-limit v7+): nothing to count, and the core denies every request
+ * (`tollgate::counted`: one hit over a limit of 0, in a window that resets `windowMs` later).
+ */
 class DenyAll {
   #name;
   #windowMs;
@@ -50,8 +53,7 @@ class DenyAll {
     this.#formatter = headerWriter(0, windowMs, name);
   }
   limit(key, { now = Date.now() } = {}) {
-    const entry = { name: this.#name, allowed: false, limit: 0, remaining: 0, resetAt: now + this.#windowMs, retryAfter: this.#windowMs };
-    return { allowed: false, limit: 0, remaining: 0, resetAt: entry.resetAt, retryAfter: entry.retryAfter, blockedBy: this.#name, limits: [entry] };
+    return countedDecision(this.#name, 0, 1, now + this.#windowMs, now);
   }
   refund() {}
   reset() {}

@@ -19,6 +19,16 @@ import { reserveInStore, settleInStore } from "./reserve.js";
 import { StoreLimiter } from "./store-limiter.js";
 import { deny } from "./failure-mode.js";
 
+/** What a `SwapRun` says after a decision (`decided`): nothing to send, the write, a confirmation. */
+const FINAL = 0;
+const WRITE = 1;
+/** What Redis answered a swap (`answered`): written, written under the guard, other bytes. */
+const SWAPPED = 0;
+const GUARDED = 1;
+const OTHER_BYTES = 2;
+/** `answered`'s: the run is over (-1); other writers won every time (-2); else a pause in ms. */
+const CONTENDED = -2;
+
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
   constructor(error) {
@@ -41,8 +51,11 @@ export class RedisLimiter extends StoreLimiter {
   #policy;
   #wasm;
   #names;
-  /** The core's retry policy for this limiter's swaps (`tollgate::store_protocol`): cap and backoff. */
-  #retry;
+  /**
+   * The core's store protocol for this limiter's swaps (`StoreRetry`, `tollgate::store_protocol`):
+   * the attempt cap, and the contention estimates that size the pauses, shared by its runs.
+   */
+  #protocol;
   /**
    * Redis key -> the bytes last seen there (`null`: absent) and when Redis last confirmed them
    * (the store's local clock); bounded, oldest confirmation out first. The core's blocked-key
@@ -61,7 +74,7 @@ export class RedisLimiter extends StoreLimiter {
     this.#names = policy.names;
     this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
     // 0: the core's default cap.
-    this.#retry = new (extras().StoreRetry)(Math.min(store._maxAttempts ?? 0, 0xffff_ffff));
+    this.#protocol = new (extras().StoreRetry)(Math.min(store._maxAttempts ?? 0, 0xffff_ffff));
   }
 
   /** The low-level policy this limiter decides by. */
@@ -338,47 +351,45 @@ export class RedisLimiter extends StoreLimiter {
   }
 
   /**
-   * The one compare-and-swap loop. `step(states)` decides over the bytes believed to be in
-   * Redis and answers `{ write, ttls }` (`write` null: nothing changed). A write is swapped in
-   * if Redis still holds those bytes; otherwise Redis answers with what it holds, and the core
-   * decides again over that, at once or after the pause the core's store protocol says
-   * (`StoreRetry`, `tollgate::store_protocol`: the attempt cap and the backoff, sized by how
-   * contended this limiter's swaps are). Nothing to write over
-   * cached bytes is final while Redis confirmed them within `blockedCache` (`trustCache`),
-   * and is confirmed with a swap that writes nothing otherwise. Every answer Redis gives to a
-   * lost race is kept in `track.conflict`: a decision that runs out of time after one was
-   * refused by contention, not by an outage. When the core gives up (its attempt cap,
-   * `maxAttempts`), `Contention` is thrown. A write with a guard (the core's, src/guard.rs)
-   * that Redis applied over other bytes is not a lost race: `step(current, true)` decides the
-   * same hits again over the bytes Redis held, which gives the bytes Redis wrote.
+   * The one compare-and-swap loop, a driver of the core's steps (`SwapRun`,
+   * `tollgate::store_protocol`). `step(states)` decides over the bytes believed to be in Redis
+   * and answers `{ write, ttls }` (`write` null: nothing changed); the run says what to send:
+   * the write (swapped in if Redis still holds those bytes), the cached bytes for themselves
+   * (a confirmation, unless Redis confirmed them within `blockedCache` and `trustCache`), or
+   * nothing (the decision is final). Redis answers with what it holds when it did not write;
+   * the run then says to decide again over that (after the pause it sizes by how contended
+   * this limiter's swaps are) or that other writers won every time (`maxAttempts`), and
+   * `Contention` is thrown. Every answer Redis gives to a lost race is kept in
+   * `track.conflict`: a decision that runs out of time after one was refused by contention,
+   * not by an outage. A write with a guard (the core's, src/guard.rs) that Redis applied over
+   * other bytes is not a lost race: `step(current, true)` decides the same hits again over the
+   * bytes Redis held, which gives the bytes Redis wrote.
    */
   async #swapLoop(rkeys, step, trustCache, track) {
-    let states = rkeys.map((k) => this.#cached(k));
-    let fromCache = true;
-    for (let attempt = 1; ; attempt++) {
-      const { write, ttls, guard } = step(states, false);
-      let current;
-      const sent = performance.now();
-      if (write !== null) current = await this.#swap(rkeys, states, write, ttls, guard);
-      else if (fromCache && !(trustCache && this.#trusted(rkeys))) current = await this.#swap(rkeys, states, states, rkeys.map(() => 1));
-      else return; // decided over bytes Redis holds (or confirmed recently): final
-      const guarded = current?.guarded !== undefined;
-      const pause = this.#retry.after(attempt, performance.now() - sent, current !== null && !guarded, Math.random());
-      if (current === null) {
-        this.#remember(rkeys, write ?? states);
-        return;
+    const run = this.#protocol.begin(trustCache && this.#trusted(rkeys));
+    try {
+      let states = rkeys.map((k) => this.#cached(k));
+      for (let next = 0; next >= 0; ) {
+        const { write, ttls, guard } = step(states, false);
+        const send = run.decided(write !== null);
+        if (send === FINAL) return;
+        const sent = performance.now();
+        const current = await (send === WRITE ? this.#swap(rkeys, states, write, ttls, guard) : this.#swap(rkeys, states, states, rkeys.map(() => 1)));
+        const guarded = current?.guarded !== undefined;
+        next = run.answered(current === null ? SWAPPED : guarded ? GUARDED : OTHER_BYTES, performance.now() - sent, Math.random());
+        if (current === null) this.#remember(rkeys, write ?? states);
+        else if (guarded) this.#settleGuarded(rkeys, step, current);
+        else {
+          this.#remember(rkeys, current);
+          track.conflict = current;
+          track.conflictAt = performance.now();
+          if (next === CONTENDED) throw new Contention(current);
+          states = current;
+          if (next > 0) await new Promise((resolve) => setTimeout(resolve, next));
+        }
       }
-      if (guarded) {
-        this.#settleGuarded(rkeys, step, current);
-        return;
-      }
-      this.#remember(rkeys, current);
-      track.conflict = current;
-      track.conflictAt = performance.now();
-      if (pause < 0) throw new Contention(current);
-      states = current;
-      fromCache = false;
-      await (pause > 0 ? new Promise((resolve) => setTimeout(resolve, pause)) : undefined);
+    } finally {
+      run.free();
     }
   }
 
@@ -462,7 +473,7 @@ export class RedisLimiter extends StoreLimiter {
       if (e instanceof Passthrough) throw e.error;
       if (e instanceof RedisStateError) throw e;
       if (e instanceof Contention) {
-        throw new RedisUnavailableError(`gave up after ${this.#retry.maxAttempts} attempts: other writers kept changing the key`);
+        throw new RedisUnavailableError(`gave up after ${this.#protocol.maxAttempts} attempts: other writers kept changing the key`);
       }
       for (const k of rkeys) this.#cache.delete(k);
       throw unavailable(e);

@@ -2,9 +2,11 @@
 // synced; `WorkerStore`'s). Beside `LimiterBase`'s `waitFor`, `blockUntilReady` and `headers`,
 // the failure mode is written here once (`failure`: "open", "closed", "throw", "insurance";
 // docs/vocabulary.md): a subclass says what is an outage and gives it to `_outage`. The
-// figures of an outage's answer are a fresh key's, which the core gives (`_freshFigures`).
+// figures of an outage's answer are a fresh key's, which the core gives (`_freshFigures`), or
+// before any limit is known (a Worker's policy not fetched yet) the core's figures of none.
 import { durationMs } from "./wasm.js";
 import { readDecision } from "./decision.js";
+import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { LimiterBase } from "./limiter-base.js";
 import { deny } from "./failure-mode.js";
@@ -45,8 +47,16 @@ export class StoreLimiter extends LimiterBase {
     return d;
   }
 
-  /** The decision the core makes for `keys` when they are fresh, counting nothing. @internal */
+  /**
+   * The decision the core makes for `keys` when they are fresh, counting nothing; with no
+   * policy known, the core's figures of no limit (`tollgate::counted`: admitted, nothing
+   * left, no wait; no limit to name). @internal
+   */
   _freshFigures(keys, now, cost, policy = this.policy) {
+    if (policy === null) {
+      const [allowed, limit, remaining, resetAt, retryAfter] = extras().countedDecision(0, 0, now, now);
+      return { allowed: allowed === 1, limit, remaining, resetAt, retryAfter, blockedBy: null, limits: [] };
+    }
     const w = policy._store;
     w.peek(keys.map(() => null), now, cost);
     return readDecision(w.outPtr, policy._names, keys, extrasOutView());

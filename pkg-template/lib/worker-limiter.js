@@ -6,28 +6,26 @@
 // a denied key's state into the core's blocked-key cache (`tollgate::blocked`), so that hits
 // on a key known to be blocked are denied here, by the core over that state, marked
 // `estimate: true` as the Worker marks its own cache's answers.
-import { durationMs, validateKeys } from "./wasm.js";
+import { validateKeys } from "./wasm.js";
 import { keysOf, callOptions, optionError } from "./options.js";
 import { readDecision, bindingKey } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
-import { headersFor } from "./header-record.js";
 import { Policy } from "./policy.js";
 import { WorkerUnavailableError, WorkerRequestError, requestError, isOutage } from "./worker-errors.js";
 import { resolvePolicy } from "./worker-policy.js";
 import { toBase64, fromBase64 } from "./base64.js";
-import { waitFor, blockUntilReady } from "./wait.js";
 import { reserved, settled, settleArgs } from "./reserve.js";
 import { SETTLED_FIELDS } from "./contract.generated.js";
+import { StoreLimiter } from "./store-limiter.js";
 
-export class WorkerLimiter {
+export class WorkerLimiter extends StoreLimiter {
   #store;
   /** The limiter's own options (`null`: the Worker's limits). */
   #own;
   /** `{ policy, options }` once the Worker's policy is known (and, with own options, matched). */
   #resolved = null;
   #resolving = null;
-  #insured = null;
   /** The core's blocked-key cache over states the Worker answered (null: off). */
   #cache = null;
   /**
@@ -46,6 +44,7 @@ export class WorkerLimiter {
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
   constructor(store, own) {
+    super(store, own);
     this.#store = store;
     // Own limits are checked now, as every limiter checks its options: the same errors.
     this.#own = own === null ? null : (new Policy(own), own);
@@ -67,16 +66,6 @@ export class WorkerLimiter {
   /** The decision `limit` would make, counting nothing. */
   peek(key, options) {
     return this.#decide("/v1/peek", key, options, true);
-  }
-
-  /** `RateLimiter.waitFor`: the hit admitted once the Worker's limits admit it (wait.js). */
-  waitFor(key, options) {
-    return waitFor(this, key, options, durationMs);
-  }
-
-  /** upstash/ratelimit's name: `waitFor` that resolves with the last denial at `timeoutMs`. */
-  blockUntilReady(key, timeoutMs) {
-    return blockUntilReady(this, key, timeoutMs);
   }
 
   /** Gives back `cost` units, never beyond fresh. An outage rejects with `WorkerUnavailableError`. */
@@ -176,12 +165,12 @@ export class WorkerLimiter {
     this.#forget(key);
   }
 
-  /** The draft-10 `RateLimit`/`RateLimit-Policy` and legacy `X-RateLimit-*` headers of a decision of this limiter. */
-  headers(decision, options) {
-    const policy = this.#resolved?.policy;
-    if (policy === undefined) throw new TypeError("headers: give a decision of this limiter (none was made yet)");
-    const d = Array.isArray(decision?.limits) && decision.limits.length === 0 ? withFiguresLimit(decision, policy) : decision;
-    return headersFor(d, policy._wasm, policy._names, options);
+  /**
+   * A decision as the headers read it: an admitted one-key decision of several limits, which
+   * the Worker answers without the limit's name, gets it (`withFiguresLimit`). @internal
+   */
+  _forHeaders(decision, policy) {
+    return Array.isArray(decision?.limits) && decision.limits.length === 0 ? withFiguresLimit(decision, policy) : decision;
   }
 
   /** Waits for the blocked-key cache's reads in flight (the Worker and the transport are not this limiter's to close). */
@@ -351,31 +340,16 @@ export class WorkerLimiter {
 
   // --- outages -------------------------------------------------------------------------------
 
-  /** What the failure mode makes of an outage; anything else (the caller's mistakes) is thrown. */
+  /** What the failure mode makes of an outage (StoreLimiter); anything else (the caller's mistakes) is thrown. */
   #degrade(keys, now, cost, peek, e) {
     if (!(e instanceof WorkerUnavailableError)) throw e;
     for (const k of keys) this.#forget(k);
-    const mode = this.#store._failure;
-    if (mode === "throw") throw e;
-    this.#store._onError?.(e);
-    if (mode === "insurance") {
-      this.#insured ??= this.#store._insurance(this.#own);
-      const d = this.#insured.decide(keys, now, cost, peek);
-      if (d !== null) return Object.assign(d, { degraded: "unavailable" });
-    }
-    const d = this.#freshFigures(keys, now, cost);
-    if (mode !== "open") deny(d, this.#store._closedRetryMs);
-    d.degraded = "unavailable";
-    return d;
+    return this._outage(e, e, keys, now, cost, peek);
   }
 
-  /** A fresh key's figures, by the policy when it is known (else only the time: nothing is known). */
-  #freshFigures(keys, now, cost) {
-    const policy = this.#resolved?.policy ?? (this.#own === null ? null : new Policy(this.#own));
-    if (policy === null) return { allowed: true, limit: 0, remaining: 0, resetAt: now, retryAfter: 0, blockedBy: null, limits: [] };
-    const w = policy._store;
-    w.peek(keys.map(() => null), now, cost);
-    return readDecision(w.outPtr, policy._names, keys, extrasOutView());
+  /** A fresh key's figures, by the policy when it is known (the base's when none is). @internal */
+  _freshFigures(keys, now, cost) {
+    return super._freshFigures(keys, now, cost, this.policy ?? (this.#own === null ? null : new Policy(this.#own)));
   }
 }
 
@@ -385,17 +359,6 @@ const MAX_REMEMBERED_RESERVATIONS = 4096;
 /** A decision of the failure mode: nothing was reserved at the Worker. */
 function unreserved(d) {
   return reserved(d, null);
-}
-
-/** Makes `d` a denial that can be retried after its own figures say, and at least `minRetryMs`. */
-function deny(d, minRetryMs) {
-  d.retryAfter = Math.max(d.retryAfter, minRetryMs);
-  if (d.allowed) d.blockedBy = d.limits[0]?.name ?? null;
-  d.allowed = false;
-  d.remaining = 0;
-  for (const l of d.limits) {
-    Object.assign(l, { allowed: false, remaining: 0, retryAfter: Math.max(l.retryAfter, minRetryMs), nextUnitAfter: Math.max(l.nextUnitAfter ?? 0, minRetryMs) });
-  }
 }
 
 /**

@@ -11,7 +11,6 @@
 // See docs/worker-store.md.
 import { fail, fnOf, known, objectOf, optionError } from "./options.js";
 import { applyStoreOptions } from "./store-options.js";
-import { Insurance } from "./insurance.js";
 import { WorkerTransport } from "./worker-transport.js";
 import { WorkerLimiter } from "./worker-limiter.js";
 
@@ -64,10 +63,5 @@ export class WorkerStore {
   /** Sends one request to the Worker. @internal */
   _send(method, path, body) {
     return this._transport.send(method, path, body, this._timeoutMs);
-  }
-
-  /** The in-memory limiter of `failure: "insurance"` for a limiter's options. @internal */
-  _insurance(options) {
-    return new Insurance(options, this._insuranceShare);
   }
 }

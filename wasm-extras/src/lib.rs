@@ -1,5 +1,6 @@
 //! The npm package's second wasm module: `Pacer`, `LeaseHolder`, and for the Redis store
-//! `StorePolicy`, `StoreRetry`, `BlockedCache` and `Synced`.
+//! `StorePolicy`, `StoreRetry` (and its `SwapRun`), `BlockedCache` and `Synced`; `countedDecision`
+//! for the stores that count hits themselves (express-rate-limit's).
 //!
 //! Kept apart from the limiter's module (`wasm/`) so that a user of `RateLimiter`, `Policy`
 //! and `KeyHandle` does not load the pacer, the lease rules and the sync machinery (sizes in
@@ -19,6 +20,7 @@ use tollgate_wasm_common::{core_messages, errors, msg, out, spec, time};
 tollgate_wasm_common::allocator!();
 
 mod blocked_cache;
+mod counted;
 mod lease_holder;
 mod pacer;
 mod store_policy;
@@ -30,5 +32,6 @@ pub use blocked_cache::BlockedCache;
 pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
 pub use store_policy::StorePolicy;
-pub use store_retry::StoreRetry;
+pub use store_retry::{StoreRetry, SwapRun};
+pub use counted::counted_decision;
 pub use synced::Synced;

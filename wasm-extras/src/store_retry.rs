@@ -1,15 +1,20 @@
-//! `StoreRetry`: the core's store protocol retry policy (`tollgate::store_protocol`) for the
-//! Redis store's compare-and-swap loop: the attempt cap and the backoff after lost races, with
-//! the store's contention estimates kept between calls. The JS loop only performs what it says.
+//! `StoreRetry` and `SwapRun`: the core's store protocol (`tollgate::store_protocol`) for the
+//! Redis store's compare-and-swap. `StoreRetry` is one limiter's: its attempt cap and its
+//! swaps' contention estimates, shared by its runs. A `SwapRun` is one update's steps
+//! (`tollgate::store_protocol::SwapRun`): after each decision whether to write, confirm the
+//! cached bytes or stop; after each answer of Redis whether the run is done, decides again
+//! (and after which pause) or gives up. The JS loop only sends what a step says.
 
-use tollgate::store_protocol::{Contention, Retry, Wait, DEFAULT_MAX_ATTEMPTS};
+use alloc::rc::Rc;
+use core::cell::Cell;
+use tollgate::store_protocol::{Act, After, Answer, Contention, Retry, SwapRun as CoreRun, DEFAULT_MAX_ATTEMPTS};
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
 pub struct StoreRetry {
     max_attempts: u32,
-    contention: Contention,
+    contention: Rc<Cell<Contention>>,
 }
 
 #[wasm_bindgen]
@@ -19,7 +24,7 @@ impl StoreRetry {
     #[wasm_bindgen(constructor)]
     pub fn new(max_attempts: u32) -> StoreRetry {
         let max = if max_attempts == 0 { DEFAULT_MAX_ATTEMPTS } else { max_attempts };
-        StoreRetry { max_attempts: max, contention: Contention::default() }
+        StoreRetry { max_attempts: max, contention: Rc::new(Cell::new(Contention::default())) }
     }
 
     /// How many lost races in a row end in contention.
@@ -28,20 +33,51 @@ impl StoreRetry {
         self.max_attempts
     }
 
-    /// Records swap attempt `attempt` (1 for the first in a row), which took `ms` and `lost`
-    /// or not; after a lost one, the pause before deciding again over the bytes the store
-    /// answered (ms, 0: at once), or -1: give up (contention). `jitter`: a uniform draw in
-    /// [0, 1).
-    pub fn after(&mut self, attempt: u32, ms: f64, lost: bool, jitter: f64) -> f64 {
-        self.contention.record(Nanos::new((ms.max(0.0) * 1e6) as u64), lost);
-        if !lost {
-            return 0.0;
+    /// The run of one update whose first decision is over cached bytes, `trusted` (confirmed
+    /// within the blocked-key cache's trust) or not.
+    pub fn begin(&self, trusted: bool) -> SwapRun {
+        SwapRun { run: CoreRun::begin(Retry::cas(self.max_attempts), trusted), contention: self.contention.clone() }
+    }
+}
+
+/// One update's steps; free it when the run ends.
+#[wasm_bindgen]
+pub struct SwapRun {
+    run: CoreRun,
+    contention: Rc<Cell<Contention>>,
+}
+
+#[wasm_bindgen]
+impl SwapRun {
+    /// After a decision that `writes` or not: 0 final (nothing to send), 1 swap the decision's
+    /// bytes in, 2 swap the cached bytes for themselves (a confirmation).
+    pub fn decided(&self, writes: bool) -> u32 {
+        match self.run.decided(writes) {
+            Act::Final => 0,
+            Act::Write => 1,
+            Act::Confirm => 2,
         }
+    }
+
+    /// Redis's `answer` to the last swap (0 swapped, 1 written under its guard over other
+    /// bytes, 2 other bytes: a lost race), which took `ms`; `jitter` a uniform draw in [0, 1).
+    /// Answers -1 when the run is done, -2 when it gives up (contention), else the pause (ms,
+    /// 0: none) before deciding again over the bytes Redis answered.
+    pub fn answered(&mut self, answer: u32, ms: f64, jitter: f64) -> f64 {
+        let answer = match answer {
+            0 => Answer::Swapped,
+            1 => Answer::Guarded,
+            _ => Answer::Conflict,
+        };
+        let took = Nanos::new((ms.max(0.0) * 1e6) as u64);
         let jitter = (jitter.clamp(0.0, 1.0) * 4_294_967_295.0) as u32;
-        match Retry::cas(self.max_attempts).after_loss(attempt, Nanos::ZERO, jitter, &self.contention) {
-            Wait::Now => 0.0,
-            Wait::Pause(p) => p.as_nanos() as f64 / 1e6,
-            Wait::GiveUp { .. } => -1.0,
+        let mut contention = self.contention.get();
+        let after = self.run.answered(answer, took, jitter, &mut contention);
+        self.contention.set(contention);
+        match after {
+            After::Done => -1.0,
+            After::GiveUp { .. } => -2.0,
+            After::Decide(p) => p.as_nanos() as f64 / 1e6,
         }
     }
 }

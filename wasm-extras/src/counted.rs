@@ -1,0 +1,32 @@
+//! `countedDecision`: the core's decision over a count another store keeps
+//! (`tollgate::counted`): an express-rate-limit `Store`'s total, the middleware's limit of 0,
+//! and the figures of a policy not known yet.
+
+use js_sys::Float64Array;
+use tollgate::counted::counted;
+use wasm_bindgen::prelude::*;
+
+use crate::time::{ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
+
+/// The decision for a hit that brought a store's count to `used` under `limit` (both whole,
+/// saturating; a count that is not a number is over any limit), in a window resetting at
+/// `reset_at` (epoch ms; one out of range is `now`), judged at `now`: `[allowed (1 or 0),
+/// limit, remaining, resetAt, retryAfter]`, the first five numbers of the decision summary
+/// (`tollgate::layout::DECISION_SUMMARY`).
+#[wasm_bindgen(js_name = countedDecision)]
+pub fn counted_decision(limit: f64, used: f64, reset_at: f64, now: f64) -> Result<Float64Array, JsValue> {
+    let now = now_from_ms(now)?;
+    let reset = if now_in_range(reset_at) { nanos_of_valid_ms(reset_at) } else { now };
+    // Rounded up (no `ceil` without std): a fraction over the limit is over it.
+    let whole = used as u64;
+    let used = if used.is_nan() { u64::MAX } else { whole.saturating_add(u64::from((whole as f64) < used)) };
+    let d = counted(limit as u64, used, reset, now);
+    let figures = [
+        f64::from(u8::from(d.allowed)),
+        d.limit as f64,
+        d.remaining as f64,
+        ms_ceil(d.reset_at),
+        ms_ceil(d.retry_after),
+    ];
+    Ok(Float64Array::from(&figures[..]))
+}
