@@ -194,6 +194,31 @@ export interface AsyncRateLimiter {
   blockUntilReady(key: Keys, timeoutMs: number): Promise<Decision>;
 }
 
+/** The options `RedisStore` and `WorkerStore` share, read the same way (docs/vocabulary.md). */
+export interface StoreOptions {
+  /**
+   * With `failure: "insurance"` (and required by it): the share of each limit (and burst) one
+   * process admits in memory while the store is unavailable, more than 0 and at most 1, e.g.
+   * `1 / processes` (each scaled limit is at least 1).
+   */
+  insurance?: number;
+  /** `retryAfter` of a fail-closed decision, ms (default 1000). */
+  closedRetryMs?: number;
+  /**
+   * Answer hits on a key this process knows is blocked without asking the store, for up to
+   * this many ms after the store last confirmed its state (`true`, the default: 1000; `false`
+   * or `0`: ask every time; a duration string such as `"500ms"` as its ms), with `estimate:
+   * true`. The bound is how late a `reset` or `refund` made by another process is seen here.
+   */
+  blockedCache?: boolean | number | string;
+  /** Most keys whose state this process remembers (default 10,000). */
+  maxCachedKeys?: number;
+  /** This process's clock, epoch ms (default `Date.now`). */
+  now?: () => number;
+  /** Told about errors the failure mode absorbed (degraded decisions, failed syncs). */
+  onError?: (error: unknown) => void;
+}
+
 /** A backend holding state elsewhere (e.g. `RedisStore`). */
 export interface Store {
   limiter(options: LimiterOptions): AsyncRateLimiter;
@@ -353,7 +378,7 @@ export { rateLimit as default } from "./middleware.js";
 export interface HeaderOptions {
   /** Epoch ms the decision was made at (default: now). */
   now?: number;
-  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"). */
+  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"); `Retry-After` is sent on every denial. */
   standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
   /** X-RateLimit-* (default true). */
   legacyHeaders?: boolean;
