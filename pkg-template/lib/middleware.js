@@ -6,8 +6,8 @@
 // express-rate-limit Store, that store's count (erl-store.js); the headers are
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
-import { fail, flagOf, objectOf, optionError } from "./options.js";
-import { clientError, denialBody, httpOptions } from "./http-options.js";
+import { fail, objectOf, optionError } from "./options.js";
+import { clientError, denialBody, flag, httpOptions } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
@@ -18,10 +18,6 @@ import { reserve, settleReservation } from "./cost-after.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
-
-function flag(options, name) {
-  return flagOf(name, options[name] ?? false);
-}
 
 /** Errors of a store (or of a limiter over one) as opposed to bad input, which is never passed over. */
 const isStoreError = (e) => !(e instanceof TypeError) && !(e instanceof RangeError);
