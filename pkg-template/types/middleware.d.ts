@@ -3,7 +3,7 @@
 // "HTTP middleware"). The request and response types are structural, so the package needs
 // neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
 // Request/Response all fit.
-import type { AsyncRateLimiter, Decision, Duration, HeaderOptions, Keys, LimitOptions, LimiterOptions, OnDecision, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, Decision, Duration, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, OnDecision, RateLimiter, Store } from "./index.js";
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {
@@ -163,7 +163,7 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
    * denial. With options written for express-rate-limit (no algorithm, quota, limits or limiter): default false, and no
    * `Retry-After` once legacyHeaders is false too, as in express-rate-limit.
    */
-  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
+  standardHeaders?: HeaderDraft | boolean;
   /** @deprecated express-rate-limit's name (before its v6) of `legacyHeaders`; only with options written for express-rate-limit. */
   headers?: boolean;
   /**
