@@ -12,7 +12,7 @@ import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 import { controlsOf, firstLimit, listedDecision } from "./controls.js";
-import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { shadowReport } from "./shadow-report.js";
 import { reportFailedOpen } from "./decision-hook.js";
 import { reserve, settleReservation } from "./cost-after.js";
 
@@ -175,10 +175,8 @@ export function rateLimit(passed = {}) {
         res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }
     }
-    if (decision.shadow === true) {
-      if (!res.headersSent) res.setHeader(SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny");
-      if (!decision.wouldAllow) logShadowDenial(logger, decision);
-    }
+    const shadow = shadowReport(decision, logger);
+    if (shadow !== null && !res.headersSent) res.setHeader(...shadow);
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
     if (o.after !== null && decision.allowed) {
       // Settled once the answer is sent or the connection closed, with what actualCost says then.
