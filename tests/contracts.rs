@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use tollgate::layout::{DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SYNC_DIFF};
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
 use tollgate::spec::{ALGORITHMS, ALIGNS, CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED};
+use tollgate::headers::Standard;
 use tollgate::Kind;
 
 const FIRST_LINE: &str =
@@ -56,6 +57,11 @@ fn js() -> String {
         &kinds,
     );
     names("The values of `align`, fixed windows only (`tollgate::spec::ALIGNS`).", "ALIGNS", &ALIGNS);
+    names(
+        "The RateLimit header drafts `standardHeaders` names, oldest first (`tollgate::headers::Standard::ALL`).",
+        "HEADER_DRAFTS",
+        &Standard::ALL.map(Standard::name),
+    );
     names("The fields of one limit (`tollgate::spec::LIMIT_FIELDS`).", "LIMIT_FIELDS", &LIMIT_FIELDS);
     names(
         "A policy's own options beside its limits (`tollgate::spec::POLICY_OPTIONS`).",
@@ -117,6 +123,11 @@ fn dts() -> String {
     };
     names("The algorithms, by name (`tollgate::spec::ALGORITHMS`).", "Algorithm", &ALGORITHMS);
     names("The values of `align`, fixed windows only (`tollgate::spec::ALIGNS`).", "Align", &ALIGNS);
+    names(
+        "A RateLimit header draft, as `standardHeaders` names it (`tollgate::headers::Standard::ALL`).",
+        "HeaderDraft",
+        &Standard::ALL.map(Standard::name),
+    );
     names("The fields of one limit (`tollgate::spec::LIMIT_FIELDS`).", "LimitField", &LIMIT_FIELDS);
     names(
         "The `code` of a configuration mistake (`tollgate::spec::CODES`; docs/vocabulary.md): the same code, and the same `field` (`\"limits[1].window\"`), as the Worker gives the same mistake. Thrown as a `RangeError` (`out_of_range`) or a `TypeError` carrying `code` and `field`.",

@@ -110,6 +110,34 @@ function entryCount(keys, o) {
 
 const oneId = new Uint32Array(1);
 
+/** `handle`'s id, when it is a key handle of `owner`. */
+function ownHandle(owner, handle) {
+  if (handle.owner !== owner) throw optionError("invalid_value", "keys", "keys must be a key handle of this limiter");
+  return handle.id;
+}
+
+/** The ids of the first `n` key handles of `keys`, each checked to be `owner`'s. */
+function handleIds(owner, keys, n) {
+  if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
+  // A local for the module-level `ids`, which the loop would otherwise reload per entry.
+  const into = ids;
+  // A handle repeated from the previous entry (a burst of one key) was checked there.
+  let last = null;
+  let id = 0;
+  for (let i = 0; i < n; i++) {
+    const h = keys[i];
+    if (h !== last) {
+      if (!(h instanceof KeyHandle) || h.owner !== owner) {
+        throw optionError("invalid_value", `keys[${i}]`, `keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
+      }
+      last = h;
+      id = h.id;
+    }
+    into[i] = id;
+  }
+  return into.subarray(0, n);
+}
+
 /**
  * A batch's inputs, checked: its entry count `n`, the result arrays `r` (`admitted` 0 when
  * `n` is 0), the times and costs (one for all or one per entry). Throws on bad input.
@@ -149,31 +177,13 @@ export function limitBatch(wasm, owner, keys, options, out) {
   const numbers = wantsNumbers(r);
   let admitted;
   if (keys instanceof KeyHandle) {
-    if (keys.owner !== owner) throw optionError("invalid_value", "keys", "keys must be a key handle of this limiter");
-    oneId[0] = keys.id;
+    oneId[0] = ownHandle(owner, keys);
     admitted = wasm.limitBatch(oneId, n, nows, costs, numbers);
   } else if (typeof keys === "string") {
     const len = encodeKeys([keys], 1);
     admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, 1), n, nows, costs, numbers);
   } else if (keys[0] instanceof KeyHandle) {
-    if (ids.length < n) ids = new Uint32Array(Math.max(n, ids.length * 2));
-    // A local for the module-level `ids`, which the loop would otherwise reload per entry.
-    const into = ids;
-    // A handle repeated from the previous entry (a burst of one key) was checked there.
-    let last = null;
-    let id = 0;
-    for (let i = 0; i < n; i++) {
-      const h = keys[i];
-      if (h !== last) {
-        if (!(h instanceof KeyHandle) || h.owner !== owner) {
-          throw optionError("invalid_value", `keys[${i}]`, `keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
-        }
-        last = h;
-        id = h.id;
-      }
-      into[i] = id;
-    }
-    admitted = wasm.limitBatch(into.subarray(0, n), n, nows, costs, numbers);
+    admitted = wasm.limitBatch(handleIds(owner, keys, n), n, nows, costs, numbers);
   } else {
     const len = encodeKeys(keys, n);
     admitted = wasm.limitBatchKeys(bytes.subarray(0, len), ids.subarray(0, n), n, nows, costs, numbers);
@@ -191,23 +201,12 @@ export function limitBatch(wasm, owner, keys, options, out) {
   return r;
 }
 
-/** Entry `i`'s key of a batch of `owner` (checked as `limitBatch` checks them), as a function of `i`. */
+/** Entry `i`'s key of a batch of `owner` (checked by `limitBatch`'s own checks), as a function of `i`. */
 function entryKeys(owner, keys, n) {
-  if (keys instanceof KeyHandle) {
-    if (keys.owner !== owner) throw optionError("invalid_value", "keys", "keys must be a key handle of this limiter");
-    return () => keys;
-  }
-  if (typeof keys === "string") return () => keys;
-  const handles = keys[0] instanceof KeyHandle;
-  for (let i = 0; i < n; i++) {
-    const k = keys[i];
-    if (handles && (!(k instanceof KeyHandle) || k.owner !== owner)) {
-      throw optionError("invalid_value", `keys[${i}]`, `keys[${i}] must be a key handle of this limiter (keys are all handles or all strings)`);
-    }
-    if (!handles && typeof k !== "string") {
-      throw optionError("invalid_type", `keys[${i}]`, `keys[${i}] must be a string, got ${typeof k} (keys are all handles or all strings)`);
-    }
-  }
+  if (keys instanceof KeyHandle) ownHandle(owner, keys);
+  if (keys instanceof KeyHandle || typeof keys === "string") return () => keys;
+  if (keys[0] instanceof KeyHandle) handleIds(owner, keys, n);
+  else encodeKeys(keys, n);
   return (i) => keys[i];
 }
 

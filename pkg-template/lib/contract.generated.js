@@ -9,6 +9,9 @@ export const KINDS = Object.freeze(["fixed-window", "fixed-window-first-hit", "s
 /** The values of `align`, fixed windows only (`tollgate::spec::ALIGNS`). */
 export const ALIGNS = Object.freeze(["clock", "first-hit"]);
 
+/** The RateLimit header drafts `standardHeaders` names, oldest first (`tollgate::headers::Standard::ALL`). */
+export const HEADER_DRAFTS = Object.freeze(["draft-6", "draft-7", "draft-8", "draft-10"]);
+
 /** The fields of one limit (`tollgate::spec::LIMIT_FIELDS`). */
 export const LIMIT_FIELDS = Object.freeze(["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"]);
 

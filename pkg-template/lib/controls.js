@@ -7,7 +7,7 @@
 // are off. `reserve` is a hit (of its estimate) and passes the controls as `limit` does; a
 // listed key reserves nothing (`reservation: null`). `settle` decides no hit: it is not reported.
 import { AccessList } from "./access-list.js";
-import { callOptions as readCallOptions, costOf } from "./options.js";
+import { callOptions as readCallOptions, costOf, flagOf } from "./options.js";
 import { decisionHookOf, report } from "./decision-hook.js";
 
 /** The controls' option names (docs/vocabulary.md; options.js lists them among a limiter's). */
@@ -18,11 +18,7 @@ export const controlsOf = new WeakMap();
 
 class Controls {
   constructor(options, store) {
-    const shadow = options.shadow ?? false;
-    if (typeof shadow !== "boolean") {
-      throw Object.assign(new TypeError(`shadow must be true or false, got ${JSON.stringify(shadow)}`), { code: "invalid_type", field: "shadow" });
-    }
-    this.shadow = shadow;
+    this.shadow = flagOf("shadow", options.shadow ?? false);
     this.allow = options.allowList === undefined ? null : new AccessList(options.allowList, "allowList");
     this.deny = options.denyList === undefined ? null : new AccessList(options.denyList, "denyList");
     this.hook = decisionHookOf(options);

@@ -4,6 +4,7 @@
 // and never throws: a misconfiguration is pointed out, the request goes on. `validate: false`
 // turns them all off, `validate: { name: false }` one of them.
 import { fail } from "./options.js";
+import { HEADER_DRAFTS } from "./contract.generated.js";
 
 /** A check's finding, with express-rate-limit's code and help page. */
 export class ValidationError extends Error {
@@ -99,8 +100,8 @@ const CHECKS = {
     }
   },
   headersDraftVersion(version) {
-    if (!["draft-6", "draft-7", "draft-8", "draft-10"].includes(version)) {
-      throw new ValidationError("ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION", `standardHeaders: only the following versions of the IETF draft specification are supported: draft-6, draft-7, draft-8, draft-10; got ${JSON.stringify(version)}.`);
+    if (!HEADER_DRAFTS.includes(version)) {
+      throw new ValidationError("ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION", `standardHeaders: only the following versions of the IETF draft specification are supported: ${HEADER_DRAFTS.join(", ")}; got ${JSON.stringify(version)}.`);
     }
   },
   headersResetTime(resetTime) {

@@ -15,12 +15,9 @@
 //   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
 //   it is, since a copy would lose its socket.
 import { clientError, denialBody, httpOptions, settleHit } from "./http-options.js";
-import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { shadowReport } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "./options.js";
 import { dropCopy, reserve, settleReservation, splitResponse, waitUntilOf } from "./cost-after.js";
-
-/** Where shadow mode's would-be denials are logged (this adapter has no `logger` option). */
-const CONSOLE = { warn: (fields, message) => console.warn(message, fields) };
 
 /** The response with `headers` set: in place when it allows that, else on a copy. */
 function withHeaders(response, headers) {
@@ -74,10 +71,8 @@ export function rateLimitFetch(options) {
       // a denied one is answered 403 (not a rate limit: nothing to wait for).
       const listed = decision.reason !== undefined;
       const headers = listed ? [] : Object.entries(o.headers(o.limiter, decision, keys, now));
-      if (decision.shadow === true) {
-        headers.push([SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny"]);
-        if (!decision.wouldAllow) logShadowDenial(CONSOLE, decision);
-      }
+      const shadow = shadowReport(decision);
+      if (shadow !== null) headers.push(shadow);
       if (listed && decision.allowed) return inner(request, ...rest);
       if (!decision.allowed) {
         if (handler !== undefined) return withHeaders(await handler(request, decision, ...rest), headers);

@@ -2,12 +2,12 @@
 // `Policy.headers`: the same writer the Worker calls, so the package and the Worker send the
 // same bytes. This file only reads the options and lays the decision out as numbers
 // (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
-import { DECISION_PAIR_LEN, HEADER_RECORD_LEN } from "./contract.generated.js";
+import { DECISION_PAIR_LEN, HEADER_DRAFTS, HEADER_RECORD_LEN } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { fail, flagOf } from "./options.js";
 
-/** `standardHeaders` values, as express-rate-limit names them (true is its draft-6). */
-const STANDARD = new Map([["draft-6", 6], ["draft-7", 7], ["draft-8", 8], ["draft-10", 10], [true, 6], [false, 0]]);
+/** `standardHeaders` values, the core's drafts by number (true is express-rate-limit's draft-6). */
+const STANDARD = new Map([...HEADER_DRAFTS.map((d) => [d, Number(d.slice(6))]), [true, 6], [false, 0]]);
 
 /** Whether `value` is one of the `standardHeaders` values. */
 export const isStandardHeaders = (value) => STANDARD.has(value);
@@ -25,7 +25,7 @@ export function headerOptions(o) {
   if (standard === undefined) {
     // A RangeError, as before the codes; the code and field are wrangler.toml's for the same value.
     const code = typeof o.standardHeaders === "string" ? "invalid_value" : "invalid_type";
-    throw fail("standardHeaders", o.standardHeaders, '"draft-6", "draft-7", "draft-8", "draft-10", true or false', code, RangeError);
+    throw fail("standardHeaders", o.standardHeaders, `${HEADER_DRAFTS.map((d) => JSON.stringify(d)).join(", ")}, true or false`, code, RangeError);
   }
   const legacy = flagOf("legacyHeaders", o.legacyHeaders ?? true);
   const j = o.jitter ?? false;

@@ -7,13 +7,10 @@
 // are `limiter.headers(decision)`. The package imports nothing of Hono: it calls the context's
 // methods (`c.set`, `c.header`, `c.status`, `c.text`, `c.json`, `c.res`).
 import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
-import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { shadowReport } from "./shadow-report.js";
 import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
 
 export { webSocketLimiter } from "./hono-websocket.js";
-
-/** Where shadow mode's would-be denials are logged (hono-rate-limiter has no `logger` option). */
-const CONSOLE = { warn: (fields, message) => console.warn(message, fields) };
 
 /** hono-rate-limiter's default handler: the status, and `message` as text or JSON. */
 async function defaultHandler(c, next, options) {
@@ -50,10 +47,8 @@ export function rateLimiter(options) {
     if (h.sendsHeaders && !listed && !c.finalized) {
       for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) c.header(name, value);
     }
-    if (decision.shadow === true) {
-      c.header(SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny");
-      if (!decision.wouldAllow) logShadowDenial(CONSOLE, decision);
-    }
+    const shadow = shadowReport(decision);
+    if (shadow !== null) c.header(...shadow);
     if (!decision.allowed) {
       // An express-rate-limit style Store counted the denied hit too; tollgate's limiters did not.
       if (store !== null && o.settles) await settle(h, limiter, key, cost, () => judge(c));

@@ -24,7 +24,8 @@ function optionalFunction(options, name) {
   return f;
 }
 
-function flag(options, name) {
+/** Option `name` of `options`: `true` or `false` (default). */
+export function flag(options, name) {
   return flagOf(name, options[name] ?? false);
 }
 

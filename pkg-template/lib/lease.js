@@ -9,13 +9,13 @@
 // the core's `Pacer`. This module owns what is JavaScript's: when to ask the pool (the
 // calls themselves are lib/pool-client.js), the renewal timer, the FIFO queue, AbortSignals.
 import { extras } from "./extras.js";
-import { Pacer, PacerCostError, PacerQueueFullError, bad, costOf, durationString, maxQueueOf, realSleep } from "./pacer.js";
+import { DEFAULT_MAX_QUEUE, Pacer, bad, costError, costOf, durationString, enqueue, maxQueueOf, paced, release } from "./pacer.js";
+import { sleep as realSleep } from "./wait.js";
 import { LeaseError, PoolClient, baseUrl } from "./pool-client.js";
 import { known, optionError } from "./options.js";
 
 export { LeaseError };
 
-const DEFAULT_MAX_QUEUE = 1000;
 /** The longest a waiter idles before looking again when nothing is expected to change. */
 const IDLE_MS = 60_000;
 /** A marker reason for waking the queue's head to plan again. */
@@ -76,21 +76,7 @@ export class LeasedPacer {
   #lastError = null;
   #closing = null;
 
-  /**
-   * @param {object} options
-   * @param {string | URL} options.url  the Worker's base URL
-   * @param {string} options.pool  the pool's name (`[vars.POOLS.<name>]`)
-   * @param {string} options.holder  this holder's name, unique among the pool's holders
-   * @param {number} options.partitions  how many partitions to ask for
-   * @param {number} options.ttlMs  each lease's length; renewed every third of it
-   * @param {string} [options.token]  the Worker's API token (Authorization: Bearer)
-   * @param {string | number} [options.grain]  the inner pacer's grain (default 200 ms)
-   * @param {number} [options.renewMargin]  ms before a lease's end from which nothing starts
-   * @param {number} [options.maxQueue]  most waiters (default 1000)
-   * @param {typeof fetch} [options.fetch]  default globalThis.fetch
-   * @param {() => number} [options.now]  epoch ms (default Date.now)
-   * @param {(ms: number, signal: AbortSignal) => Promise<void>} [options.sleep]
-   */
+  /** `options`: `LeasedPacerOptions` (types/lease.d.ts). */
   constructor(options) {
     if (options === null || typeof options !== "object") {
       throw bad("invalid_type", "options", options, "an object with url, pool, holder, partitions and ttlMs");
@@ -179,32 +165,13 @@ export class LeasedPacer {
     }
     if (this.#state === "failed") return Promise.reject(this.#failure);
     if (this.#state === "closed") return Promise.reject(this.#closedError());
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#queue.length >= this.#maxQueue) return Promise.reject(new PacerQueueFullError(this.#maxQueue));
-    this.start();
-    return new Promise((resolve, reject) => {
-      const waiter = { cost, resolve, reject, signal, onAbort: null };
-      if (signal) {
-        waiter.onAbort = () => this.#remove(waiter, signal.reason);
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-      this.#queue.push(waiter);
-      this.#pump();
-    });
+    if (!signal?.aborted && this.#queue.length < this.#maxQueue) this.start();
+    return enqueue(this.#queue, this.#maxQueue, cost, signal, (w) => this.#remove(w, signal.reason), () => this.#pump());
   }
 
   /** Wraps an async function as `Pacer.pace` does: acquire, call, observe a Response's headers. */
-  pace(fnToPace, { cost = 1, signal } = {}) {
-    fn("fn", fnToPace);
-    if (typeof cost !== "function") costOf(cost);
-    return async (...args) => {
-      await this.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
-      const result = await fnToPace(...args);
-      if (result !== null && typeof result === "object" && result.headers && typeof result.headers === "object") {
-        this.observe(result.headers);
-      }
-      return result;
-    };
+  pace(fnToPace, options) {
+    return paced(this, fnToPace, options);
   }
 
   /** Reads a service's answer (Retry-After, RateLimit, X-RateLimit-*): see `Pacer.observe`. */
@@ -324,10 +291,7 @@ export class LeasedPacer {
 
   #rejectAll(error) {
     const waiters = this.#queue.splice(0);
-    for (const w of waiters) {
-      w.signal?.removeEventListener("abort", w.onAbort);
-      w.reject(error);
-    }
+    for (const w of waiters) release(w, error);
     this.#wake?.abort(REPLAN);
   }
 
@@ -390,17 +354,8 @@ export class LeasedPacer {
         const next = this.#holder.nextChange(now);
         const held = this.#holder.heldRate;
         if (held > 0 && head.cost > this.#maxCostAt(held)) {
-          const max = this.#maxCostAt(held);
-          this.#queue.shift();
-          head.signal?.removeEventListener("abort", head.onAbort);
-          head.reject(
-            new PacerCostError(
-              `cost ${head.cost} can never be paced at the held rate (${held} per ${this.#holder.windowMs} ms): ` +
-                `at most ${max} ${max === 1 ? "unit is" : "units are"} released per grain (ask for more partitions, raise the grain, or split the work)`,
-              head.cost,
-              max,
-            ),
-          );
+          const where = ` at the held rate (${held} per ${this.#holder.windowMs} ms)`;
+          release(this.#queue.shift(), costError(head.cost, this.#maxCostAt(held), where, "ask for more partitions, raise the grain, or split the work"));
           continue;
         }
         if (rate === 0) {
@@ -420,18 +375,14 @@ export class LeasedPacer {
           start = await this.#inner.acquire(head.cost, { signal: wake.signal });
         } catch (e) {
           if (!wake.signal.aborted && this.#queue[0] === head) {
-            this.#queue.shift(); // not woken: the inner pacer refused this waiter
-            head.signal?.removeEventListener("abort", head.onAbort);
-            head.reject(e);
+            release(this.#queue.shift(), e); // not woken: the inner pacer refused this waiter
           }
           continue; // woken: the inner pacer gave the reservation back; plan again
         } finally {
           wake.abort(REPLAN); // ends the warm-up timer
         }
         if (this.#queue[0] !== head || start >= until) continue; // (a ms late: stays unused)
-        this.#queue.shift();
-        head.signal?.removeEventListener("abort", head.onAbort);
-        head.resolve(start);
+        release(this.#queue.shift(), undefined, start);
       }
     } catch (e) {
       this.#fail(e); // e.g. a grain longer than the pool's window: a configuration error

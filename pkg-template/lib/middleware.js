@@ -6,22 +6,18 @@
 // express-rate-limit Store, that store's count (erl-store.js); the headers are
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
-import { fail, flagOf, objectOf, optionError } from "./options.js";
-import { clientError, denialBody, httpOptions } from "./http-options.js";
+import { fail, objectOf, optionError } from "./options.js";
+import { clientError, denialBody, flag, httpOptions } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 import { controlsOf, firstLimit, listedDecision } from "./controls.js";
-import { SHADOW_HEADER, logShadowDenial } from "./shadow-report.js";
+import { shadowReport } from "./shadow-report.js";
 import { reportFailedOpen } from "./decision-hook.js";
 import { reserve, settleReservation } from "./cost-after.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
-
-function flag(options, name) {
-  return flagOf(name, options[name] ?? false);
-}
 
 /** Errors of a store (or of a limiter over one) as opposed to bad input, which is never passed over. */
 const isStoreError = (e) => !(e instanceof TypeError) && !(e instanceof RangeError);
@@ -179,10 +175,8 @@ export function rateLimit(passed = {}) {
         res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }
     }
-    if (decision.shadow === true) {
-      if (!res.headersSent) res.setHeader(SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny");
-      if (!decision.wouldAllow) logShadowDenial(logger, decision);
-    }
+    const shadow = shadowReport(decision, logger);
+    if (shadow !== null && !res.headersSent) res.setHeader(...shadow);
     // An express-rate-limit Store counted the denied hit too; tollgate's limiters did not.
     if (o.after !== null && decision.allowed) {
       // Settled once the answer is sent or the connection closed, with what actualCost says then.

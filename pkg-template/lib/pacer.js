@@ -3,7 +3,8 @@
 // When each call may start is the Rust core's decision (`wasm/src/pacer.rs`); this module
 // owns what is JavaScript's: the FIFO queue, sleeping, AbortSignals and reading responses.
 import { extras } from "./extras.js";
-import { known, optionError, whole } from "./options.js";
+import { known, optionError, show, whole } from "./options.js";
+import { sleep as realSleep } from "./wait.js";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
@@ -26,26 +27,55 @@ export class PacerCostError extends RangeError {
   }
 }
 
-const DEFAULT_MAX_QUEUE = 1000;
+export const DEFAULT_MAX_QUEUE = 1000;
 
 /**
- * Sleeps `ms` on the real clock; an aborted signal ends the sleep at once (rejecting). With
- * `unref`, the timer alone does not keep Node running (a lease's renewals, lib/lease.js).
+ * The `PacerCostError` of a cost above `max` units per grain; `where` qualifies the rate (a
+ * `LeasedPacer`'s held one), `advice` says what would make it fit.
  */
-export function realSleep(ms, signal, unref = false) {
+export function costError(cost, max, where = "", advice = "raise the rate or the grain, or split the work") {
+  const units = `${max} ${max === 1 ? "unit is" : "units are"}`;
+  return new PacerCostError(`cost ${cost} can never be paced${where}: at most ${units} released per grain (${advice})`, cost, max);
+}
+
+/**
+ * Queues a waiter of `cost` on `queue` and calls `pump`: a promise of its start, rejected at
+ * once when `signal` has aborted or `maxQueue` waiters are queued. `onAbort(waiter)` runs when
+ * `signal` aborts while it waits.
+ */
+export function enqueue(queue, maxQueue, cost, signal, onAbort, pump) {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  if (queue.length >= maxQueue) return Promise.reject(new PacerQueueFullError(maxQueue));
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    if (unref) timer.unref?.();
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const waiter = { cost, resolve, reject, signal, onAbort: null, reserved: false };
+    if (signal) {
+      waiter.onAbort = () => onAbort(waiter);
+      signal.addEventListener("abort", waiter.onAbort, { once: true });
+    }
+    queue.push(waiter);
+    pump();
   });
+}
+
+/** Ends a released waiter's wait: with `error`, or with its `start` when there is none. */
+export function release(waiter, error, start) {
+  waiter.signal?.removeEventListener("abort", waiter.onAbort);
+  if (error === undefined) waiter.resolve(start);
+  else waiter.reject(error);
+}
+
+/** `pace(fn, { cost, signal })` of `pacer`: acquire, call `fn`, observe a `Response`'s headers. */
+export function paced(pacer, fn, { cost = 1, signal } = {}) {
+  if (typeof fn !== "function") throw bad("invalid_type", "fn", fn, "a function");
+  if (typeof cost !== "function") costOf(cost);
+  return async (...args) => {
+    await pacer.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
+    const result = await fn(...args);
+    if (result !== null && typeof result === "object" && result.headers && typeof result.headers === "object") {
+      pacer.observe(result.headers);
+    }
+    return result;
+  };
 }
 
 /** A duration as the core reads it: a string ("200ms", "1s") or whole milliseconds. */
@@ -101,11 +131,9 @@ export function rateString(rate) {
   throw bad("invalid_type", "rate", rate, 'a string such as "100/s" or { limit, window }');
 }
 
+/** A value in a pacer's message: as `show` words it, a number or flag with its type (`number 5`). */
 export function describe(v) {
-  if (v === undefined) return "undefined";
-  if (typeof v === "string") return JSON.stringify(v);
-  if (v === null || Array.isArray(v)) return v === null ? "null" : "an array";
-  return typeof v === "object" ? "an object" : `${typeof v} ${String(v)}`;
+  return v === undefined || typeof v === "string" || typeof v === "object" ? show(v) : `${typeof v} ${String(v)}`;
 }
 
 /** `Headers`, a record or `[name, value]` pairs, flattened as the wasm binding takes them. */
@@ -150,14 +178,7 @@ export class Pacer {
   #headSleep = null;
   #pausedUntil = 0;
 
-  /**
-   * @param {object} options
-   * @param {string | {limit: number, window: string | number}} options.rate  e.g. "100/s"
-   * @param {string | number} [options.grain]  release every grain (default 200 ms, at most the window)
-   * @param {number} [options.maxQueue]  most waiters; beyond it `acquire` rejects (default 1000)
-   * @param {() => number} [options.now]  epoch ms (default Date.now), for simulated time
-   * @param {(ms: number, signal: AbortSignal) => Promise<void>} [options.sleep]  for simulated time
-   */
+  /** `options`: `PacerOptions` (types/pacer.d.ts): `rate`, `grain`, `maxQueue`, `now`, `sleep`. */
   constructor(options) {
     if (options === null || typeof options !== "object") {
       throw bad("invalid_type", "options", options, "an object with a rate");
@@ -201,21 +222,11 @@ export class Pacer {
   acquire(cost = 1, { signal } = {}) {
     try {
       costOf(cost);
-      if (cost > this.#wasm.maxCost) throw this.#costError(cost);
+      if (cost > this.#wasm.maxCost) throw costError(cost, this.#wasm.maxCost);
     } catch (e) {
       return Promise.reject(e);
     }
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#queue.length >= this.#maxQueue) return Promise.reject(new PacerQueueFullError(this.#maxQueue));
-    return new Promise((resolve, reject) => {
-      const waiter = { cost, resolve, reject, signal, onAbort: null, reserved: false };
-      if (signal) {
-        waiter.onAbort = () => this.#abort(waiter);
-        signal.addEventListener("abort", waiter.onAbort, { once: true });
-      }
-      this.#queue.push(waiter);
-      this.#pump();
-    });
+    return enqueue(this.#queue, this.#maxQueue, cost, signal, (w) => this.#abort(w), () => this.#pump());
   }
 
   /**
@@ -223,17 +234,8 @@ export class Pacer {
    * arguments), then calls `fn`; when the result has headers (a `Response`), they are observed
    * so the service's Retry-After / RateLimit / X-RateLimit-* push the schedule back.
    */
-  pace(fn, { cost = 1, signal } = {}) {
-    if (typeof fn !== "function") throw bad("invalid_type", "fn", fn, "a function");
-    if (typeof cost !== "function") costOf(cost);
-    return async (...args) => {
-      await this.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
-      const result = await fn(...args);
-      if (result !== null && typeof result === "object" && result.headers && typeof result.headers === "object") {
-        this.observe(result.headers);
-      }
-      return result;
-    };
+  pace(fn, options) {
+    return paced(this, fn, options);
   }
 
   /**
@@ -263,17 +265,8 @@ export class Pacer {
   /** When work of `cost` could start if asked now (epoch ms), reserving nothing. */
   peek(cost = 1) {
     costOf(cost);
-    if (cost > this.#wasm.maxCost) throw this.#costError(cost);
+    if (cost > this.#wasm.maxCost) throw costError(cost, this.#wasm.maxCost);
     return this.#wasm.peek(this.#now(), cost);
-  }
-
-  #costError(cost) {
-    const max = this.#wasm.maxCost;
-    return new PacerCostError(
-      `cost ${cost} can never be paced: at most ${max} ${max === 1 ? "unit is" : "units are"} released per grain (raise the rate or the grain, or split the work)`,
-      cost,
-      max,
-    );
   }
 
   #abort(waiter) {
@@ -286,11 +279,6 @@ export class Pacer {
       this.#headSleep?.abort();
     }
     waiter.reject(waiter.signal.reason);
-  }
-
-  #release(waiter, start) {
-    waiter.signal?.removeEventListener("abort", waiter.onAbort);
-    waiter.resolve(start);
   }
 
   /**
@@ -328,7 +316,7 @@ export class Pacer {
         }
         if (this.#queue[0] === head) {
           this.#queue.shift();
-          this.#release(head, start);
+          release(head, undefined, start);
         }
       }
     } finally {

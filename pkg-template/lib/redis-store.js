@@ -15,7 +15,7 @@ import { CasScript } from "./redis-script.js";
 import { SwapBatcher } from "./redis-batch.js";
 import { RedisClock } from "./redis-clock.js";
 import { MAX, durationMs, fail, flagOf, known, objectOf, oneOf, optionError, show, wholeIn } from "./options.js";
-import { applyStoreOptions } from "./store-options.js";
+import { STORE_OPTIONS, applyStoreOptions } from "./store-options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
 import { RENAMED as CORE_RENAMED } from "./contract.generated.js";
@@ -36,10 +36,7 @@ export class RedisStore {
    */
   constructor(client, options = {}) {
     objectOf(options);
-    known(options, [
-      "prefix", "namespace", "timeoutMs", "failure", "clock", "syncRate", "maxAttempts", "blockedCache",
-      "batchKeys", "maxCachedKeys", "closedRetryMs", "clockRefreshMs", "now", "onError", "insurance",
-    ], "", RENAMED);
+    known(options, ["prefix", "namespace", "clock", "syncRate", "maxAttempts", "batchKeys", "clockRefreshMs", ...STORE_OPTIONS], "", RENAMED);
     const {
       prefix = "tollgate:",
       namespace = "",

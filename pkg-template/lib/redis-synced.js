@@ -55,43 +55,41 @@ export class SyncedRedisLimiter extends StoreLimiter {
   }
 
   /** Decides a hit from what this process knows (no round trip) and counts it if allowed. */
-  async limit(key, options) {
-    const keys = keysOf(key);
-    const { cost } = callOptions(options);
-    validateKeys(keys); // before any read for a key that could never be decided
-    const now = options?.now ?? (await this.#time());
-    await this.#firstSight(keys, now);
-    this.#wasm.decide(keys, now, cost, false);
-    this.#schedule();
-    return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+  limit(key, options) {
+    return this.#decide(key, options, false);
   }
 
-  async peek(key, options) {
+  peek(key, options) {
+    return this.#decide(key, options, true);
+  }
+
+  async #decide(key, options, peek) {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
     validateKeys(keys); // before any read for a key that could never be decided
     const now = options?.now ?? (await this.#time());
     await this.#firstSight(keys, now);
-    this.#wasm.decide(keys, now, cost, true);
+    this.#wasm.decide(keys, now, cost, peek);
+    if (!peek) this.#schedule();
     return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
   }
 
   /** Counters synced across processes only ever grow: a refund cannot be merged. */
   async refund() {
-    throw optionError("unsupported_in_sync_mode", "syncRate", "refund is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
+    throw unsupported("refund");
   }
 
   /** A reservation is a ledger in the key's state; synced window counters hold none. */
   async reserve() {
-    throw optionError("unsupported_in_sync_mode", "syncRate", "reserve is not supported with syncRate != 0 (merged counters hold no reservations); use syncRate 0", TypeError);
+    throw unsupported("reserve", "hold no reservations");
   }
 
   async settle() {
-    throw optionError("unsupported_in_sync_mode", "syncRate", "settle is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
+    throw unsupported("settle");
   }
 
   async reset() {
-    throw optionError("unsupported_in_sync_mode", "syncRate", "reset is not supported with syncRate != 0 (merged counters only grow); use syncRate 0", TypeError);
+    throw unsupported("reset");
   }
 
   /**
@@ -222,6 +220,11 @@ export class SyncedRedisLimiter extends StoreLimiter {
     const client = this.#store._client;
     for (const cmd of drop.values()) client.send(cmd).catch((e) => this.#store._onError?.(e));
   }
+}
+
+/** What the synced counters cannot do: `method` refused (`unsupported_in_sync_mode`), and why. */
+function unsupported(method, why = "only grow") {
+  return optionError("unsupported_in_sync_mode", "syncRate", `${method} is not supported with syncRate != 0 (merged counters ${why}); use syncRate 0`, TypeError);
 }
 
 /** HGETALL's reply as [field, value] pairs: a flat array (RESP2) or an object/Map (RESP3). */

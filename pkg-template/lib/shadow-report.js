@@ -5,10 +5,16 @@
 /** `allow` or `deny`: what enforcement would have answered (the Worker sends the same). */
 export const SHADOW_HEADER = "Tollgate-Shadow";
 
-/** Logs a would-be denial through an express-rate-limit style `logger` (`warn(fields, message)`). */
-export function logShadowDenial(logger, decision) {
-  logger.warn(
-    { shadow: true, blockedBy: decision.blockedBy, retryAfter: decision.retryAfter, penalty: decision.penalty === true },
-    "tollgate: shadow mode admitted a request that enforcement would have denied",
-  );
+/**
+ * The `[SHADOW_HEADER, "allow" | "deny"]` header of a decision made in shadow mode (null for any
+ * other), its would-be denial logged through an express-rate-limit style `logger`
+ * (`warn(fields, message)`; default: the console, for the adapters without a `logger` option).
+ */
+export function shadowReport(decision, logger = { warn: (fields, message) => console.warn(message, fields) }) {
+  if (decision.shadow !== true) return null;
+  if (!decision.wouldAllow) {
+    const fields = { shadow: true, blockedBy: decision.blockedBy, retryAfter: decision.retryAfter, penalty: decision.penalty === true };
+    logger.warn(fields, "tollgate: shadow mode admitted a request that enforcement would have denied");
+  }
+  return [SHADOW_HEADER, decision.wouldAllow ? "allow" : "deny"];
 }

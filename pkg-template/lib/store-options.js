@@ -7,6 +7,8 @@ import { MAX, durationMs, fail, fnOf, oneOf, optionError, show, wholeIn } from "
 import { insuranceShare } from "./insurance.js";
 import { durationMs as durationOfText } from "./wasm.js";
 
+/** The options `applyStoreOptions` reads, beside each store's own. */
+export const STORE_OPTIONS = ["timeoutMs", "failure", "insurance", "blockedCache", "maxCachedKeys", "closedRetryMs", "now", "onError"];
 /** `failure`: wrangler.toml takes "open" and "closed" only (its Durable Object has no outage to throw or insure). */
 export const FAILURES = ["open", "closed", "throw", "insurance"];
 /**

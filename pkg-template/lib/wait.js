@@ -26,24 +26,25 @@ function millis(v, ofText) {
   return v;
 }
 
-/** Sleeps `ms`, or rejects with the signal's reason when it aborts first. */
-function sleep(ms, signal) {
+/**
+ * Sleeps `ms` on the real clock; an aborted signal ends the sleep at once (rejecting with its
+ * reason). With `unref`, the timer alone does not keep Node running (a lease's renewals,
+ * lib/lease.js). The pacers sleep with it too.
+ */
+export function sleep(ms, signal, unref = false) {
   return new Promise((resolve, reject) => {
     // Aborted while the limiter was deciding: no listener would hear it now.
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const done = () => {
-      signal?.removeEventListener("abort", aborted);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const aborted = () => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
       clearTimeout(timer);
       reject(signal.reason);
     };
-    signal?.addEventListener("abort", aborted, { once: true });
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    if (unref) timer.unref?.();
+    signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
 

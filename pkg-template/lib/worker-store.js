@@ -10,7 +10,7 @@
 // option names and meanings (`failure`, `insurance`, `timeoutMs`, `blockedCache`, `onError`).
 // See docs/worker-store.md.
 import { fail, fnOf, known, objectOf, optionError } from "./options.js";
-import { applyStoreOptions } from "./store-options.js";
+import { STORE_OPTIONS, applyStoreOptions } from "./store-options.js";
 import { WorkerTransport } from "./worker-transport.js";
 import { WorkerLimiter } from "./worker-limiter.js";
 
@@ -18,10 +18,7 @@ export class WorkerStore {
   /** @param options see types/worker-store.d.ts */
   constructor(options) {
     objectOf(options);
-    known(options, [
-      "url", "token", "binding", "fetch", "policy", "timeoutMs", "failure", "insurance", "blockedCache",
-      "maxCachedKeys", "closedRetryMs", "now", "onError",
-    ]);
+    known(options, ["url", "token", "binding", "fetch", "policy", ...STORE_OPTIONS]);
     const { url, token, binding, fetch = globalThis.fetch, policy } = options;
     if ((url === undefined) === (binding === undefined)) {
       const [code, field, what] = url === undefined ? ["missing_field", "url", "is required"] : ["conflicting_fields", "binding", "cannot be given with url"];

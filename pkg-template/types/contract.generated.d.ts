@@ -6,6 +6,9 @@ export type Algorithm = "fixed-window" | "sliding-log" | "sliding-window" | "sli
 /** The values of `align`, fixed windows only (`tollgate::spec::ALIGNS`). */
 export type Align = "clock" | "first-hit";
 
+/** A RateLimit header draft, as `standardHeaders` names it (`tollgate::headers::Standard::ALL`). */
+export type HeaderDraft = "draft-6" | "draft-7" | "draft-8" | "draft-10";
+
 /** The fields of one limit (`tollgate::spec::LIMIT_FIELDS`). */
 export type LimitField = "algorithm" | "limit" | "window" | "quota" | "burst" | "refillAmount" | "align" | "precision" | "offset" | "name";
 

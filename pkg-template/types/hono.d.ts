@@ -2,7 +2,7 @@
 // "Hono"). The context type is structural (what the middleware calls of Hono's `Context`), so
 // the package's types need no `hono` import: Hono's own `Context` fits, and the middleware is
 // assignable to its `MiddlewareHandler`.
-import type { AsyncRateLimiter, Duration, Keys, LimitOptions, OnDecision, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, Duration, HeaderDraft, Keys, LimitOptions, OnDecision, RateLimiter, Store } from "./index.js";
 import type { ClientRateLimitInfo, ErlStore, RateLimitInfo as ErlRateLimitInfo } from "./middleware.js";
 
 type Maybe<T> = T | Promise<T>;
@@ -94,7 +94,7 @@ export interface HonoRateLimiterOptions<C extends HonoContext = HonoContext> ext
   /** Default: `c.res.status < 400`. */
   requestWasSuccessful?: (c: C) => Maybe<boolean>;
   /** The RateLimit draft (default "draft-6"; true is "draft-6"); false: no rate-limit header, no Retry-After. */
-  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
+  standardHeaders?: HeaderDraft | boolean;
   /** X-RateLimit-* (default false with hono-rate-limiter's options, else true). */
   legacyHeaders?: boolean;
   /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */

@@ -1,10 +1,10 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
 import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
-import type { Algorithm, Align } from "./contract.generated.js";
+import type { Algorithm, Align, HeaderDraft } from "./contract.generated.js";
 import type { Reserved, Settled, SettleOptions } from "./reserve.js";
 export type { Reserved, Settled, SettleOptions, SettleErrorCode } from "./reserve.js";
 /** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
-export type { Algorithm, ConfigErrorCode } from "./contract.generated.js";
+export type { Algorithm, ConfigErrorCode, HeaderDraft } from "./contract.generated.js";
 
 /** A duration: `"1s"`, `"250ms"`, `"5m"`, `"1h"`, `"1d"`, or a whole number of milliseconds. */
 export type Duration = string | number;
@@ -74,10 +74,8 @@ export interface SingleLimitOptions extends LimitOptions, ControlOptions {
 }
 
 /** Several limits, all of which must admit a hit; each has its own `algorithm`. */
-export interface MultiLimitOptions extends ControlOptions {
+export interface MultiLimitOptions extends ControlOptions, Pick<SingleLimitOptions, "maxKeys"> {
   limits: LimitOptions[];
-  /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
-  maxKeys?: number;
   algorithm?: undefined;
   limit?: undefined;
   window?: undefined;
@@ -174,24 +172,55 @@ export interface RateLimitHeaders {
   "Retry-After"?: string;
 }
 
+/** `T`, or a promise of it for a limiter over a store. */
+type Answer<T, Async extends boolean> = Async extends true ? Promise<T> : T;
+
+/** The methods every limiter has: in memory (`Async` false), or over a store (their promises). */
+interface LimiterCalls<K, Async extends boolean> {
+  limit(key: K, options?: CallOptions): Answer<Decision, Async>;
+  peek(key: K, options?: CallOptions): Answer<Decision, Async>;
+  refund(key: K, options?: CallOptions): Answer<void, Async>;
+  /** A hit of the estimate `cost`, decided as `limit`; when admitted, the decision's `reservation` settles it (docs/reserve.md). Not in `tollgate/lite`. */
+  reserve(key: K, options?: CallOptions): Answer<Reserved, Async>;
+  /** Settles a reservation with the actual cost; refuses `unknown_reservation` or `invalid_reservation` (throws, or rejects), changing nothing. */
+  settle(reservation: string, actual: number, options?: SettleOptions): Answer<Settled, Async>;
+  reset(key: K): Answer<void, Async>;
+  headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
+  /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
+  waitFor(key: K, options: WaitOptions): Promise<Decision>;
+  /** upstash/ratelimit's name: `waitFor` resolving with the last denial when `timeoutMs` runs out. */
+  blockUntilReady(key: K, timeoutMs: number): Promise<Decision>;
+}
+
 /**
  * A limiter over a store (`new AsyncRateLimiter({ ..., store })`, or `store.limiter(options)`):
  * the in-memory limiter's methods, asynchronous.
  */
-export interface AsyncRateLimiter {
-  limit(key: Keys, options?: CallOptions): Promise<Decision>;
-  peek(key: Keys, options?: CallOptions): Promise<Decision>;
-  refund(key: Keys, options?: CallOptions): Promise<void>;
-  /** A hit of the estimate `cost`, decided as `limit`; when admitted, the decision's `reservation` settles it (docs/reserve.md). */
-  reserve(key: Keys, options?: CallOptions): Promise<Reserved>;
-  /** Settles a reservation with the actual cost; rejects with `unknown_reservation` or `invalid_reservation`, changing nothing. */
-  settle(reservation: string, actual: number, options?: SettleOptions): Promise<Settled>;
-  reset(key: Keys): Promise<void>;
-  headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
-  /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
-  waitFor(key: Keys, options: WaitOptions): Promise<Decision>;
-  /** upstash/ratelimit's name: `waitFor` resolving with the last denial when `timeoutMs` runs out. */
-  blockUntilReady(key: Keys, timeoutMs: number): Promise<Decision>;
+export interface AsyncRateLimiter extends LimiterCalls<Keys, true> {}
+
+/** The options `RedisStore` and `WorkerStore` share, read the same way (docs/vocabulary.md). */
+export interface StoreOptions {
+  /**
+   * With `failure: "insurance"` (and required by it): the share of each limit (and burst) one
+   * process admits in memory while the store is unavailable, more than 0 and at most 1, e.g.
+   * `1 / processes` (each scaled limit is at least 1).
+   */
+  insurance?: number;
+  /** `retryAfter` of a fail-closed decision, ms (default 1000). */
+  closedRetryMs?: number;
+  /**
+   * Answer hits on a key this process knows is blocked without asking the store, for up to
+   * this many ms after the store last confirmed its state (`true`, the default: 1000; `false`
+   * or `0`: ask every time; a duration string such as `"500ms"` as its ms), with `estimate:
+   * true`. The bound is how late a `reset` or `refund` made by another process is seen here.
+   */
+  blockedCache?: boolean | number | string;
+  /** Most keys whose state this process remembers (default 10,000). */
+  maxCachedKeys?: number;
+  /** This process's clock, epoch ms (default `Date.now`). */
+  now?: () => number;
+  /** Told about errors the failure mode absorbed (degraded decisions, failed syncs). */
+  onError?: (error: unknown) => void;
 }
 
 /** A backend holding state elsewhere (e.g. `RedisStore`). */
@@ -277,21 +306,9 @@ export interface AsyncRateLimiterConstructor {
 
 export declare const AsyncRateLimiter: AsyncRateLimiterConstructor;
 
-export interface RateLimiter {
+export interface RateLimiter extends LimiterCalls<Keys | KeyHandle, false> {
   /** The limits it decides by; for decisions over encoded states, `new Policy(options)`. */
   readonly policy: Limits;
-  limit(key: Keys | KeyHandle, options?: CallOptions): Decision;
-  peek(key: Keys | KeyHandle, options?: CallOptions): Decision;
-  refund(key: Keys | KeyHandle, options?: CallOptions): void;
-  /** A hit of the estimate `cost`, decided as `limit`; when admitted, the decision's `reservation` settles it (docs/reserve.md). Not in `tollgate/lite`. */
-  reserve(key: Keys | KeyHandle, options?: CallOptions): Reserved;
-  /** Settles a reservation with the actual cost; throws `unknown_reservation` or `invalid_reservation`, changing nothing. */
-  settle(reservation: string, actual: number, options?: SettleOptions): Settled;
-  reset(key: Keys | KeyHandle): void;
-  /** Resolves with the decision that admitted the hit, sleeping each denial's `retryAfter`; rejects with `WaitTimeoutError` past `maxWait`. */
-  waitFor(key: Keys | KeyHandle, options: WaitOptions): Promise<Decision>;
-  /** upstash/ratelimit's name: `waitFor` resolving with the last denial when `timeoutMs` runs out. */
-  blockUntilReady(key: Keys | KeyHandle, timeoutMs: number): Promise<Decision>;
   /** Interns `key` once; pass the handle wherever a key goes. */
   key(key: string): KeyHandle;
   /** Forgets a handle (the key's state stays); using it afterwards throws. */
@@ -303,7 +320,6 @@ export interface RateLimiter {
    */
   limitBatch(keys: BatchKeys, options?: BatchOptions): BatchResult;
   limitBatch<O extends BatchOutput>(keys: BatchKeys, options: BatchOptions | undefined, out: O): O & { admitted: number };
-  headers(decision: Decision, options?: number | HeaderOptions): RateLimitHeaders;
   export(key: string): Uint8Array | null;
   import(key: string, state: Uint8Array | null): void;
   keys(): string[];
@@ -330,16 +346,13 @@ export interface Limits {
 }
 
 /** Limits plus the pure decisions over encoded states that stores keeping state elsewhere need. */
-export class Policy implements Limits {
+export interface Policy extends Limits {}
+export declare class Policy {
   constructor(options: LimiterOptions);
-  readonly names: string[];
-  advertised(): Map<string, [quota: number, windowMs: number]>;
   check(states: (Uint8Array | null)[], now: number, cost?: number): PolicyResult;
   peek(states: (Uint8Array | null)[], now: number, cost?: number): Decision;
   refund(states: (Uint8Array | null)[], now: number, cost?: number): (Uint8Array | null)[];
   validateState(state: Uint8Array): void;
-  readonly longestWindowMs: number;
-  readonly mergeable: boolean;
 }
 export * from "./pacer.js";
 export * from "./lease.js";
@@ -353,8 +366,8 @@ export { rateLimit as default } from "./middleware.js";
 export interface HeaderOptions {
   /** Epoch ms the decision was made at (default: now). */
   now?: number;
-  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"). */
-  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
+  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"); `Retry-After` is sent on every denial. */
+  standardHeaders?: HeaderDraft | boolean;
   /** X-RateLimit-* (default true). */
   legacyHeaders?: boolean;
   /** The limited key, sent hashed as `pk` (draft-8, draft-10). */

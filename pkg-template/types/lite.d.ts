@@ -3,7 +3,7 @@
 // several keys at once for `limit`/`peek`, no key handles or `limitBatch` (they throw a
 // TypeError at run time; these types leave them out). Decisions, headers and exported states
 // are the full module's.
-import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, RateLimiter as FullRateLimiter } from "./index.js";
+import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, RateLimiter as FullRateLimiter, SingleLimitOptions } from "./index.js";
 
 export type {
   Algorithm,
@@ -20,10 +20,7 @@ export type {
 } from "./index.js";
 
 /** Options of a lite limiter: one limit inline. */
-export interface LiteLimiterOptions extends LimitOptions {
-  /** Most keys held in memory; beyond it, idle keys then the oldest are evicted. */
-  maxKeys?: number;
-}
+export interface LiteLimiterOptions extends LimitOptions, Pick<SingleLimitOptions, "maxKeys"> {}
 
 export interface LiteRateLimiterConstructor {
   /** With a store: returns `store.limiter(options)`, as `tollgate`'s RateLimiter does. */

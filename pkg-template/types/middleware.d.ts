@@ -3,7 +3,7 @@
 // "HTTP middleware"). The request and response types are structural, so the package needs
 // neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
 // Request/Response all fit.
-import type { AsyncRateLimiter, Decision, Duration, Keys, LimitOptions, LimiterOptions, OnDecision, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, Decision, Duration, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, OnDecision, RateLimiter, Store } from "./index.js";
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {
@@ -128,8 +128,18 @@ export interface MiddlewareLimitOptions<Req, Res> {
   onDecision?: OnDecision;
 }
 
+/** What `rateLimit` and `rateLimitFetch` answer with: the header options of `headers()`, a denial's status. */
+export interface HttpAnswerOptions extends Omit<HeaderOptions, "now" | "partitionKey"> {
+  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
+  partitionKey?: boolean;
+  /** Status of a denial (default 429; 400 to 599). */
+  statusCode?: number;
+  /** Give back the hits of requests that succeeded. */
+  skipSuccessfulRequests?: boolean;
+}
+
 export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>
-  extends MiddlewareLimitOptions<Req, Res> {
+  extends MiddlewareLimitOptions<Req, Res>, HttpAnswerOptions {
   /** An existing limiter to decide by (instead of the limit options alongside). */
   limiter?: RateLimiter | AsyncRateLimiter;
   /** Decide over a tollgate store (e.g. `new RedisStore(client)`), or count in an express-rate-limit Store. */
@@ -153,17 +163,9 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
    * denial. With options written for express-rate-limit (no algorithm, quota, limits or limiter): default false, and no
    * `Retry-After` once legacyHeaders is false too, as in express-rate-limit.
    */
-  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
-  /** X-RateLimit-* (default true). */
-  legacyHeaders?: boolean;
+  standardHeaders?: HeaderDraft | boolean;
   /** @deprecated express-rate-limit's name (before its v6) of `legacyHeaders`; only with options written for express-rate-limit. */
   headers?: boolean;
-  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
-  partitionKey?: boolean;
-  /** Spreads Retry-After and `t` of denials by up to half the wait: true (Math.random) or a draw in [0, 1). */
-  jitter?: boolean | (() => number);
-  /** Status of a denial (default 429; 400 to 599). */
-  statusCode?: number;
   /**
    * Body of a denial, sent by Express's `res.send` (else a string as text/plain, a value as
    * JSON), or a function of `(req, res, decision)`. Default: "Too many requests, please try again later."
@@ -173,8 +175,6 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   handler?: (req: Req, res: Res, next: (err?: unknown) => void, options: RateLimitOptionsUsed, decision: RateLimitInfo) => unknown;
   /** Give back the hits of requests that failed (`requestWasSuccessful` false, or never finished). */
   skipFailedRequests?: boolean;
-  /** Give back the hits of requests that succeeded. */
-  skipSuccessfulRequests?: boolean;
   /** Default: `res.statusCode < 400`. */
   requestWasSuccessful?: (req: Req, res: Res) => Maybe<boolean>;
   /** Where the decision is put on the request (default "rateLimit"); false: nowhere. */
@@ -225,7 +225,7 @@ export interface FetchResponse {
  * handler's arguments after the request (a Worker's `env` and `ctx`, Deno's `info`, Bun's
  * `server`).
  */
-export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, A extends any[] = any[]> {
+export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, A extends any[] = any[]> extends HttpAnswerOptions {
   /** An existing limiter to decide by (instead of the limiter options alongside). */
   limiter?: RateLimiter | AsyncRateLimiter;
   /** Decide over a store (e.g. `new RedisStore(client)`), as `new RateLimiter({ ..., store })`. */
@@ -244,24 +244,12 @@ export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, 
   actualCost?: (request: Req, response: Response, ...rest: A) => Maybe<number | undefined>;
   /** Requests for which this returns true go to the handler neither decided nor counted. */
   skip?: (request: Req, ...rest: A) => Maybe<boolean>;
-  /** The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every denial. */
-  standardHeaders?: "draft-6" | "draft-7" | "draft-8" | "draft-10" | boolean;
-  /** X-RateLimit-* (default true). */
-  legacyHeaders?: boolean;
-  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
-  partitionKey?: boolean;
-  /** Spreads Retry-After and `t` of denials by up to half the wait: true (Math.random) or a draw in [0, 1). */
-  jitter?: boolean | (() => number);
-  /** Status of a denial (default 429; 400 to 599). */
-  statusCode?: number;
   /** Body of a denial: a string (text/plain), a value sent as JSON, or a function of the decision. Default: `{"error":{"code":"rate_limited","message":...}}`. */
   message?: string | object | ((decision: Decision, request: Req) => Maybe<string | object>);
   /** Answers a denial instead of `statusCode` and `message`; the rate-limit headers are added to its answer. */
   handler?: (request: Req, decision: Decision, ...rest: A) => Maybe<FetchResponse>;
   /** Give back the hits of requests that failed (`requestWasSuccessful` false, or a handler that threw). */
   skipFailedRequests?: boolean;
-  /** Give back the hits of requests that succeeded. */
-  skipSuccessfulRequests?: boolean;
   /** Default: `response.status < 400`. */
   requestWasSuccessful?: (request: Req, response: FetchResponse) => boolean;
 }

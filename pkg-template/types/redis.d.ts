@@ -1,5 +1,5 @@
 // Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
-import type { AsyncRateLimiter, Decision, LimiterOptions, Policy } from "./index.js";
+import type { AsyncRateLimiter, Decision, LimiterOptions, Policy, StoreOptions } from "./index.js";
 
 /**
  * What to answer when Redis fails or does not answer within `timeoutMs` (an outage; contention
@@ -7,7 +7,7 @@ import type { AsyncRateLimiter, Decision, LimiterOptions, Policy } from "./index
  */
 export type RedisFailureMode = "open" | "closed" | "throw" | "insurance";
 
-export interface RedisStoreOptions {
+export interface RedisStoreOptions extends StoreOptions {
   /** Put before every key (default `"tollgate:"`). */
   prefix?: string;
   /** Keeps separate configurations apart: keys become `<prefix><namespace>:<key>` (default none). */
@@ -24,14 +24,6 @@ export interface RedisStoreOptions {
    * "unavailable"`. `"throw"`: reject with `RedisUnavailableError`.
    */
   failure?: RedisFailureMode;
-  /**
-   * With `failure: "insurance"` (and required by it): the share of each limit (and burst) one
-   * process admits in memory while Redis is unavailable, more than 0 and at most 1, e.g.
-   * `1 / processes` (each scaled limit is at least 1).
-   */
-  insurance?: number;
-  /** `retryAfter` of a fail-closed decision, ms (default 1000). */
-  closedRetryMs?: number;
   /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
   clock?: "local" | "redis";
   /** With `clock: "redis"`: measure the offset to Redis's clock again after this many ms (default 1000). */
@@ -46,25 +38,12 @@ export interface RedisStoreOptions {
   /** Compare-and-swap attempts per decision before it is denied as contention (default 64). */
   maxAttempts?: number;
   /**
-   * Answer hits on a key this process knows is blocked without a round trip, for up to this
-   * many ms after Redis last confirmed its state (`true`, the default: 1000; `false` or `0`:
-   * confirm every such denial). The bound is how late a `reset` or `refund` made by another
-   * process can be seen here. A duration string (`"500ms"`) is read as its ms.
-   */
-  blockedCache?: boolean | number | string;
-  /**
    * Send the one-key compare-and-swaps of different keys that are ready in the same tick as
    * one script call (default true: fewer commands with many keys). Each key is still swapped
    * on its own. Default `false` on a Redis Cluster client, where `true` is refused: the keys
    * of one call must share a slot.
    */
   batchKeys?: boolean;
-  /** Most keys whose state bytes this process remembers (default 10,000). */
-  maxCachedKeys?: number;
-  /** This process's clock, epoch ms (default `Date.now`). */
-  now?: () => number;
-  /** Told about errors the failure mode absorbed (degraded decisions, failed syncs). */
-  onError?: (error: unknown) => void;
 }
 
 /** A Redis-backed limiter: the in-memory limiter's methods, asynchronous. */

@@ -1,5 +1,5 @@
 // Types of `WorkerStore` (see pkg-template/lib/worker-store.js and docs/worker-store.md).
-import type { AsyncRateLimiter, LimiterOptions, Policy } from "./index.js";
+import type { AsyncRateLimiter, LimiterOptions, Policy, StoreOptions } from "./index.js";
 
 /**
  * What to answer when the Worker is unavailable (refused the connection, did not answer within
@@ -13,7 +13,7 @@ export interface WorkerBinding {
   fetch(input: string | Request, init?: RequestInit): Promise<Response>;
 }
 
-interface WorkerStoreCommon {
+interface WorkerStoreCommon extends StoreOptions {
   /** The Worker's policy (a name in its `POLICIES`) every decision of this store is made by. */
   policy: string;
   /** The Worker's `API_TOKEN`, sent as a bearer token (none for a Worker with `PUBLIC` on). */
@@ -29,23 +29,6 @@ interface WorkerStoreCommon {
    * each with `degraded: "unavailable"`. `"throw"`: reject with `WorkerUnavailableError`.
    */
   failure?: WorkerFailureMode;
-  /** With `failure: "insurance"` (and required by it): the share (0, 1] of each limit one process admits in memory. */
-  insurance?: number;
-  /** `retryAfter` of a fail-closed decision, ms (default 1000). */
-  closedRetryMs?: number;
-  /**
-   * Deny hits on a key the Worker denied, here, by the core over the key's state (read once
-   * after the denial), for up to this many ms after it was read (`true`, the default: 1000;
-   * `false` or `0`: ask the Worker every time; a duration string such as `"500ms"` as its ms).
-   * Such denials carry `estimate: true`.
-   */
-  blockedCache?: boolean | number | string;
-  /** Most keys whose state the blocked-key cache keeps (default 10,000). */
-  maxCachedKeys?: number;
-  /** This process's clock, epoch ms (default `Date.now`): the blocked-key cache's, and `now` of degraded answers. */
-  now?: () => number;
-  /** Told about outages the failure mode absorbed. */
-  onError?: (error: unknown) => void;
 }
 
 export interface WorkerStoreUrlOptions extends WorkerStoreCommon {
