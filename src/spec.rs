@@ -43,7 +43,11 @@ use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
 mod pool;
+mod serving;
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
+pub use serving::{
+    describe_limit, parse_headers, parse_sync_rate, HeaderSpec, Shown, HEADER_FIELDS, MAX_SYNC_MS,
+};
 
 /// Error codes of configuration mistakes, lowercase snake_case at every edge.
 pub mod code {

@@ -2,7 +2,6 @@
 //! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
 
 use serde_json::{json, Value};
-use tollgate::headers::HeaderOptions;
 use tollgate::{Decision, Nanos, PolicyDecision};
 use worker::{Headers, Response};
 
@@ -80,13 +79,7 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
     } else {
         d
     };
-    let h = &pc.headers;
-    let options = HeaderOptions {
-        standard: h.standard,
-        legacy: h.legacy,
-        partition_key: h.partition_key.then_some(key),
-        jitter: (h.jitter && !shown.allowed).then(worker::js_sys::Math::random),
-    };
+    let options = pc.headers.options(key, shown.allowed, worker::js_sys::Math::random);
     Answer {
         status: if d.allowed { 200 } else { 429 },
         body,
