@@ -93,16 +93,12 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     let bytes = body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
-    if pc.lease_ms > 0 {
-        if r.keys.is_some() {
-            return Err(leased_keys());
-        }
-        let mut answer = crate::leased_mode::refund(pc, &r.key, r.cost, r.now.unwrap_or_else(clock))?;
-        answer.status = 200;
-        answer.body["refunded"] = json!(r.cost);
-        return Ok(answer.to_response());
+    if pc.lease_ms > 0 && r.keys.is_some() {
+        return Err(leased_keys());
     }
-    if r.keys.is_some() || pc.sync_ms != 0 {
+    let mut answer = if pc.lease_ms > 0 {
+        crate::leased_mode::refund(pc, &r.key, r.cost, r.now.unwrap_or_else(clock))?
+    } else if r.keys.is_some() || pc.sync_ms != 0 {
         let keys = r.keys.clone().unwrap_or_else(|| vec![r.key.clone()]);
         let mut answer = multi_key::refund(env, pc, &keys, r.cost, r.now).await?;
         if r.keys.is_none() {
@@ -111,24 +107,13 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
                 body.remove("limits");
             }
         }
-        answer.status = 200;
-        answer.body["refunded"] = json!(r.cost);
-        return Ok(answer.to_response());
-    }
-    let req = DoRequest {
-        op: Op::Refund,
-        policy: pc.name.clone(),
-        key: r.key.clone(),
-        cost: r.cost,
-        now: r.now.map(Nanos::as_nanos),
-        fault: None,
-        diffs: Vec::new(),
+        answer
+    } else {
+        block_cache::forget(&object_name(&pc.name, &r.key));
+        let req = DoRequest::new(Op::Refund, &pc.name, &r.key, r.cost, r.now);
+        let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+        respond::decision(pc, &reply.policy_decision()?, Nanos::new(reply.now), &r.key)
     };
-    let name = object_name(&pc.name, &r.key);
-    block_cache::forget(&name);
-    let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
-    let Some(wire) = reply.decision else { return Err(ApiError::internal("the Durable Object answered no decision")) };
-    let mut answer = respond::decision(pc, &wire.into(), Nanos::new(reply.now), &r.key);
     answer.status = 200;
     answer.body["refunded"] = json!(r.cost);
     Ok(answer.to_response())
@@ -172,15 +157,7 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
         crate::leased_mode::forget(pc, &key);
     }
     if pc.sync_ms >= 0 {
-        let req = DoRequest {
-            op: Op::Reset,
-            policy: pc.name.clone(),
-            key: key.clone(),
-            cost: 0,
-            now: None,
-            fault: None,
-            diffs: Vec::new(),
-        };
+        let req = DoRequest::new(Op::Reset, &pc.name, &key, 0, None);
         do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     }
     json_response(200, &json!({ "reset": true, "policy": pc.name, "key": key }))
@@ -195,8 +172,7 @@ pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, Ap
     let pc = find_policy(cfg, &percent_decode(policy).ok_or_else(bad)?)?;
     let key = percent_decode(key).ok_or_else(bad)?;
     check_key(&key)?;
-    let req =
-        DoRequest { op: Op::Inspect, policy: pc.name.clone(), key, cost: 0, now: None, fault: None, diffs: Vec::new() };
+    let req = DoRequest::new(Op::Inspect, &pc.name, &key, 0, None);
     let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     json_response(200, &reply.stored.unwrap_or(Value::Null))
 }
@@ -228,10 +204,7 @@ pub fn policies(cfg: &Config) -> Result<Response, ApiError> {
 
 /// A JSON response that is never cached.
 pub fn json_response(status: u16, v: &Value) -> Result<Response, ApiError> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    headers.set("cache-control", "no-store")?;
-    Ok(Response::builder().with_status(status).with_headers(headers).fixed(v.to_string().into_bytes()))
+    Ok(respond::json_response(status, &[], v.to_string()))
 }
 
 #[cfg(test)]
