@@ -46,7 +46,8 @@ mod pool;
 mod serving;
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
-    describe_limit, parse_headers, parse_sync_rate, HeaderSpec, Shown, HEADER_FIELDS, MAX_SYNC_MS,
+    describe_limit, parse_controls, parse_headers, parse_sync_rate, ControlSpec, HeaderSpec, Shown, CONTROL_FIELDS,
+    HEADER_FIELDS, MAX_SYNC_MS,
 };
 
 /// Error codes of configuration mistakes, lowercase snake_case at every edge.

@@ -1,11 +1,15 @@
 //! A policy's options beside its limits for an edge that answers HTTP and shares its counts
 //! (the Worker's `POLICIES`): which rate-limit headers its answers carry, with the npm
-//! middleware's names and defaults, and how often an isolate syncs with the key's store
-//! (`syncRate`). Parsed here, beside the limits, so that every edge takes and refuses them
-//! alike; and what a limit's description shows ([`describe_limit`]).
+//! middleware's names and defaults, how often an isolate syncs with the key's store
+//! (`syncRate`), and the operator's controls (allow and deny lists, shadow mode). Parsed
+//! here, beside the limits, so that every edge takes and refuses them alike; and what a
+//! limit's description shows ([`describe_limit`]).
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+
+use crate::access::AccessList;
 
 use super::{code, config_name, duration, wrong_type, Input, SpecError, Value};
 use crate::algorithms::LimitSpec;
@@ -79,6 +83,48 @@ fn flag<I: Input>(input: &I, field: &str, default: bool) -> Result<bool, SpecErr
         Value::Bool(b) => Ok(b),
         other => Err(wrong_type(input, field, &other, "true or false")),
     }
+}
+
+/// The controls' fields in a policy (docs/vocabulary.md).
+pub const CONTROL_FIELDS: [&str; 3] = ["shadow", "allowList", "denyList"];
+
+/// A policy's controls beside its limits: lists checked before them (`crate::access`), and
+/// shadow mode (decide and count, never block).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ControlSpec {
+    /// Decide and count, but admit every hit (`shadow = true`).
+    pub shadow: bool,
+    /// Keys, addresses and networks admitted without counting.
+    pub allow: AccessList,
+    /// Keys, addresses and networks denied without counting.
+    pub deny: AccessList,
+}
+
+/// `shadow`, `allowList` and `denyList` (each list of non-empty keys, addresses and
+/// networks), off and empty when absent.
+pub fn parse_controls<I: Input>(input: &I) -> Result<ControlSpec, SpecError> {
+    let shadow = flag(input, "shadow", false)?;
+    Ok(ControlSpec { shadow, allow: access_list(input, "allowList")?, deny: access_list(input, "denyList")? })
+}
+
+fn access_list<I: Input>(input: &I, field: &str) -> Result<AccessList, SpecError> {
+    let items = match input.get(field) {
+        Value::Missing => return Ok(AccessList::default()),
+        Value::List(items) => items,
+        other => return Err(wrong_type(input, field, &other, "an array of keys, IP addresses and networks")),
+    };
+    let mut entries = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        match item {
+            Value::Text(s) if !s.is_empty() => entries.push(s),
+            other => return Err(wrong_type(input, &format!("{field}[{i}]"), &other, "a non-empty string")),
+        }
+    }
+    AccessList::parse(entries.iter().map(String::as_str)).map_err(|i| {
+        let at = format!("{field}[{i}]");
+        let m = Msg::new(&at).s(" ").q(&entries[i]).s(" is not an IP network (address/prefix, e.g. \"10.0.0.0/8\")");
+        SpecError::new(code::INVALID_VALUE, &at, m)
+    })
 }
 
 /// The longest sync interval (one hour, in ms): longer is almost certainly a unit mistake.

@@ -507,3 +507,23 @@ fn a_limit_s_description_shows_its_options_in_milliseconds() {
     assert!(describe_limit("x", &parse_policy(&v, &[]).unwrap().limits[0])
         .contains(&("align", Shown::Text("first-hit".into()))));
 }
+
+#[test]
+fn controls_are_lists_of_keys_and_networks_and_a_shadow_switch() {
+    let c = parse_controls(&O(vec![])).unwrap();
+    assert_eq!(c, ControlSpec::default());
+    let c = parse_controls(&O(vec![("shadow", B(true)), ("allowList", L(vec![S("10.0.0.0/8"), S("partner")]))]));
+    let c = c.unwrap();
+    assert!(c.shadow && c.allow.matches("partner", None) && c.allow.matches("k", Some("10.1.2.3")));
+    assert!(c.deny.is_empty());
+    for (v, code, field) in [
+        (O(vec![("shadow", S("yes"))]), "invalid_type", "shadow"),
+        (O(vec![("allowList", S("10.0.0.0/8"))]), "invalid_type", "allowList"),
+        (O(vec![("denyList", L(vec![S("ok"), N(1.0)]))]), "invalid_type", "denyList[1]"),
+        (O(vec![("denyList", L(vec![S("")]))]), "invalid_type", "denyList[0]"),
+        (O(vec![("denyList", L(vec![S("ok"), S("10.0.0.0/33")]))]), "invalid_value", "denyList[1]"),
+    ] {
+        let e = parse_controls(&v).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), (code, field), "{}", e.message);
+    }
+}

@@ -26,13 +26,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    code, describe_limit, one_of, parse_headers, parse_policy as parse_spec, parse_sync_rate, whole, wrong_type,
-    HeaderSpec, PolicySpec, Shown, SpecError, HEADER_FIELDS,
+    code, describe_limit, one_of, parse_controls, parse_headers, parse_policy as parse_spec, parse_sync_rate, whole,
+    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Shown, SpecError, HEADER_FIELDS,
 };
 use tollgate::sync::SyncRate;
 use tollgate::text::Msg;
 
-use crate::controls::{Controls, CONTROL_FIELDS};
+use crate::controls::CONTROL_FIELDS;
 use tollgate::{LimitSpec, Nanos, Policy};
 
 use crate::pool_config::PoolConfig;
@@ -88,7 +88,7 @@ pub struct PolicyConfig {
     /// `partitionKey`, `jitter`), the npm middleware's options of the same names.
     pub headers: HeaderSpec,
     /// Allow and deny lists, shadow mode (controls.rs).
-    pub controls: Controls,
+    pub controls: ControlSpec,
     /// On a tiered policy's default tier: how a request chooses another tier (tiers.rs).
     pub tiers: Option<crate::tiers::Tiers>,
 }
@@ -293,7 +293,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         description["blockDuration"] = json!(policy.block_duration().as_millis_ceil());
     }
     let headers = parse_headers(&input)?;
-    let controls = crate::controls::parse(&input)?;
+    let controls = parse_controls(&input)?;
     if controls.shadow {
         description["shadow"] = json!(true);
     }
