@@ -20,8 +20,8 @@
 use std::collections::BTreeMap;
 
 use tollgate::policy_codec::encode_policy;
-pub use tollgate::reconfigure::Restored as Loaded;
 use tollgate::reconfigure::restore;
+pub use tollgate::reconfigure::Restored as Loaded;
 use tollgate::{Nanos, Policy, PolicyState};
 use worker::SqlStorageValue;
 
