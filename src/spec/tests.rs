@@ -527,3 +527,12 @@ fn controls_are_lists_of_keys_and_networks_and_a_shadow_switch() {
         assert_eq!((e.code, e.field.as_str()), (code, field), "{}", e.message);
     }
 }
+
+#[test]
+fn a_pool_s_figures_are_its_spec_s() {
+    let p = parse_pool(&O(vec![("partitions", N(20.0)), ("rate", S("25/s")), ("maxTtl", S("1m"))]), &[]).unwrap();
+    assert_eq!((p.partitions(), p.partition_rate(), p.window()), (20, 25, Nanos::from_secs(1)));
+    assert_eq!((p.capacity(), p.max_ttl(), p.per_second(150)), (500, Nanos::from_secs(60), 150.0));
+    let per_minute = parse_pool(&O(vec![("partitions", N(2.0)), ("rate", S("30/m"))]), &[]).unwrap();
+    assert_eq!(per_minute.per_second(per_minute.capacity()), 1.0);
+}
