@@ -131,7 +131,7 @@ async fn test_route(rest: &str, req: Request, env: &Env, cfg: &crate::config::Co
         api::inspect(p, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("lease/") {
         only(&method, Method::Post, &path, "POST")?;
-        crate::lease_test_api::handle(p, req, env, cfg).await
+        crate::tests::lease_api::handle(p, req, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("pools/") {
         pools_api::inspect(p, &method, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("sync/") {

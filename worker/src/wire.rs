@@ -39,7 +39,7 @@ pub enum Fault {
     Error,
     /// Answer only after a long delay (longer than any policy's timeout in the tests).
     Timeout,
-    /// Fail the object's next storage reads or writes (`object/storage_fault.rs`).
+    /// Fail the object's next storage reads or writes (`tests/storage_fault.rs`).
     Storage(StorageFault),
 }
 

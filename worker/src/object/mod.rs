@@ -20,8 +20,6 @@ mod pool_storage;
 mod quota;
 mod sql;
 mod storage;
-#[cfg(feature = "test-hooks")]
-mod storage_fault;
 
 use std::cell::RefCell;
 
@@ -34,10 +32,10 @@ use crate::lock_wire::{self, LockRequest};
 use crate::wire::{DoReply, DoRequest, Fault, Op};
 use object_store::ObjectStore;
 
+#[cfg(feature = "test-hooks")]
+pub use crate::tests::storage_fault::{self, StorageFault};
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
-#[cfg(feature = "test-hooks")]
-pub use storage_fault::StorageFault;
 
 /// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
 #[cfg(feature = "test-hooks")]
