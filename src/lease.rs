@@ -51,6 +51,17 @@ pub struct Lease {
     pub expires_at: Nanos,
 }
 
+/// One holder's live leases ([`LeasePool::holdings`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holding<'a> {
+    /// Who holds them.
+    pub holder: &'a str,
+    /// Its partitions, in order.
+    pub partitions: Vec<u32>,
+    /// When they lapse: the earliest of them (a holder's leases share one expiry).
+    pub expires_at: Nanos,
+}
+
 /// What a holder has after a grant or renewal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Grant {
@@ -372,6 +383,25 @@ impl LeasePool {
             .iter()
             .enumerate()
             .filter_map(move |(i, l)| l.as_ref().filter(|l| l.expires_at > now).map(|l| (i as u32, l)))
+    }
+
+    /// The live leases at `now` by holder, in partition order of each holder's first lease.
+    pub fn holdings(&self, now: Nanos) -> Vec<Holding<'_>> {
+        let mut out: Vec<Holding<'_>> = Vec::new();
+        for (i, lease) in self.leases(now) {
+            match out.iter_mut().find(|h| *h.holder == *lease.holder) {
+                Some(h) => {
+                    h.partitions.push(i);
+                    h.expires_at = h.expires_at.min(lease.expires_at);
+                }
+                None => out.push(Holding {
+                    holder: &lease.holder,
+                    partitions: Vec::from([i]),
+                    expires_at: lease.expires_at,
+                }),
+            }
+        }
+        out
     }
 
     /// When the next lease lapses (to set an alarm), if any is live.

@@ -25,6 +25,8 @@
 //! configuration leaves a state exactly as it is.
 
 use alloc::collections::VecDeque;
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::algorithm::Algorithm;
@@ -33,6 +35,7 @@ use crate::algorithms::{
     SlidingWindowState, TokenBucketState,
 };
 use crate::policy::{Policy, PolicyState};
+use crate::policy_codec::{decode_policy, encode_policy};
 use crate::time::Nanos;
 
 /// What a change of configuration does to one limit's stored usage.
@@ -204,6 +207,49 @@ pub fn convert(old: &Policy, new: &Policy, state: &PolicyState, now: Nanos) -> O
     // Every rule produces states within the new bounds; a state that somehow does not fit is
     // dropped rather than trusted.
     new.state_from_slots(slots).ok().flatten()
+}
+
+/// What became of a stored state on [`restore`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Restored {
+    /// Nothing stored, or a state of the running configuration.
+    AsStored,
+    /// Written under another configuration and converted ([`convert`]).
+    Converted,
+    /// Unreadable, or written under a configuration that cannot be rebuilt: dropped (why).
+    Dropped(String),
+}
+
+/// A store's `bytes` (`PolicyState::encode`), written under `written_under` when the store
+/// kept it (`policy_codec::encode_policy` of the policy then running), as a state of `policy`
+/// at `now`: as stored, converted from the configuration it was written under, or dropped. A
+/// state stored without `written_under` is read as written under `policy`.
+pub fn restore(
+    bytes: &[u8],
+    written_under: Option<&[u8]>,
+    policy: &Policy,
+    now: Nanos,
+) -> (Option<PolicyState>, Restored) {
+    let state = match PolicyState::decode(bytes) {
+        Ok(s) => s,
+        Err(e) => return (None, Restored::Dropped(format!("unreadable state: {e}"))),
+    };
+    match written_under {
+        Some(config) if config != encode_policy(policy).as_slice() => {
+            let old = match decode_policy(config) {
+                Ok(old) => old,
+                Err(e) => return (None, Restored::Dropped(format!("unreadable configuration: {e}"))),
+            };
+            if let Err(e) = old.validate_state(&state) {
+                return (None, Restored::Dropped(format!("state does not fit its configuration: {e}")));
+            }
+            (convert(&old, policy, &state, now), Restored::Converted)
+        }
+        _ => match policy.validate_state(&state) {
+            Ok(()) => (Some(state), Restored::AsStored),
+            Err(e) => (None, Restored::Dropped(format!("state does not fit the policy: {e}"))),
+        },
+    }
 }
 
 /// What happens to each limit of `new` when a state written under `old` is read: by name,

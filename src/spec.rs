@@ -43,7 +43,12 @@ use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
 mod pool;
+mod serving;
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
+pub use serving::{
+    describe_limit, parse_controls, parse_headers, parse_sync_rate, ControlSpec, HeaderSpec, Shown, CONTROL_FIELDS,
+    HEADER_FIELDS, MAX_SYNC_MS,
+};
 
 /// Error codes of configuration mistakes, lowercase snake_case at every edge.
 pub mod code {

@@ -189,3 +189,19 @@ fn uncoordinated_holders_never_exceed_the_capacity_in_any_window() {
     let offered = 24 * 29 * CAPACITY as usize;
     assert!(total > offered / 7, "only {total} of {offered} units started in 24 runs of 29 s");
 }
+
+#[test]
+fn a_pool_s_live_leases_are_grouped_by_holder() {
+    let mut pool = LeasePool::new(6, 25, Nanos::from_secs(1)).unwrap();
+    let t = Nanos::from_secs(100);
+    pool.grant("a", 2, Nanos::from_secs(10), t).unwrap();
+    pool.grant("b", 3, Nanos::from_secs(5), t).unwrap();
+    pool.grant("a", 3, Nanos::from_secs(10), t + Nanos::from_secs(1)).unwrap();
+    let h = pool.holdings(t + Nanos::from_secs(2));
+    assert_eq!(
+        h.iter().map(|h| (h.holder, h.partitions.clone())).collect::<Vec<_>>(),
+        [("a", vec![0, 1, 5]), ("b", vec![2, 3, 4])]
+    );
+    assert_eq!((h[0].expires_at, h[1].expires_at), (t + Nanos::from_secs(11), t + Nanos::from_secs(5)));
+    assert_eq!(pool.holdings(t + Nanos::from_secs(5)).iter().map(|h| h.holder).collect::<Vec<_>>(), ["a"]);
+}

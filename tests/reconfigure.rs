@@ -15,8 +15,8 @@ use proptest::prelude::*;
 use tollgate::algorithm::check_slot;
 use tollgate::policy::{Limit, Policy};
 use tollgate::policy_codec::{decode_policy, encode_policy};
-use tollgate::reconfigure::{carries, convert, convert_slot, Carry};
-use tollgate::{Algorithm, AnyAlgorithm, AnyState, Kind, LimitSpec, Nanos};
+use tollgate::reconfigure::{carries, convert, convert_slot, restore, Carry, Restored};
+use tollgate::{Algorithm, AnyAlgorithm, AnyState, FixedWindow, Gcra, Kind, LimitSpec, Nanos, Quota};
 
 const ORIGIN: u64 = 1_000_000;
 
@@ -265,4 +265,39 @@ fn lowering_100_to_50_does_not_give_a_fresh_50_and_raising_keeps_the_usage() {
         let raised = convert_slot(&a100, &a200, &state, now);
         assert_eq!(burst_at(&a200, &raised, now), 140, "{name}: 60 used of a new 200 leaves 140");
     }
+}
+
+// A state read back from a store (the Worker's Durable Objects keep `written_under` beside it).
+fn fixed_hour(limit: u64) -> Policy {
+    Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_hour(limit).unwrap())))
+}
+
+#[test]
+fn a_state_written_under_another_configuration_is_converted_not_dropped() {
+    let now = Nanos::from_secs(7200 + 60);
+    let (old, new) = (fixed_hour(100), fixed_hour(50));
+    let mut states = [None];
+    old.check(&mut states, now, 60).unwrap();
+    let bytes = states[0].as_ref().unwrap().encode();
+    let (state, loaded) = restore(&bytes, Some(&encode_policy(&old)), &new, now);
+    assert_eq!(loaded, Restored::Converted);
+    assert!(!new.peek(&[state], now, 1).unwrap().allowed, "not a fresh 50");
+    // Written under the running configuration, or before the configuration was stored.
+    for under in [Some(encode_policy(&old)), None] {
+        let (state, loaded) = restore(&bytes, under.as_deref(), &old, now);
+        assert_eq!((state.as_ref(), loaded), (states[0].as_ref(), Restored::AsStored));
+    }
+}
+
+#[test]
+fn another_algorithm_starts_fresh_and_garbage_is_dropped() {
+    let now = Nanos::from_secs(100);
+    let gcra = Policy::single(AnyAlgorithm::Gcra(Gcra::new(Quota::per_hour(100).unwrap()).unwrap()));
+    let mut states = [None];
+    fixed_hour(100).check(&mut states, now, 60).unwrap();
+    let bytes = states[0].as_ref().unwrap().encode();
+    assert_eq!(restore(&bytes, Some(&encode_policy(&fixed_hour(100))), &gcra, now), (None, Restored::Converted));
+    assert!(matches!(restore(&bytes, Some(b"junk"), &gcra, now), (None, Restored::Dropped(_))));
+    assert!(matches!(restore(b"junk", None, &gcra, now), (None, Restored::Dropped(_))));
+    assert!(matches!(restore(&bytes, None, &gcra, now), (None, Restored::Dropped(_))), "no record: as before");
 }

@@ -51,6 +51,31 @@ pub struct PoolSpec {
 }
 
 impl PoolSpec {
+    /// How many partitions the capacity is split into.
+    pub fn partitions(&self) -> u32 {
+        self.pool.partitions()
+    }
+
+    /// Units per window one partition carries.
+    pub fn partition_rate(&self) -> u64 {
+        self.pool.partition_rate()
+    }
+
+    /// The window the rates are per.
+    pub fn window(&self) -> Nanos {
+        self.pool.window()
+    }
+
+    /// The longest TTL a lease request may ask for.
+    pub fn max_ttl(&self) -> Nanos {
+        self.max_ttl
+    }
+
+    /// A rate of `units` per window in units per second.
+    pub fn per_second(&self, units: u64) -> f64 {
+        units as f64 * 1e9 / self.window().as_nanos() as f64
+    }
+
     /// The whole capacity: every partition's rate, units per window (at most
     /// [`MAX_LIMIT`], which [`parse_pool`] checks).
     pub fn capacity(&self) -> u64 {

@@ -1,3 +1,4 @@
+use crate::headers::Standard;
 use alloc::boxed::Box;
 use alloc::vec;
 
@@ -429,4 +430,109 @@ fn every_pool_mistake_has_a_code_and_a_field() {
         let e = pool_err(fields);
         assert_eq!((e.code, e.field.as_str(), e.message.as_str()), (code, field, message));
     }
+}
+
+fn sync_rate_of(extra: Vec<(&'static str, J)>, algorithm: &'static str) -> Result<i64, SpecError> {
+    let mut fields = vec![("algorithm", S(algorithm)), ("quota", S("10/s"))];
+    fields.extend(extra);
+    let v = O(fields);
+    let spec = parse_policy(&v, &["syncRate"]).unwrap();
+    parse_sync_rate(&v, &spec.policy)
+}
+
+#[test]
+fn sync_rate_is_whole_ms_or_a_duration_and_needs_mergeable_limits() {
+    assert_eq!(sync_rate_of(vec![], "gcra"), Ok(0));
+    assert_eq!(sync_rate_of(vec![("syncRate", N(-250.0))], "fixed-window"), Ok(-250));
+    assert_eq!(sync_rate_of(vec![("syncRate", S("100ms"))], "sliding-window"), Ok(100));
+    let e = sync_rate_of(vec![("syncRate", N(3_600_001.0))], "fixed-window").unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("out_of_range", "syncRate"));
+    assert_eq!(e.message, "syncRate must be a whole number of milliseconds from -3600000 to 3600000, got 3600001");
+    let e = sync_rate_of(vec![("syncRate", S("2h"))], "fixed-window").unwrap_err();
+    assert_eq!(e.message, "syncRate \"2h\" is longer than the maximum 3600000 ms");
+    let e = sync_rate_of(vec![("syncRate", B(true))], "fixed-window").unwrap_err();
+    assert_eq!(e.code, "invalid_type");
+    let e = sync_rate_of(vec![("syncRate", N(-5.0))], "gcra").unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "syncRate"));
+    assert!(e.message.starts_with("syncRate = -5 needs every limit to be mergeable"), "{}", e.message);
+    let e = sync_rate_of(vec![("syncRate", N(100.0)), ("blockDuration", S("1m"))], "fixed-window").unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "blockDuration"));
+    assert!(e.message.ends_with("got syncRate = 100"), "{}", e.message);
+}
+
+#[test]
+fn header_options_have_the_middleware_defaults_and_make_an_answer_s_options() {
+    let h = parse_headers(&O(vec![])).unwrap();
+    assert_eq!(h, HeaderSpec { standard: Some(Standard::Draft10), legacy: true, partition_key: false, jitter: false });
+    let h = parse_headers(&O(vec![("standardHeaders", B(true)), ("partitionKey", B(true)), ("jitter", B(true))]));
+    let h = h.unwrap();
+    assert_eq!((h.standard, h.partition_key, h.jitter), (Some(Standard::Draft6), true, true));
+    let denied = h.options("k", false, || 0.5);
+    assert_eq!((denied.partition_key, denied.jitter), (Some("k"), Some(0.5)));
+    assert_eq!(h.options("k", true, || unreachable!()).jitter, None, "no draw for an allowed answer");
+    let e = parse_headers(&O(vec![("standardHeaders", S("draft-9"))])).unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("invalid_value", "standardHeaders"));
+    let e = parse_headers(&O(vec![("legacyHeaders", S("no"))])).unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("invalid_type", "legacyHeaders"));
+}
+
+#[test]
+fn a_limit_s_description_shows_its_options_in_milliseconds() {
+    let v = O(vec![
+        ("algorithm", S("sliding-buckets")),
+        ("quota", S("60/1m")),
+        ("precision", S("10s")),
+        ("offset", N(5.0)),
+    ]);
+    let spec = parse_policy(&v, &[]).unwrap();
+    let d = describe_limit("m", &spec.limits[0]);
+    assert_eq!(
+        d,
+        vec![
+            ("name", Shown::Text("m".into())),
+            ("algorithm", Shown::Text("sliding-buckets".into())),
+            ("limit", Shown::Whole(60)),
+            ("windowMs", Shown::Ms(Nanos::from_secs(60))),
+            ("precisionMs", Shown::Ms(Nanos::from_secs(10))),
+            ("offsetMs", Shown::Ms(Nanos::from_millis(5))),
+        ]
+    );
+    let v =
+        O(vec![("algorithm", S("fixed-window")), ("limit", N(5.0)), ("window", S("2months")), ("offset", S("-1h"))]);
+    let d = describe_limit("m", &parse_policy(&v, &[]).unwrap().limits[0]);
+    assert!(!d.iter().any(|(k, _)| *k == "windowMs"));
+    assert!(d.contains(&("window", Shown::Text("2months".into()))));
+    assert!(d.contains(&("offsetMs", Shown::Float(-3_600_000.0))));
+    let v = O(vec![("algorithm", S("fixed-window")), ("align", S("first-hit")), ("quota", S("1/s"))]);
+    assert!(describe_limit("x", &parse_policy(&v, &[]).unwrap().limits[0])
+        .contains(&("align", Shown::Text("first-hit".into()))));
+}
+
+#[test]
+fn controls_are_lists_of_keys_and_networks_and_a_shadow_switch() {
+    let c = parse_controls(&O(vec![])).unwrap();
+    assert_eq!(c, ControlSpec::default());
+    let c = parse_controls(&O(vec![("shadow", B(true)), ("allowList", L(vec![S("10.0.0.0/8"), S("partner")]))]));
+    let c = c.unwrap();
+    assert!(c.shadow && c.allow.matches("partner", None) && c.allow.matches("k", Some("10.1.2.3")));
+    assert!(c.deny.is_empty());
+    for (v, code, field) in [
+        (O(vec![("shadow", S("yes"))]), "invalid_type", "shadow"),
+        (O(vec![("allowList", S("10.0.0.0/8"))]), "invalid_type", "allowList"),
+        (O(vec![("denyList", L(vec![S("ok"), N(1.0)]))]), "invalid_type", "denyList[1]"),
+        (O(vec![("denyList", L(vec![S("")]))]), "invalid_type", "denyList[0]"),
+        (O(vec![("denyList", L(vec![S("ok"), S("10.0.0.0/33")]))]), "invalid_value", "denyList[1]"),
+    ] {
+        let e = parse_controls(&v).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), (code, field), "{}", e.message);
+    }
+}
+
+#[test]
+fn a_pool_s_figures_are_its_spec_s() {
+    let p = parse_pool(&O(vec![("partitions", N(20.0)), ("rate", S("25/s")), ("maxTtl", S("1m"))]), &[]).unwrap();
+    assert_eq!((p.partitions(), p.partition_rate(), p.window()), (20, 25, Nanos::from_secs(1)));
+    assert_eq!((p.capacity(), p.max_ttl(), p.per_second(150)), (500, Nanos::from_secs(60), 150.0));
+    let per_minute = parse_pool(&O(vec![("partitions", N(2.0)), ("rate", S("30/m"))]), &[]).unwrap();
+    assert_eq!(per_minute.per_second(per_minute.capacity()), 1.0);
 }

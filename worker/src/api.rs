@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 use tollgate::Nanos;
 use worker::{Context, Env, Request, Response};
 
-use crate::api_request::{self, check_key, find_policy};
+use crate::api_request;
 use crate::block_cache;
 use crate::config::Config;
 use crate::controls;
@@ -37,10 +37,6 @@ fn fault(_: &Config, _: &Request) -> Option<Fault> {
     None
 }
 
-async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
-    req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
-}
-
 /// `POST /v1/limit` (`op = Check`) and `POST /v1/peek` (`op = Peek`). A denial is an
 /// answer: 200 with `"allowed": false` (and every header) unless the policy's `statusCode` or
 /// the request's `?status=429` asks for 429. HTTP clients retry 429s on their own, which
@@ -48,7 +44,7 @@ async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
 pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op: Op) -> Result<Response, ApiError> {
     let fault = fault(cfg, &req);
     let status = api_request::deny_status_param(&req.url()?)?;
-    let bytes = body(&mut req).await?;
+    let bytes = api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     if r.keys.is_some() && r.policy.lease_ms > 0 {
         return Err(leased_keys());
@@ -90,19 +86,15 @@ fn unavailable(message: String) -> ApiError {
 /// now, with `refunded`. In exact mode the key's object refunds; in the synced modes this
 /// isolate does (sync_mode::refund, and worker/README.md for what that guarantees).
 pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let bytes = body(&mut req).await?;
+    let bytes = api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
-    if pc.lease_ms > 0 {
-        if r.keys.is_some() {
-            return Err(leased_keys());
-        }
-        let mut answer = crate::leased_mode::refund(pc, &r.key, r.cost, r.now.unwrap_or_else(clock))?;
-        answer.status = 200;
-        answer.body["refunded"] = json!(r.cost);
-        return Ok(answer.to_response());
+    if pc.lease_ms > 0 && r.keys.is_some() {
+        return Err(leased_keys());
     }
-    if r.keys.is_some() || pc.sync_ms != 0 {
+    let mut answer = if pc.lease_ms > 0 {
+        crate::leased_mode::refund(pc, &r.key, r.cost, r.now.unwrap_or_else(clock))?
+    } else if r.keys.is_some() || pc.sync_ms != 0 {
         let keys = r.keys.clone().unwrap_or_else(|| vec![r.key.clone()]);
         let mut answer = multi_key::refund(env, pc, &keys, r.cost, r.now).await?;
         if r.keys.is_none() {
@@ -111,24 +103,13 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
                 body.remove("limits");
             }
         }
-        answer.status = 200;
-        answer.body["refunded"] = json!(r.cost);
-        return Ok(answer.to_response());
-    }
-    let req = DoRequest {
-        op: Op::Refund,
-        policy: pc.name.clone(),
-        key: r.key.clone(),
-        cost: r.cost,
-        now: r.now.map(Nanos::as_nanos),
-        fault: None,
-        diffs: Vec::new(),
+        answer
+    } else {
+        block_cache::forget(&object_name(&pc.name, &r.key));
+        let req = DoRequest::new(Op::Refund, &pc.name, &r.key, r.cost, r.now);
+        let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+        respond::decision(pc, &reply.policy_decision()?, Nanos::new(reply.now), &r.key)
     };
-    let name = object_name(&pc.name, &r.key);
-    block_cache::forget(&name);
-    let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
-    let Some(wire) = reply.decision else { return Err(ApiError::internal("the Durable Object answered no decision")) };
-    let mut answer = respond::decision(pc, &wire.into(), Nanos::new(reply.now), &r.key);
     answer.status = 200;
     answer.body["refunded"] = json!(r.cost);
     Ok(answer.to_response())
@@ -156,14 +137,8 @@ pub fn percent_decode(s: &str) -> Option<String> {
 /// `DELETE /v1/keys/{policy}/{key}`: forgets the key (everything after the policy's `/` is
 /// the key, percent-decoded, so keys may hold `/`).
 pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let (policy, key) = rest
-        .split_once('/')
-        .ok_or_else(|| ApiError::bad_request("missing_key", "use DELETE /v1/keys/{policy}/{key}"))?;
-    let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");
-    let policy = percent_decode(policy).ok_or_else(bad)?;
-    let key = percent_decode(key).ok_or_else(bad)?;
-    let pc = find_policy(cfg, &policy)?;
-    check_key(&key)?;
+    let missing = ApiError::bad_request("missing_key", "use DELETE /v1/keys/{policy}/{key}");
+    let (pc, key) = api_request::policy_and_key(rest, cfg, missing)?;
     block_cache::forget(&object_name(&pc.name, &key));
     if pc.sync_ms != 0 {
         sync_mode::forget(pc, &key, clock());
@@ -172,15 +147,7 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
         crate::leased_mode::forget(pc, &key);
     }
     if pc.sync_ms >= 0 {
-        let req = DoRequest {
-            op: Op::Reset,
-            policy: pc.name.clone(),
-            key: key.clone(),
-            cost: 0,
-            now: None,
-            fault: None,
-            diffs: Vec::new(),
-        };
+        let req = DoRequest::new(Op::Reset, &pc.name, &key, 0, None);
         do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     }
     json_response(200, &json!({ "reset": true, "policy": pc.name, "key": key }))
@@ -190,13 +157,8 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
 /// when its alarm is, so tests can see the alarm delete state.
 #[cfg(feature = "test-hooks")]
 pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let (policy, key) = rest.split_once('/').ok_or_else(|| ApiError::not_found(rest))?;
-    let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");
-    let pc = find_policy(cfg, &percent_decode(policy).ok_or_else(bad)?)?;
-    let key = percent_decode(key).ok_or_else(bad)?;
-    check_key(&key)?;
-    let req =
-        DoRequest { op: Op::Inspect, policy: pc.name.clone(), key, cost: 0, now: None, fault: None, diffs: Vec::new() };
+    let (pc, key) = api_request::policy_and_key(rest, cfg, ApiError::not_found(rest))?;
+    let req = DoRequest::new(Op::Inspect, &pc.name, &key, 0, None);
     let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     json_response(200, &reply.stored.unwrap_or(Value::Null))
 }
@@ -228,10 +190,7 @@ pub fn policies(cfg: &Config) -> Result<Response, ApiError> {
 
 /// A JSON response that is never cached.
 pub fn json_response(status: u16, v: &Value) -> Result<Response, ApiError> {
-    let headers = worker::Headers::new();
-    headers.set("content-type", "application/json")?;
-    headers.set("cache-control", "no-store")?;
-    Ok(Response::builder().with_status(status).with_headers(headers).fixed(v.to_string().into_bytes()))
+    Ok(respond::json_response(status, &[], v.to_string()))
 }
 
 #[cfg(test)]

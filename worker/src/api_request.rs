@@ -117,17 +117,48 @@ pub fn deny_status_param(url: &worker::Url) -> Result<Option<u16>, ApiError> {
     }
 }
 
+/// A request's body, read whole.
+pub async fn read_body(req: &mut worker::Request) -> Result<Vec<u8>, ApiError> {
+    req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
+}
+
+/// A path segment that is not a percent-encoded UTF-8 string.
+pub fn bad_path() -> ApiError {
+    ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8")
+}
+
+/// The configured policy and the checked key of `rest`, `{policy}/{key}` (everything after
+/// the policy's `/` is the key, percent-decoded, so keys may hold `/`); `missing` when there
+/// is no `/`.
+pub fn policy_and_key<'c>(
+    rest: &str,
+    cfg: &'c Config,
+    missing: ApiError,
+) -> Result<(&'c PolicyConfig, String), ApiError> {
+    let (policy, key) = rest.split_once('/').ok_or(missing)?;
+    let pc = find_policy(cfg, &crate::api::percent_decode(policy).ok_or_else(bad_path)?)?;
+    let key = crate::api::percent_decode(key).ok_or_else(bad_path)?;
+    check_key(&key)?;
+    Ok((pc, key))
+}
+
 /// A request body as a JSON object, checked the one way every `/v1` body is: at most
 /// [`MAX_BODY_BYTES`] (else 413 `body_too_large`), JSON (`invalid_json`), an object
 /// (`invalid_body`, showing `example`), and only `fields` (the core's spec rule: the same
 /// `unknown_field` or `renamed` as a misspelt option gets in npm and wrangler.toml).
 pub fn json_object(body: &[u8], fields: &[&str], example: &str) -> Result<Map<String, Value>, ApiError> {
-    if body.len() > MAX_BODY_BYTES {
-        return Err(ApiError::new(
-            413,
-            "body_too_large",
-            format!("the body is {} bytes; at most {MAX_BODY_BYTES}", body.len()),
-        ));
+    json_object_within(body, MAX_BODY_BYTES, fields, example)
+}
+
+/// [`json_object`] for a body of at most `max` bytes.
+pub fn json_object_within(
+    body: &[u8],
+    max: usize,
+    fields: &[&str],
+    example: &str,
+) -> Result<Map<String, Value>, ApiError> {
+    if body.len() > max {
+        return Err(ApiError::new(413, "body_too_large", format!("the body is {} bytes; at most {max}", body.len())));
     }
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;

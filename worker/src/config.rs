@@ -24,15 +24,15 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tollgate::headers::Standard;
+pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    code, config_name, duration, one_of, parse_policy as parse_spec, whole, wrong_type, Input, PolicySpec, SpecError,
-    Value as Field,
+    code, describe_limit, one_of, parse_controls, parse_headers, parse_policy as parse_spec, parse_sync_rate, whole,
+    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Shown, SpecError, HEADER_FIELDS,
 };
 use tollgate::sync::SyncRate;
 use tollgate::text::Msg;
 
-use crate::controls::{Controls, CONTROL_FIELDS};
+use crate::controls::CONTROL_FIELDS;
 use tollgate::{LimitSpec, Nanos, Policy};
 
 use crate::pool_config::PoolConfig;
@@ -42,8 +42,6 @@ use crate::spec_input::{field, Json};
 pub const MAX_TIMEOUT_MS: u64 = 30_000;
 /// Default wait for the Durable Object.
 pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
-/// The longest sync interval (one hour): longer is almost certainly a unit mistake.
-pub const MAX_SYNC_MS: i64 = 3_600_000;
 
 /// What to answer when the Durable Object errors or does not answer in time.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -88,55 +86,11 @@ pub struct PolicyConfig {
     pub description: Value,
     /// Which rate-limit headers its answers carry (`standardHeaders`, `legacyHeaders`,
     /// `partitionKey`, `jitter`), the npm middleware's options of the same names.
-    pub headers: HeaderConfig,
+    pub headers: HeaderSpec,
     /// Allow and deny lists, shadow mode (controls.rs).
-    pub controls: Controls,
+    pub controls: ControlSpec,
     /// On a tiered policy's default tier: how a request chooses another tier (tiers.rs).
     pub tiers: Option<crate::tiers::Tiers>,
-}
-
-/// A policy's header options (docs/headers.md).
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct HeaderConfig {
-    /// The `RateLimit` draft (`standardHeaders`: "draft-6" to "draft-10", true = "draft-6" as
-    /// in express-rate-limit, false = none); "draft-10" by default.
-    pub standard: Option<Standard>,
-    /// `X-RateLimit-*` (`legacyHeaders`, true by default).
-    pub legacy: bool,
-    /// Send the key, hashed, as `pk` (`partitionKey`, false by default).
-    pub partition_key: bool,
-    /// Spread `Retry-After` and `t` of denials (`jitter`, false by default).
-    pub jitter: bool,
-}
-
-/// `standardHeaders` as the npm middleware reads it: "draft-10" when absent, `true` is
-/// "draft-6" (express-rate-limit v8), `false` none.
-fn standard_headers(input: &Json) -> Result<Option<Standard>, SpecError> {
-    const FIELD: &str = "standardHeaders";
-    let expected = "\"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false";
-    match input.get(FIELD) {
-        Field::Missing => Ok(Some(Standard::Draft10)),
-        Field::Bool(false) => Ok(None),
-        Field::Bool(true) => Ok(Some(Standard::Draft6)),
-        Field::Text(s) => match Standard::parse(&s) {
-            Some(standard) => Ok(Some(standard)),
-            None => Err(SpecError::new(
-                code::INVALID_VALUE,
-                FIELD,
-                Msg::new(FIELD).s(" must be ").s(expected).s(", got ").q(&s),
-            )),
-        },
-        other => Err(wrong_type(input, FIELD, &other, expected)),
-    }
-}
-
-/// A boolean policy option, `default` when absent.
-fn flag(input: &Json, field: &str, default: bool) -> Result<bool, SpecError> {
-    match input.get(field) {
-        Field::Missing => Ok(default),
-        Field::Bool(b) => Ok(b),
-        other => Err(wrong_type(input, field, &other, "true or false")),
-    }
 }
 
 impl PolicyConfig {
@@ -276,15 +230,6 @@ pub fn valid_policy_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
-fn ms(n: Nanos) -> Value {
-    // Durations are shown in milliseconds; a sub-millisecond one as a fraction.
-    if n.as_nanos() % 1_000_000 == 0 {
-        json!(n.as_millis_floor())
-    } else {
-        json!(n.as_nanos() as f64 / 1e6)
-    }
-}
-
 /// A policy's fields besides its limits (which `tollgate::spec` owns).
 pub const POLICY_FIELDS: [&str; 12] = [
     "syncRate",
@@ -292,74 +237,26 @@ pub const POLICY_FIELDS: [&str; 12] = [
     "failure",
     "timeoutMs",
     "statusCode",
-    "standardHeaders",
-    "legacyHeaders",
-    "partitionKey",
-    "jitter",
+    HEADER_FIELDS[0],
+    HEADER_FIELDS[1],
+    HEADER_FIELDS[2],
+    HEADER_FIELDS[3],
     CONTROL_FIELDS[0],
     CONTROL_FIELDS[1],
     CONTROL_FIELDS[2],
 ];
 
-/// What `GET /v1/policies` shows of one limit: its options as configured, durations in ms.
+/// What `GET /v1/policies` shows of one limit: the core's description as JSON.
 fn describe(name: &str, spec: &LimitSpec) -> Value {
-    let (algorithm, align) = config_name(spec.algorithm);
-    let mut d = json!({ "name": name, "algorithm": algorithm, "limit": spec.limit, "windowMs": ms(spec.window) });
-    if let Some(a) = align {
-        d["align"] = json!(a);
-    }
-    if let Some(b) = spec.burst {
-        d["burst"] = json!(b);
-    }
-    if let Some(r) = spec.refill_amount {
-        d["refillAmount"] = json!(r);
-    }
-    if let Some(p) = spec.precision {
-        d["precisionMs"] = ms(p);
-    }
-    if let Some(o) = spec.offset {
-        d["offsetMs"] = ms(o);
-    }
-    // Calendar months are no number of milliseconds: the window as the spec writes it, and
-    // the offset signed (before the UTC month's start when negative).
-    if let Some(m) = spec.months {
-        if let Some(o) = d.as_object_mut() {
-            o.remove("windowMs");
-        }
-        d["window"] = json!(format!("{}month{}", m.count, if m.count == 1 { "" } else { "s" }));
-        if m.offset_ns != 0 {
-            d["offsetMs"] = json!(m.offset_ns as f64 / 1e6);
-        }
-    }
-    d
-}
-
-/// `syncRate`: whole milliseconds (0 exact, > 0 periodic, < 0 local only) or a duration.
-fn sync_rate(input: &Json) -> Result<i64, SpecError> {
-    let field = "syncRate";
-    match input.get(field) {
-        Field::Missing => Ok(0),
-        Field::Number(n) if n.fract() == 0.0 && n.abs() <= MAX_SYNC_MS as f64 => Ok(n as i64),
-        Field::Number(n) => Err(SpecError::new(
-            code::OUT_OF_RANGE,
-            field,
-            Msg::new(&format!(
-                "syncRate must be a whole number of milliseconds from -{MAX_SYNC_MS} to {MAX_SYNC_MS}, got {}",
-                input.show_number(n)
-            )),
-        )),
-        Field::Text(written) => {
-            // A duration is an interval: longer than zero (local only is a negative number).
-            let d = duration(input, field, 1)?.unwrap_or(Nanos::ZERO);
-            if d > Nanos::from_millis(MAX_SYNC_MS as u64) {
-                // Worded as the npm RedisStore words it (lib/options.js `durationMs`, over the core's grammar).
-                let m = Msg::new(field).s(" ").q(&written).s(&format!(" is longer than the maximum {MAX_SYNC_MS} ms"));
-                return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
-            }
-            Ok(d.as_millis_ceil() as i64)
-        }
-        other => Err(wrong_type(input, field, &other, "a number of milliseconds or a duration such as \"100ms\"")),
-    }
+    let shown = |v: Shown| match v {
+        Shown::Text(t) => json!(t),
+        Shown::Whole(n) => json!(n),
+        // Durations are shown in milliseconds; a sub-millisecond one as a fraction.
+        Shown::Ms(n) if n.as_nanos() % 1_000_000 == 0 => json!(n.as_millis_floor()),
+        Shown::Ms(n) => json!(n.as_nanos() as f64 / 1e6),
+        Shown::Float(f) => json!(f),
+    };
+    Value::Object(describe_limit(name, spec).into_iter().map(|(k, v)| (k.to_string(), shown(v))).collect())
 }
 
 /// Parses one policy. Its errors name the field within the policy (`limits[1].window`).
@@ -369,20 +266,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         return Err(wrong_type(&input, "", &field(v), "an object of limits and policy options"));
     }
     let PolicySpec { policy, limits } = parse_spec(&input, &POLICY_FIELDS)?;
-    let sync_ms = sync_rate(&input)?;
-    if sync_ms != 0 && !policy.is_mergeable() {
-        let m = Msg::new(&format!(
-            "syncRate = {sync_ms} needs every limit to be mergeable (fixed-window, sliding-window or sliding-buckets); \
-             use syncRate = 0 with this policy"
-        ));
-        return Err(SpecError::new(code::CONFLICTING_FIELDS, "syncRate", m));
-    }
-    if sync_ms != 0 && policy.block_duration() > Nanos::ZERO {
-        let m = Msg::new(&format!(
-            "blockDuration needs the key's Durable Object to decide every hit (syncRate = 0), got syncRate = {sync_ms}"
-        ));
-        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", m));
-    }
+    let sync_ms = parse_sync_rate(&input, &policy)?;
     let lease_ms = crate::leased_mode::lease_ms(&input, &policy, sync_ms)?;
     let on_error = match one_of(&input, "failure", &["open", "closed"])? {
         None | Some(0) => FailMode::Open,
@@ -408,13 +292,8 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     if policy.block_duration() > Nanos::ZERO {
         description["blockDuration"] = json!(policy.block_duration().as_millis_ceil());
     }
-    let headers = HeaderConfig {
-        standard: standard_headers(&input)?,
-        legacy: flag(&input, "legacyHeaders", true)?,
-        partition_key: flag(&input, "partitionKey", false)?,
-        jitter: flag(&input, "jitter", false)?,
-    };
-    let controls = crate::controls::parse(&input)?;
+    let headers = parse_headers(&input)?;
+    let controls = parse_controls(&input)?;
     if controls.shadow {
         description["shadow"] = json!(true);
     }
@@ -525,6 +404,7 @@ pub fn test_mode_on(v: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tollgate::headers::Standard;
     use tollgate::Kind;
 
     fn issue_policies() -> Value {
@@ -726,7 +606,7 @@ mod tests {
         let default = parse(json!({})).unwrap();
         assert_eq!(
             default,
-            HeaderConfig { standard: Some(Standard::Draft10), legacy: true, partition_key: false, jitter: false }
+            HeaderSpec { standard: Some(Standard::Draft10), legacy: true, partition_key: false, jitter: false }
         );
         assert_eq!(parse(json!({ "standardHeaders": true })).unwrap().standard, Some(Standard::Draft6));
         assert_eq!(parse(json!({ "standardHeaders": false })).unwrap().standard, None);

@@ -1,67 +1,20 @@
-//! A policy's operator controls beside its limits: allow and deny lists (checked before the
-//! limits, by the core's `tollgate::access`) and shadow mode (decide and count, never block).
-//! The penalty (`blockDuration`) is the core policy's own and needs nothing here.
+//! A policy's operator controls beside its limits, as answers: allow and deny lists (checked
+//! before the limits, by the core's `tollgate::access`) and shadow mode (decide and count,
+//! never block); the core's spec parses them (`tollgate::spec::parse_controls`). The penalty
+//! (`blockDuration`) is the core policy's own and needs nothing here.
 
 use serde_json::{json, Value};
-use tollgate::access::{check_lists, AccessList, Listed};
-use tollgate::spec::{code, wrong_type, Input, SpecError, Value as Field};
-use tollgate::text::Msg;
+use tollgate::access::{check_lists, Listed};
 use tollgate::Nanos;
 
 use crate::config::PolicyConfig;
 use crate::respond::Answer;
-use crate::spec_input::Json;
 
-/// The controls' fields in a policy (docs/vocabulary.md).
-pub const CONTROL_FIELDS: [&str; 3] = ["shadow", "allowList", "denyList"];
+pub use tollgate::spec::CONTROL_FIELDS;
 
 /// The header that marks an answer decided in shadow mode: `allow` or `deny`, what
 /// enforcement would have answered.
 pub const SHADOW_HEADER: &str = "Tollgate-Shadow";
-
-/// A policy's controls, parsed.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Controls {
-    /// Decide and count, but admit every hit (`shadow = true`).
-    pub shadow: bool,
-    /// Keys, addresses and networks admitted without counting.
-    pub allow: AccessList,
-    /// Keys, addresses and networks denied without counting.
-    pub deny: AccessList,
-}
-
-fn list(input: &Json, field: &str) -> Result<AccessList, SpecError> {
-    let items = match input.get(field) {
-        Field::Missing => return Ok(AccessList::default()),
-        Field::List(items) => items,
-        other => return Err(wrong_type(input, field, &other, "an array of keys, IP addresses and networks")),
-    };
-    let mut entries = Vec::with_capacity(items.len());
-    for (i, item) in items.into_iter().enumerate() {
-        match item {
-            Field::Text(s) if !s.is_empty() => entries.push(s),
-            other => {
-                let at = format!("{field}[{i}]");
-                return Err(wrong_type(input, &at, &other, "a non-empty string"));
-            }
-        }
-    }
-    AccessList::parse(entries.iter().map(String::as_str)).map_err(|i| {
-        let at = format!("{field}[{i}]");
-        let m = Msg::new(&at).s(" ").q(&entries[i]).s(" is not an IP network (address/prefix, e.g. \"10.0.0.0/8\")");
-        SpecError::new(code::INVALID_VALUE, &at, m)
-    })
-}
-
-/// Parses the controls of a policy.
-pub fn parse(input: &Json) -> Result<Controls, SpecError> {
-    let shadow = match input.get("shadow") {
-        Field::Missing => false,
-        Field::Bool(b) => b,
-        other => return Err(wrong_type(input, "shadow", &other, "true or false")),
-    };
-    Ok(Controls { shadow, allow: list(input, "allowList")?, deny: list(input, "denyList")? })
-}
 
 /// The answer for a listed hit, or `None` for the limits to decide. A listed hit is counted
 /// nowhere and its answer carries no rate-limit headers (no limit applied to it); `reason` says

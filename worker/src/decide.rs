@@ -1,7 +1,7 @@
 //! Deciding a hit for (policy, key): in the key's Durable Object (`sync = 0`), or in this
 //! isolate (`sync != 0`, or from its slice of the key's quota with `leaseTtl`); with the block cache in front and the policy's fail mode behind.
 
-use tollgate::{Nanos, PolicyDecision};
+use tollgate::Nanos;
 use worker::{Context, Env};
 
 use crate::block_cache;
@@ -66,25 +66,14 @@ async fn decide_by_limits(
             return Ok(answer);
         }
     }
-    let req = DoRequest {
-        op,
-        policy: pc.name.clone(),
-        key: hit.key.to_string(),
-        cost: hit.cost,
-        now: hit.test_now.map(Nanos::as_nanos),
-        fault: hit.fault,
-        diffs: Vec::new(),
-    };
+    let req = DoRequest { fault: hit.fault, ..DoRequest::new(op, &pc.name, hit.key, hit.cost, hit.test_now) };
     // In line behind this isolate's other requests to the object: the timeout is the object's.
     let permit = crate::key_queue::enter(&name).await;
     let result = do_client::call(env, &req, pc.timeout_ms).await;
     drop(permit);
     match result {
         Ok(reply) => {
-            let Some(wire) = reply.decision else {
-                return Err(ApiError::internal("the Durable Object answered no decision"));
-            };
-            let d = PolicyDecision::from(wire);
+            let d = reply.policy_decision()?;
             if op == Op::Check {
                 block_cache::after_check(pc, &name, now, d.allowed, reply.state.as_deref());
             }

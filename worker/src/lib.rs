@@ -24,8 +24,6 @@ pub mod errors;
 pub mod flight;
 pub mod ip;
 pub mod key_queue;
-#[cfg(feature = "test-hooks")]
-pub mod lease_test_api;
 pub mod leased_mode;
 pub mod lock_wire;
 pub mod log;
@@ -45,6 +43,8 @@ pub mod routes;
 pub mod spec_input;
 pub mod state_api;
 pub mod sync_mode;
+#[cfg(feature = "test-hooks")]
+pub mod tests;
 pub mod tiers;
 pub mod vars;
 pub mod wire;

@@ -323,15 +323,7 @@ pub async fn refund(
     }
     let calls = keys.iter().map(|k| {
         block_cache::forget(&object_name(&pc.name, k));
-        let r = DoRequest {
-            op: Op::Refund,
-            policy: pc.name.clone(),
-            key: k.clone(),
-            cost,
-            now: test_now.map(Nanos::as_nanos),
-            fault: None,
-            diffs: Vec::new(),
-        };
+        let r = DoRequest::new(Op::Refund, &pc.name, k, cost, test_now);
         async move { do_client::call(env, &r, pc.timeout_ms).await }
     });
     for result in join_all(calls).await {

@@ -17,9 +17,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
-use tollgate::lease::{LeasePool, MAX_HOLDER_LEN};
+use tollgate::lease::MAX_HOLDER_LEN;
 use tollgate::spec::{parse_pool as parse_spec, whole, wrong_type, PoolSpec, SpecError};
-use tollgate::Nanos;
 
 use crate::config::{valid_policy_name, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
 use crate::spec_input::{field, Json};
@@ -37,40 +36,12 @@ pub struct PoolConfig {
     pub description: Value,
 }
 
-impl PoolConfig {
-    /// How many partitions the capacity is split into.
-    pub fn partitions(&self) -> u32 {
-        self.spec.pool.partitions()
-    }
+/// The pool's figures are its spec's (`PoolSpec::partitions`, `capacity`, `per_second`...).
+impl std::ops::Deref for PoolConfig {
+    type Target = PoolSpec;
 
-    /// Units per `window` one partition carries.
-    pub fn partition_rate(&self) -> u64 {
-        self.spec.pool.partition_rate()
-    }
-
-    /// The window the rates are per.
-    pub fn window(&self) -> Nanos {
-        self.spec.pool.window()
-    }
-
-    /// The longest TTL a lease request may ask for.
-    pub fn max_ttl(&self) -> Nanos {
-        self.spec.max_ttl
-    }
-
-    /// The whole capacity: every partition's rate, units per `window`.
-    pub fn capacity(&self) -> u64 {
-        self.spec.capacity()
-    }
-
-    /// A rate of `units` per `window` in units per second.
-    pub fn per_second(&self, units: u64) -> f64 {
-        units as f64 * 1e9 / self.window().as_nanos() as f64
-    }
-
-    /// An empty pool of this shape (the core's state machine).
-    pub fn empty_pool(&self) -> LeasePool {
-        self.spec.pool.clone()
+    fn deref(&self) -> &PoolSpec {
+        &self.spec
     }
 }
 
@@ -119,6 +90,7 @@ pub fn parse_pools(v: Option<&Value>) -> Result<BTreeMap<String, PoolConfig>, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tollgate::Nanos;
 
     #[test]
     fn the_pool_of_the_issue_parses() {

@@ -17,7 +17,7 @@ use tollgate::lease::MAX_HOLDER_LEN;
 use tollgate::Nanos;
 
 use crate::api::percent_decode;
-use crate::api_request::json_object;
+use crate::api_request::{bad_path, json_object};
 use crate::config::Config;
 use crate::errors::ApiError;
 use crate::pool_config::PoolConfig;
@@ -44,10 +44,6 @@ impl PoolRoute {
             PoolRoute::Release(_) => "DELETE",
         }
     }
-}
-
-fn bad_path() -> ApiError {
-    ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8")
 }
 
 /// Checks a holder name against the core's rule (1 to [`MAX_HOLDER_LEN`] bytes of UTF-8).

@@ -103,23 +103,14 @@ pub fn demands(pool: &LeasePool, now: Nanos) -> Vec<DemandWire> {
         .collect()
 }
 
-/// The live leases of `pool` at `now`, grouped by holder.
+/// The live leases of `pool` at `now`, grouped by holder (`LeasePool::holdings`).
 pub fn holders(pool: &LeasePool, now: Nanos) -> Vec<HolderWire> {
-    let mut out: Vec<HolderWire> = Vec::new();
-    for (i, lease) in pool.leases(now) {
-        match out.iter_mut().find(|h| *h.holder == *lease.holder) {
-            Some(h) => {
-                h.partitions.push(i);
-                h.expires_at = h.expires_at.min(lease.expires_at.as_nanos());
-            }
-            None => out.push(HolderWire {
-                holder: lease.holder.to_string(),
-                partitions: vec![i],
-                expires_at: lease.expires_at.as_nanos(),
-            }),
-        }
-    }
-    out
+    let wire = |h: tollgate::lease::Holding<'_>| HolderWire {
+        holder: h.holder.to_string(),
+        partitions: h.partitions,
+        expires_at: h.expires_at.as_nanos(),
+    };
+    pool.holdings(now).into_iter().map(wire).collect()
 }
 
 #[cfg(test)]

@@ -70,10 +70,6 @@ pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
     })
 }
 
-async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
-    req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
-}
-
 fn pool_request(
     op: PoolOp,
     pc: &PoolConfig,
@@ -103,16 +99,13 @@ pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Re
                     .await?;
             json_response(200, &status_body(pc, &reply))
         }
-        PoolRoute::Grant => {
-            let b = parse_grant(&body(&mut req).await?, pc, cfg.test_hooks())?;
-            let r = pool_request(PoolOp::Grant, pc, b.holder, b.partitions, b.ttl, b.now);
-            let reply = call_pool(env, &r, pc.timeout_ms).await?;
-            let g = reply.grant.as_ref().ok_or_else(|| ApiError::internal("the pool answered no grant"))?;
-            json_response(200, &grant_body(pc, &r.holder, g, &reply))
-        }
-        PoolRoute::Renew(holder) => {
-            let b = parse_renew(&body(&mut req).await?, holder, pc, cfg.test_hooks())?;
-            let r = pool_request(PoolOp::Renew, pc, b.holder, 0, b.ttl, b.now);
+        PoolRoute::Grant | PoolRoute::Renew(_) => {
+            let body = crate::api_request::read_body(&mut req).await?;
+            let (op, b) = match route {
+                PoolRoute::Renew(holder) => (PoolOp::Renew, parse_renew(&body, holder, pc, cfg.test_hooks())?),
+                _ => (PoolOp::Grant, parse_grant(&body, pc, cfg.test_hooks())?),
+            };
+            let r = pool_request(op, pc, b.holder, b.partitions, b.ttl, b.now);
             let reply = call_pool(env, &r, pc.timeout_ms).await?;
             let g = reply.grant.as_ref().ok_or_else(|| ApiError::internal("the pool answered no grant"))?;
             json_response(200, &grant_body(pc, &r.holder, g, &reply))

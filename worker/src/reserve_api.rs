@@ -28,10 +28,6 @@ pub const SETTLE_FIELDS: [&str; 3] = ["reservation", "actual", "now"];
 /// the keys' state refuses it.
 pub const UNKNOWN_RESERVATION_STATUS: u16 = 409;
 
-async fn body(req: &mut Request) -> Result<Vec<u8>, ApiError> {
-    req.bytes().await.map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))
-}
-
 /// Reserve and settle decide in the key's objects: the synced modes hold window counts, not
 /// the state a reservation's ledger lives in; leased mode keeps a key's quota in its object's
 /// ledger of slices (object/quota.rs), which the keys' states would bypass.
@@ -82,7 +78,7 @@ fn answer_of(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: 
 /// was reserved (a denial, a listed key, a failed object's fail mode).
 pub async fn reserve(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
     let status = api_request::deny_status_param(&req.url()?)?;
-    let bytes = body(&mut req).await?;
+    let bytes = crate::api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
     exact_only(pc)?;
@@ -173,7 +169,7 @@ fn settle_error(e: SettleError) -> ApiError {
 /// `POST /v1/settle`: closes the reservation with the actual cost and answers the keys'
 /// figures after it, with `refunded`, `charged` and `forgiven`.
 pub async fn settle(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let bytes = body(&mut req).await?;
+    let bytes = crate::api_request::read_body(&mut req).await?;
     let s = parse_settle(&bytes, cfg)?;
     let pc = s.policy;
     exact_only(pc)?;

@@ -2,7 +2,6 @@
 //! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
 
 use serde_json::{json, Value};
-use tollgate::headers::HeaderOptions;
 use tollgate::{Decision, Nanos, PolicyDecision};
 use worker::{Headers, Response};
 
@@ -80,13 +79,7 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
     } else {
         d
     };
-    let h = &pc.headers;
-    let options = HeaderOptions {
-        standard: h.standard,
-        legacy: h.legacy,
-        partition_key: h.partition_key.then_some(key),
-        jitter: (h.jitter && !shown.allowed).then(worker::js_sys::Math::random),
-    };
+    let options = pc.headers.options(key, shown.allowed, worker::js_sys::Math::random);
     Answer {
         status: if d.allowed { 200 } else { 429 },
         body,
@@ -138,6 +131,22 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
         return contention(pc, now);
     }
     let allowed = mode == FailMode::Open;
+    let marker = format!("fail-{};reason=\"{}\"", mode.name(), why.name());
+    unmade(pc, allowed, if allowed { 200 } else { 503 }, now, "unavailable", marker)
+}
+
+/// The answer when other requests kept the key busy past what the core's store protocol waits
+/// (`tollgate::store_protocol::Retry::BUSY_OBJECT`, or its several-keys rounds):
+/// a denial (429, a 200 on the decision API) marked `"degraded":"contention"`, the npm Redis
+/// store's answer to the same thing. Contention is never taken for an outage.
+pub fn contention(pc: &PolicyConfig, now: Nanos) -> Answer {
+    unmade(pc, false, 429, now, "contention", "contention".to_string())
+}
+
+/// An answer no store made: the first limit's `limit`, nothing remaining, reset `now`,
+/// `"degraded"` saying why and the [`DEGRADED_HEADER`] `marker`; a denial asks to come back
+/// in a second.
+fn unmade(pc: &PolicyConfig, allowed: bool, status: u16, now: Nanos, degraded: &str, marker: String) -> Answer {
     let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
     let body = json!({
         "allowed": allowed,
@@ -146,32 +155,13 @@ pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> 
         "resetAt": now.as_millis_ceil(),
         "retryAfter": if allowed { 0 } else { 1000 },
         "policy": pc.name,
-        "degraded": "unavailable",
+        "degraded": degraded,
     });
-    let mut headers = vec![(DEGRADED_HEADER, format!("fail-{};reason=\"{}\"", mode.name(), why.name()))];
+    let mut headers = vec![(DEGRADED_HEADER, marker)];
     if !allowed {
         headers.push(("Retry-After", "1".to_string()));
     }
-    Answer { status: if allowed { 200 } else { 503 }, body, headers, limit_name: String::new() }
-}
-
-/// The answer when other requests kept the key busy past what the core's store protocol waits
-/// (`tollgate::store_protocol::Retry::BUSY_OBJECT`, or its several-keys rounds):
-/// a denial (429, a 200 on the decision API) marked `"degraded":"contention"`, the npm Redis
-/// store's answer to the same thing. Contention is never taken for an outage.
-pub fn contention(pc: &PolicyConfig, now: Nanos) -> Answer {
-    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
-    let body = json!({
-        "allowed": false,
-        "limit": limit,
-        "remaining": 0,
-        "resetAt": now.as_millis_ceil(),
-        "retryAfter": 1000,
-        "policy": pc.name,
-        "degraded": "contention",
-    });
-    let headers = vec![(DEGRADED_HEADER, "contention".to_string()), ("Retry-After", "1".to_string())];
-    Answer { status: 429, body, headers, limit_name: String::new() }
+    Answer { status, body, headers, limit_name: String::new() }
 }
 
 /// A JSON answer as every endpoint sends one, decisions and errors alike: `status`, the body,

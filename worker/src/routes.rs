@@ -69,35 +69,23 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
     let cfg = config(env)?;
     if let Some(rest) = cfg.api_route(&path) {
         auth::check(cfg.api_token.as_deref(), cfg.public, req.headers().get("authorization")?.as_deref())?;
+        // The fixed routes each take one method.
+        let one = match rest {
+            "/limit" | "/peek" | "/refund" | "/reserve" | "/settle" => Some((Method::Post, "POST")),
+            "/policies" | "/pools" => Some((Method::Get, "GET")),
+            _ => None,
+        };
+        if let Some((allowed, allow)) = one {
+            only(&method, allowed, &path, allow)?;
+        }
         return match rest {
-            "/limit" => {
-                only(&method, Method::Post, &path, "POST")?;
-                api::limit(req, env, ctx, &cfg, Op::Check).await
-            }
-            "/peek" => {
-                only(&method, Method::Post, &path, "POST")?;
-                api::limit(req, env, ctx, &cfg, Op::Peek).await
-            }
-            "/refund" => {
-                only(&method, Method::Post, &path, "POST")?;
-                api::refund(req, env, &cfg).await
-            }
-            "/reserve" => {
-                only(&method, Method::Post, &path, "POST")?;
-                reserve_api::reserve(req, env, &cfg).await
-            }
-            "/settle" => {
-                only(&method, Method::Post, &path, "POST")?;
-                reserve_api::settle(req, env, &cfg).await
-            }
-            "/policies" => {
-                only(&method, Method::Get, &path, "GET")?;
-                api::policies(&cfg)
-            }
-            "/pools" => {
-                only(&method, Method::Get, &path, "GET")?;
-                pools_api::list(&cfg)
-            }
+            "/limit" => api::limit(req, env, ctx, &cfg, Op::Check).await,
+            "/peek" => api::limit(req, env, ctx, &cfg, Op::Peek).await,
+            "/refund" => api::refund(req, env, &cfg).await,
+            "/reserve" => reserve_api::reserve(req, env, &cfg).await,
+            "/settle" => reserve_api::settle(req, env, &cfg).await,
+            "/policies" => api::policies(&cfg),
+            "/pools" => pools_api::list(&cfg),
             p if p.starts_with("/pools/") => pools_api::handle(&p["/pools/".len()..], req, env, &cfg).await,
             #[cfg(feature = "test-hooks")]
             p if p.starts_with(TEST_ROUTES) && cfg.test_hooks() => {
@@ -143,7 +131,7 @@ async fn test_route(rest: &str, req: Request, env: &Env, cfg: &crate::config::Co
         api::inspect(p, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("lease/") {
         only(&method, Method::Post, &path, "POST")?;
-        crate::lease_test_api::handle(p, req, env, cfg).await
+        crate::tests::lease_api::handle(p, req, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("pools/") {
         pools_api::inspect(p, &method, env, cfg).await
     } else if let Some(p) = rest.strip_prefix("sync/") {

@@ -11,8 +11,8 @@ use base64::Engine;
 use serde_json::{json, Value};
 use worker::{Env, Method, Request, Response};
 
-use crate::api::{json_response, percent_decode};
-use crate::api_request::{check_key, find_policy};
+use crate::api::json_response;
+use crate::api_request::{json_object_within, policy_and_key, read_body};
 use crate::block_cache;
 use crate::config::{Config, PolicyConfig};
 use crate::do_client::{self, object_name};
@@ -33,13 +33,8 @@ pub const FIELDS: [&str; 1] = ["state"];
 /// (policy, key) of `rest`, the path after `/v1/keys/` ending in [`SUFFIX`].
 fn target<'c>(rest: &str, cfg: &'c Config) -> Result<(&'c PolicyConfig, String), ApiError> {
     let inner = rest.strip_suffix(SUFFIX).unwrap_or(rest);
-    let (policy, key) = inner
-        .split_once('/')
-        .ok_or_else(|| ApiError::bad_request("missing_key", "use /v1/keys/{policy}/{key}/state").with_field("key"))?;
-    let bad = || ApiError::bad_request("invalid_path", "the path has an invalid %-escape or is not UTF-8");
-    let pc = find_policy(cfg, &percent_decode(policy).ok_or_else(bad)?)?;
-    let key = percent_decode(key).ok_or_else(bad)?;
-    check_key(&key)?;
+    let missing = ApiError::bad_request("missing_key", "use /v1/keys/{policy}/{key}/state").with_field("key");
+    let (pc, key) = policy_and_key(inner, cfg, missing)?;
     if pc.sync_ms != 0 {
         return Err(ApiError::bad_request(
             "unsupported_in_sync_mode",
@@ -70,20 +65,7 @@ fn failed(e: CallError) -> ApiError {
 
 /// The `PUT` body's state: the bytes (`None`: fresh), validated against the policy.
 pub fn parse_body(body: &[u8], pc: &PolicyConfig) -> Result<Option<Vec<u8>>, ApiError> {
-    if body.len() > MAX_STATE_BODY_BYTES {
-        let m = format!("the body is {} bytes; at most {MAX_STATE_BODY_BYTES}", body.len());
-        return Err(ApiError::new(413, "body_too_large", m));
-    }
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}")))?;
-    if !v.is_object() {
-        return Err(ApiError::bad_request(
-            "invalid_body",
-            r#"the body must be a JSON object like {"state":"AQID..."}"#,
-        ));
-    }
-    tollgate::spec::known_fields(&crate::spec_input::Json(v.clone()), &[&FIELDS], "")
-        .map_err(|e| ApiError::bad_request(e.code, e.message).with_field(e.field))?;
+    let v = json_object_within(body, MAX_STATE_BODY_BYTES, &FIELDS, r#"{"state":"AQID..."}"#)?;
     let bytes = match v.get("state") {
         None => {
             return Err(ApiError::bad_request("missing_field", "state is required (null: fresh)").with_field("state"))
@@ -111,11 +93,7 @@ pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Re
         let state = reply.state.map(|b| STANDARD.encode(b));
         return json_response(200, &json!({ "policy": pc.name, "key": key, "state": state }));
     }
-    let body = req
-        .bytes()
-        .await
-        .map_err(|e| ApiError::bad_request("invalid_body", format!("could not read the body: {e}")))?;
-    let state = parse_body(&body, pc)?;
+    let state = parse_body(&read_body(&mut req).await?, pc)?;
     block_cache::forget(&object_name(&pc.name, &key));
     multi_key::call(env, pc, &r(LockOp::Import, state)).await.map_err(failed)?;
     block_cache::forget(&object_name(&pc.name, &key));

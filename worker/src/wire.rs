@@ -39,7 +39,7 @@ pub enum Fault {
     Error,
     /// Answer only after a long delay (longer than any policy's timeout in the tests).
     Timeout,
-    /// Fail the object's next storage reads or writes (`object/storage_fault.rs`).
+    /// Fail the object's next storage reads or writes (`tests/storage_fault.rs`).
     Storage(StorageFault),
 }
 
@@ -133,6 +133,15 @@ pub struct DoRequest {
     pub fault: Option<Fault>,
     #[serde(default)]
     pub diffs: Vec<DiffWire>,
+}
+
+impl DoRequest {
+    /// A request of `op` on (`policy`, `key`) for `cost` units, on the test clock `now` when
+    /// given; no fault, no diffs.
+    pub fn new(op: Op, policy: &str, key: &str, cost: u64, now: Option<Nanos>) -> DoRequest {
+        let (policy, key, now) = (policy.to_string(), key.to_string(), now.map(Nanos::as_nanos));
+        DoRequest { op, policy, key, cost, now, fault: None, diffs: Vec::new() }
+    }
 }
 
 /// A [`Decision`] on the wire.
@@ -233,6 +242,15 @@ pub struct DoReply {
     /// to be worth sending (a long sliding log): that key is then not cached.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Vec<u8>>,
+}
+
+impl DoReply {
+    /// The decision the object answered (check, peek, refund).
+    pub fn policy_decision(&self) -> Result<PolicyDecision, crate::errors::ApiError> {
+        let wire = self.decision.clone();
+        wire.map(PolicyDecision::from)
+            .ok_or_else(|| crate::errors::ApiError::internal("the Durable Object answered no decision"))
+    }
 }
 
 #[cfg(test)]

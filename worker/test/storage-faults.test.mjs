@@ -3,7 +3,7 @@
 // `,throw` the object also throws and is reset, as the runtime resets a broken object). The
 // decision follows the policy's `failure` with `degraded: "unavailable"`; what the key had
 // stored is unchanged; nothing crashes; the decisions after the fault are exact. The hook is
-// worker/src/object/storage_fault.rs. With TEST_MODE off the header changes nothing.
+// worker/src/tests/storage_fault.rs. With TEST_MODE off the header changes nothing.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { start, post, get, freshKey } from "./harness.mjs";

@@ -20,8 +20,6 @@ mod pool_storage;
 mod quota;
 mod sql;
 mod storage;
-#[cfg(feature = "test-hooks")]
-mod storage_fault;
 
 use std::cell::RefCell;
 
@@ -34,10 +32,10 @@ use crate::lock_wire::{self, LockRequest};
 use crate::wire::{DoReply, DoRequest, Fault, Op};
 use object_store::ObjectStore;
 
+#[cfg(feature = "test-hooks")]
+pub use crate::tests::storage_fault::{self, StorageFault};
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
-#[cfg(feature = "test-hooks")]
-pub use storage_fault::StorageFault;
 
 /// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
 #[cfg(feature = "test-hooks")]
@@ -61,10 +59,7 @@ pub fn clock() -> Nanos {
 
 impl KeyLimiter {
     async fn handle(&self, mut req: Request) -> std::result::Result<Response, ApiError> {
-        if req.method() != Method::Post {
-            return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
-        }
-        let body = req.bytes().await?;
+        let body = post_body(&mut req).await?;
         if body.starts_with(lock_wire::PREFIX) {
             return Ok(Response::from_json(&self.handle_lock(&body).await?)?);
         }
@@ -79,9 +74,7 @@ impl KeyLimiter {
         let r: LockRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
-        if r.now.is_some() && !cfg.test_hooks() {
-            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
-        }
+        test_clock_allowed(r.now, &cfg)?;
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
         let sql = sql::Sql::new(storage.sql(), &self.faults);
@@ -95,9 +88,7 @@ impl KeyLimiter {
         let r: crate::quota_wire::QuotaRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
-        if r.now.is_some() && !cfg.test_hooks() {
-            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
-        }
+        test_clock_allowed(r.now, &cfg)?;
         if pc.lease_ms == 0 {
             return Err(ApiError::bad_request("invalid_body", format!("policy {:?} is not leased", pc.name)));
         }
@@ -119,9 +110,7 @@ impl KeyLimiter {
         if let Some(fault) = r.fault {
             self.inject(fault, &cfg).await?;
         }
-        if r.now.is_some() && !cfg.test_hooks() {
-            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
-        }
+        test_clock_allowed(r.now, &cfg)?;
         if r.op != Op::Inspect {
             lock::wait_free(&self.gate, lock::wait_budget_ms(pc)).await?;
         }
@@ -218,8 +207,35 @@ pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
     worker::js_sys::Date::new(&worker::wasm_bindgen::JsValue::from_f64(ms as f64))
 }
 
+/// The body of a request from an isolate, which only posts.
+pub(crate) async fn post_body(req: &mut Request) -> std::result::Result<Vec<u8>, ApiError> {
+    if req.method() != Method::Post {
+        return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
+    }
+    Ok(req.bytes().await?)
+}
+
+/// Refuses a request's own clock unless the test hooks are on.
+pub(crate) fn test_clock_allowed(now: Option<u64>, cfg: &crate::config::Config) -> std::result::Result<(), ApiError> {
+    if now.is_some() && !cfg.test_hooks() {
+        return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+    }
+    Ok(())
+}
+
+/// An object's answer: the response, or the error as JSON, logged as `event` when the
+/// failure is the object's own (5xx).
+pub(crate) fn answer(result: std::result::Result<Response, ApiError>, event: &str) -> Result<Response> {
+    result.or_else(|e| {
+        if e.status >= 500 {
+            crate::log::error(event, serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }));
+        }
+        Ok(e.to_response())
+    })
+}
+
 /// A request from an isolate (wire.rs, lock_wire.rs), parsed.
-fn request_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> std::result::Result<T, ApiError> {
+pub(crate) fn request_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> std::result::Result<T, ApiError> {
     serde_json::from_slice(body)
         .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))
 }
@@ -250,18 +266,7 @@ impl DurableObject for KeyLimiter {
         if let Some(thrown) = storage_fault::thrown(&self.faults, &self.mem) {
             return Err(thrown);
         }
-        match result {
-            Ok(resp) => Ok(resp),
-            Err(e) => {
-                if e.status >= 500 {
-                    crate::log::error(
-                        "object_error",
-                        serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }),
-                    );
-                }
-                Ok(e.to_response())
-            }
-        }
+        answer(result, "object_error")
     }
 
     async fn alarm(&self) -> Result<Response> {

@@ -12,10 +12,10 @@ use std::cell::RefCell;
 
 use tollgate::lease::LeaseError;
 use tollgate::Nanos;
-use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
+use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::pool_storage::{self, alarm_now, PoolMem};
-use super::{clock, js_sys_date};
+use super::{answer, clock, js_sys_date, post_body, request_of, test_clock_allowed};
 use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::pool_wire::{demands, holders, GrantWire, PoolOp, PoolReply, PoolRequest};
@@ -44,19 +44,12 @@ fn real_ms() -> u64 {
 
 impl CapacityPool {
     async fn handle(&self, mut req: Request) -> std::result::Result<PoolReply, ApiError> {
-        if req.method() != Method::Post {
-            return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
-        }
-        let body = req.bytes().await?;
-        let r: PoolRequest = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad_request("invalid_body", format!("bad Durable Object request: {e}")))?;
+        let r: PoolRequest = request_of(&post_body(&mut req).await?)?;
         let cfg = config(&self.env)?;
         if !cfg.pools.contains_key(&r.pool) {
             return Err(ApiError::new(404, "unknown_pool", format!("no pool named {:?}", r.pool)));
         }
-        if r.now.is_some() && !cfg.test_hooks() {
-            return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
-        }
+        test_clock_allowed(r.now, &cfg)?;
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let real = real_ms();
         let storage = self.state.storage();
@@ -146,18 +139,7 @@ impl DurableObject for CapacityPool {
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        match self.handle(req).await {
-            Ok(reply) => Response::from_json(&reply),
-            Err(e) => {
-                if e.status >= 500 {
-                    crate::log::error(
-                        "pool_object_error",
-                        serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }),
-                    );
-                }
-                Ok(e.to_response())
-            }
-        }
+        answer(self.handle(req).await.and_then(|reply| Ok(Response::from_json(&reply)?)), "pool_object_error")
     }
 
     /// Frees the leases that lapsed, writes the pool through and sets the alarm at the next

@@ -118,7 +118,7 @@ pub fn load<'m>(
             return Ok(None);
         };
         let Some(pc) = cfg.pools.get(&pool_name) else { return Ok(None) };
-        let mut pool = pc.empty_pool();
+        let mut pool = pc.pool.clone();
         let mut test_now = None;
         if let Some((stored_name, bytes, t)) = row {
             if stored_name != pool_name {

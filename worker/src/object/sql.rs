@@ -6,7 +6,7 @@ use worker::{SqlCursor, SqlStorage, SqlStorageValue};
 
 /// What a test armed for this object: the storage fault in the test build, nothing otherwise.
 #[cfg(feature = "test-hooks")]
-pub type Faults = super::storage_fault::Armed;
+pub type Faults = crate::tests::storage_fault::Armed;
 /// What a test armed for this object: nothing, in a production build.
 #[cfg(not(feature = "test-hooks"))]
 pub type Faults = ();
@@ -26,7 +26,7 @@ impl<'a> Sql<'a> {
     /// `SqlStorage::exec`, unless an armed fault fails this statement.
     pub fn exec(&self, query: &str, bindings: impl Into<Option<Vec<SqlStorageValue>>>) -> worker::Result<SqlCursor> {
         #[cfg(feature = "test-hooks")]
-        if super::storage_fault::fails(self.faults, query) {
+        if crate::tests::storage_fault::fails(self.faults, query) {
             return Err(worker::Error::RustError("injected storage fault".to_string()));
         }
         self.inner.exec(query, bindings)

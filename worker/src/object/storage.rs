@@ -11,15 +11,17 @@
 //! When the policy's configuration changes (a new deployment, a `wrangler dev` restart), the
 //! state is read under the configuration it was written under and converted to the running
 //! one by the core (`tollgate::reconfigure`): a key keeps what it used. A state stored before
-//! `written_under` existed is read as written under the running configuration.
+//! `written_under` existed is read as written under the running configuration
+//! (`tollgate::reconfigure::restore`).
 //! `deadline` is the real time (Unix ms) from which the row decides like a fresh key; the
 //! alarm handler drops everything once every row's deadline has passed. Reads and writes use
 //! the synchronous SQL API, so no request can interleave between a read and its write.
 
 use std::collections::BTreeMap;
 
-use tollgate::policy_codec::{decode_policy, encode_policy};
-use tollgate::reconfigure::convert;
+use tollgate::policy_codec::encode_policy;
+use tollgate::reconfigure::restore;
+pub use tollgate::reconfigure::Restored as Loaded;
 use tollgate::{Nanos, Policy, PolicyState};
 use worker::SqlStorageValue;
 
@@ -95,47 +97,6 @@ fn blob(sql: &Sql<'_>, query: &str) -> Result<Option<Vec<u8>>, ApiError> {
     })
 }
 
-/// What became of a stored state on load.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Loaded {
-    /// Nothing stored, or a state of the running configuration.
-    AsStored,
-    /// Written under another configuration and converted (`tollgate::reconfigure`).
-    Converted,
-    /// Unreadable, or written under a configuration that cannot be rebuilt: dropped.
-    Dropped(String),
-}
-
-/// The stored `bytes`, written under `written_under` (when known), as a state of `policy` at
-/// `now`.
-pub fn read_state(
-    bytes: &[u8],
-    written_under: Option<&[u8]>,
-    policy: &Policy,
-    now: Nanos,
-) -> (Option<PolicyState>, Loaded) {
-    let state = match PolicyState::decode(bytes) {
-        Ok(s) => s,
-        Err(e) => return (None, Loaded::Dropped(format!("unreadable state: {e}"))),
-    };
-    match written_under {
-        Some(config) if config != encode_policy(policy).as_slice() => {
-            let old = match decode_policy(config) {
-                Ok(old) => old,
-                Err(e) => return (None, Loaded::Dropped(format!("unreadable configuration: {e}"))),
-            };
-            if let Err(e) = old.validate_state(&state) {
-                return (None, Loaded::Dropped(format!("state does not fit its configuration: {e}")));
-            }
-            (convert(&old, policy, &state, now), Loaded::Converted)
-        }
-        _ => match policy.validate_state(&state) {
-            Ok(()) => (Some(state), Loaded::AsStored),
-            Err(e) => (None, Loaded::Dropped(format!("state does not fit the policy: {e}"))),
-        },
-    }
-}
-
 /// Loads the exact-mode state if not loaded, converting a state written under another
 /// configuration to `policy` at `now`. Returns what happened (for the log) when it loaded.
 pub fn load_exact(mem: &mut Mem, sql: &Sql<'_>, policy: &Policy, now: Nanos) -> Result<Option<Loaded>, ApiError> {
@@ -145,7 +106,7 @@ pub fn load_exact(mem: &mut Mem, sql: &Sql<'_>, policy: &Policy, now: Nanos) -> 
     ensure_schema(mem, sql)?;
     mem.written_under = blob(sql, "SELECT config FROM written_under WHERE id = 0")?;
     let (state, loaded) = match blob(sql, "SELECT bytes FROM state WHERE id = 0")? {
-        Some(bytes) => read_state(&bytes, mem.written_under.as_deref(), policy, now),
+        Some(bytes) => restore(&bytes, mem.written_under.as_deref(), policy, now),
         None => (None, Loaded::AsStored),
     };
     mem.exact = Some(state);
@@ -279,44 +240,4 @@ pub fn stored_rows(mem: &std::cell::RefCell<Mem>, sql: &Sql<'_>) -> Result<(u64,
         })
     };
     Ok((count("state")?, count("central")?))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tollgate::{AnyAlgorithm, FixedWindow, Gcra, Quota};
-
-    fn fixed(limit: u64) -> Policy {
-        Policy::single(AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_hour(limit).unwrap())))
-    }
-
-    #[test]
-    fn a_state_written_under_another_configuration_is_converted_not_dropped() {
-        let now = Nanos::from_secs(7200 + 60);
-        let (old, new) = (fixed(100), fixed(50));
-        let mut states = [None];
-        old.check(&mut states, now, 60).unwrap();
-        let bytes = states[0].as_ref().unwrap().encode();
-        let (state, loaded) = read_state(&bytes, Some(&encode_policy(&old)), &new, now);
-        assert_eq!(loaded, Loaded::Converted);
-        assert!(!new.peek(&[state], now, 1).unwrap().allowed, "not a fresh 50");
-        // Written under the running configuration, or before the configuration was stored.
-        for under in [Some(encode_policy(&old)), None] {
-            let (state, loaded) = read_state(&bytes, under.as_deref(), &old, now);
-            assert_eq!((state.as_ref(), loaded), (states[0].as_ref(), Loaded::AsStored));
-        }
-    }
-
-    #[test]
-    fn another_algorithm_starts_fresh_and_garbage_is_dropped() {
-        let now = Nanos::from_secs(100);
-        let gcra = Policy::single(AnyAlgorithm::Gcra(Gcra::new(Quota::per_hour(100).unwrap()).unwrap()));
-        let mut states = [None];
-        fixed(100).check(&mut states, now, 60).unwrap();
-        let bytes = states[0].as_ref().unwrap().encode();
-        assert_eq!(read_state(&bytes, Some(&encode_policy(&fixed(100))), &gcra, now), (None, Loaded::Converted));
-        assert!(matches!(read_state(&bytes, Some(b"junk"), &gcra, now), (None, Loaded::Dropped(_))));
-        assert!(matches!(read_state(b"junk", None, &gcra, now), (None, Loaded::Dropped(_))));
-        assert!(matches!(read_state(&bytes, None, &gcra, now), (None, Loaded::Dropped(_))), "no record: as before");
-    }
 }

@@ -20,7 +20,7 @@ use std::cell::RefCell;
 
 use serde::{Deserialize, Serialize};
 
-use super::storage::Mem;
+use crate::object::Mem;
 
 /// What the object's storage is armed to do (test switch on only).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,217 @@
+//! A policy's options beside its limits for an edge that answers HTTP and shares its counts
+//! (the Worker's `POLICIES`): which rate-limit headers its answers carry, with the npm
+//! middleware's names and defaults, how often an isolate syncs with the key's store
+//! (`syncRate`), and the operator's controls (allow and deny lists, shadow mode). Parsed
+//! here, beside the limits, so that every edge takes and refuses them alike; and what a
+//! limit's description shows ([`describe_limit`]).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::access::AccessList;
+
+use super::{code, config_name, duration, wrong_type, Input, SpecError, Value};
+use crate::algorithms::LimitSpec;
+use crate::headers::{HeaderOptions, Standard};
+use crate::policy::Policy;
+use crate::text::Msg;
+use crate::time::Nanos;
+
+/// A policy's header options (docs/headers.md).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct HeaderSpec {
+    /// The `RateLimit` draft (`standardHeaders`: "draft-6" to "draft-10", true = "draft-6" as
+    /// in express-rate-limit, false = none); "draft-10" by default.
+    pub standard: Option<Standard>,
+    /// `X-RateLimit-*` (`legacyHeaders`, true by default).
+    pub legacy: bool,
+    /// Send the key, hashed, as `pk` (`partitionKey`, false by default).
+    pub partition_key: bool,
+    /// Spread `Retry-After` and `t` of denials (`jitter`, false by default).
+    pub jitter: bool,
+}
+
+impl HeaderSpec {
+    /// The options for one answer about `key`: `draw` gives the jitter's draw in `[0, 1)`,
+    /// asked only when the answer is a denial and `jitter` is on.
+    pub fn options<'k>(&self, key: &'k str, allowed: bool, draw: impl FnOnce() -> f64) -> HeaderOptions<'k> {
+        HeaderOptions {
+            standard: self.standard,
+            legacy: self.legacy,
+            partition_key: self.partition_key.then_some(key),
+            jitter: (self.jitter && !allowed).then(draw),
+        }
+    }
+}
+
+/// The header options' fields.
+pub const HEADER_FIELDS: [&str; 4] = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
+
+/// `standardHeaders`, `legacyHeaders`, `partitionKey` and `jitter`, each at its default when
+/// absent.
+pub fn parse_headers<I: Input>(input: &I) -> Result<HeaderSpec, SpecError> {
+    Ok(HeaderSpec {
+        standard: standard_headers(input)?,
+        legacy: flag(input, "legacyHeaders", true)?,
+        partition_key: flag(input, "partitionKey", false)?,
+        jitter: flag(input, "jitter", false)?,
+    })
+}
+
+/// `standardHeaders` as the npm middleware reads it: "draft-10" when absent, `true` is
+/// "draft-6" (express-rate-limit v8), `false` none.
+fn standard_headers<I: Input>(input: &I) -> Result<Option<Standard>, SpecError> {
+    const FIELD: &str = "standardHeaders";
+    let expected = "\"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false";
+    match input.get(FIELD) {
+        Value::Missing => Ok(Some(Standard::Draft10)),
+        Value::Bool(false) => Ok(None),
+        Value::Bool(true) => Ok(Some(Standard::Draft6)),
+        Value::Text(s) => Standard::parse(&s).map(Some).ok_or_else(|| {
+            let m = Msg::new(FIELD).s(" must be ").s(expected).s(", got ").q(&s);
+            SpecError::new(code::INVALID_VALUE, FIELD, m)
+        }),
+        other => Err(wrong_type(input, FIELD, &other, expected)),
+    }
+}
+
+/// A boolean option, `default` when absent.
+fn flag<I: Input>(input: &I, field: &str, default: bool) -> Result<bool, SpecError> {
+    match input.get(field) {
+        Value::Missing => Ok(default),
+        Value::Bool(b) => Ok(b),
+        other => Err(wrong_type(input, field, &other, "true or false")),
+    }
+}
+
+/// The controls' fields in a policy (docs/vocabulary.md).
+pub const CONTROL_FIELDS: [&str; 3] = ["shadow", "allowList", "denyList"];
+
+/// A policy's controls beside its limits: lists checked before them (`crate::access`), and
+/// shadow mode (decide and count, never block).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ControlSpec {
+    /// Decide and count, but admit every hit (`shadow = true`).
+    pub shadow: bool,
+    /// Keys, addresses and networks admitted without counting.
+    pub allow: AccessList,
+    /// Keys, addresses and networks denied without counting.
+    pub deny: AccessList,
+}
+
+/// `shadow`, `allowList` and `denyList` (each list of non-empty keys, addresses and
+/// networks), off and empty when absent.
+pub fn parse_controls<I: Input>(input: &I) -> Result<ControlSpec, SpecError> {
+    let shadow = flag(input, "shadow", false)?;
+    Ok(ControlSpec { shadow, allow: access_list(input, "allowList")?, deny: access_list(input, "denyList")? })
+}
+
+fn access_list<I: Input>(input: &I, field: &str) -> Result<AccessList, SpecError> {
+    let items = match input.get(field) {
+        Value::Missing => return Ok(AccessList::default()),
+        Value::List(items) => items,
+        other => return Err(wrong_type(input, field, &other, "an array of keys, IP addresses and networks")),
+    };
+    let mut entries = Vec::with_capacity(items.len());
+    for (i, item) in items.into_iter().enumerate() {
+        match item {
+            Value::Text(s) if !s.is_empty() => entries.push(s),
+            other => return Err(wrong_type(input, &format!("{field}[{i}]"), &other, "a non-empty string")),
+        }
+    }
+    AccessList::parse(entries.iter().map(String::as_str)).map_err(|i| {
+        let at = format!("{field}[{i}]");
+        let m = Msg::new(&at).s(" ").q(&entries[i]).s(" is not an IP network (address/prefix, e.g. \"10.0.0.0/8\")");
+        SpecError::new(code::INVALID_VALUE, &at, m)
+    })
+}
+
+/// The longest sync interval (one hour, in ms): longer is almost certainly a unit mistake.
+pub const MAX_SYNC_MS: i64 = 3_600_000;
+
+fn signed(m: Msg, n: i64) -> Msg {
+    if n < 0 { m.s("-") } else { m }.n(n.unsigned_abs())
+}
+
+/// `syncRate` for `policy`: whole milliseconds (0 every hit decided by the key's store, > 0
+/// periodic, < 0 local only) or a duration; 0 when absent. A synced policy needs every limit
+/// mergeable and no penalty (`blockDuration`, which only the key's store can keep).
+pub fn parse_sync_rate<I: Input>(input: &I, policy: &Policy) -> Result<i64, SpecError> {
+    let field = "syncRate";
+    let ms = match input.get(field) {
+        Value::Missing => 0,
+        // Whole and in range (NaN is neither); `as` alone would round and saturate.
+        Value::Number(n) if n.abs() <= MAX_SYNC_MS as f64 && n == (n as i64) as f64 => n as i64,
+        Value::Number(n) => {
+            let m = signed(Msg::new("syncRate must be a whole number of milliseconds from "), -MAX_SYNC_MS);
+            let m = m.s(" to ").n(MAX_SYNC_MS as u64).s(", got ").s(&input.show_number(n));
+            return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
+        }
+        Value::Text(written) => {
+            // A duration is an interval: longer than zero (local only is a negative number).
+            let d = duration(input, field, 1)?.unwrap_or(Nanos::ZERO);
+            if d > Nanos::from_millis(MAX_SYNC_MS as u64) {
+                // Worded as the npm RedisStore words it (lib/options.js `durationMs`).
+                let m = Msg::new(field).s(" ").q(&written).s(" is longer than the maximum ");
+                return Err(SpecError::new(code::OUT_OF_RANGE, field, m.n(MAX_SYNC_MS as u64).s(" ms")));
+            }
+            d.as_millis_ceil() as i64
+        }
+        other => {
+            return Err(wrong_type(input, field, &other, "a number of milliseconds or a duration such as \"100ms\""))
+        }
+    };
+    if ms != 0 && !policy.is_mergeable() {
+        let m = signed(Msg::new("syncRate = "), ms)
+            .s(" needs every limit to be mergeable (fixed-window, sliding-window or sliding-buckets); \
+             use syncRate = 0 with this policy");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, field, m));
+    }
+    if ms != 0 && policy.block_duration() > Nanos::ZERO {
+        let m = Msg::new("blockDuration needs the key's Durable Object to decide every hit (syncRate = 0), got ");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", signed(m.s("syncRate = "), ms)));
+    }
+    Ok(ms)
+}
+
+/// One value of a limit's description.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shown {
+    /// A name.
+    Text(String),
+    /// A whole number.
+    Whole(u64),
+    /// A duration in milliseconds: whole, or a fraction for a sub-millisecond part.
+    Ms(Nanos),
+    /// A signed number of milliseconds (a calendar window's offset).
+    Float(f64),
+}
+
+/// What a limit's description shows (`GET /v1/policies`): its options as configured,
+/// durations in milliseconds (`windowMs`, `precisionMs`, `offsetMs`), a window of calendar
+/// months as the spec writes it (`"1month"`, with the offset signed).
+pub fn describe_limit(name: &str, spec: &LimitSpec) -> Vec<(&'static str, Shown)> {
+    let (algorithm, align) = config_name(spec.algorithm);
+    let mut d = Vec::from([
+        ("name", Shown::Text(name.into())),
+        ("algorithm", Shown::Text(algorithm.into())),
+        ("limit", Shown::Whole(spec.limit)),
+    ]);
+    if spec.months.is_none() {
+        d.push(("windowMs", Shown::Ms(spec.window)));
+    }
+    d.extend(align.map(|a| ("align", Shown::Text(a.into()))));
+    d.extend(spec.burst.map(|b| ("burst", Shown::Whole(b))));
+    d.extend(spec.refill_amount.map(|r| ("refillAmount", Shown::Whole(r))));
+    d.extend(spec.precision.map(|p| ("precisionMs", Shown::Ms(p))));
+    d.extend(spec.offset.map(|o| ("offsetMs", Shown::Ms(o))));
+    if let Some(m) = spec.months {
+        let window = Msg::new("").n(m.count as u64).s(if m.count == 1 { "month" } else { "months" });
+        d.push(("window", Shown::Text(window.0)));
+        if m.offset_ns != 0 {
+            d.push(("offsetMs", Shown::Float(m.offset_ns as f64 / 1e6)));
+        }
+    }
+    d
+}
