@@ -1,6 +1,6 @@
 //! Core errors as JavaScript exceptions: `TypeError` for a value of the wrong kind (an unknown
 //! name, a string that does not parse), `RangeError` for a number out of range. Messages are
-//! built without `core::fmt` (`msg.rs`, `core_messages.rs`): it cost the modules kilobytes.
+//! built without `core::fmt` (`msg.rs`, the core's `tollgate::messages`): it cost the modules kilobytes.
 //! Every function here is `#[cold]`: an error path, kept out of the callers' hot code.
 
 use alloc::string::String;
@@ -9,7 +9,7 @@ use tollgate::limiter::{KeyError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use tollgate::{CheckError, ConfigError, DecodeError};
 use wasm_bindgen::JsValue;
 
-use crate::core_messages::{check_message, config_message, decode_message};
+use tollgate::messages::{check_message, config_message, decode_message};
 use crate::msg::{push_u64, Msg};
 
 #[cold]
