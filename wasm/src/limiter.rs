@@ -226,7 +226,7 @@ impl Limiter {
         // GCRA's path inline: its decision then stays in registers on its way to the output
         // buffer rather than coming back as a `Result` in memory.
         let d = count_in(keyed, offset, nanos_of_valid_ms(now_ms), cost).ok()?;
-        self.out.write_one_inline(&d);
+        self.out.write_one(&d);
         Some(d.allowed)
     }
 
