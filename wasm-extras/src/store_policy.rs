@@ -3,7 +3,7 @@
 //! except the output buffer. It lives in this module, not the limiter's: an in-memory
 //! `RateLimiter` never decides over encoded states, so its users do not load this.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Array, Float64Array, Uint8Array};
 use tollgate::guard::{check_guarded, Guard};
@@ -52,10 +52,6 @@ impl StorePolicy {
         } else {
             JsValue::NULL
         }
-    }
-
-    pub(crate) fn limit_name(&self) -> impl Fn(usize) -> String + '_ {
-        |i| self.inner.limits().get(i).map_or("", |l| l.name()).to_string()
     }
 
     fn states_from(&self, states: &Array) -> Result<Vec<Option<PolicyState>>, JsValue> {
@@ -140,7 +136,7 @@ impl StorePolicy {
         match step.result {
             Ok(Some(d)) => self.out.write(&d),
             Ok(None) => {}
-            Err(e) => return Err(check_error(&e, self.limit_name())),
+            Err(e) => return Err(check_error(&e, &self.inner)),
         }
         if step.changed {
             self.guard = match (join, before) {
@@ -172,7 +168,7 @@ impl StorePolicy {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let st = self.states_from(states)?;
-        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
+        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, &self.inner))?;
         self.out.write(&d);
         Ok(())
     }

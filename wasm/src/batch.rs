@@ -12,7 +12,7 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use tollgate::limiter::{validate_keys, KeyError};
+use tollgate::limiter::{validate_key, validate_keys};
 use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
@@ -387,14 +387,7 @@ impl Limiter {
                 .get(start..end)
                 .and_then(|b| core::str::from_utf8(b).ok())
                 .ok_or_else(|| at_index("keys[", i as f64, "] is not a UTF-8 string"))?;
-            if let Err(e) = validate_keys(&[key]) {
-                let e = match e {
-                    KeyError::Empty { .. } => KeyError::Empty { index: i },
-                    KeyError::TooLong { len, .. } => KeyError::TooLong { index: i, len },
-                    other => other,
-                };
-                return Err(key_error(&e, false));
-            }
+            validate_key(key, i).map_err(|e| key_error(&e, false))?;
             refs.push(key);
             start = end;
         }

@@ -32,7 +32,7 @@ use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "full")]
 use crate::batch::{BatchOut, Handles};
-use crate::errors::{check_error, decode_error};
+use crate::errors::{decode_error, limit_error};
 use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
 use crate::policy::Policy;
@@ -105,13 +105,7 @@ impl Decided {
 
 impl Limiter {
     pub(crate) fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
-        let policy = &self.policy;
-        let name = |i: usize| policy.limits().get(i).map_or("", |l| l.name()).into();
-        match e {
-            LimitError::Key(k) => key_error(&k, single),
-            LimitError::Check(c) => check_error(&c, name),
-            LimitError::Store(never) => match never {},
-        }
+        limit_error(e, &self.policy, single)
     }
 
     /// A hot call's answer (see `FAILED`): the error, if any, kept for `takeError`.
