@@ -60,7 +60,8 @@ pub fn read_header_record(record: &[f64], limits: usize) -> Option<(PolicyDecisi
     }
     let summary = decision_of(&record[1..7]);
     let binding = LimitRef { key: record[7] as usize, limit: record[8] as usize };
-    let pd = PolicyDecision { allowed: summary.allowed, decision: summary, binding, limits: list.into(), penalty: false };
+    let pd =
+        PolicyDecision { allowed: summary.allowed, decision: summary, binding, limits: list.into(), penalty: false };
     Some((pd, nanos_of_ms(record[0])))
 }
 
