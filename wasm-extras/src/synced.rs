@@ -122,17 +122,12 @@ impl Synced {
     #[wasm_bindgen(js_name = applyMerged)]
     pub fn apply_merged(&mut self, keys: Vec<String>, entries: &[f64], now: f64) -> Result<Vec<u8>, JsValue> {
         let now = now_from_ms(now)?;
-        let policy = self.inner.policy();
         let mut merged = Vec::with_capacity(entries.len() / 5);
         let mut stale = Vec::with_capacity(entries.len() / 5);
         for e in entries.chunks_exact(5) {
             let limit = e[1] as usize;
             let start = Nanos::new(((e[2] as u64) << 32) | (e[3] as u64 & 0xffff_ffff));
-            let live = policy.limits().get(limit).is_some_and(|l| {
-                let a = l.algorithm();
-                let g = a.granularity().unwrap_or(Nanos::ZERO);
-                start + g.saturating_mul(a.span().unwrap_or(1) + 1) > now
-            });
+            let live = self.inner.window_expires_at(limit, start).is_some_and(|end| end > now);
             let key = keys.get(e[0] as usize);
             stale.push(u8::from(!live || key.is_none()));
             if let (true, Some(key)) = (live, key) {
