@@ -22,7 +22,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // without allocating (one decide path, src/decide.rs), reserve and settle (docs/reserve.md): the ledger in every state, the
 // limiter's ledgers beside its compact records, the Redis store's reserve and settle steps, and
 // calendar windows (a civil-date boundary per fixed window).
-const BUDGET = { tollgate_wasm: 79_700, tollgate_wasm_extras: 68_800, tollgate_wasm_lite: 56_200 };
+const BUDGET = { tollgate_wasm: 79_000, tollgate_wasm_extras: 68_400, tollgate_wasm_lite: 56_200 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {
