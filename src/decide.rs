@@ -1,7 +1,7 @@
 //! The one decision path: a hit of `cost` at `now` over pairs of an algorithm and a key's
 //! state slot. Every limiter of the crate and of its edges decides through [`peek`] and
 //! [`count`]: the policy over its keys and limits, the keyed limiter over one key's slot in its
-//! map, the pacer over its two logs, the wasm key store over a record's words. What differs is
+//! map, the pacer over its two logs, the wasm limiter over a record's words. What differs is
 //! only how each keeps its states, said by its [`Slots`]: the wasm store reads a fixed-width
 //! state of the concrete algorithm from a record and writes it back, the keyed limiter holds
 //! the state in its map, the policy in each key's [`PolicyState`](crate::policy::PolicyState).

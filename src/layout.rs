@@ -3,6 +3,11 @@
 //! through `pkg-template/lib/contract.generated.js`, generated from these lists
 //! (`tests/contracts.rs`).
 
+use alloc::vec::Vec;
+
+use crate::policy::{LimitDecision, LimitRef, PolicyDecision};
+use crate::{Decision, Nanos};
+
 /// A decision's summary, the first numbers of the decision buffer (wasm-common's `out.rs`
 /// writes it, `lib/decision.js` reads it): `allowed` is 1 admitted, 0 denied, and
 /// [`DENIED_BY_PENALTY`] denied by a penalty's block; `bindingKey` and `bindingLimit` index the
@@ -33,6 +38,50 @@ pub const HEADER_RECORD: [&str; 10] = [
     "bindingLimit",
     "pairs",
 ];
+
+/// The decision a [`HEADER_RECORD`] holds, and its time: what `Policy.headers` writes the
+/// headers of. `None` when the record is not a decision of a policy of `limits` limits (its
+/// count of pairs does not match its length, a pair's limit is out of range). Milliseconds
+/// out of range read as 0 or the largest time rather than failing.
+pub fn read_header_record(record: &[f64], limits: usize) -> Option<(PolicyDecision, Nanos)> {
+    const PAIR: usize = DECISION_PAIR.len();
+    const HEAD: usize = HEADER_RECORD.len();
+    let pairs = record.get(HEAD - 1).map_or(0, |&n| n as usize);
+    if pairs == 0 || pairs.checked_mul(PAIR).and_then(|n| n.checked_add(HEAD)) != Some(record.len()) {
+        return None;
+    }
+    let mut list = Vec::with_capacity(pairs);
+    for p in record[HEAD..].chunks_exact(PAIR) {
+        let at = LimitRef { key: p[0] as usize, limit: p[1] as usize };
+        if at.limit >= limits {
+            return None;
+        }
+        list.push(LimitDecision { at, decision: decision_of(&p[2..]) });
+    }
+    let summary = decision_of(&record[1..7]);
+    let binding = LimitRef { key: record[7] as usize, limit: record[8] as usize };
+    let pd =
+        PolicyDecision { allowed: summary.allowed, decision: summary, binding, limits: list.into(), penalty: false };
+    Some((pd, nanos_of_ms(record[0])))
+}
+
+/// A pair's numbers from `allowed` to `nextUnitAfter` as a decision.
+fn decision_of(r: &[f64]) -> Decision {
+    Decision {
+        allowed: r[0] == 1.0,
+        limit: r[1] as u64,
+        remaining: r[2] as u64,
+        reset_at: nanos_of_ms(r[3]),
+        retry_after: nanos_of_ms(r[4]),
+        next_unit_after: nanos_of_ms(r[5]),
+    }
+}
+
+/// Milliseconds (whole or not, never negative) as nanoseconds, saturating.
+fn nanos_of_ms(ms: f64) -> Nanos {
+    let ns = ms * 1e6;
+    Nanos::new(if ns > 0.0 { ns as u64 } else { 0 })
+}
 
 /// One counter diff a synced limiter pushes (`takeDiffs`): the key's index into its keys, the
 /// limit, the window's start in nanoseconds as two 32-bit halves, the count, and the epoch ms

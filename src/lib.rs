@@ -27,6 +27,7 @@ pub mod lease_holder;
 pub mod limit_decisions;
 pub mod limiter;
 pub mod merge;
+pub mod messages;
 pub mod pacer;
 pub mod penalty;
 pub mod policy;

@@ -73,15 +73,21 @@ pub fn validate_keys(keys: &[&str]) -> Result<(), KeyError> {
         return Err(KeyError::TooManyKeys { count: keys.len() });
     }
     for (index, key) in keys.iter().enumerate() {
-        if key.is_empty() {
-            return Err(KeyError::Empty { index });
-        }
-        if key.len() > MAX_KEY_LEN {
-            return Err(KeyError::TooLong { index, len: key.len() });
-        }
+        validate_key(key, index)?;
         if keys[..index].contains(key) {
             return Err(KeyError::Duplicate { index });
         }
+    }
+    Ok(())
+}
+
+/// Checks one key, `keys[index]` of a list: not empty, at most [`MAX_KEY_LEN`] bytes.
+pub fn validate_key(key: &str, index: usize) -> Result<(), KeyError> {
+    if key.is_empty() {
+        return Err(KeyError::Empty { index });
+    }
+    if key.len() > MAX_KEY_LEN {
+        return Err(KeyError::TooLong { index, len: key.len() });
     }
     Ok(())
 }

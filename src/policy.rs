@@ -442,6 +442,13 @@ impl Policy {
         crate::codec::validate_policy_state(self, state)
     }
 
+    /// Stored `bytes` as a state of this policy: decoded, then validated (`validate_state`).
+    pub fn decode_state(&self, bytes: &[u8]) -> Result<PolicyState, crate::DecodeError> {
+        let state = PolicyState::decode(bytes)?;
+        self.validate_state(&state)?;
+        Ok(state)
+    }
+
     /// A key state made of one slot per limit (e.g. imported from elsewhere), validated
     /// against this policy, with its expiry computed. `None` when every slot is fresh.
     pub fn state_from_slots(&self, slots: Vec<Option<AnyState>>) -> Result<Option<PolicyState>, crate::DecodeError> {

@@ -339,6 +339,19 @@ pub struct CasStep<R> {
     pub changed: bool,
 }
 
+/// The states of `raw` (one entry per key, `None`: absent), each decoded and validated against
+/// `policy` (`Policy::decode_state`); a key whose bytes are not a state of `policy` is
+/// `Err((its index, why))`.
+pub fn decode_states<T: AsRef<[u8]>>(
+    policy: &Policy,
+    raw: &[Option<T>],
+) -> Result<Vec<Option<PolicyState>>, (usize, DecodeError)> {
+    let decode = |(i, b): (usize, &Option<T>)| {
+        b.as_ref().map(|b| policy.decode_state(b.as_ref())).transpose().map_err(|e| (i, e))
+    };
+    raw.iter().enumerate().map(decode).collect()
+}
+
 /// Decodes and validates `raw` (one entry per key, `None`: absent) against `policy`, lets `f`
 /// change the states, and encodes the result. The store drives the loop around it: when the
 /// step [changed](CasStep::changed) the states, it swaps them in if the keys still hold `raw`,
@@ -353,17 +366,7 @@ pub fn cas_step<R, T: AsRef<[u8]>>(
     raw: &[Option<T>],
     f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
 ) -> Result<CasStep<R>, (usize, DecodeError)> {
-    let mut states = Vec::with_capacity(raw.len());
-    for (i, bytes) in raw.iter().enumerate() {
-        states.push(match bytes {
-            None => None,
-            Some(b) => Some(
-                PolicyState::decode(b.as_ref())
-                    .and_then(|s| policy.validate_state(&s).map(|()| s))
-                    .map_err(|e| (i, e))?,
-            ),
-        });
-    }
+    let mut states = decode_states(policy, raw)?;
     let result = f(&mut states);
     let new: Vec<Option<(Vec<u8>, Nanos)>> =
         states.iter().map(|s| s.as_ref().map(|s| (s.encode(), s.expires_at()))).collect();

@@ -199,6 +199,12 @@ impl SyncedLimiter {
         }
     }
 
+    /// When the window of limit `limit` starting at `start` no longer matters (a diff's
+    /// `expires_at`); `None` for a limit the policy does not have.
+    pub fn window_expires_at(&self, limit: usize, start: Nanos) -> Option<Nanos> {
+        Some(window_end(self.policy.limits().get(limit)?.algorithm(), start))
+    }
+
     /// The oldest window start limit `j` still reads at `now`.
     fn oldest_start(&self, j: usize, now: Nanos) -> Nanos {
         let a = self.policy.limits()[j].algorithm();
@@ -446,12 +452,18 @@ impl SyncedLimiter {
     }
 }
 
+/// When the window of `algorithm` starting at `start` no longer matters: the windows it reads
+/// and one more have passed.
+fn window_end(algorithm: &crate::AnyAlgorithm, start: Nanos) -> Nanos {
+    let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
+    start + g.saturating_mul(algorithm.span().unwrap_or(1) + 1)
+}
+
 /// Moves one key's pending counts to in flight, appending them to `out` as diffs.
 fn take_pending(namespace: &str, policy: &Policy, key: &str, counts: &mut [Counts], out: &mut Vec<Diff>) {
     for (j, c) in counts.iter_mut().enumerate() {
         let algorithm = policy.limits()[j].algorithm();
         let g = algorithm.granularity().unwrap_or(Nanos::ZERO);
-        let span = algorithm.span().unwrap_or(1);
         for (start, delta) in core::mem::take(&mut c.pending).0 {
             add(&mut c.inflight, start, delta);
             out.push(Diff {
@@ -461,7 +473,7 @@ fn take_pending(namespace: &str, policy: &Policy, key: &str, counts: &mut [Count
                 window_start: start,
                 window_size: g,
                 delta,
-                expires_at: start + g.saturating_mul(span + 1),
+                expires_at: window_end(algorithm, start),
             });
         }
     }

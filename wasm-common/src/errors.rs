@@ -1,15 +1,17 @@
 //! Core errors as JavaScript exceptions: `TypeError` for a value of the wrong kind (an unknown
 //! name, a string that does not parse), `RangeError` for a number out of range. Messages are
-//! built without `core::fmt` (`msg.rs`, `core_messages.rs`): it cost the modules kilobytes.
+//! built without `core::fmt` (`msg.rs`, the core's `tollgate::messages`): it cost the modules kilobytes.
 //! Every function here is `#[cold]`: an error path, kept out of the callers' hot code.
 
 use alloc::string::String;
+use core::convert::Infallible;
 use js_sys::{RangeError, TypeError};
-use tollgate::limiter::{KeyError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
+use tollgate::limiter::{KeyError, LimitError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
+use tollgate::policy::Policy;
 use tollgate::{CheckError, ConfigError, DecodeError};
 use wasm_bindgen::JsValue;
 
-use crate::core_messages::{check_message, config_message, decode_message};
+use tollgate::messages::{check_message, config_message, decode_message};
 use crate::msg::{push_u64, Msg};
 
 #[cold]
@@ -58,24 +60,26 @@ pub fn config_error(at: &str, e: &ConfigError) -> JsValue {
     }
 }
 
-/// A cost that can never be decided, naming the limit it does not fit.
+/// A cost that can never be decided, naming the limit of `policy` it does not fit.
 #[cold]
-pub fn check_error(e: &CheckError, limit_name: impl Fn(usize) -> String) -> JsValue {
+pub fn check_error(e: &CheckError, policy: &Policy) -> JsValue {
+    let message = match e {
+        CheckError::CostExceedsCapacity { cost, capacity, limit } => {
+            let name = policy.limits().get(*limit).map_or("", |l| l.name());
+            Msg::new("cost ").n(*cost).s(" can never fit: the capacity of limit ").q(name).s(" is ").n(*capacity).0
+        }
+        other => check_message(other),
+    };
+    with_code(range_error(&message), "invalid_cost", "cost")
+}
+
+/// A limiter call's error over `policy`: its keys (`single`: one key was given) or its cost.
+#[cold]
+pub fn limit_error(e: LimitError<Infallible>, policy: &Policy, single: bool) -> JsValue {
     match e {
-        CheckError::CostExceedsCapacity { cost, capacity, limit } => with_code(
-            range_error(
-                &Msg::new("cost ")
-                    .n(*cost)
-                    .s(" can never fit: the capacity of limit ")
-                    .q(&limit_name(*limit))
-                    .s(" is ")
-                    .n(*capacity)
-                    .0,
-            ),
-            "invalid_cost",
-            "cost",
-        ),
-        other => with_code(range_error(&check_message(other)), "invalid_cost", "cost"),
+        LimitError::Key(k) => key_error(&k, single),
+        LimitError::Check(c) => check_error(&c, policy),
+        LimitError::Store(never) => match never {},
     }
 }
 

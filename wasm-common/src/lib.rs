@@ -12,7 +12,6 @@
 
 extern crate alloc;
 
-pub mod core_messages;
 pub mod errors;
 pub mod module;
 pub mod msg;

@@ -55,18 +55,10 @@ impl Out {
     /// such a decision is written (`readOne`: the summary, the count of pairs and the pair's
     /// `nextUnitAfter`; the pair's other numbers are the summary's, and its key and limit
     /// indices are 0); every decision with several pairs or a penalty goes through `write`.
-    #[inline]
-    pub fn write_one(&mut self, d: &Decision) {
-        let b = &mut self.buf[..HEADER + PAIR];
-        Out::put(&mut b[..5], d);
-        b[7] = 1.0;
-        b[HEADER + 7] = ms_ceil(d.next_unit_after);
-    }
-
-    /// `write_one` inline, for the per-request hot path (`Limiter::decide_record`), with the
-    /// conversions of `time.rs` that take the signed path (the same numbers).
+    /// Inline, for the per-request hot path (`Limiter::decide_record`), with the conversions
+    /// of `time.rs` that take the signed path (the same numbers).
     #[inline(always)]
-    pub fn write_one_inline(&mut self, d: &Decision) {
+    pub fn write_one(&mut self, d: &Decision) {
         let b = &mut self.buf[..HEADER + PAIR];
         b[0] = d.allowed as u8 as f64;
         b[1] = num(d.limit);

@@ -91,7 +91,7 @@ pub fn ms_ceil(t: Nanos) -> f64 {
     (q + (rem > 0) as u64) as f64
 }
 
-/// `ms_ceil` for the per-request hot path (`Out::write_one_inline`): below 2^63 (every time
+/// `ms_ceil` for the per-request hot path (`Out::write_one`): below 2^63 (every time
 /// but the saturated ones) in signed integers, whose conversions to and from f64 are one
 /// machine instruction each (see `nanos_of_valid_ms`). The same result; only there, as the
 /// second path costs module size in every caller.

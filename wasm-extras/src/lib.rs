@@ -15,7 +15,7 @@
 extern crate alloc;
 
 // The shared bindings, under the names the files here use (`crate::errors`, ...).
-use tollgate_wasm_common::{core_messages, errors, msg, out, spec, time};
+use tollgate_wasm_common::{errors, msg, out, spec, time};
 
 tollgate_wasm_common::allocator!();
 

@@ -12,7 +12,7 @@ use tollgate::quota::parse_duration;
 use tollgate::{CheckError, Nanos, Quota};
 use wasm_bindgen::prelude::*;
 
-use crate::core_messages::check_message;
+use tollgate::messages::check_message;
 use crate::errors::{config_error, number_error, range_error};
 use crate::msg::Msg;
 use crate::time::{cost_from, ms_ceil, now_from_ms};

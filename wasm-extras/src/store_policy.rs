@@ -3,12 +3,12 @@
 //! except the output buffer. It lives in this module, not the limiter's: an in-memory
 //! `RateLimiter` never decides over encoded states, so its users do not load this.
 
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Array, Float64Array, Uint8Array};
 use tollgate::guard::{check_guarded, Guard};
-use tollgate::policy::{Policy as CorePolicy, PolicyState};
-use tollgate::store::cas_step;
+use tollgate::policy::Policy as CorePolicy;
+use tollgate::store::{cas_step, decode_states};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -53,28 +53,9 @@ impl StorePolicy {
             JsValue::NULL
         }
     }
-
-    pub(crate) fn limit_name(&self) -> impl Fn(usize) -> String + '_ {
-        |i| self.inner.limits().get(i).map_or("", |l| l.name()).to_string()
-    }
-
-    fn states_from(&self, states: &Array) -> Result<Vec<Option<PolicyState>>, JsValue> {
-        let mut out = Vec::new();
-        for bytes in raw_states(states)? {
-            out.push(match bytes {
-                None => None,
-                Some(b) => {
-                    let state = PolicyState::decode(&b).map_err(|e| decode_error(&e))?;
-                    self.inner.validate_state(&state).map_err(|e| decode_error(&e))?;
-                    Some(state)
-                }
-            });
-        }
-        Ok(out)
-    }
 }
 
-/// The bytes of each key (`null`/`undefined`: absent), as `states_from` takes them, not decoded.
+/// The bytes of each key (`null`/`undefined`: absent), not decoded.
 pub(crate) fn raw_states(states: &Array) -> Result<Vec<Option<Vec<u8>>>, JsValue> {
     let n = states.length();
     if n == 0 || n as usize > tollgate::limiter::MAX_KEYS_PER_HIT {
@@ -140,7 +121,7 @@ impl StorePolicy {
         match step.result {
             Ok(Some(d)) => self.out.write(&d),
             Ok(None) => {}
-            Err(e) => return Err(check_error(&e, self.limit_name())),
+            Err(e) => return Err(check_error(&e, &self.inner)),
         }
         if step.changed {
             self.guard = match (join, before) {
@@ -171,8 +152,8 @@ impl StorePolicy {
     pub fn peek(&mut self, states: &Array, now: f64, cost: f64) -> Result<(), JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        let st = self.states_from(states)?;
-        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, self.limit_name()))?;
+        let st = decode_states(&self.inner, &raw_states(states)?).map_err(|(_, e)| decode_error(&e))?;
+        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, &self.inner))?;
         self.out.write(&d);
         Ok(())
     }
@@ -181,15 +162,13 @@ impl StorePolicy {
     /// store that is given a state (an import) keeps it that long. Throws like `validateState`.
     #[wasm_bindgen(js_name = stateExpiresAt)]
     pub fn state_expires_at(&self, state: &[u8]) -> Result<f64, JsValue> {
-        let s = PolicyState::decode(state).map_err(|e| decode_error(&e))?;
-        self.inner.validate_state(&s).map_err(|e| decode_error(&e))?;
+        let s = self.inner.decode_state(state).map_err(|e| decode_error(&e))?;
         Ok(s.expires_at().as_millis_ceil() as f64)
     }
 
     /// Throws a `TypeError` when `state` is not a state of this policy.
     #[wasm_bindgen(js_name = validateState)]
     pub fn validate_state(&self, state: &[u8]) -> Result<(), JsValue> {
-        let s = PolicyState::decode(state).map_err(|e| decode_error(&e))?;
-        self.inner.validate_state(&s).map_err(|e| decode_error(&e))
+        self.inner.decode_state(state).map(|_| ()).map_err(|e| decode_error(&e))
     }
 }

@@ -36,7 +36,7 @@ impl StorePolicy {
         let inner = &self.inner;
         let step =
             cas_step(inner, &raw, &mut |st| inner.reserve(st, now, cost, id)).map_err(|(_, e)| decode_error(&e))?;
-        let d = step.result.map_err(|e| check_error(&e, self.limit_name()))?;
+        let d = step.result.map_err(|e| check_error(&e, &self.inner))?;
         self.out.write(&d);
         Ok(self.written(&step.states, step.changed))
     }

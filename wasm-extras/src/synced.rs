@@ -9,12 +9,11 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Float64Array;
-use tollgate::limiter::LimitError;
 use tollgate::sync::{MergedCount, SyncRate, SyncedLimiter};
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{check_error, config_error, key_error, range_error};
+use crate::errors::{config_error, limit_error, range_error};
 use crate::out::Out;
 use crate::spec::build_policy;
 use crate::time::{cost_from, now_from_ms};
@@ -36,18 +35,9 @@ impl Synced {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let r = if peek { self.inner.peek(keys, now, cost) } else { self.inner.check(keys, now, cost) };
-        match r {
-            Ok(d) => {
-                self.out.write(&d);
-                Ok(d.allowed)
-            }
-            Err(LimitError::Key(k)) => Err(key_error(&k, keys.len() == 1)),
-            Err(LimitError::Check(c)) => {
-                let policy = self.inner.policy();
-                Err(check_error(&c, |i| policy.limits().get(i).map_or("", |l| l.name()).into()))
-            }
-            Err(LimitError::Store(never)) => match never {},
-        }
+        let d = r.map_err(|e| limit_error(e, self.inner.policy(), keys.len() == 1))?;
+        self.out.write(&d);
+        Ok(d.allowed)
     }
 }
 
@@ -132,17 +122,12 @@ impl Synced {
     #[wasm_bindgen(js_name = applyMerged)]
     pub fn apply_merged(&mut self, keys: Vec<String>, entries: &[f64], now: f64) -> Result<Vec<u8>, JsValue> {
         let now = now_from_ms(now)?;
-        let policy = self.inner.policy();
         let mut merged = Vec::with_capacity(entries.len() / 5);
         let mut stale = Vec::with_capacity(entries.len() / 5);
         for e in entries.chunks_exact(5) {
             let limit = e[1] as usize;
             let start = Nanos::new(((e[2] as u64) << 32) | (e[3] as u64 & 0xffff_ffff));
-            let live = policy.limits().get(limit).is_some_and(|l| {
-                let a = l.algorithm();
-                let g = a.granularity().unwrap_or(Nanos::ZERO);
-                start + g.saturating_mul(a.span().unwrap_or(1) + 1) > now
-            });
+            let live = self.inner.window_expires_at(limit, start).is_some_and(|end| end > now);
             let key = keys.get(e[0] as usize);
             stale.push(u8::from(!live || key.is_none()));
             if let (true, Some(key)) = (live, key) {

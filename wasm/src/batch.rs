@@ -12,14 +12,14 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use tollgate::limiter::{validate_keys, KeyError};
+use tollgate::limiter::{validate_key, validate_keys};
 use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
 use crate::cached_run::Run;
 use crate::errors::{at_index, range_error};
 use crate::key_store::{holds, length_byte};
-use crate::limiter::{key_error, Limiter};
+use crate::limiter::{key_error, Decided, Limiter};
 use crate::time::{cost_from, ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
 
 /// No entry cached for a handle.
@@ -190,24 +190,22 @@ impl Limiter {
         Ok(cs)
     }
 
-    /// Decides the `n` validated entries in order (`decide(self, i, now, cost)`) and writes
-    /// their summaries.
+    /// Decides the `n` validated entries in order and writes their summaries: `step(self, i,
+    /// out)` decides entry `i` (or a run of entries from it), writes to `out` and answers the
+    /// next entry to decide.
     fn run_batch(
         &mut self,
         n: usize,
-        nows: &[f64],
-        costs: &[u64],
         with_numbers: bool,
-        mut decide: impl FnMut(&mut Self, usize, Nanos, u64) -> Result<Decision, JsValue>,
+        mut step: impl FnMut(&mut Self, usize, &mut BatchOut) -> Result<usize, JsValue>,
     ) -> Result<u32, JsValue> {
         let mut out = core::mem::take(&mut self.batch);
         out.reset(n, with_numbers);
         let mut result = Ok(());
-        for i in 0..n {
-            let now = nanos_of_valid_ms(if nows.len() == 1 { nows[0] } else { nows[i] });
-            let cost = if costs.len() == 1 { costs[0] } else { costs[i] };
-            match decide(self, i, now, cost) {
-                Ok(d) => out.write(i, n, &d),
+        let mut i = 0;
+        while i < n {
+            match step(self, i, &mut out) {
+                Ok(next) => i = next,
                 Err(e) => {
                     result = Err(e);
                     break;
@@ -219,11 +217,11 @@ impl Limiter {
         result.map(|()| admitted)
     }
 
-    /// `run_batch` over handles (`ids` one per entry, or one for all `n`). With the compact
-    /// store, runs of entries whose handle has a valid cached record go through `check_cached`
-    /// (the concrete algorithm, no `AnyAlgorithm` per check, see `cached_run.rs`); an entry
-    /// without one goes through `decide_handle`, which finds or inserts its record and caches
-    /// it for the next entries.
+    /// `run_batch` over handles (`ids` one per entry, or one for all `n`). When the records
+    /// hold the states, runs of entries whose handle has a valid cached record go through
+    /// `check_cached` (the concrete algorithm, no `AnyAlgorithm` per check, see
+    /// `cached_run.rs`); any other entry goes through `decide_handle`, which finds or inserts
+    /// its record and caches it for the next entries.
     fn run_handles(
         &mut self,
         handles: &mut Handles,
@@ -234,73 +232,40 @@ impl Limiter {
         with_numbers: bool,
     ) -> Result<u32, JsValue> {
         let id_at = |i: usize| ids[if ids.len() == 1 { 0 } else { i }];
-        if !self.store.holds_words() {
-            return self.run_batch(n, nows, costs, with_numbers, |me, i, now, cost| {
-                me.decide_handle(handles, id_at(i), now, cost)
-            });
-        }
-        let mut out = core::mem::take(&mut self.batch);
-        out.reset(n, with_numbers);
-        let mut result = Ok(());
-        let mut i = 0;
-        while i < n {
-            if let Some(c) = self.store.words_mut() {
+        self.run_batch(n, with_numbers, |me, i, out| {
+            let c = &mut me.store;
+            if c.holds_words() {
                 let generation = c.generation;
                 let cached = |j: usize| handles.cached(id_at(j), generation);
-                let run = Run { from: i, n, nows, costs };
-                match c.check_cached(run, id_at, cached, &mut out) {
-                    Ok(next) => i = next,
-                    Err((_, e)) => {
-                        result = Err(self.error(e.into(), true));
-                        break;
-                    }
+                match c.check_cached(Run { from: i, n, nows, costs }, id_at, cached, out) {
+                    Ok(next) if next > i => return Ok(next),
+                    Ok(_) => {}
+                    Err((_, e)) => return Err(me.error(e.into(), true)),
                 }
             }
-            if i == n {
-                break;
-            }
-            let now = nanos_of_valid_ms(if nows.len() == 1 { nows[0] } else { nows[i] });
-            let cost = if costs.len() == 1 { costs[0] } else { costs[i] };
-            match self.decide_handle(handles, id_at(i), now, cost) {
-                Ok(d) => out.write(i, n, &d),
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-            i += 1;
-        }
-        let admitted = out.admitted(n);
-        self.batch = out;
-        result.map(|()| admitted)
+            let (now, cost) = entry(nows, costs, i);
+            out.write(i, n, &me.decide_handle(handles, id_at(i), now, cost)?.summary());
+            Ok(i + 1)
+        })
     }
 
-    /// A handle's summary decision, inputs already validated; by its cached entry while that
-    /// record is still the key's (same generation, not removed: `key_store::holds`).
-    fn decide_handle(&mut self, handles: &mut Handles, id: u32, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
-        let key = match handles.keys.get(id as usize) {
-            Some(k) if !k.is_empty() => &**k,
-            _ => return Err(unknown_handle(id)),
+    /// A handle's decision, inputs already validated: by its cached record while that record
+    /// is still the key's (same generation, not removed: `key_store::holds`), which is cached
+    /// again after.
+    fn decide_handle(&mut self, handles: &mut Handles, id: u32, now: Nanos, cost: u64) -> Result<Decided, JsValue> {
+        let Some(key) = handles.get(id) else {
+            return Err(unknown_handle(id));
         };
-        let r = match self.store.words_mut() {
-            Some(c) => {
-                let live = handles.cached(id, c.generation).filter(|&(offset, len)| holds(&c.chunks, offset, len));
-                if let Some((offset, _)) = live {
-                    c.check_entry(offset, now, cost)
-                } else {
-                    c.check_key(key, now, cost).map(|(d, e)| {
-                        handles.cache(id, e, c.generation);
-                        d
-                    })
-                }
-            }
-            _ => return self.decide(key, now, cost),
-        };
-        r.map_err(|e| self.error(e.into(), true))
+        let c = &self.store;
+        let at = handles.cached(id, c.generation).filter(|&(o, len)| holds(&c.chunks, o, len));
+        let (d, at) = self.decide(&[key], at.map(|(o, _)| o), now, cost, false)?;
+        handles.cache(id, at, self.store.generation);
+        Ok(d)
     }
 
-    /// `limitHandle` where `decide_record` decided nothing: out of line, so that the export
-    /// itself stays the short path the JIT calls on every request.
+    /// `limitHandle` where `decide_record` decided nothing (the first hit of a handle, a
+    /// record gone, an error): out of line, so that the export itself stays the short path
+    /// the JIT calls on every request.
     #[cold]
     #[inline(never)]
     fn limit_handle_slow(&mut self, id: u32, now: f64, cost: f64) -> u32 {
@@ -310,34 +275,23 @@ impl Limiter {
         self.status(r)
     }
 
-    /// `limit` by handle where `Limiter::decide_record` decided nothing (the first hit of a
-    /// handle, a record gone, an error): the compact store's path, else `limit` by the key.
-    fn limit_by_handle(&mut self, handles: &mut Handles, id: u32, now_ms: f64, cost: f64) -> Result<bool, JsValue> {
-        let Some(key) = handles.get(id) else {
+    fn limit_by_handle(&mut self, handles: &mut Handles, id: u32, now: f64, cost: f64) -> Result<bool, JsValue> {
+        if handles.get(id).is_none() {
             return Err(unknown_handle(id));
-        };
-        if !self.store.holds_words() {
-            return self.limit(key, now_ms, cost);
         }
-        let now = now_from_ms(now_ms)?;
+        let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         self.validate_cost(cost)?;
         let d = self.decide_handle(handles, id, now, cost)?;
-        self.out.write_one(&d);
-        Ok(d.allowed)
+        Ok(self.write(d))
     }
+}
 
-    /// One key's summary decision, inputs already validated.
-    fn decide(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, JsValue> {
-        if let Some(keyed) = self.store.words_mut() {
-            return keyed.check(key, now, cost).map_err(|e| self.error(e.into(), true));
-        }
-        if let Some(d) = self.decide_single(key, now, cost, false) {
-            return d;
-        }
-        let pd = self.decide_policy(&[key], now, cost, false)?;
-        Ok(Decision { allowed: pd.allowed, ..pd.decision })
-    }
+/// Entry `i`'s time (checked with `check_nows`) and cost, of one for all or one per entry.
+#[inline(always)]
+fn entry(nows: &[f64], costs: &[u64], i: usize) -> (Nanos, u64) {
+    let now = nanos_of_valid_ms(if nows.len() == 1 { nows[0] } else { nows[i] });
+    (now, if costs.len() == 1 { costs[0] } else { costs[i] })
 }
 
 #[wasm_bindgen]
@@ -433,20 +387,16 @@ impl Limiter {
                 .get(start..end)
                 .and_then(|b| core::str::from_utf8(b).ok())
                 .ok_or_else(|| at_index("keys[", i as f64, "] is not a UTF-8 string"))?;
-            if let Err(e) = validate_keys(&[key]) {
-                let e = match e {
-                    KeyError::Empty { .. } => KeyError::Empty { index: i },
-                    KeyError::TooLong { len, .. } => KeyError::TooLong { index: i, len },
-                    other => other,
-                };
-                return Err(key_error(&e, false));
-            }
+            validate_key(key, i).map_err(|e| key_error(&e, false))?;
             refs.push(key);
             start = end;
         }
         let one = refs.len() == 1;
-        self.run_batch(n, nows, &cs, with_numbers, |me, i, now, cost| {
-            me.decide(refs[if one { 0 } else { i }], now, cost)
+        self.run_batch(n, with_numbers, |me, i, out| {
+            let (now, cost) = entry(nows, &cs, i);
+            let (d, _) = me.decide(&[refs[if one { 0 } else { i }]], None, now, cost, false)?;
+            out.write(i, n, &d.summary());
+            Ok(i + 1)
         })
     }
 

@@ -12,6 +12,13 @@ use tollgate::{AnyAlgorithm, Gcra, KeyedLimiter, MemoryStore, Nanos, Quota, Stor
 use crate::key_store::CompactKeyed;
 use crate::policy_states::PolicyStore;
 
+impl CompactKeyed {
+    /// A hit for `key`, decided in the records as the limiter decides it.
+    fn check(&mut self, key: &str, now: Nanos, cost: u64) -> Result<tollgate::Decision, tollgate::CheckError> {
+        crate::limiter::in_records(self, key, None, now, cost, false).map(|(d, _)| d)
+    }
+}
+
 fn gcra(quota: Quota) -> AnyAlgorithm {
     AnyAlgorithm::Gcra(Gcra::new(quota).unwrap())
 }

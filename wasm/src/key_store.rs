@@ -22,6 +22,10 @@
 //! sweeping and the `maxKeys` eviction rule are the core's (`tollgate::keyed::FreshTable`,
 //! whose provided methods this store uses over its records).
 //!
+//! The store keeps; it does not decide: the limiter decides over a record's words
+//! (`limiter.rs`, through the core's `decide::count`), over a slab state or over the store as
+//! the core's `Store` (`policy_states.rs`).
+//!
 //! Offsets also make key handles cheap: a handle caches its key's offset and the store's
 //! `generation`, which changes only when the arena is rewritten (offsets move). A removed
 //! record stays in the arena until then, marked dead by its length byte (`len - 1` flipped to
@@ -34,83 +38,16 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::hash::BuildHasher;
 use hashbrown::{DefaultHashBuilder, HashTable};
-use tollgate::algorithms::{
-    AnyState, FirstHitState, FixedWindowState, GcraState, SlidingWindowState, TokenBucketState,
-};
-use tollgate::decide::{self, Held, Read};
+use tollgate::algorithms::AnyState;
 use tollgate::keyed::{FreshTable, KeyRules};
 use tollgate::policy::{Policy, PolicyState};
-use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Kind, Nanos};
+use tollgate::{Algorithm, AnyAlgorithm, Kind, Nanos};
 
 use crate::policy_states::Slab;
-use crate::record_words::Words;
+use crate::record_words::{read_any, width, word, write_any};
 
 /// Arena chunk size: keys never straddle two chunks.
 const CHUNK: usize = 1 << 16;
-
-/// State words per key for the algorithms with a fixed-size state; `None` for the others.
-fn width(kind: Kind) -> Option<usize> {
-    match kind {
-        Kind::Gcra => Some(1),
-        Kind::TokenBucket | Kind::FixedWindow | Kind::FixedWindowFirstHit => Some(2),
-        Kind::SlidingWindow => Some(3),
-        _ => None,
-    }
-}
-
-pub(crate) fn to_words(s: &AnyState, w: &mut [u64; 3]) {
-    match s {
-        AnyState::Gcra(g) => w[0] = g.tat.as_nanos(),
-        AnyState::TokenBucket(t) => {
-            w[0] = t.tokens;
-            w[1] = t.anchor.as_nanos();
-        }
-        AnyState::FixedWindow(f) => {
-            w[0] = f.start.as_nanos();
-            w[1] = f.count;
-        }
-        AnyState::FixedWindowFirstHit(f) => {
-            w[0] = f.start.as_nanos();
-            w[1] = f.count;
-        }
-        AnyState::SlidingWindow(s) => {
-            w[0] = s.start.as_nanos();
-            w[1] = s.current;
-            w[2] = s.previous;
-        }
-        // Never stored here (`width` is `None` for them).
-        AnyState::SlidingLog(_) | AnyState::SlidingBuckets(_) => {}
-    }
-}
-
-/// The core's count of a hit (`tollgate::decide::count`) for one concrete algorithm, over the
-/// state in a record's `words`.
-#[inline(always)]
-fn check_words<A: Algorithm<State = S>, S: Words>(
-    a: &A,
-    words: &mut [u8],
-    now: Nanos,
-    cost: u64,
-) -> Result<Decision, CheckError> {
-    let mut s = S::read(words);
-    let d = decide::count(|_| a, &mut Held(&mut s), now, cost, |_, _| {})?;
-    s.write(words);
-    Ok(d)
-}
-
-fn from_words(kind: Kind, w: &[u64]) -> AnyState {
-    match kind {
-        Kind::TokenBucket => AnyState::TokenBucket(TokenBucketState { tokens: w[0], anchor: Nanos::new(w[1]) }),
-        Kind::FixedWindow => AnyState::FixedWindow(FixedWindowState { start: Nanos::new(w[0]), count: w[1] }),
-        Kind::FixedWindowFirstHit => {
-            AnyState::FixedWindowFirstHit(FirstHitState { start: Nanos::new(w[0]), count: w[1] })
-        }
-        Kind::SlidingWindow => {
-            AnyState::SlidingWindow(SlidingWindowState { start: Nanos::new(w[0]), current: w[1], previous: w[2] })
-        }
-        _ => AnyState::Gcra(GcraState { tat: Nanos::new(w[0]) }),
-    }
-}
 
 /// A limiter's keys and their states (see the module docs): the states themselves for a
 /// one-limit policy with a fixed-size state, slab indices for the others.
@@ -162,200 +99,6 @@ pub(crate) fn words_at(chunks: &[Vec<u8>], offset: u32) -> (usize, usize) {
 }
 
 impl CompactKeyed {
-    fn hash(&self, key: &[u8]) -> u64 {
-        self.hasher.hash_one(key)
-    }
-
-    fn record_len(&self, offset: u32) -> usize {
-        1 + key_at(&self.chunks, offset).len() + 8 * self.width
-    }
-
-    /// The record holding `key`, if any.
-    pub(crate) fn find(&self, key: &str) -> Option<u32> {
-        let k = key.as_bytes();
-        let chunks = &self.chunks;
-        self.table.find(self.hash(k), |&o| key_at(chunks, o) == k).copied()
-    }
-
-    /// Where the state words of the record at `offset` start: (chunk, position).
-    fn words_at(&self, offset: u32) -> (usize, usize) {
-        words_at(&self.chunks, offset)
-    }
-
-    /// Word `i` of the record at `offset`.
-    pub(crate) fn word(&self, offset: u32, i: usize) -> u64 {
-        let (c, at) = self.words_at(offset);
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&self.chunks[c][at + 8 * i..at + 8 * i + 8]);
-        u64::from_le_bytes(b)
-    }
-
-    pub(crate) fn state_at(&self, offset: u32) -> AnyState {
-        let (c, at) = self.words_at(offset);
-        let bytes = &self.chunks[c][at..at + 8 * self.width];
-        let mut w = [0u64; 3];
-        for (i, word) in w.iter_mut().take(self.width).enumerate() {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(&bytes[8 * i..8 * i + 8]);
-            *word = u64::from_le_bytes(b);
-        }
-        from_words(self.kind, &w)
-    }
-
-    pub(crate) fn set_at(&mut self, offset: u32, s: &AnyState) {
-        let mut w = [0u64; 3];
-        to_words(s, &mut w);
-        self.set_words(offset, &w);
-    }
-
-    fn set_words(&mut self, offset: u32, w: &[u64; 3]) {
-        let (c, at) = self.words_at(offset);
-        let bytes = &mut self.chunks[c][at..at + 8 * self.width];
-        for (i, word) in w.iter().take(self.width).enumerate() {
-            bytes[8 * i..8 * i + 8].copy_from_slice(&word.to_le_bytes());
-        }
-    }
-
-    fn fresh_at(&self, offset: u32) -> Nanos {
-        match &self.slab {
-            Some(slab) => slab.get(self.word(offset, 0)).map_or(Nanos::ZERO, PolicyState::expires_at),
-            None => self.algorithm.fresh_at(&self.state_at(offset)),
-        }
-    }
-
-    /// Appends a record to the arena; returns its offset (not yet in the table).
-    fn append(chunks: &mut Vec<Vec<u8>>, key: &[u8], words: usize) -> u32 {
-        let need = 1 + key.len() + 8 * words;
-        if chunks.last().map_or(0, |c| CHUNK - c.len()) < need {
-            chunks.push(Vec::with_capacity(CHUNK));
-        }
-        let i = chunks.len() - 1;
-        let c = &mut chunks[i];
-        let at = c.len();
-        c.push(length_byte(key));
-        c.extend_from_slice(key);
-        c.resize(at + need, 0);
-        (i * CHUNK + at) as u32
-    }
-
-    /// Adds a new record (no sweeping; see `insert_words`).
-    pub(crate) fn push_words(&mut self, key: &str, w: &[u64; 3]) -> u32 {
-        let offset = CompactKeyed::append(&mut self.chunks, key.as_bytes(), self.width);
-        self.live += self.record_len(offset);
-        self.set_words(offset, w);
-        let hash = self.hash(key.as_bytes());
-        let (chunks, hasher) = (&self.chunks, &self.hasher);
-        self.table.insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
-        offset
-    }
-
-    /// Removes one record: its bytes stay until `compact`, marked dead by a flipped length
-    /// byte (see the module docs), so cached offsets of other keys stay valid.
-    pub(crate) fn remove(&mut self, offset: u32) {
-        if self.slab.is_some() {
-            let i = self.word(offset, 0);
-            if let Some(slab) = self.slab.as_mut() {
-                slab.free(i);
-            }
-        }
-        let hash = self.hash(key_at(&self.chunks, offset));
-        if let Ok(slot) = self.table.find_entry(hash, |&o| o == offset) {
-            slot.remove();
-            let len = self.record_len(offset);
-            self.live -= len;
-            self.dead += len;
-            let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
-            self.chunks[c][at] = !self.chunks[c][at];
-        }
-    }
-
-    fn remove_one(&mut self, offset: u32) {
-        self.remove(offset);
-        self.compact();
-    }
-
-    /// Rewrites the arena without the removed records once they outweigh the live ones.
-    pub(crate) fn compact(&mut self) {
-        if self.dead < CHUNK || self.dead < self.live {
-            return;
-        }
-        let old = core::mem::take(&mut self.chunks);
-        let n = 1 + 8 * self.width;
-        for o in self.table.iter_mut() {
-            let key = key_at(&old, *o);
-            let fresh = CompactKeyed::append(&mut self.chunks, key, self.width);
-            let (c, at) = (*o as usize / CHUNK, *o as usize % CHUNK);
-            let (fc, fat) = (fresh as usize / CHUNK, fresh as usize % CHUNK);
-            let len = n + key.len();
-            self.chunks[fc][fat..fat + len].copy_from_slice(&old[c][at..at + len]);
-            *o = fresh;
-        }
-        self.dead = 0;
-        self.generation = self.generation.wrapping_add(1);
-        let (chunks, hasher) = (&self.chunks, &self.hasher);
-        self.table.shrink_to_fit(|&o| hasher.hash_one(key_at(chunks, o)));
-    }
-
-    /// Inserts a new key's state after the core's sweeping and eviction rules (src/keyed.rs).
-    fn insert(&mut self, key: &str, s: &AnyState, now: Nanos) -> u32 {
-        let mut w = [0u64; 3];
-        to_words(s, &mut w);
-        self.insert_words(key, &w, now)
-    }
-
-    pub(crate) fn insert_words(&mut self, key: &str, w: &[u64; 3], now: Nanos) -> u32 {
-        self.make_room(now);
-        self.push_words(key, w)
-    }
-
-    /// Decides a hit for the record at `offset` in place, through the core's `decide::count`.
-    /// GCRA (the default algorithm) is counted over its own state read from the record's word
-    /// (`record_words.rs`) rather than over an `AnyState` built and taken apart around
-    /// `AnyAlgorithm` (the same decision: that is the variant's); the others go the general
-    /// way, which costs no code per algorithm twice.
-    pub(crate) fn check_entry(&mut self, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
-        let (c, at) = words_at(&self.chunks, offset);
-        let words = &mut self.chunks[c][at..at + 8 * self.width];
-        if let AnyAlgorithm::Gcra(a) = &self.algorithm {
-            return check_words::<_, GcraState>(a, words, now, cost);
-        }
-        let mut s = self.state_at(offset);
-        let d = decide::count(|_| &self.algorithm, &mut Held(&mut s), now, cost, |_, _| {})?;
-        self.set_at(offset, &s);
-        Ok(d)
-    }
-
-    /// `check_entry` with GCRA's path inline, for the per-request hot path
-    /// (`Limiter::decide_record`): its decision then stays in registers on its way to the
-    /// output buffer rather than coming back as a `Result` in memory. The other algorithms
-    /// call `check_entry`.
-    #[inline(always)]
-    pub(crate) fn check_entry_inline(&mut self, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
-        if let AnyAlgorithm::Gcra(a) = &self.algorithm {
-            let (c, at) = words_at(&self.chunks, offset);
-            return check_words::<_, GcraState>(a, &mut self.chunks[c][at..at + 8], now, cost);
-        }
-        self.check_entry(offset, now, cost)
-    }
-
-    /// Decides a hit for `key`; returns the decision and the key's record (`None`: fresh).
-    pub(crate) fn check_key(
-        &mut self,
-        key: &str,
-        now: Nanos,
-        cost: u64,
-    ) -> Result<(Decision, Option<u32>), CheckError> {
-        if let Some(o) = self.find(key) {
-            return self.check_entry(o, now, cost).map(|d| (d, Some(o)));
-        }
-        let mut slot = None;
-        let d = decide::count(|_| &self.algorithm, &mut slot, now, cost, |_, _| {})?;
-        let o = slot.map(|s| self.insert(key, &s, now));
-        Ok((d, o))
-    }
-}
-
-impl CompactKeyed {
     /// The store of `policy`'s keys, holding at most `max_keys` keys (`None`: no cap): states
     /// in the records for one limit with a fixed-size state, in the slab for the others.
     pub(crate) fn for_policy(policy: &Policy, max_keys: Option<usize>) -> CompactKeyed {
@@ -380,32 +123,136 @@ impl CompactKeyed {
         }
     }
 
-    /// This store, when its records hold the states themselves (the fast paths).
-    pub(crate) fn words_mut(&mut self) -> Option<&mut CompactKeyed> {
-        if self.slab.is_none() {
-            Some(self)
-        } else {
-            None
-        }
-    }
-
-    /// Whether the records hold the states themselves.
+    /// Whether the records hold the states themselves (the fast paths).
+    #[inline(always)]
     pub(crate) fn holds_words(&self) -> bool {
         self.slab.is_none()
     }
 
-    pub(crate) fn check(&mut self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
-        self.check_key(key, now, cost).map(|(d, _)| d)
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
     }
 
-    pub(crate) fn peek(&self, key: &str, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
-        let s = self.find(key).map(|e| self.state_at(e));
-        decide::peek(|_| &self.algorithm, &Read(s.as_ref()), now, cost, |_, _| {})
+    fn record_len(&self, offset: u32) -> usize {
+        1 + key_at(&self.chunks, offset).len() + 8 * self.width
+    }
+
+    /// The record holding `key`, if any.
+    pub(crate) fn find(&self, key: &str) -> Option<u32> {
+        let k = key.as_bytes();
+        let chunks = &self.chunks;
+        self.table.find(self.hash(k), |&o| key_at(chunks, o) == k).copied()
+    }
+
+    /// The state words of the record at `offset`.
+    fn words(&self, offset: u32) -> &[u8] {
+        let (c, at) = words_at(&self.chunks, offset);
+        &self.chunks[c][at..at + 8 * self.width]
+    }
+
+    /// The state words of the record at `offset`, beside the algorithm that decides them.
+    #[inline(always)]
+    pub(crate) fn record_mut(&mut self, offset: u32) -> (&AnyAlgorithm, &mut [u8]) {
+        let (c, at) = words_at(&self.chunks, offset);
+        (&self.algorithm, &mut self.chunks[c][at..at + 8 * self.width])
+    }
+
+    /// The slab index the record at `offset` holds (records of slab states).
+    pub(crate) fn index_at(&self, offset: u32) -> u64 {
+        word(self.words(offset), 0)
+    }
+
+    /// The state the record at `offset` holds (records of states).
+    pub(crate) fn state_at(&self, offset: u32) -> AnyState {
+        read_any(self.kind, self.words(offset))
+    }
+
+    pub(crate) fn set_at(&mut self, offset: u32, s: &AnyState) {
+        write_any(s, self.record_mut(offset).1);
+    }
+
+    fn fresh_at(&self, offset: u32) -> Nanos {
+        match &self.slab {
+            Some(slab) => slab.get(self.index_at(offset)).map_or(Nanos::ZERO, PolicyState::expires_at),
+            None => self.algorithm.fresh_at(&self.state_at(offset)),
+        }
+    }
+
+    /// Appends a record to the arena; returns its offset (not yet in the table).
+    fn append(chunks: &mut Vec<Vec<u8>>, key: &[u8], words: usize) -> u32 {
+        let need = 1 + key.len() + 8 * words;
+        if chunks.last().map_or(0, |c| CHUNK - c.len()) < need {
+            chunks.push(Vec::with_capacity(CHUNK));
+        }
+        let i = chunks.len() - 1;
+        let c = &mut chunks[i];
+        let at = c.len();
+        c.push(length_byte(key));
+        c.extend_from_slice(key);
+        c.resize(at + need, 0);
+        (i * CHUNK + at) as u32
+    }
+
+    /// Adds a record for a new key, its words zero for the caller to write; with `now`, after
+    /// the core's sweeping and eviction rules (src/keyed.rs), without (a state import) as is.
+    pub(crate) fn insert(&mut self, key: &str, now: Option<Nanos>) -> u32 {
+        if let Some(now) = now {
+            self.make_room(now);
+        }
+        let offset = CompactKeyed::append(&mut self.chunks, key.as_bytes(), self.width);
+        self.live += self.record_len(offset);
+        let hash = self.hash(key.as_bytes());
+        let (chunks, hasher) = (&self.chunks, &self.hasher);
+        self.table.insert_unique(hash, offset, |&o| hasher.hash_one(key_at(chunks, o)));
+        offset
+    }
+
+    /// Removes one record: its bytes stay until `compact`, marked dead by a flipped length
+    /// byte (see the module docs), so cached offsets of other keys stay valid.
+    pub(crate) fn remove(&mut self, offset: u32) {
+        if self.slab.is_some() {
+            let i = self.index_at(offset);
+            if let Some(slab) = self.slab.as_mut() {
+                slab.free(i);
+            }
+        }
+        let hash = self.hash(key_at(&self.chunks, offset));
+        if let Ok(slot) = self.table.find_entry(hash, |&o| o == offset) {
+            slot.remove();
+            let len = self.record_len(offset);
+            self.live -= len;
+            self.dead += len;
+            let (c, at) = (offset as usize / CHUNK, offset as usize % CHUNK);
+            self.chunks[c][at] = !self.chunks[c][at];
+        }
+    }
+
+    /// Rewrites the arena without the removed records once they outweigh the live ones.
+    pub(crate) fn compact(&mut self) {
+        if self.dead < CHUNK || self.dead < self.live {
+            return;
+        }
+        let old = core::mem::take(&mut self.chunks);
+        let n = 1 + 8 * self.width;
+        for o in self.table.iter_mut() {
+            let key = key_at(&old, *o);
+            let fresh = CompactKeyed::append(&mut self.chunks, key, self.width);
+            let (c, at) = (*o as usize / CHUNK, *o as usize % CHUNK);
+            let (fc, fat) = (fresh as usize / CHUNK, fresh as usize % CHUNK);
+            let len = n + key.len();
+            self.chunks[fc][fat..fat + len].copy_from_slice(&old[c][at..at + len]);
+            *o = fresh;
+        }
+        self.dead = 0;
+        self.generation = self.generation.wrapping_add(1);
+        let (chunks, hasher) = (&self.chunks, &self.hasher);
+        self.table.shrink_to_fit(|&o| hasher.hash_one(key_at(chunks, o)));
     }
 
     pub(crate) fn reset(&mut self, key: &str) {
         if let Some(e) = self.find(key) {
-            self.remove_one(e);
+            self.remove(e);
+            self.compact();
         }
     }
 

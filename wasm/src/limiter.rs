@@ -1,19 +1,25 @@
 //! `Limiter`: the core's policy over the keys of one limiter, behind `RateLimiter`.
 //!
-//! One key is passed as a string (`limit`), several as an array (`limitKeys`, not in the lite
-//! module: see the crate's `full` feature). The decision is written to the output buffer
+//! One key is passed as a string (`limit`, `limitKey`), several as an array (`limitKeys`, not
+//! in the lite module: see the crate's `full` feature), an interned key as a handle and many
+//! hits as a batch (`batch.rs`). The decision is written to the output buffer
 //! (`wasm-common/src/out.rs`); the call itself returns only `allowed`.
 //!
-//! Every key lives in one compact store (`key_store.rs`). One key under one limit is decided
-//! in place: in its record for a fixed-size state (the common case, without allocating), in
-//! its slab state for the sliding log and sliding buckets (`Policy::check` and `peek` of
-//! that one state). Several keys at once, or several limits, are the core's `Policy` (all or
-//! nothing) inside one `Store::update` of the compact store (`PolicyStore`,
-//! `policy_states.rs`), as over the core's `MemoryStore`. Refunds act on each key on its own
-//! (`refund_one`).
+//! Every call decides through one function, `decide`, over one compact store of keys
+//! (`key_store.rs`). One key under one limit is decided in place: in its record for a
+//! fixed-size state (the common case, without allocating: the core's `decide::count` of the
+//! concrete algorithm over the record's words), in its slab state for the sliding log and
+//! sliding buckets (`Policy::check` and `peek` of that one state). Several keys at once, or
+//! several limits, are the core's `Policy` (all or nothing) inside one `Store::update` of the
+//! compact store (`PolicyStore`, `policy_states.rs`), as over the core's `MemoryStore`. The
+//! store is specialised, the decision is not: the hot calls (`limitAgain`, `limitHandle`, a
+//! batch's runs) only skip the lookup of a record they know. Refunds act on each key on its
+//! own (`refund_one`).
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use tollgate::algorithms::GcraState;
+use tollgate::decide::{self, Held, Read};
 use tollgate::keyed::FreshTable;
 use tollgate::limiter::{validate_keys, LimitError};
 #[cfg(feature = "full")]
@@ -21,17 +27,18 @@ use tollgate::policy::PolicyDecision;
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
 #[cfg(feature = "full")]
 use tollgate::Store;
-use tollgate::{Decision, Nanos};
+use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "full")]
 use crate::batch::{BatchOut, Handles};
-use crate::errors::{check_error, decode_error};
+use crate::errors::{decode_error, limit_error};
 use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
 use crate::policy::Policy;
 #[cfg(feature = "full")]
 use crate::policy_states::PolicyStore;
+use crate::record_words::Words;
 use crate::time::{cost_from, cost_in_range, nanos_of_valid_ms, now_from_ms, now_in_range};
 
 #[wasm_bindgen]
@@ -77,15 +84,28 @@ pub(crate) const FAILED: u32 = 3;
 /// Where `batch.rs` finds it; `wasm-common`'s `errors.rs` holds it so the extras module has it too.
 pub(crate) use crate::errors::key_error;
 
+/// A decision as `decide` gives it: one key's under one limit without a penalty (its pair is
+/// the summary: `Out::write_one`), or the core policy's.
+pub(crate) enum Decided {
+    One(Decision),
+    #[cfg(feature = "full")]
+    Policy(PolicyDecision),
+}
+
+impl Decided {
+    /// The summary (a batch's entry).
+    pub(crate) fn summary(self) -> Decision {
+        match self {
+            Decided::One(d) => d,
+            #[cfg(feature = "full")]
+            Decided::Policy(pd) => Decision { allowed: pd.allowed, ..pd.decision },
+        }
+    }
+}
+
 impl Limiter {
     pub(crate) fn error(&self, e: LimitError<core::convert::Infallible>, single: bool) -> JsValue {
-        let policy = &self.policy;
-        let name = |i: usize| policy.limits().get(i).map_or("", |l| l.name()).into();
-        match e {
-            LimitError::Key(k) => key_error(&k, single),
-            LimitError::Check(c) => check_error(&c, name),
-            LimitError::Store(never) => match never {},
-        }
+        limit_error(e, &self.policy, single)
     }
 
     /// A hot call's answer (see `FAILED`): the error, if any, kept for `takeError`.
@@ -108,50 +128,63 @@ impl Limiter {
         self.policy.validate_cost(cost).map_err(|e| self.error(e.into(), false))
     }
 
-    /// A hit (or a peek) for one key: decided in place, in the records for a one-limit policy
-    /// with a fixed-size state, in the key's slab state for the sliding log and buckets; the
-    /// general path only for several limits.
-    fn run_one(&mut self, key: &str, now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
-        self.run_one_remembering(key, now, cost, peek, false)
+    /// The one decision of every call: a hit (with `peek`, a peek, which changes nothing) for
+    /// validated keys, time and cost. One key whose record holds its state (one limit with a
+    /// fixed-size state) is decided in the record (`at`: the key's record, when the caller
+    /// knows it); one key of a one-limit policy whose state is in the slab (the sliding log
+    /// and buckets) by the core's `check` or `peek` of that state alone; anything else by the
+    /// core's policy over the store, all or nothing. With the decision comes the key's record
+    /// when one holds its state, for the caller to remember.
+    pub(crate) fn decide(
+        &mut self,
+        keys: &[&str],
+        at: Option<u32>,
+        now: Nanos,
+        cost: u64,
+        peek: bool,
+    ) -> Result<(Decided, Option<u32>), JsValue> {
+        if let [key] = keys {
+            if self.store.holds_words() {
+                let r = in_records(&mut self.store, key, at, now, cost, peek);
+                let (d, at) = r.map_err(|e| self.error(e.into(), true))?;
+                return Ok((Decided::One(d), at));
+            }
+            if let Some(d) = self.decide_single(key, now, cost, peek) {
+                return Ok((Decided::One(d?), None));
+            }
+        }
+        self.decide_policy(keys, now, cost, peek).map(|d| (d, None))
     }
 
-    /// `run_one`; with `remember`, a hit decided in the key's record leaves that record in
-    /// `last` for `limitAgain`.
-    fn run_one_remembering(
-        &mut self,
-        key: &str,
-        now: f64,
-        cost: f64,
-        peek: bool,
-        remember: bool,
-    ) -> Result<bool, JsValue> {
+    /// Writes `d` to the output buffer; whether it admitted the hit.
+    pub(crate) fn write(&mut self, d: Decided) -> bool {
+        match d {
+            Decided::One(d) => {
+                self.out.write_one(&d);
+                d.allowed
+            }
+            #[cfg(feature = "full")]
+            Decided::Policy(pd) => {
+                self.out.write(&pd);
+                pd.allowed
+            }
+        }
+    }
+
+    /// A hit (or a peek) for the keys as JavaScript passes them: converted, validated,
+    /// decided, written to the output buffer. With `remember`, a hit decided in the key's
+    /// record leaves that record in `last` for `limitAgain`.
+    fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool, remember: bool) -> Result<bool, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        validate_keys(&[key]).map_err(|e| key_error(&e, true))?;
+        validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
         self.validate_cost(cost)?;
-        let d = if let Some(keyed) = self.store.words_mut() {
-            let r = if peek {
-                keyed.peek(key, now, cost)
-            } else {
-                keyed.check_key(key, now, cost).map(|(d, offset)| {
-                    if remember {
-                        self.last = offset.map(|offset| LastKey {
-                            offset,
-                            generation: keyed.generation,
-                            length_byte: length_byte(key.as_bytes()),
-                        });
-                    }
-                    d
-                })
-            };
-            r.map_err(|e| self.error(e.into(), true))?
-        } else if let Some(d) = self.decide_single(key, now, cost, peek) {
-            d?
-        } else {
-            return self.run_general(&[key], now, cost, peek);
-        };
-        self.out.write_one(&d);
-        Ok(d.allowed)
+        let (d, at) = self.decide(keys, None, now, cost, peek)?;
+        if let (true, Some(offset), [key]) = (remember, at, keys) {
+            let length_byte = length_byte(key.as_bytes());
+            self.last = Some(LastKey { offset, generation: self.store.generation, length_byte });
+        }
+        Ok(self.write(d))
     }
 
     /// The hot calls' shared step (`limitAgain`, `limitHandle`): a hit on the record at `offset`
@@ -174,8 +207,8 @@ impl Limiter {
         if !now_in_range(now_ms) || !cost_in_range(cost) {
             return None;
         }
-        let keyed = self.store.words_mut()?;
-        if keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
+        let keyed = &mut self.store;
+        if !keyed.holds_words() || keyed.generation != generation || !holds(&keyed.chunks, offset, length_byte) {
             return None;
         }
         // In range, so the signed conversion, one machine instruction (see `time.rs`).
@@ -184,35 +217,17 @@ impl Limiter {
         if cost != 1 && self.policy.validate_cost(cost).is_err() {
             return None;
         }
-        let d = keyed.check_entry_inline(offset, nanos_of_valid_ms(now_ms), cost).ok()?;
-        self.out.write_one_inline(&d);
+        // GCRA's path inline: its decision then stays in registers on its way to the output
+        // buffer rather than coming back as a `Result` in memory.
+        let d = count_in(keyed, offset, nanos_of_valid_ms(now_ms), cost).ok()?;
+        self.out.write_one(&d);
         Some(d.allowed)
-    }
-
-    #[cfg(feature = "full")]
-    fn run(&mut self, keys: &[&str], now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
-        if let [key] = keys {
-            return self.run_one(key, now, cost, peek);
-        }
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        validate_keys(keys).map_err(|e| key_error(&e, false))?;
-        self.validate_cost(cost)?;
-        self.run_general(keys, now, cost, peek)
-    }
-
-    /// The core policy's decision for the keys (validated), written to the output buffer.
-    #[cfg(feature = "full")]
-    fn run_general(&mut self, keys: &[&str], now: Nanos, cost: u64, peek: bool) -> Result<bool, JsValue> {
-        let d = self.decide_policy(keys, now, cost, peek)?;
-        self.out.write(&d);
-        Ok(d.allowed)
     }
 
     /// The lite module decides one key under one limit, always in place: its `Policy`
     /// refuses several limits, so nothing reaches here.
     #[cfg(not(feature = "full"))]
-    fn run_general(&mut self, _: &[&str], _: Nanos, _: u64, _: bool) -> Result<bool, JsValue> {
+    fn decide_policy(&mut self, _: &[&str], _: Nanos, _: u64, _: bool) -> Result<Decided, JsValue> {
         Err(crate::errors::range_error("this policy needs the full tollgate module"))
     }
 
@@ -220,13 +235,7 @@ impl Limiter {
     /// without a penalty whose states are in the slab (the sliding log and sliding buckets):
     /// the core's `check` or `peek` of the key's state alone, in place. `None` for other
     /// policies.
-    pub(crate) fn decide_single(
-        &mut self,
-        key: &str,
-        now: Nanos,
-        cost: u64,
-        peek: bool,
-    ) -> Option<Result<Decision, JsValue>> {
+    fn decide_single(&mut self, key: &str, now: Nanos, cost: u64, peek: bool) -> Option<Result<Decision, JsValue>> {
         // A penalty's decision is more than the limit's figures (`Out::write` tells it).
         let one_pair = |p: &CorePolicy| p.limits().len() == 1 && p.block_duration() == Nanos::ZERO;
         let policy = &self.policy;
@@ -247,13 +256,7 @@ impl Limiter {
 
     /// The core policy's decision for the keys (validated keys and cost), all or nothing.
     #[cfg(feature = "full")]
-    pub(crate) fn decide_policy(
-        &mut self,
-        keys: &[&str],
-        now: Nanos,
-        cost: u64,
-        peek: bool,
-    ) -> Result<PolicyDecision, JsValue> {
+    fn decide_policy(&mut self, keys: &[&str], now: Nanos, cost: u64, peek: bool) -> Result<Decided, JsValue> {
         let policy = &self.policy;
         let mut store = PolicyStore { keys: &mut self.store, policy };
         let r = store
@@ -265,8 +268,70 @@ impl Limiter {
                 }
             })
             .map_err(|e| decode_error(&e))?;
-        r.map_err(|e| self.error(e.into(), false))
+        r.map(Decided::Policy).map_err(|e| self.error(e.into(), false))
     }
+}
+
+/// A hit (or a peek) for `key` in the records (`at`: its record, when known): counted in the
+/// record, or over a fresh slot for a new key, whose state then gets a record, inserted after
+/// the core's sweeping and eviction rules. Returns the decision and the key's record.
+pub(crate) fn in_records(
+    store: &mut CompactKeyed,
+    key: &str,
+    at: Option<u32>,
+    now: Nanos,
+    cost: u64,
+    peek: bool,
+) -> Result<(Decision, Option<u32>), CheckError> {
+    let at = at.or_else(|| store.find(key));
+    if peek {
+        let s = at.map(|o| store.state_at(o));
+        return decide::peek(|_| &store.algorithm, &Read(s.as_ref()), now, cost, |_, _| {}).map(|d| (d, at));
+    }
+    if let Some(o) = at {
+        return count_in(store, o, now, cost).map(|d| (d, at));
+    }
+    let mut slot = None;
+    let d = decide::count(|_| &store.algorithm, &mut slot, now, cost, |_, _| {})?;
+    let at = slot.map(|s| {
+        let o = store.insert(key, Some(now));
+        store.set_at(o, &s);
+        o
+    });
+    Ok((d, at))
+}
+
+/// A hit counted in the record at `offset` by the core's `decide::count`. GCRA (the default
+/// algorithm) is counted over its own state read from the record's word (`record_words.rs`),
+/// inline; the others as an `AnyState` through `AnyAlgorithm` (the same decision: it is the
+/// variant's), which costs no code per algorithm twice.
+#[inline(always)]
+fn count_in(store: &mut CompactKeyed, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
+    if let (AnyAlgorithm::Gcra(a), words) = store.record_mut(offset) {
+        return count_words::<_, GcraState>(a, words, now, cost);
+    }
+    count_any(store, offset, now, cost)
+}
+
+fn count_any(store: &mut CompactKeyed, offset: u32, now: Nanos, cost: u64) -> Result<Decision, CheckError> {
+    let mut s = store.state_at(offset);
+    let d = decide::count(|_| &store.algorithm, &mut Held(&mut s), now, cost, |_, _| {})?;
+    store.set_at(offset, &s);
+    Ok(d)
+}
+
+/// The core's count of a hit for one concrete algorithm, over the state in a record's `words`.
+#[inline(always)]
+fn count_words<A: Algorithm<State = S>, S: Words>(
+    a: &A,
+    words: &mut [u8],
+    now: Nanos,
+    cost: u64,
+) -> Result<Decision, CheckError> {
+    let mut s = S::read(words);
+    let d = decide::count(|_| a, &mut Held(&mut s), now, cost, |_, _| {})?;
+    s.write(words);
+    Ok(d)
 }
 
 fn refs(keys: &[String]) -> Vec<&str> {
@@ -301,7 +366,7 @@ impl Limiter {
 
     /// Decides and counts a hit for one key.
     pub fn limit(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run_one(key, now, cost, false)
+        self.run(&[key], now, cost, false, false)
     }
 
     /// `limit` for the JS layer's string path: the same decision, and the key's record is
@@ -310,7 +375,7 @@ impl Limiter {
     #[wasm_bindgen(js_name = limitKey)]
     pub fn limit_key(&mut self, key: &str, now: f64, cost: f64) -> u32 {
         self.last = None;
-        let r = self.run_one_remembering(key, now, cost, false, true);
+        let r = self.run(&[key], now, cost, false, true);
         self.status(r)
     }
 
@@ -341,17 +406,17 @@ impl Limiter {
     #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = limitKeys)]
     pub fn limit_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, false)
+        self.run(&refs(&keys), now, cost, false, false)
     }
 
     pub fn peek(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run_one(key, now, cost, true)
+        self.run(&[key], now, cost, true, false)
     }
 
     #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = peekKeys)]
     pub fn peek_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, true)
+        self.run(&refs(&keys), now, cost, true, false)
     }
 
     /// Gives back `cost` units to every key, never beyond fresh.

@@ -9,7 +9,8 @@ use alloc::vec::Vec;
 use tollgate::policy::{Policy, PolicyState};
 use tollgate::{DecodeError, Nanos, Store};
 
-use crate::key_store::{to_words, CompactKeyed};
+use crate::key_store::CompactKeyed;
+use crate::record_words::put;
 
 /// The policy states of the keys a record cannot hold itself, by index. A taken state leaves
 /// `None` until it is put back; a freed index is reused.
@@ -105,7 +106,7 @@ impl CompactKeyed {
         if self.slab.is_none() {
             return self.words_state(policy, offset);
         }
-        let i = offset.map(|o| self.word(o, 0));
+        let i = offset.map(|o| self.index_at(o));
         Ok(match (i, self.slab.as_mut()) {
             (Some(i), Some(slab)) => slab.slot(i).and_then(Option::take),
             _ => None,
@@ -134,7 +135,7 @@ impl CompactKeyed {
         f: impl FnOnce(&mut Option<PolicyState>) -> R,
     ) -> Option<R> {
         self.slab.as_ref()?;
-        let i = self.find(key).map(|o| self.word(o, 0));
+        let i = self.find(key).map(|o| self.index_at(o));
         let slab = self.slab.as_mut()?;
         if let Some(slot) = i.and_then(|i| slab.slot(i)) {
             return Some(f(slot));
@@ -142,8 +143,7 @@ impl CompactKeyed {
         let mut fresh = None;
         let r = f(&mut fresh);
         if let Some(s) = fresh {
-            let w = [slab.put(s), 0, 0];
-            self.insert_words(key, &w, now);
+            self.insert_state(key, s, Some(now));
         }
         Some(r)
     }
@@ -161,9 +161,7 @@ impl CompactKeyed {
         }
         self.compact();
         for (key, s) in new {
-            if let Some(w) = self.words_of(s) {
-                self.insert_words(key, &w, now);
-            }
+            self.insert_state(key, s, Some(now));
         }
     }
 
@@ -174,11 +172,7 @@ impl CompactKeyed {
                 self.put_at(o, state);
                 self.compact();
             }
-            (None, Some(s)) => {
-                if let Some(w) = self.words_of(s) {
-                    self.push_words(key, &w);
-                }
-            }
+            (None, Some(s)) => self.insert_state(key, s, None),
             (None, None) => {}
         }
     }
@@ -187,7 +181,7 @@ impl CompactKeyed {
     pub(crate) fn export(&self, policy: &Policy, key: &str) -> Result<Option<Vec<u8>>, DecodeError> {
         let offset = self.find(key);
         match &self.slab {
-            Some(slab) => Ok(offset.and_then(|o| slab.get(self.word(o, 0))).map(PolicyState::encode)),
+            Some(slab) => Ok(offset.and_then(|o| slab.get(self.index_at(o))).map(PolicyState::encode)),
             None => Ok(self.words_state(policy, offset)?.as_ref().map(PolicyState::encode)),
         }
     }
@@ -199,7 +193,7 @@ impl CompactKeyed {
 
     /// Writes a state into an existing record, or removes the record for a fresh one.
     fn put_at(&mut self, offset: u32, state: Option<PolicyState>) {
-        let i = self.word(offset, 0);
+        let i = self.index_at(offset);
         match (state, self.slab.as_mut()) {
             (Some(s), Some(slab)) => {
                 if let Some(slot) = slab.slot(i) {
@@ -214,15 +208,17 @@ impl CompactKeyed {
         }
     }
 
-    /// A new record's words for `s`: its slab index, or its one slot's words (`None` when that
-    /// slot is fresh).
-    fn words_of(&mut self, s: PolicyState) -> Option<[u64; 3]> {
-        let mut w = [0u64; 3];
-        match self.slab.as_mut() {
-            Some(slab) => w[0] = slab.put(s),
-            None => to_words(only_slot(s).as_ref()?, &mut w),
+    /// A new record for `key` holding `s`: its slab index, or its one slot's words (no record
+    /// when that slot is fresh); inserted as `insert` does with `now`.
+    fn insert_state(&mut self, key: &str, s: PolicyState, now: Option<Nanos>) {
+        if let Some(slab) = self.slab.as_mut() {
+            let i = slab.put(s);
+            let o = self.insert(key, now);
+            put(self.record_mut(o).1, 0, i);
+        } else if let Some(one) = only_slot(s) {
+            let o = self.insert(key, now);
+            self.set_at(o, &one);
         }
-        Some(w)
     }
 }
 
