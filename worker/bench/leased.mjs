@@ -2,9 +2,13 @@
 // production build), leased mode against exact mode in the same run: hits decided per second
 // with the limit out of reach, then admissions per window with the limit binding (the
 // over-admission count: admissions beyond the limit in any window, must be 0).
-// usage: node bench/leased.mjs [seconds per run (default 8)] [clients per isolate (default 32)]
-import http from "node:http";
+// The load is autocannon's (keep-alive connections, one autocannon per isolate, each response's
+// body read to count admissions per window), as bench/load.mjs's: a client that opens a
+// connection per request spends more of the 2-core machine than the Worker does, and measures
+// itself.
+// usage: node bench/leased.mjs [seconds per run (default 8)] [connections per isolate (default 32)]
 import os from "node:os";
+import autocannon from "autocannon";
 import { start, PRODUCTION_BUILD } from "../test/harness.mjs";
 
 const seconds = Number(process.argv[2] ?? 8);
@@ -18,49 +22,37 @@ const POLICIES = {
   "leased-binding": { ...fixed(BINDING_LIMIT), leaseTtl: "1s" },
 };
 
-// No keep-alive: the runtime closes idle connections, and a reused one fails its next request.
-const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-
-function post(u, host, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: u.hostname, port: u.port, path: "/v1/limit", method: "POST", agent, headers: { host, "content-type": "application/json" } },
-      (res) => {
-        const chunks = [];
-        res.on("data", (c) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }));
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
-
-/** Hits one key flat out from `clients` clients per isolate for `seconds`. */
+/** Hits one key flat out over `clients` keep-alive connections per isolate for `seconds`. */
 async function run(s, policy) {
-  const u = new URL(s.url);
   const body = JSON.stringify({ policy, key: "hot" });
-  const deadline = Date.now() + seconds * 1000;
   let decided = 0;
   let errors = 0;
-  // Window (its end, resetAt, to the nearest second: an isolate answers the end as its own
-  // clock places it, a few ms early) -> admissions.
   const admitted = new Map();
-  const client = async (host) => {
-    while (Date.now() < deadline) {
-      const r = await post(u, host, body).catch(() => ({ status: 0, body: {} }));
-      if (r.status !== 200 || r.body.degraded) {
-        errors += 1;
-        continue;
-      }
-      decided += 1;
-      const w = Math.round(r.body.resetAt / 1000);
-      if (r.body.allowed) admitted.set(w, (admitted.get(w) ?? 0) + 1);
+  const onResponse = (status, text) => {
+    let answer;
+    try {
+      answer = JSON.parse(text);
+    } catch {
+      answer = {};
     }
+    if (status !== 200 || answer.degraded || typeof answer.allowed !== "boolean") {
+      errors += 1;
+      return;
+    }
+    decided += 1;
+    const w = Math.round(answer.resetAt / 1000);
+    if (answer.allowed) admitted.set(w, (admitted.get(w) ?? 0) + 1);
   };
-  const t0 = performance.now();
-  await Promise.all(Array.from({ length: 2 * clients }, (_, i) => client(`w${i % 2}.test`)));
-  const elapsed = (performance.now() - t0) / 1000;
+  const isolate = (host) =>
+    autocannon({
+      url: s.url,
+      connections: clients,
+      duration: seconds,
+      requests: [{ method: "POST", path: "/v1/limit", headers: { host, "content-type": "application/json" }, body, onResponse }],
+    });
+  const results = await Promise.all([isolate("w0.test"), isolate("w1.test")]);
+  const elapsed = Math.max(...results.map((r) => r.duration));
+  errors += results.reduce((n, r) => n + r.errors + r.timeouts, 0);
   const over = [...admitted.values()].reduce((sum, n) => sum + Math.max(0, n - Number(policy.endsWith("binding") ? BINDING_LIMIT : 1_000_000)), 0);
   const allowed = [...admitted.values()].reduce((a, b) => a + b, 0);
   return { policy, rate: Math.round(decided / elapsed), decided, allowed, windows: admitted.size, over, errors };
@@ -75,7 +67,6 @@ try {
     console.error(JSON.stringify(row));
   }
 } finally {
-  agent.destroy();
   await s.stop();
 }
 const load = os.loadavg().map((l) => l.toFixed(1)).join(" ");
