@@ -7,10 +7,13 @@
 
 use std::collections::HashMap;
 
+mod support;
+
 use proptest::prelude::*;
+use support::{algorithm, make};
 use tollgate::algorithms::{AnyAlgorithm, FixedWindow, FixedWindowFirstHit, SlidingLog};
 use tollgate::quota_lease::QuotaLedger;
-use tollgate::{Algorithm, Kind, Limit, LimitSpec, Nanos, Policy, Quota};
+use tollgate::{Algorithm, Kind, Limit, Nanos, Policy, Quota};
 
 fn fixed(name: &str, limit: u64, window_ms: u64) -> Limit {
     let q = Quota::new(limit, Nanos::from_millis(window_ms)).unwrap();
@@ -225,34 +228,6 @@ fn clock_aligned_fixed_windows_are_counted_and_every_other_policy_is_charged() {
 }
 
 // ---- The charged book: every other algorithm ----
-
-/// A valid configuration of any algorithm with small numbers (as tests/reserve.rs).
-fn algorithm() -> impl Strategy<Value = AnyAlgorithm> {
-    (0usize..7, 1u64..=8, 1u64..=60, 1u64..=6, any::<u64>(), any::<u64>())
-        .prop_map(|(k, limit, w, n, r1, r2)| make(Kind::ALL[k], limit, w, n, r1, r2))
-}
-
-fn make(kind: Kind, limit: u64, w: u64, n: u64, r1: u64, r2: u64) -> AnyAlgorithm {
-    let mut s = LimitSpec::new(kind, limit, Nanos::new(w.max(limit)));
-    let window = s.window.as_nanos();
-    match kind {
-        Kind::FixedWindow | Kind::SlidingWindow if r1 % 3 == 0 => s.offset = Some(Nanos::new(r2 % window)),
-        Kind::SlidingBuckets => {
-            let p = (1..=window / n.min(window)).rev().find(|d| window % d == 0).unwrap_or(1);
-            s.precision = Some(Nanos::new(p));
-        }
-        Kind::TokenBucket | Kind::Gcra => {
-            if r1 % 2 == 0 {
-                s.burst = Some(1 + r2 % 8);
-            }
-            if kind == Kind::TokenBucket && r1 % 3 == 0 {
-                s.refill_amount = Some(1 + (r2 >> 8) % s.burst.unwrap_or(limit));
-            }
-        }
-        _ => {}
-    }
-    AnyAlgorithm::from_spec(&s).expect("only valid specs are made")
-}
 
 /// A holder's own view, as the Worker's isolate keeps it: its grants (units, lease end),
 /// oldest first; it spends the oldest first and gives back from the newest.

@@ -5,38 +5,15 @@
 //! is denied until the debt is paid, with an exact `retry_after`; a settlement that fails
 //! changes no byte; time going backwards never corrupts a state.
 
+mod support;
+
 use proptest::prelude::*;
+use support::algorithm;
 use tollgate::policy::{Limit, Policy, PolicyState};
 use tollgate::reserve::{charge_debt, Reservation, SettleError, MAX_OPEN, SETTLE_WITHIN};
 use tollgate::{Algorithm, AnyAlgorithm, Kind, LimitSpec, Nanos};
 
 const ORIGIN: u64 = 1_000_000;
-
-/// A valid configuration of any algorithm with small numbers (as tests/properties.rs).
-fn algorithm() -> impl Strategy<Value = AnyAlgorithm> {
-    (0usize..7, 1u64..=8, 1u64..=60, 1u64..=6, any::<u64>(), any::<u64>()).prop_map(|(k, limit, w, n, r1, r2)| {
-        let kind = Kind::ALL[k];
-        let mut s = LimitSpec::new(kind, limit, Nanos::new(w.max(limit)));
-        let window = s.window.as_nanos();
-        match kind {
-            Kind::FixedWindow | Kind::SlidingWindow if r1 % 3 == 0 => s.offset = Some(Nanos::new(r2 % window)),
-            Kind::SlidingBuckets => {
-                let p = (1..=window / n.min(window)).rev().find(|d| window % d == 0).unwrap_or(1);
-                s.precision = Some(Nanos::new(p));
-            }
-            Kind::TokenBucket | Kind::Gcra => {
-                if r1 % 2 == 0 {
-                    s.burst = Some(1 + r2 % 8);
-                }
-                if kind == Kind::TokenBucket && r1 % 3 == 0 {
-                    s.refill_amount = Some(1 + (r2 >> 8) % s.burst.unwrap_or(limit));
-                }
-            }
-            _ => {}
-        }
-        AnyAlgorithm::from_spec(&s).expect("the strategy only makes valid specs")
-    })
-}
 
 #[derive(Clone, Debug)]
 enum Op {
