@@ -87,3 +87,25 @@ fn nanos_of_ms(ms: f64) -> Nanos {
 /// limit, the window's start in nanoseconds as two 32-bit halves, the count, and the epoch ms
 /// after which the window no longer matters.
 pub const SYNC_DIFF: [&str; 6] = ["key", "limit", "startHigh", "startLow", "delta", "expiresAt"];
+
+/// A compare-and-swap run's codes across the wasm boundary (the extras module's `SwapRun`,
+/// `tollgate::store_protocol::SwapRun`). After a decision, what to send: nothing (the
+/// decision is final), the decision's bytes, or the cached bytes for themselves (a
+/// confirmation).
+pub const SWAP_FINAL: u32 = 0;
+/// See [`SWAP_FINAL`].
+pub const SWAP_WRITE: u32 = 1;
+/// See [`SWAP_FINAL`].
+pub const SWAP_CONFIRM: u32 = 2;
+/// What the store answered a swap: written, written under the swap's guard over other
+/// bytes, or other bytes (a lost race).
+pub const SWAP_SWAPPED: u32 = 0;
+/// See [`SWAP_SWAPPED`].
+pub const SWAP_GUARDED: u32 = 1;
+/// See [`SWAP_SWAPPED`].
+pub const SWAP_OTHER_BYTES: u32 = 2;
+/// After an answer: the run is done; otherwise [`SWAP_CONTENDED`] (other writers won every
+/// time: give up) or the pause in ms (0: none) before deciding again.
+pub const SWAP_DONE: f64 = -1.0;
+/// See [`SWAP_DONE`].
+pub const SWAP_CONTENDED: f64 = -2.0;

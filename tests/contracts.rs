@@ -7,10 +7,13 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use tollgate::layout::{DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SYNC_DIFF};
+use tollgate::headers::Standard;
+use tollgate::layout::{
+    DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE,
+    SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
+};
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
 use tollgate::spec::{ALGORITHMS, ALIGNS, CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED};
-use tollgate::headers::Standard;
 use tollgate::Kind;
 
 const FIRST_LINE: &str =
@@ -112,6 +115,22 @@ fn js() -> String {
     number("The summary's `allowed` of a hit denied by a penalty's block.", "DENIED_BY_PENALTY", DENIED_BY_PENALTY);
     number("Numbers in the header record before its pairs.", "HEADER_RECORD_LEN", HEADER_RECORD.len() as f64);
     number("Numbers per counter diff.", "SYNC_DIFF_LEN", SYNC_DIFF.len() as f64);
+    for (name, n) in [
+        ("SWAP_FINAL", SWAP_FINAL),
+        ("SWAP_WRITE", SWAP_WRITE),
+        ("SWAP_CONFIRM", SWAP_CONFIRM),
+        ("SWAP_SWAPPED", SWAP_SWAPPED),
+        ("SWAP_GUARDED", SWAP_GUARDED),
+        ("SWAP_OTHER_BYTES", SWAP_OTHER_BYTES),
+    ] {
+        number("A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`).", name, n as f64);
+    }
+    number("`SwapRun.answered`: the run is done (`tollgate::layout::SWAP_DONE`).", "SWAP_DONE", SWAP_DONE);
+    number(
+        "`SwapRun.answered`: other writers won every time (`tollgate::layout::SWAP_CONTENDED`).",
+        "SWAP_CONTENDED",
+        SWAP_CONTENDED,
+    );
     s
 }
 

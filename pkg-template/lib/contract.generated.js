@@ -66,3 +66,27 @@ export const HEADER_RECORD_LEN = 10;
 
 /** Numbers per counter diff. */
 export const SYNC_DIFF_LEN = 6;
+
+/** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
+export const SWAP_FINAL = 0;
+
+/** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
+export const SWAP_WRITE = 1;
+
+/** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
+export const SWAP_CONFIRM = 2;
+
+/** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
+export const SWAP_SWAPPED = 0;
+
+/** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
+export const SWAP_GUARDED = 1;
+
+/** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
+export const SWAP_OTHER_BYTES = 2;
+
+/** `SwapRun.answered`: the run is done (`tollgate::layout::SWAP_DONE`). */
+export const SWAP_DONE = -1;
+
+/** `SwapRun.answered`: other writers won every time (`tollgate::layout::SWAP_CONTENDED`). */
+export const SWAP_CONTENDED = -2;

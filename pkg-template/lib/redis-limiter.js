@@ -18,16 +18,9 @@ import { invalidState } from "./memory-limiter.js";
 import { reserveInStore, settleInStore } from "./reserve.js";
 import { StoreLimiter } from "./store-limiter.js";
 import { deny } from "./failure-mode.js";
+// A `SwapRun`'s codes: what to send after a decision, what Redis answered, how the run goes on.
+import { SWAP_FINAL, SWAP_WRITE, SWAP_SWAPPED, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_CONTENDED } from "./contract.generated.js";
 
-/** What a `SwapRun` says after a decision (`decided`): nothing to send, the write, a confirmation. */
-const FINAL = 0;
-const WRITE = 1;
-/** What Redis answered a swap (`answered`): written, written under the guard, other bytes. */
-const SWAPPED = 0;
-const GUARDED = 1;
-const OTHER_BYTES = 2;
-/** `answered`'s: the run is over (-1); other writers won every time (-2); else a pause in ms. */
-const CONTENDED = -2;
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
 class Passthrough {
@@ -372,18 +365,18 @@ export class RedisLimiter extends StoreLimiter {
       for (let next = 0; next >= 0; ) {
         const { write, ttls, guard } = step(states, false);
         const send = run.decided(write !== null);
-        if (send === FINAL) return;
+        if (send === SWAP_FINAL) return;
         const sent = performance.now();
-        const current = await (send === WRITE ? this.#swap(rkeys, states, write, ttls, guard) : this.#swap(rkeys, states, states, rkeys.map(() => 1)));
+        const current = await (send === SWAP_WRITE ? this.#swap(rkeys, states, write, ttls, guard) : this.#swap(rkeys, states, states, rkeys.map(() => 1)));
         const guarded = current?.guarded !== undefined;
-        next = run.answered(current === null ? SWAPPED : guarded ? GUARDED : OTHER_BYTES, performance.now() - sent, Math.random());
+        next = run.answered(current === null ? SWAP_SWAPPED : guarded ? SWAP_GUARDED : SWAP_OTHER_BYTES, performance.now() - sent, Math.random());
         if (current === null) this.#remember(rkeys, write ?? states);
         else if (guarded) this.#settleGuarded(rkeys, step, current);
         else {
           this.#remember(rkeys, current);
           track.conflict = current;
           track.conflictAt = performance.now();
-          if (next === CONTENDED) throw new Contention(current);
+          if (next === SWAP_CONTENDED) throw new Contention(current);
           states = current;
           if (next > 0) await new Promise((resolve) => setTimeout(resolve, next));
         }

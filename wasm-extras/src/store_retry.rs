@@ -7,6 +7,7 @@
 
 use alloc::rc::Rc;
 use core::cell::Cell;
+use tollgate::layout::{SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE, SWAP_FINAL, SWAP_GUARDED, SWAP_SWAPPED, SWAP_WRITE};
 use tollgate::store_protocol::{Act, After, Answer, Contention, Retry, SwapRun as CoreRun, DEFAULT_MAX_ATTEMPTS};
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
@@ -49,24 +50,24 @@ pub struct SwapRun {
 
 #[wasm_bindgen]
 impl SwapRun {
-    /// After a decision that `writes` or not: 0 final (nothing to send), 1 swap the decision's
-    /// bytes in, 2 swap the cached bytes for themselves (a confirmation).
+    /// After a decision that `writes` or not: what to send (`tollgate::layout::SWAP_FINAL`,
+    /// `SWAP_WRITE`, `SWAP_CONFIRM`).
     pub fn decided(&self, writes: bool) -> u32 {
         match self.run.decided(writes) {
-            Act::Final => 0,
-            Act::Write => 1,
-            Act::Confirm => 2,
+            Act::Final => SWAP_FINAL,
+            Act::Write => SWAP_WRITE,
+            Act::Confirm => SWAP_CONFIRM,
         }
     }
 
-    /// Redis's `answer` to the last swap (0 swapped, 1 written under its guard over other
-    /// bytes, 2 other bytes: a lost race), which took `ms`; `jitter` a uniform draw in [0, 1).
-    /// Answers -1 when the run is done, -2 when it gives up (contention), else the pause (ms,
-    /// 0: none) before deciding again over the bytes Redis answered.
+    /// Redis's `answer` to the last swap (`SWAP_SWAPPED`, `SWAP_GUARDED` or `SWAP_OTHER_BYTES`:
+    /// a lost race), which took `ms`; `jitter` a uniform draw in [0, 1). Answers `SWAP_DONE`
+    /// when the run is done, `SWAP_CONTENDED` when it gives up, else the pause (ms, 0: none)
+    /// before deciding again over the bytes Redis answered (`tollgate::layout`).
     pub fn answered(&mut self, answer: u32, ms: f64, jitter: f64) -> f64 {
         let answer = match answer {
-            0 => Answer::Swapped,
-            1 => Answer::Guarded,
+            SWAP_SWAPPED => Answer::Swapped,
+            SWAP_GUARDED => Answer::Guarded,
             _ => Answer::Conflict,
         };
         let took = Nanos::new((ms.max(0.0) * 1e6) as u64);
@@ -75,8 +76,8 @@ impl SwapRun {
         let after = self.run.answered(answer, took, jitter, &mut contention);
         self.contention.set(contention);
         match after {
-            After::Done => -1.0,
-            After::GiveUp { .. } => -2.0,
+            After::Done => SWAP_DONE,
+            After::GiveUp { .. } => SWAP_CONTENDED,
             After::Decide(p) => p.as_nanos() as f64 / 1e6,
         }
     }
