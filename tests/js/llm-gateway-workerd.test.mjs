@@ -37,6 +37,11 @@ before(async () => {
   const at = (f) => import(pathToFileURL(join(dir, f)).href);
   const [{ mockUpstream }, { serve }] = await Promise.all([at("mock-upstream.mjs"), at("serve.mjs")]);
   upstream = await serve(mockUpstream({ delayMs: 1, served }));
+  // Idle kept-alive connections stay open for the test (close() ends them): a server that closes
+  // one after its keep-alive timeout races a client reusing it at that moment, and the gateway
+  // answers that call "the upstream did not answer: Network connection lost" (a 5 s timeout
+  // makes it rare, a loaded machine less so; at 2 ms it fails every run).
+  upstream.server.keepAliveTimeout = 0;
   // Bundled into dist/workerd/ so that the package's imports of ../*.wasm (left external,
   // loaded by workerd as compiled modules) resolve as in the package.
   const dist = join(pkg.project, "node_modules/tollgate/dist");

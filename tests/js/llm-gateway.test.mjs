@@ -27,6 +27,11 @@ before(async () => {
   const at = (f) => import(pathToFileURL(join(dir, f)).href);
   const [{ mockUpstream }, { serve }, { startGateway }] = await Promise.all([at("mock-upstream.mjs"), at("serve.mjs"), at("node.mjs")]);
   upstream = await serve(mockUpstream({ delayMs: 1, served }));
+  // Idle kept-alive connections stay open for the test (close() ends them): a server that closes
+  // one after its keep-alive timeout races a client reusing it at that moment, and the gateway
+  // answers that call "the upstream did not answer: Network connection lost" (a 5 s timeout
+  // makes it rare, a loaded machine less so; at 2 ms it fails every run).
+  upstream.server.keepAliveTimeout = 0;
   mod = { startGateway, upstreamUrl: `http://127.0.0.1:${upstream.port}` };
 });
 after(async () => {
