@@ -42,12 +42,15 @@ test("a fault changes no state", async () => {
 
 test("a blocked key is answered from the block cache, without the Durable Object", async () => {
   const key = freshKey();
-  for (let i = 0; i < 5; i++) assert.equal((await post(s.url, "/v1/limit", { key, policy: "closed" })).body.allowed, true);
-  const first = await post(s.url, "/v1/limit", { key, policy: "closed" });
+  // All on the test clock, in one of the policy's clock-aligned minutes: on the real clock a
+  // minute that ends between the hits would admit the sixth.
+  const now = 1_700_000_000_000;
+  for (let i = 0; i < 5; i++) assert.equal((await post(s.url, "/v1/limit", { key, policy: "closed", now })).body.allowed, true);
+  const first = await post(s.url, "/v1/limit", { key, policy: "closed", now });
   assert.equal(first.body.allowed, false);
   assert.equal(first.headers.get("tollgate-cache"), null, "the first denial comes from the object");
   // The object would now fail (and fail closed with 503); a plain denial proves it was not called.
-  const cached = await post(s.url, "/v1/limit", { key, policy: "closed" }, { "tollgate-test-fault": "error" });
+  const cached = await post(s.url, "/v1/limit", { key, policy: "closed", now }, { "tollgate-test-fault": "error" });
   assert.equal(cached.status, 200, cached.text);
   assert.equal(cached.headers.get("tollgate-cache"), "hit");
   assert.equal(cached.body.allowed, false);
@@ -55,5 +58,5 @@ test("a blocked key is answered from the block cache, without the Durable Object
   assert.ok(Number(cached.headers.get("retry-after")) >= 1);
   // A reset through this isolate drops the cache entry.
   await fetch(`${s.url}/v1/keys/closed/${encodeURIComponent(key)}`, { method: "DELETE" });
-  assert.equal((await post(s.url, "/v1/limit", { key, policy: "closed" })).body.allowed, true);
+  assert.equal((await post(s.url, "/v1/limit", { key, policy: "closed", now })).body.allowed, true);
 });

@@ -8,7 +8,10 @@
 // type works too.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { start, post, request, freshKey } from "./harness.mjs";
+import { start, post, request, freshKey, clearOfMinuteTurn } from "./harness.mjs";
+
+/** The test clock (TEST_MODE, on where no API_TOKEN is set): hits in one window of login's 5/m. */
+const T0 = 1_700_000_000_000;
 
 const MARK = "AE_POINT ";
 const RECORDER = {
@@ -63,6 +66,9 @@ test("a sampled denial is one JSON line with the policy and the key's hash, neve
   try {
     const key = `user:${freshKey("secret-user")}`;
     const auth = { authorization: "Bearer obs-token" };
+    // The real clock (API_TOKEN turns TEST_MODE off): a turn of the minute between the hits
+    // would weigh login's 5/m down and admit the denials.
+    await clearOfMinuteTurn(15_000);
     await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 5 }, auth);
     const denied = await post(o.s.url, "/v1/limit", { key, policy: "login" }, auth);
     assert.equal(denied.body.allowed, false);
@@ -122,8 +128,8 @@ test("DENIAL_LOG_SAMPLE_RATE 0 logs no denial", async () => {
   const o = await observed({ bindings: { DENIAL_LOG_SAMPLE_RATE: "0" } });
   try {
     const key = freshKey();
-    await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 5 });
-    assert.equal((await post(o.s.url, "/v1/limit", { key, policy: "login" })).body.allowed, false);
+    await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 5, now: T0 });
+    assert.equal((await post(o.s.url, "/v1/limit", { key, policy: "login", now: T0 })).body.allowed, false);
     await post(o.s.url, "/v1/limit", { policy: "login" }); // an error, logged: the output is flowing
     await until("the error", () => o.lines().find((l) => l.event === "error"));
     assert.equal(o.lines().filter((l) => l.event === "denied").length, 0);
@@ -136,9 +142,9 @@ test("with the ANALYTICS binding each decision writes one data point: policy, ou
   const o = await observed({ recorder: true });
   try {
     const key = freshKey();
-    await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 4 });
-    await post(o.s.url, "/v1/peek", { key, policy: "login" });
-    await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 2 });
+    await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 4, now: T0 });
+    await post(o.s.url, "/v1/peek", { key, policy: "login", now: T0 });
+    await post(o.s.url, "/v1/limit", { key, policy: "login", cost: 2, now: T0 });
     const points = await until("three data points", () => o.points().length >= 3 && o.points());
     assert.equal(points.length, 3);
     assert.deepEqual(points[0], { indexes: ["login"], blobs: ["login", "allowed", "limit", "per-minute"], doubles: [4, 1, 0] });
