@@ -21,6 +21,15 @@ after(async () => {
   await s?.stop();
 });
 
+/** Polls `check` every 50 ms until it returns a truthy value (10 s at most). */
+async function until(what, check) {
+  for (const end = Date.now() + 10_000; ; await sleep(50)) {
+    const v = await check();
+    if (v) return v;
+    assert.ok(Date.now() < end, `never saw ${what}`);
+  }
+}
+
 const hit = (w, policy, key) => post(s.url, "/v1/limit", { key, policy }, { host: `w${w}.test` });
 const inspect = (policy, key) => get(s.url, `/v1/test/state/${policy}/${encodeURIComponent(key)}`, { headers: { host: "w0.test" } });
 
@@ -29,13 +38,21 @@ test("sync = 100 ms: isolates decide locally and converge through the key's Dura
   for (let i = 0; i < 7; i++) assert.equal((await hit(0, "synced", key)).body.allowed, true);
   await sleep(250);
   assert.equal((await hit(0, "synced", key)).body.allowed, true); // 8th: starts a round pushing the rest
-  await sleep(250);
-  const stored = await inspect("synced", key);
+  // The round ends when it ends (a loaded machine's object may answer after any fixed sleep):
+  // polled, with a bound only for a round that never ends.
+  const stored = await until("the round to reach the key's object", async () => {
+    const r = await inspect("synced", key);
+    return r.body.central === 1 && r;
+  });
   assert.equal(stored.body.central, 1, "merged counts live in the key's object");
   assert.equal(stored.body.state, 0);
   // Isolate 1 knows nothing yet: its first hit is allowed and starts its first round.
   assert.equal((await hit(1, "synced", key)).body.allowed, true);
-  await sleep(250);
+  // Its round has ended once its peek (which counts nothing) sees the 9 merged: one unit left.
+  await until("isolate 1's round", async () => {
+    const p = (await post(s.url, "/v1/peek", { key, policy: "synced" }, { host: "w1.test" })).body;
+    return p.allowed && p.remaining === 0;
+  });
   // Now it decides from 9 merged: exactly one more fits.
   const answers = [];
   for (let i = 0; i < 3; i++) answers.push((await hit(1, "synced", key)).body.allowed);
