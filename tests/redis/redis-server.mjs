@@ -28,13 +28,21 @@ export class RedisServer {
    * `binary`: the server to run (valkey-server takes the same arguments).
    */
   static async start(extra = [], cwd = undefined, binary = "redis-server") {
-    const server = new RedisServer();
-    server.port = await freePort();
-    server.#extra = extra;
-    server.#cwd = cwd;
-    server.#binary = binary;
-    await server.start();
-    return server;
+    // A port found free may be taken before the server binds it (by another test file's
+    // server or a connection's local port): then another port, a few times.
+    for (let attempt = 1; ; attempt++) {
+      const server = new RedisServer();
+      server.port = await freePort();
+      server.#extra = extra;
+      server.#cwd = cwd;
+      server.#binary = binary;
+      try {
+        await server.start();
+        return server;
+      } catch (e) {
+        if (attempt === 3 || !/address already in use/i.test(e.message)) throw e;
+      }
+    }
   }
 
   get url() {
