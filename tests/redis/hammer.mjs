@@ -1,10 +1,10 @@
 // One of the processes of the concurrency test: `node hammer.mjs <port> <client> <config
-// JSON> <hits> <concurrency>` sends `hits` hits on one key, `concurrency` at a time, and
-// prints how many were admitted as JSON.
+// JSON> <hits> <concurrency> <prefix> <now>` sends `hits` hits on one key, `concurrency` at a
+// time, all at the time `now` (epoch ms), and prints how many were admitted as JSON.
 import { RateLimiter, RedisStore } from "tollgate";
 import { connect } from "./clients.mjs";
 
-const [port, kind, config, hits, concurrency, prefix] = process.argv.slice(2);
+const [port, kind, config, hits, concurrency, prefix, now] = process.argv.slice(2);
 const { client, close } = await connect(kind, Number(port));
 const limiter = new RateLimiter({ ...JSON.parse(config), store: new RedisStore(client, { prefix, failure: "throw", timeoutMs: 10_000, maxAttempts: 1000 }) });
 let admitted = 0;
@@ -12,7 +12,7 @@ let degraded = 0;
 let left = Number(hits);
 async function worker() {
   while (left-- > 0) {
-    const d = await limiter.limit("shared");
+    const d = await limiter.limit("shared", { now: Number(now) });
     if (d.allowed) admitted++;
     if (d.degraded) degraded++;
   }
