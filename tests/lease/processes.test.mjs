@@ -13,7 +13,7 @@ import { startWorker, TOKEN, CAPACITY, WINDOW_MS, sleep, eventually } from "./wo
 import { startService } from "./service.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const TTL_MS = 1500; // renewed every 500 ms; nothing starts in the last 300 ms of a lease
+const TTL_MS = 3000; // renewed every second; nothing starts in the last 600 ms of a lease
 
 let w;
 let svc;
