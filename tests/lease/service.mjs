@@ -49,6 +49,9 @@ export async function startService({ capacity, windowMs }) {
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
     });
   });
+  // Idle kept-alive connections are left for the holders to close: a server closing one at its
+  // keep-alive timeout races a holder sending on it, and that send fails (the holder with it).
+  server.keepAliveTimeout = 0;
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${server.address().port}`;
   return {
