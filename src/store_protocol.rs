@@ -114,6 +114,21 @@ impl Retry {
         schedule: Schedule::Doubling { first: Nanos::from_millis(1), max: Nanos::from_millis(32) },
     };
 
+    /// A holder of leased quota whose slice is short of a hit
+    /// ([`quota_lease`](crate::quota_lease)): it decides again after each exchange it made or
+    /// waited for (another request's that left too little), at once, four decisions in all;
+    /// the last one that finds the slice short denies the hit.
+    pub const SLICE_WAITS: Retry = Retry { max_attempts: 4, give_up_after: None, schedule: Schedule::Immediate };
+
+    /// A request waiting in its isolate for work another request of the same isolate is doing
+    /// (an exchange in flight, its turn at a key): it looks again after 1 ms, doubling to
+    /// 16 ms, for as long as the work takes (the work has its own timeout).
+    pub const IN_ISOLATE: Retry = Retry {
+        max_attempts: u32::MAX,
+        give_up_after: None,
+        schedule: Schedule::Doubling { first: Nanos::from_millis(1), max: Nanos::from_millis(16) },
+    };
+
     /// A key's Durable Object waiting for another request's lease to end before it serves:
     /// looked at again after 1 ms, doubling to 64 ms (the object wakes sooner when the lease
     /// ends or expires), for up to `budget`; then it answers busy.
