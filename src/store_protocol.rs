@@ -3,7 +3,7 @@
 //!
 //! Every store that is not this process's memory drives it: the [`CasStore`](crate::store::CasStore)
 //! here, the npm package's Redis store (through the extras wasm module), and the Worker's
-//! several-keys protocol and its calls to a busy Durable Object. An edge only performs what a
+//! several-keys protocol, its calls to a busy Durable Object and its leased mode's waits. An edge only performs what a
 //! step says (a read, a compare-and-swap, a pause) and feeds back what happened; the attempt
 //! cap and the backoff schedule are said once, here. Time and randomness are arguments (`now`,
 //! how long a swap took, a `jitter` drawn by the caller), so a run is deterministic given them.
