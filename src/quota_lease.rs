@@ -46,9 +46,11 @@
 //! algorithm counts a hit.
 //!
 //! **Sizing.** A holder asks for `need` units (the hit at hand) and `want` (the slice it would
-//! like, from its recent demand). It gets `need`, and up to `want` while that stays within an
-//! equal split of what is left to grant among the holders with a live lease (itself
-//! included), never more than is left.
+//! like, from its recent demand: [`slice_want`], twice its demand's rate over the span the
+//! slice can last, and it begins the next exchange when [`renewal_due`] says so: about one
+//! exchange per lease at a steady rate). It gets `need`, and up to `want` while that stays
+//! within an equal split of what is left to grant among the holders with a live lease
+//! (itself included), never more than is left.
 //!
 //! **A holder's side.** [`SliceGrant::extends`] says whether the new lease covers every unit
 //! the holder holds (the counters book) or only this grant (the charged book: the holder
@@ -57,6 +59,7 @@
 
 mod charged;
 mod counters;
+mod holder;
 
 use alloc::vec::Vec;
 
@@ -70,6 +73,7 @@ use crate::time::Nanos;
 
 use charged::Charged;
 use counters::Counters;
+pub use holder::{renewal_due, slice_want};
 
 /// The most holders whose leases a ledger remembers: a new holder beyond that replaces the
 /// lease that lapses soonest (whose units then stay counted as spent: never over-admission).

@@ -3,7 +3,7 @@
 //!
 //! Every store that is not this process's memory drives it: the [`CasStore`](crate::store::CasStore)
 //! here, the npm package's Redis store (through the extras wasm module), and the Worker's
-//! several-keys protocol and its calls to a busy Durable Object. An edge only performs what a
+//! several-keys protocol, its calls to a busy Durable Object and its leased mode's waits. An edge only performs what a
 //! step says (a read, a compare-and-swap, a pause) and feeds back what happened; the attempt
 //! cap and the backoff schedule are said once, here. Time and randomness are arguments (`now`,
 //! how long a swap took, a `jitter` drawn by the caller), so a run is deterministic given them.
@@ -112,6 +112,21 @@ impl Retry {
         max_attempts: u32::MAX,
         give_up_after: Some(Nanos::from_secs(10)),
         schedule: Schedule::Doubling { first: Nanos::from_millis(1), max: Nanos::from_millis(32) },
+    };
+
+    /// A holder of leased quota whose slice is short of a hit
+    /// ([`quota_lease`](crate::quota_lease)): it decides again after each exchange it made or
+    /// waited for (another request's that left too little), at once, four decisions in all;
+    /// the last one that finds the slice short denies the hit.
+    pub const SLICE_WAITS: Retry = Retry { max_attempts: 4, give_up_after: None, schedule: Schedule::Immediate };
+
+    /// A request waiting in its isolate for work another request of the same isolate is doing
+    /// (an exchange in flight, its turn at a key): it looks again after 1 ms, doubling to
+    /// 16 ms, for as long as the work takes (the work has its own timeout).
+    pub const IN_ISOLATE: Retry = Retry {
+        max_attempts: u32::MAX,
+        give_up_after: None,
+        schedule: Schedule::Doubling { first: Nanos::from_millis(1), max: Nanos::from_millis(16) },
     };
 
     /// A key's Durable Object waiting for another request's lease to end before it serves:

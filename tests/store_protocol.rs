@@ -239,6 +239,23 @@ fn lock_rounds_are_immediate_and_capped_at_8() {
 }
 
 #[test]
+fn a_short_slice_is_decided_again_at_once_four_times_in_all() {
+    let mut a = Attempts::new(Retry::SLICE_WAITS, Nanos::ZERO);
+    for _ in 1..4 {
+        assert_eq!(a.lost(Nanos::from_secs(60), 0, &Contention::default()), Wait::Now);
+    }
+    assert_eq!(a.lost(Nanos::from_secs(60), 0, &Contention::default()), Wait::GiveUp { attempts: 4 });
+}
+
+#[test]
+fn a_wait_in_the_isolate_looks_again_doubling_to_16_ms_without_giving_up() {
+    let mut a = Attempts::new(Retry::IN_ISOLATE, Nanos::ZERO);
+    let pauses: Vec<Wait> = (0..6).map(|_| a.lost(Nanos::from_secs(3600), 0, &Contention::default())).collect();
+    let ms = |n| Wait::Pause(Nanos::from_millis(n));
+    assert_eq!(pauses, [ms(1), ms(2), ms(4), ms(8), ms(16), ms(16)]);
+}
+
+#[test]
 fn a_contended_store_pauses_longer() {
     let mut calm = Contention::default();
     let mut hot = Contention::default();

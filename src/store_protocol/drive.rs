@@ -1,7 +1,8 @@
 //! The loop of an operation retried under a [`Retry`], once for every edge: an edge gives
 //! what one attempt does, how to read its clock and how to pause; when to attempt again, how
 //! long to pause and when to give up are the core's. The Worker's calls to a busy Durable
-//! Object, its several-keys rounds and a key's wait for its lease run through it.
+//! Object, its several-keys rounds, a key's wait for its lease, a leased hit's decisions
+//! around the exchanges of its slice and its waits in the isolate run through it.
 
 use core::future::Future;
 

@@ -8,21 +8,23 @@
 //! runtime cancels it as "hung"). So a waiter looks again on timers of its own ([`wait_for`]).
 
 use std::cell::Cell;
+use std::convert::Infallible;
 use std::rc::Rc;
 use std::time::Duration;
 
-/// The longest pause between a waiter's looks (it starts at 1 ms and doubles).
-pub const MAX_PAUSE_MS: u64 = 16;
+use tollgate::store_protocol::{drive, Retry, Tried};
+use tollgate::Nanos;
 
-/// Looks at `ready` until it answers, pausing on this request's own timers in between.
+/// Looks at `ready` until it answers, pausing on this request's own timers in between, as the
+/// core's `Retry::IN_ISOLATE` says.
 pub async fn wait_for<T>(mut ready: impl FnMut() -> Option<T>) -> T {
-    let mut pause = 1;
+    let mut look = |_: u32| std::future::ready(Ok::<_, Infallible>(ready().map_or(Tried::Lost, Tried::Done)));
+    let pause = |p: Nanos| worker::Delay::from(Duration::from_nanos(p.as_nanos()));
     loop {
-        if let Some(v) = ready() {
+        // `IN_ISOLATE` never gives up (the work waited for has its own timeout).
+        if let Ok(Ok(v)) = drive(Retry::IN_ISOLATE, || Nanos::ZERO, &mut look, &pause).await {
             return v;
         }
-        worker::Delay::from(Duration::from_millis(pause)).await;
-        pause = (pause * 2).min(MAX_PAUSE_MS);
     }
 }
 

@@ -6,11 +6,13 @@
 //! Per (policy, key), one exchange with the object is out at a time in an isolate: requests
 //! that find the slice short wait for it (flight.rs) rather than each calling the object, so
 //! a hot key costs each isolate about one object request per slice, whatever the number of
-//! clients. A slice is sized by demand: twice the units asked for since the last exchange,
-//! capped by the object at an equal split of what the windows have left among the isolates
-//! holding a lease. When the slice runs below half of that, or its lease is in its last
-//! quarter, the next admitted hit begins the next exchange in `waitUntil` (giving back what
-//! it holds beyond the new demand).
+//! clients. A slice is sized by demand (the core's `slice_want`): twice the units the demand
+//! since the last exchange would take, at its rate, over the span the slice can last; the
+//! object caps it at an equal split of what the windows have left among the isolates holding
+//! a lease. When the slice holds less than the demand since the last exchange, or its lease is
+//! in its last quarter and a new one would last longer (the core's `renewal_due`), the next
+//! admitted hit begins the next exchange in `waitUntil` (giving back what it holds beyond the
+//! new demand). At a steady rate that is one object request per isolate per lease.
 //!
 //! The bound (tollgate::quota_lease): the object never grants more than a hit would be
 //! admitted with, a grant lapses with its lease (at most `leaseTtl`, never past a fixed
@@ -27,8 +29,9 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use tollgate::policy::PolicyDecision;
-use tollgate::quota_lease::local_decision;
+use tollgate::quota_lease::{local_decision, renewal_due, slice_want};
 use tollgate::spec::{code, duration, SpecError};
+use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::text::Msg;
 use tollgate::{Nanos, Policy};
 use worker::{Context, Env};
@@ -47,10 +50,6 @@ pub const LEASE_FIELD: &str = "leaseTtl";
 
 /// The most keys whose slices an isolate remembers; beyond it, lapsed ones are forgotten.
 const MAX_KEYS: usize = 4096;
-
-/// How many times a request waits for an exchange before it is denied (each wait is another
-/// request's exchange that left too little for this one).
-const MAX_WAITS: usize = 3;
 
 /// `leaseTtl`: a duration (1 ms to an hour), absent when the policy is not leased. Leased
 /// mode takes every algorithm (the bound per algorithm is the core's), no `syncRate` and no
@@ -89,6 +88,11 @@ struct Slice {
     window_end: Nanos,
     /// Units asked for since the last exchange began (admitted or not).
     demand: u64,
+    /// When the last exchange began (this isolate's clock).
+    since: Nanos,
+    /// The last exchange's lease ends where the end of a window cuts every lease short: no
+    /// exchange before then would extend it.
+    capped: bool,
     /// Denied here until then: the windows had too little left at the last exchange.
     spent_until: Nanos,
     /// The exchange out, if one is.
@@ -133,9 +137,12 @@ impl Slice {
         local_decision(allowed, self.binding, self.limit, self.units().saturating_add(self.left), end, now)
     }
 
-    /// The slice to ask for: twice the demand since the last exchange, at least `need`.
-    fn want(&self, need: u64) -> u64 {
-        self.demand.saturating_mul(2).max(need).max(1)
+    /// The slice to ask for at `now` (the core's `slice_want`): for the rest of a lease the
+    /// end of a window cut short, or for a whole `ttl`.
+    fn want(&self, need: u64, ttl: Nanos, now: Nanos) -> u64 {
+        let until = self.until();
+        let span = if self.capped && until > now { until - now } else { ttl };
+        slice_want(self.demand, now.saturating_sub(self.since), span, need)
     }
 }
 
@@ -147,7 +154,10 @@ thread_local! {
 fn with_slice<T>(name: &str, f: impl FnOnce(&mut Slice) -> T) -> T {
     SLICES.with(|slices| {
         let mut slices = slices.borrow_mut();
-        if !slices.contains_key(name) && slices.len() >= MAX_KEYS {
+        if let Some(slice) = slices.get_mut(name) {
+            return f(slice);
+        }
+        if slices.len() >= MAX_KEYS {
             let now = crate::object::clock();
             slices.retain(|_, s| s.flight.is_some() || s.until() > now);
         }
@@ -186,8 +196,13 @@ pub async fn decide(
 ) -> Result<Answer, ApiError> {
     pc.policy.validate_cost(cost).map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
     let name = object_name(&pc.name, key);
-    for wait in 0..=MAX_WAITS {
-        let step = with_slice(&name, |s| {
+    let name = name.as_str();
+    let ttl = Nanos::from_millis(pc.lease_ms);
+    // Each decision after the first follows an exchange this request made or waited for; the
+    // core's `Retry::SLICE_WAITS` says how many, and the last one denies a hit it finds short.
+    let attempt = |n: u32| async move {
+        let last = n >= Retry::SLICE_WAITS.max_attempts;
+        let step = with_slice(name, |s| {
             s.lapse(now);
             if op == Op::Peek {
                 return if s.units() >= cost {
@@ -196,67 +211,71 @@ pub async fn decide(
                     Step::Peek { units: s.units() }
                 };
             }
-            if wait == 0 {
+            if n == 1 {
                 s.demand = s.demand.saturating_add(cost);
             }
             if s.units() >= cost {
                 s.take(cost);
                 return Step::Answer(s.decision(true, now));
             }
-            if s.spent_until > now || wait == MAX_WAITS {
+            if s.spent_until > now || last {
                 return Step::Answer(s.decision(false, now));
             }
             if let Some(f) = &s.flight {
                 return Step::Wait(f.clone());
             }
-            Step::Exchange { give_back: 0, need: cost - s.units(), want: s.want(cost) }
+            Step::Exchange { give_back: 0, need: cost - s.units(), want: s.want(cost, ttl, now) }
         });
         // (`Exchange` is begun below before anything else runs in this isolate.)
-        match step {
+        let answer = match step {
             Step::Answer(d) => {
                 if d.allowed && op == Op::Check {
-                    renew_if_due(env, ctx, pc, &name, key, now, test_now);
+                    renew_if_due(env, ctx, pc, name, key, now, test_now);
                 }
-                return Ok(respond::estimate(respond::decision(pc, &d, now, key)));
+                respond::estimate(respond::decision(pc, &d, now, key))
             }
             Step::Wait(flight) => {
-                if !flight.wait().await {
-                    return Ok(respond::degraded(pc, pc.on_error, Failure::Error, now));
+                if flight.wait().await {
+                    return Ok::<_, ApiError>(Tried::Lost);
                 }
+                respond::degraded(pc, pc.on_error, Failure::Error, now)
             }
-            Step::Peek { units } => {
-                return Ok(match peek(env, pc, &name, key, units, cost, now, test_now).await {
-                    Ok(d) => respond::estimate(respond::decision(pc, &d, now, key)),
-                    Err((why, _)) => respond::degraded(pc, pc.on_error, why, now),
-                });
-            }
+            Step::Peek { units } => match peek(env, pc, name, key, units, cost, now, test_now).await {
+                Ok(d) => respond::estimate(respond::decision(pc, &d, now, key)),
+                Err((why, _)) => respond::degraded(pc, pc.on_error, why, now),
+            },
             Step::Exchange { give_back, need, want } => {
-                let begun = begin(&name, give_back);
-                if let Err((why, _)) = exchange(env, pc, &name, key, begun, need, want, now, test_now).await {
-                    return Ok(respond::degraded(pc, pc.on_error, why, now));
+                let begun = begin(name, give_back, now);
+                match exchange(env, pc, name, key, begun, need, want, now, test_now).await {
+                    Ok(()) => return Ok(Tried::Lost),
+                    Err((why, _)) => respond::degraded(pc, pc.on_error, why, now),
                 }
             }
-        }
+        };
+        Ok(Tried::Done(answer))
+    };
+    let pause = |_: Nanos| async {};
+    match drive(Retry::SLICE_WAITS, || now, attempt, pause).await? {
+        Ok(answer) => Ok(answer),
+        // The last decision answers whatever it finds: it never asks for another.
+        Err(_) => Ok(respond::degraded(pc, pc.on_error, Failure::Error, now)),
     }
-    Ok(respond::degraded(pc, pc.on_error, Failure::Error, now))
 }
 
-/// Begins the next exchange in `waitUntil` when the slice is below half of its demand or its
-/// last lease is in its last quarter (and no exchange is out): what it holds beyond the new
-/// demand goes back.
+/// Begins the next exchange in `waitUntil` when the core's `renewal_due` says so (and no
+/// exchange is out): what the slice holds beyond the new demand goes back.
 fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &str, now: Nanos, test_now: bool) {
-    let lease = Nanos::from_millis(pc.lease_ms);
+    let ttl = Nanos::from_millis(pc.lease_ms);
     let due = with_slice(name, |s| {
-        let low = s.units().saturating_mul(2) < s.want(0);
-        let late = s.until().saturating_sub(now).as_nanos().saturating_mul(4) < lease.as_nanos();
-        if s.flight.is_some() || !(low || late) {
+        let lease_left = s.until().saturating_sub(now);
+        if s.flight.is_some() || !renewal_due(s.units(), s.demand, lease_left, ttl, s.capped) {
             return None;
         }
-        let want = s.want(0);
+        let want = s.want(0, ttl, now);
         Some((s.units().saturating_sub(want), want))
     });
     if let Some((give_back, want)) = due {
-        let begun = begin(name, give_back);
+        let begun = begin(name, give_back, now);
         let (env, pc, name, key) = (env.clone(), pc.clone(), name.to_string(), key.to_string());
         ctx.wait_until(async move {
             if let Err((_, e)) = exchange(&env, &pc, &name, &key, begun, 0, want, now, test_now).await {
@@ -273,11 +292,12 @@ struct Begun {
     give_back: u64,
 }
 
-fn begin(name: &str, give_back: u64) -> Begun {
+fn begin(name: &str, give_back: u64, now: Nanos) -> Begun {
     let (flight, landing) = Flight::start();
     let give_back = with_slice(name, |s| {
         s.flight = Some(flight);
         s.demand = 0;
+        s.since = now;
         s.give_back(give_back)
     });
     Begun { landing, give_back }
@@ -320,6 +340,7 @@ async fn exchange(
             let here = |t: u64| now + Nanos::new(t.saturating_sub(r.now));
             s.lapse(now);
             let until = here(r.expires_at);
+            s.capped = r.expires_at < r.now.saturating_add(pc.lease_ms.saturating_mul(1_000_000));
             if r.extends {
                 s.grants.iter_mut().for_each(|g| g.1 = until);
             }

@@ -72,9 +72,13 @@ function workerOptions(name, bindings, hostObjects, scriptPath) {
  * e.g. the output of `wrangler deploy --dry-run --outdir`). `extra`: more Miniflare options for worker 0 (e.g.
  * `analyticsEngineDatasets`), `extraWorkers` more workers after them (e.g. a wrapped binding's).
  * `onLog(line)`: every line the runtime prints (console.*). `persist`: the folder the objects' storage
- * is kept in (default a new temporary one), or false to keep it in memory.
+ * is kept in (default a new temporary one), or false to keep it in memory. `direct`: each worker
+ * also listens on a port of its own, `directUrls[i]` (Miniflare's direct sockets), which reaches
+ * it without the runtime's entry worker, the routing hop in front of every request to `url`
+ * that a deployed Worker does not have (benchmarks use it: the hop costs about as much CPU
+ * as a decision made in the isolate).
  */
-export async function start({ bindings = {}, persist, isolates = 1, assets = false, script = TEST_BUILD, extra = {}, extraWorkers = [], onLog } = {}) {
+export async function start({ bindings = {}, persist, isolates = 1, assets = false, script = TEST_BUILD, extra = {}, extraWorkers = [], onLog, direct = false } = {}) {
   if (!fs.existsSync(script)) {
     const how = script === TEST_BUILD ? "worker/scripts/build.sh --test" : "worker/scripts/build.sh";
     throw new Error(`${script} is missing: run ${how} (make test-worker does)`);
@@ -92,6 +96,7 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
     const w = workerOptions(`w${i}`, vars, i === 0, script);
     if (i === 0) Object.assign(w, extra);
     if (isolates > 1) w.routes = [`w${i}.test/*`];
+    if (direct) w.unsafeDirectSockets = [{ host: "127.0.0.1", port: 0 }];
     if (assets && i === 0) {
       w.assets = {
         directory: path.join(root, "..", "www"),
@@ -125,6 +130,10 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
     ...logs,
   });
   const url = (await mf.ready).toString().replace(/\/$/, "");
+  const directUrls = [];
+  if (direct) {
+    for (let i = 0; i < isolates; i++) directUrls.push((await mf.unsafeGetDirectURL(`w${i}`)).toString().replace(/\/$/, ""));
+  }
   // Each isolate loads its module on its first request; under load, a cold isolate that
   // receives dozens of requests at once can have the local runtime drop some of their
   // connections (socket hang up) while it loads. One request per isolate first, so that tests
@@ -135,6 +144,7 @@ export async function start({ bindings = {}, persist, isolates = 1, assets = fal
   return {
     mf,
     url,
+    directUrls,
     dir,
     bindings: vars,
     async stop() {
