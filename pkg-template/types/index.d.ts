@@ -74,12 +74,9 @@ export interface SingleLimitOptions extends LimitOptions, ControlOptions {
 }
 
 /** Several limits, all of which must admit a hit; each has its own `algorithm`. */
-export interface MultiLimitOptions extends ControlOptions, Pick<SingleLimitOptions, "maxKeys"> {
+export interface MultiLimitOptions
+  extends ControlOptions, Pick<SingleLimitOptions, "maxKeys">, Partial<Record<"algorithm" | "limit" | "window" | "quota", undefined>> {
   limits: LimitOptions[];
-  algorithm?: undefined;
-  limit?: undefined;
-  window?: undefined;
-  quota?: undefined;
 }
 
 /** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
@@ -129,14 +126,12 @@ export interface Decision {
   reason?: "allowList" | "denyList";
 }
 
-/** Options of `waitFor`. */
-export interface WaitOptions {
+/** Options of `waitFor`: `cost` as `limit`'s. */
+export interface WaitOptions extends Pick<CallOptions, "cost"> {
   /** The longest to wait, in ms or as a duration such as `"5s"`, before rejecting with `WaitTimeoutError` (required). */
   maxWait: Duration;
   /** Stops the wait: rejects with the signal's reason, nothing counted. */
   signal?: AbortSignal;
-  /** Units the hit weighs (default 1). */
-  cost?: number;
 }
 
 /** `waitFor` ran out of `maxWait` before the hit was admitted (code `wait_timeout`). */

@@ -84,20 +84,16 @@ export interface RateLimitInfo extends Decision {
 }
 
 /** The options `handler` and an express-rate-limit Store's `init` receive: those given, defaults filled in. */
-export interface RateLimitOptionsUsed {
+export interface RateLimitOptionsUsed extends Required<Pick<MiddlewareOptions, UsedFlags>> {
   windowMs: number;
   limit: number | ((req: any, res: any) => Maybe<number>) | undefined;
   message: unknown;
-  statusCode: number;
-  requestPropertyName: string | false;
-  skipFailedRequests: boolean;
-  skipSuccessfulRequests: boolean;
   ipv6Subnet: number | false | ((req: any, res: any) => Maybe<number | false>);
-  passOnStoreError: boolean;
-  validate: boolean | EnabledValidations;
-  logger: Logger;
   [option: string]: unknown;
 }
+
+/** The options `RateLimitOptionsUsed` holds as given to `rateLimit`, or their defaults. */
+type UsedFlags = "statusCode" | "requestPropertyName" | "skipFailedRequests" | "skipSuccessfulRequests" | "passOnStoreError" | "validate" | "logger";
 
 /**
  * The limits of `rateLimit`: tollgate's (`algorithm`, `quota`, `limits`, ...) or
