@@ -201,6 +201,13 @@ export interface StoreOptions {
    * limits); each with `degraded: "unavailable"`. `"throw"`: reject with the store's `*UnavailableError`.
    */
   failure?: "open" | "closed" | "throw" | "insurance";
+  /**
+   * Longest wait for the store per call, ms (default 500 for `RedisStore`, 1000 for `WorkerStore`),
+   * counted in time this process could run: a process held longer than half of it (a long synchronous
+   * task) starts the count again, and replies already received are read before the store is called
+   * unavailable (docs/reliability.md).
+   */
+  timeoutMs?: number;
   /** `retryAfter` of a fail-closed decision, ms (default 1000). */
   closedRetryMs?: number;
   /**

@@ -51,7 +51,6 @@ export declare class LeasedPacer {
   readonly status: LeasedPacerStatus;
   /** The rate work starts at now (units per `status.window` ms). */
   readonly rate: number;
-  readonly queued: number;
 }
 
 /** A lease request failed; `code` is the Worker's error code or `network`, `bad_answer`, `closed`. */

@@ -12,12 +12,6 @@ export interface RedisStoreOptions extends StoreOptions {
   prefix?: string;
   /** Keeps separate configurations apart: keys become `<prefix><namespace>:<key>` (default none). */
   namespace?: string;
-  /**
-   * Longest wait for Redis per decision, ms (default 500), counted in time this process could
-   * run: a process held longer than half of it (a long synchronous task) starts the count again,
-   * and replies already received are read before Redis is called unavailable (docs/reliability.md).
-   */
-  timeoutMs?: number;
   /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
   clock?: "local" | "redis";
   /** With `clock: "redis"`: measure the offset to Redis's clock again after this many ms (default 1000). */

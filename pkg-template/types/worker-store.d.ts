@@ -18,11 +18,6 @@ interface WorkerStoreCommon extends StoreOptions {
   policy: string;
   /** The Worker's `API_TOKEN`, sent as a bearer token (none for a Worker with `PUBLIC` on). */
   token?: string;
-  /**
-   * Longest wait for the Worker per call, ms (default 1000), counted as `RedisStore` counts its
-   * `timeoutMs`: in time this process could run, answers already received read first.
-   */
-  timeoutMs?: number;
 }
 
 export interface WorkerStoreUrlOptions extends WorkerStoreCommon {
