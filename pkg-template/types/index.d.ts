@@ -74,27 +74,17 @@ export interface SingleLimitOptions extends LimitOptions, ControlOptions {
 }
 
 /** Several limits, all of which must admit a hit; each has its own `algorithm`. */
-export interface MultiLimitOptions extends ControlOptions, Pick<SingleLimitOptions, "maxKeys"> {
+export interface MultiLimitOptions
+  extends ControlOptions, Pick<SingleLimitOptions, "maxKeys">, Partial<Record<"algorithm" | "limit" | "window" | "quota", undefined>> {
   limits: LimitOptions[];
-  algorithm?: undefined;
-  limit?: undefined;
-  window?: undefined;
-  quota?: undefined;
 }
 
 /** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
 export type LimiterOptions = SingleLimitOptions | MultiLimitOptions;
 
 /** One (key, limit) pair's own answer. */
-export interface LimitResult {
+export interface LimitResult extends Pick<Decision, "allowed" | "limit" | "remaining" | "resetAt" | "retryAfter"> {
   name: string;
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Epoch ms. */
-  resetAt: number;
-  /** Ms; 0 when allowed. */
-  retryAfter: number;
   /** Ms until one more unit (a hit of cost 1) fits, after this decision: 0 while `remaining` > 0 (the draft-10 `t`). */
   nextUnitAfter: number;
   /** Which key, when the hit named several. */
@@ -136,14 +126,12 @@ export interface Decision {
   reason?: "allowList" | "denyList";
 }
 
-/** Options of `waitFor`. */
-export interface WaitOptions {
+/** Options of `waitFor`: `cost` as `limit`'s. */
+export interface WaitOptions extends Pick<CallOptions, "cost"> {
   /** The longest to wait, in ms or as a duration such as `"5s"`, before rejecting with `WaitTimeoutError` (required). */
   maxWait: Duration;
   /** Stops the wait: rejects with the signal's reason, nothing counted. */
   signal?: AbortSignal;
-  /** Units the hit weighs (default 1). */
-  cost?: number;
 }
 
 /** `waitFor` ran out of `maxWait` before the hit was admitted (code `wait_timeout`). */
@@ -206,6 +194,20 @@ export interface StoreOptions {
    * `1 / processes` (each scaled limit is at least 1).
    */
   insurance?: number;
+  /**
+   * What to answer when the store is unavailable (its `RedisFailureMode`, `WorkerFailureMode`):
+   * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in
+   * memory in this process with `insurance` of each limit (a `WorkerStore`'s limiter must give its
+   * limits); each with `degraded: "unavailable"`. `"throw"`: reject with the store's `*UnavailableError`.
+   */
+  failure?: "open" | "closed" | "throw" | "insurance";
+  /**
+   * Longest wait for the store per call, ms (default 500 for `RedisStore`, 1000 for `WorkerStore`),
+   * counted in time this process could run: a process held longer than half of it (a long synchronous
+   * task) starts the count again, and replies already received are read before the store is called
+   * unavailable (docs/reliability.md).
+   */
+  timeoutMs?: number;
   /** `retryAfter` of a fail-closed decision, ms (default 1000). */
   closedRetryMs?: number;
   /**
@@ -260,51 +262,42 @@ export type BatchKeys = readonly KeyHandle[] | readonly string[] | KeyHandle | s
  * skips computing them (the fastest batch: W1 in docs/benchmarks.md).
  */
 export interface BatchOutput {
+  /** How many entries were admitted. */
   admitted?: number;
+  /** 1 admitted, 0 denied. */
   allowed: Uint8Array;
   remaining?: Float64Array;
+  /** Epoch ms. */
   resetAt?: Float64Array;
+  /** Ms; 0 when allowed. */
   retryAfter?: Float64Array;
 }
 
 /** Per entry of a batch, at the same index: the summary fields of its `Decision`. */
-export interface BatchResult {
-  /** How many entries were admitted. */
-  admitted: number;
-  /** 1 admitted, 0 denied. */
-  allowed: Uint8Array;
-  remaining: Float64Array;
-  /** Epoch ms. */
-  resetAt: Float64Array;
-  /** Ms; 0 when allowed. */
-  retryAfter: Float64Array;
+export interface BatchResult extends Required<BatchOutput> {}
+
+/** `new AsyncRateLimiter({ ..., store })`: the store's limiter (`store.limiter(options)`), whose methods return promises. */
+export interface AsyncRateLimiterConstructor {
+  /** With a `WorkerStore` and no limits: the Worker policy's limits. */
+  new (options: { store: WorkerStore }): WorkerRateLimiter;
+  /** With a store: returns `store.limiter(options)` (e.g. a `RedisRateLimiter`). */
+  new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
 }
+
+export declare const AsyncRateLimiter: AsyncRateLimiterConstructor;
 
 /**
  * `new RateLimiter(options)` decides in memory, synchronously. With a `store` it returns the
- * store's limiter, whose methods return promises; its type says so (the first signature), but
- * `new AsyncRateLimiter({ ..., store })` says it where it is written.
+ * store's limiter, whose methods return promises; its type says so (`AsyncRateLimiterConstructor`'s
+ * signatures, first), but `new AsyncRateLimiter({ ..., store })` says it where it is written.
  */
-export interface RateLimiterConstructor {
-  /** With a store: returns `store.limiter(options)` (e.g. a `RedisRateLimiter`); prefer `AsyncRateLimiter`. */
-  /** With a `WorkerStore` and no limits: the Worker policy's limits. */
-  new (options: { store: WorkerStore }): WorkerRateLimiter;
-  new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
+export interface RateLimiterConstructor extends AsyncRateLimiterConstructor {
   /** In memory: decisions are synchronous. */
   new (options: LimiterOptions & { store?: undefined }): RateLimiter;
   readonly prototype: RateLimiter;
 }
 
 export declare const RateLimiter: RateLimiterConstructor;
-
-/** `new AsyncRateLimiter({ ..., store })`: the store's limiter (`store.limiter(options)`), whose methods return promises. */
-export interface AsyncRateLimiterConstructor {
-  /** With a `WorkerStore` and no limits: the Worker policy's limits. */
-  new (options: { store: WorkerStore }): WorkerRateLimiter;
-  new <L extends AsyncRateLimiter>(options: LimiterOptions & { store: { limiter(options: LimiterOptions): L } }): L;
-}
-
-export declare const AsyncRateLimiter: AsyncRateLimiterConstructor;
 
 export interface RateLimiter extends LimiterCalls<Keys | KeyHandle, false> {
   /** The limits it decides by; for decisions over encoded states, `new Policy(options)`. */

@@ -1,7 +1,8 @@
 // Types of `LeasedPacer`, a pacer that follows capacity leases (see pkg-template/lib/lease.js).
-import type { PacedWork } from "./pacer.js";
+import type { PacedWork, PacerOptions } from "./pacer.js";
 
-export interface LeasedPacerOptions {
+/** `maxQueue`, `now` and `sleep` as `Pacer`'s. */
+export interface LeasedPacerOptions extends Pick<PacerOptions, "maxQueue" | "now" | "sleep"> {
   /** The tollgate Worker's base URL, e.g. `"https://limits.example.com"`. */
   url: string | URL;
   /** The pool's name (`[vars.POOLS.<name>]` in the Worker's configuration). */
@@ -18,14 +19,8 @@ export interface LeasedPacerOptions {
   grain?: string | number;
   /** Nothing starts from this many ms before a lease's end on (default min(1000, ttlMs / 5)). */
   renewMargin?: number;
-  /** Most waiters queued; beyond it `acquire` rejects with `PacerQueueFullError` (default 1000). */
-  maxQueue?: number;
   /** The fetch to call the Worker with (default `globalThis.fetch`). */
   fetch?: (input: string, init: RequestInit) => Promise<Response>;
-  /** The clock, epoch ms (default `Date.now`). */
-  now?: () => number;
-  /** Sleeps `ms`; rejects (or resolves early) when `signal` aborts. Default: `setTimeout`. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
 export interface LeasedPacerStatus {
@@ -56,7 +51,6 @@ export declare class LeasedPacer {
   readonly status: LeasedPacerStatus;
   /** The rate work starts at now (units per `status.window` ms). */
   readonly rate: number;
-  readonly queued: number;
 }
 
 /** A lease request failed; `code` is the Worker's error code or `network`, `bad_answer`, `closed`. */

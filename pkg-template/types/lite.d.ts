@@ -6,17 +6,7 @@
 import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, RateLimiter as FullRateLimiter, SingleLimitOptions } from "./index.js";
 
 export type {
-  Algorithm,
-  AsyncRateLimiter,
-  CallOptions,
-  Decision,
-  Duration,
-  Keys,
-  LimitOptions,
-  LimitResult,
-  Limits,
-  RateLimitHeaders,
-  Store,
+  Algorithm, AsyncRateLimiter, CallOptions, Decision, Duration, Keys, LimitOptions, LimitResult, Limits, RateLimitHeaders, Store,
 } from "./index.js";
 
 /** Options of a lite limiter: one limit inline. */

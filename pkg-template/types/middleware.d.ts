@@ -3,7 +3,7 @@
 // "HTTP middleware"). The request and response types are structural, so the package needs
 // neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
 // Request/Response all fit.
-import type { AsyncRateLimiter, Decision, Duration, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, OnDecision, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, ControlOptions, Decision, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {
@@ -84,20 +84,16 @@ export interface RateLimitInfo extends Decision {
 }
 
 /** The options `handler` and an express-rate-limit Store's `init` receive: those given, defaults filled in. */
-export interface RateLimitOptionsUsed {
+export interface RateLimitOptionsUsed extends Required<Pick<MiddlewareOptions, UsedFlags>> {
   windowMs: number;
   limit: number | ((req: any, res: any) => Maybe<number>) | undefined;
   message: unknown;
-  statusCode: number;
-  requestPropertyName: string | false;
-  skipFailedRequests: boolean;
-  skipSuccessfulRequests: boolean;
   ipv6Subnet: number | false | ((req: any, res: any) => Maybe<number | false>);
-  passOnStoreError: boolean;
-  validate: boolean | EnabledValidations;
-  logger: Logger;
   [option: string]: unknown;
 }
+
+/** The options `RateLimitOptionsUsed` holds as given to `rateLimit`, or their defaults. */
+type UsedFlags = "statusCode" | "requestPropertyName" | "skipFailedRequests" | "skipSuccessfulRequests" | "passOnStoreError" | "validate" | "logger";
 
 /**
  * The limits of `rateLimit`: tollgate's (`algorithm`, `quota`, `limits`, ...) or
@@ -105,27 +101,19 @@ export interface RateLimitOptionsUsed {
  * `limits`, express-rate-limit's MemoryStore behaviour: a fixed window per client opened at its
  * first hit, `limit` (default 5) per `windowMs` (default 60000).
  */
-export interface MiddlewareLimitOptions<Req, Res> {
-  algorithm?: LimitOptions["algorithm"];
+export interface MiddlewareLimitOptions<Req, Res>
+  extends Partial<Pick<LimitOptions, "algorithm" | "window" | "quota" | "burst" | "align" | "precision">>,
+    Partial<Pick<MultiLimitOptions, "limits" | "maxKeys">>, Pick<ControlOptions, "onDecision"> {
   /** Hits per window; a function of the request gets a limiter per value it returns. 0 denies every request. */
   limit?: number | ValueDeterminingMiddleware<number, Req, Res>;
   /** express-rate-limit's older name of `limit` (`limit` wins when both are given). */
   max?: number | ValueDeterminingMiddleware<number, Req, Res>;
-  window?: Duration;
   /** express-rate-limit's name of `window`: milliseconds. */
   windowMs?: number;
-  quota?: string;
-  burst?: number;
-  align?: LimitOptions["align"];
-  precision?: Duration;
   /** The limit's name in the headers and `blockedBy`. Default: `"default"`; without `algorithm`, express-rate-limit's `"<limit>-in-<window>"`. */
   name?: string | ValueDeterminingMiddleware<string, Req, Res>;
   /** express-rate-limit's name of `name`. */
   identifier?: string | ValueDeterminingMiddleware<string, Req, Res>;
-  limits?: LimitOptions[];
-  maxKeys?: number;
-  /** The decision hook of the limiters made (see `ControlOptions`). */
-  onDecision?: OnDecision;
 }
 
 /** What `rateLimit` and `rateLimitFetch` answer with: the header options of `headers()`, a denial's status. */
@@ -138,10 +126,22 @@ export interface HttpAnswerOptions extends Omit<HeaderOptions, "now" | "partitio
   skipSuccessfulRequests?: boolean;
 }
 
-export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>
-  extends MiddlewareLimitOptions<Req, Res>, HttpAnswerOptions {
+/** The options `rateLimit` and `rateLimitFetch` share; `Args` are what their functions of a request receive. */
+interface HttpRequestOptions<Args extends any[]> extends HttpAnswerOptions {
   /** An existing limiter to decide by (instead of the limit options alongside). */
   limiter?: RateLimiter | AsyncRateLimiter;
+  /** Units a request costs (default 1; not with an express-rate-limit Store). */
+  cost?: (...args: Args) => Maybe<number>;
+  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  estimatedCost?: number | ((...args: Args) => Maybe<number>);
+  /** Requests for which this returns true are neither decided nor counted. */
+  skip?: (...args: Args) => Maybe<boolean>;
+  /** Give back the hits of requests that failed (`requestWasSuccessful` false, a request never finished, or a fetch handler that threw). */
+  skipFailedRequests?: boolean;
+}
+
+export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>
+  extends MiddlewareLimitOptions<Req, Res>, HttpRequestOptions<[req: Req, res: Res]> {
   /** Decide over a tollgate store (e.g. `new RedisStore(client)`), or count in an express-rate-limit Store. */
   store?: Store | ErlStore | LegacyErlStore;
   /** The key(s) of a request; default: the client IP, IPv6 addresses by their `ipv6Subnet` prefix. */
@@ -150,14 +150,8 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   keyGenerator?: (req: Req, res: Res) => Maybe<Keys>;
   /** Prefix length IPv6 clients are keyed by (default 56), or a function of the request; false keys whole addresses. */
   ipv6Subnet?: number | false | ValueDeterminingMiddleware<number | false, Req, Res>;
-  /** Units a request costs (default 1; not with an express-rate-limit Store). */
-  cost?: (req: Req, res: Res) => Maybe<number>;
-  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
-  estimatedCost?: number | ((req: Req, res: Res) => Maybe<number>);
   /** The actual cost, read once the answer is sent or the connection closed (e.g. from `res.locals`); settles the reservation of `estimatedCost`. */
   actualCost?: (req: Req, res: Res) => Maybe<number | undefined>;
-  /** Requests for which this returns true are neither decided nor counted. */
-  skip?: (req: Req, res: Res) => Maybe<boolean>;
   /**
    * The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every
    * denial. With options written for express-rate-limit (no algorithm, quota, limits or limiter): default false, and no
@@ -173,8 +167,6 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   message?: string | Record<string, unknown> | unknown[] | ((req: Req, res: Res, decision: RateLimitInfo) => unknown);
   /** Answers a denial instead of `statusCode` and `message` (the headers are already set). */
   handler?: (req: Req, res: Res, next: (err?: unknown) => void, options: RateLimitOptionsUsed, decision: RateLimitInfo) => unknown;
-  /** Give back the hits of requests that failed (`requestWasSuccessful` false, or never finished). */
-  skipFailedRequests?: boolean;
   /** Default: `res.statusCode < 400`. */
   requestWasSuccessful?: (req: Req, res: Res) => Maybe<boolean>;
   /** Where the decision is put on the request (default "rateLimit"); false: nowhere. */
@@ -225,9 +217,8 @@ export interface FetchResponse {
  * handler's arguments after the request (a Worker's `env` and `ctx`, Deno's `info`, Bun's
  * `server`).
  */
-export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, A extends any[] = any[]> extends HttpAnswerOptions {
-  /** An existing limiter to decide by (instead of the limiter options alongside). */
-  limiter?: RateLimiter | AsyncRateLimiter;
+export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, A extends any[] = any[]>
+  extends HttpRequestOptions<[request: Req, ...rest: A]> {
   /** Decide over a store (e.g. `new RedisStore(client)`), as `new RateLimiter({ ..., store })`. */
   store?: Store;
   /**
@@ -236,20 +227,12 @@ export interface FetchRateLimitOptions<Req extends FetchRequest = FetchRequest, 
    * Bun: `server.requestIP(request)?.address`; `ipKey` groups IPv6 clients by prefix.
    */
   key: (request: Req, ...rest: A) => Maybe<Keys>;
-  /** Units a request costs (default 1). */
-  cost?: (request: Req, ...rest: A) => Maybe<number>;
-  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
-  estimatedCost?: number | ((request: Req, ...rest: A) => Maybe<number>);
   /** The actual cost, from a copy of the handler's answer whose body it may read (e.g. its `usage.total_tokens`); settles the reservation of `estimatedCost`. */
   actualCost?: (request: Req, response: Response, ...rest: A) => Maybe<number | undefined>;
-  /** Requests for which this returns true go to the handler neither decided nor counted. */
-  skip?: (request: Req, ...rest: A) => Maybe<boolean>;
   /** Body of a denial: a string (text/plain), a value sent as JSON, or a function of the decision. Default: `{"error":{"code":"rate_limited","message":...}}`. */
   message?: string | object | ((decision: Decision, request: Req) => Maybe<string | object>);
   /** Answers a denial instead of `statusCode` and `message`; the rate-limit headers are added to its answer. */
   handler?: (request: Req, decision: Decision, ...rest: A) => Maybe<FetchResponse>;
-  /** Give back the hits of requests that failed (`requestWasSuccessful` false, or a handler that threw). */
-  skipFailedRequests?: boolean;
   /** Default: `response.status < 400`. */
   requestWasSuccessful?: (request: Req, response: FetchResponse) => boolean;
 }

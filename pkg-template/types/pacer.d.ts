@@ -33,6 +33,8 @@ export interface PacedWork {
   ): (...args: A) => Promise<R>;
   /** Reads a service's answer; returns the epoch ms nothing starts before, or null. */
   observe(headers: HeadersLike): number | null;
+  /** Waiters not yet released. */
+  readonly queued: number;
 }
 
 export interface Pacer extends PacedWork {}
@@ -48,8 +50,6 @@ export declare class Pacer {
   readonly rate: string;
   /** The largest cost one piece of work may have (units released per grain). */
   readonly maxCost: number;
-  /** Waiters not yet released. */
-  readonly queued: number;
 }
 
 /** `acquire` rejected: `maxQueue` waiters are already queued. `code` is `"pacer_queue_full"`. */

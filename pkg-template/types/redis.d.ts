@@ -1,29 +1,17 @@
 // Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
-import type { AsyncRateLimiter, Decision, LimiterOptions, Policy, StoreOptions } from "./index.js";
+import type { AsyncRateLimiter, Decision, LimiterOptions, Policy, StoreOptions, WorkerRateLimiter } from "./index.js";
 
 /**
  * What to answer when Redis fails or does not answer within `timeoutMs` (an outage; contention
  * among writers is never one: it is denied with `degraded: "contention"`).
  */
-export type RedisFailureMode = "open" | "closed" | "throw" | "insurance";
+export type RedisFailureMode = NonNullable<StoreOptions["failure"]>;
 
 export interface RedisStoreOptions extends StoreOptions {
   /** Put before every key (default `"tollgate:"`). */
   prefix?: string;
   /** Keeps separate configurations apart: keys become `<prefix><namespace>:<key>` (default none). */
   namespace?: string;
-  /**
-   * Longest wait for Redis per decision, ms (default 500), counted in time this process could
-   * run: a process held longer than half of it (a long synchronous task) starts the count again,
-   * and replies already received are read before Redis is called unavailable (docs/reliability.md).
-   */
-  timeoutMs?: number;
-  /**
-   * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in
-   * memory in this process with `insurance` of each limit; each with `degraded:
-   * "unavailable"`. `"throw"`: reject with `RedisUnavailableError`.
-   */
-  failure?: RedisFailureMode;
   /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
   clock?: "local" | "redis";
   /** With `clock: "redis"`: measure the offset to Redis's clock again after this many ms (default 1000). */
@@ -46,15 +34,11 @@ export interface RedisStoreOptions extends StoreOptions {
   batchKeys?: boolean;
 }
 
-/** A Redis-backed limiter: the in-memory limiter's methods, asynchronous. */
-export interface RedisRateLimiter extends AsyncRateLimiter {
+/** A Redis-backed limiter: the in-memory limiter's methods, asynchronous; `export` and `import` in exact mode only. */
+export interface RedisRateLimiter extends AsyncRateLimiter, Partial<Pick<WorkerRateLimiter, "export" | "import">> {
   readonly policy: Policy;
   /** Pushes diffs and reads back merged counts now (`syncRate` > 0; a no-op otherwise). */
   sync?(now?: number): Promise<void>;
-  /** The key's state as the core's bytes (`null`: fresh), as `RateLimiter.export` gives them (exact mode). */
-  export?(key: string): Promise<Uint8Array | null>;
-  /** Replaces the key's state (bytes from any store's `export`; `null`: fresh); other bytes: `invalid_state` (exact mode). */
-  import?(key: string, state: Uint8Array | null): Promise<void>;
   /** Stops the sync timer and pushes what is left. */
   close(): Promise<void>;
 }

@@ -6,7 +6,7 @@ import type { AsyncRateLimiter, LimiterOptions, Policy, StoreOptions } from "./i
  * `timeoutMs`, answered 5xx). A Worker that refused the request (4xx) is never an outage: its
  * error is thrown.
  */
-export type WorkerFailureMode = "open" | "closed" | "throw" | "insurance";
+export type WorkerFailureMode = NonNullable<StoreOptions["failure"]>;
 
 /** A service binding to the tollgate Worker (`env.TOLLGATE`): anything with `fetch`. */
 export interface WorkerBinding {
@@ -18,17 +18,6 @@ interface WorkerStoreCommon extends StoreOptions {
   policy: string;
   /** The Worker's `API_TOKEN`, sent as a bearer token (none for a Worker with `PUBLIC` on). */
   token?: string;
-  /**
-   * Longest wait for the Worker per call, ms (default 1000), counted as `RedisStore` counts its
-   * `timeoutMs`: in time this process could run, answers already received read first.
-   */
-  timeoutMs?: number;
-  /**
-   * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in
-   * memory in this process with `insurance` of each limit (the limiter must give its limits);
-   * each with `degraded: "unavailable"`. `"throw"`: reject with `WorkerUnavailableError`.
-   */
-  failure?: WorkerFailureMode;
 }
 
 export interface WorkerStoreUrlOptions extends WorkerStoreCommon {
