@@ -20,6 +20,7 @@ extern crate alloc;
 mod batch;
 #[cfg(feature = "full")]
 mod cached_run;
+mod controls;
 mod duration;
 mod headers;
 #[cfg(test)]
@@ -38,6 +39,7 @@ use tollgate_wasm_common::{errors, out, spec, time};
 
 tollgate_wasm_common::allocator!();
 
+pub use controls::Controls;
 pub use limiter::Limiter;
 pub use policy::Policy;
 
