@@ -23,6 +23,8 @@ mod cached_run;
 mod controls;
 mod duration;
 mod headers;
+#[cfg(feature = "full")]
+mod ip_key;
 #[cfg(test)]
 mod key_rules_tests;
 mod key_store;
