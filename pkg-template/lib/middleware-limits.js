@@ -12,6 +12,7 @@ import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { ErlStoreLimiter, countedDecision, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
 import { fail, optionError } from "./options.js";
 import { applyControls } from "./controls.js";
+import { givenLimiter } from "./http-options.js";
 import { Controls } from "./wasm.js";
 
 /** express-rate-limit's defaults, used when the options name no algorithm. */
@@ -80,13 +81,7 @@ export class MiddlewareLimits {
   constructor({ spec, store, limiter }) {
     const perRequest = typeof spec.limit === "function" || typeof spec.name === "function";
     if (limiter !== undefined) {
-      if (limiter === null || typeof limiter !== "object" || typeof limiter.limit !== "function" || typeof limiter.headers !== "function") {
-        throw fail("limiter", limiter, "a RateLimiter (or a store's limiter)");
-      }
-      const beside = Object.keys(spec);
-      if (store !== undefined) beside.push("store");
-      if (beside.length > 0) throw optionError("conflicting_fields", beside[0], `${beside[0]} cannot be given with limiter: give either limiter or the limiter's options (${beside.join(", ")}), not both`);
-      this.fixed = limiter;
+      this.fixed = givenLimiter(limiter, [...Object.keys(spec), ...(store === undefined ? [] : ["store"])]);
       this.#erlMode = false;
       this.#windowMs = limiter.policy?.longestWindowMs;
       return;
