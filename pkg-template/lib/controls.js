@@ -1,12 +1,13 @@
 // A limiter's operator controls beside its limits: allow and deny lists, checked before the
-// limits, and shadow mode, both parsed and the lists matched by the core through the wasm
-// module's `Controls` (wasm/src/controls.rs, `tollgate::access`, as the Worker matches them), (decide and count as enforcement would, admit every
-// hit), and the decision hook, `onDecision` (decision-hook.js: every limiter's decisions pass
-// here, so it is called in this one place). The penalty, `blockDuration`, is the core policy's
-// own (src/penalty.rs) and needs nothing here. A limiter without controls is not touched: its
-// `limit`, `peek` and `reserve` stay the class's own, so the controls cost nothing when they
-// are off. `reserve` is a hit (of its estimate) and passes the controls as `limit` does; a
-// listed key reserves nothing (`reservation: null`). `settle` decides no hit: it is not reported.
+// limits, and shadow mode (decide and count as enforcement would, admit every hit), both parsed,
+// and the lists matched, by the core through the wasm module's `Controls` (wasm/src/controls.rs:
+// `tollgate::spec` and `tollgate::access`, as the Worker's); and the decision hook, `onDecision`
+// (decision-hook.js: every limiter's decisions pass here, so it is called in this one place).
+// The penalty, `blockDuration`, is the core policy's own (src/penalty.rs) and needs nothing
+// here. A limiter without controls is not touched: its `limit`, `peek` and `reserve` stay the
+// class's own, so the controls cost nothing when they are off. `reserve` is a hit (of its
+// estimate) and passes the controls as `limit` does; a listed key reserves nothing
+// (`reservation: null`). `settle` decides no hit: it is not reported.
 import { callOptions as readCallOptions, costOf } from "./options.js";
 import { decisionHookOf, report } from "./decision-hook.js";
 
