@@ -5,8 +5,8 @@
 //! An entry is an IP network when it is `address/prefix`, an IP address when it parses as
 //! one, and otherwise a key matched exactly. An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`)
 //! is its IPv4 address, in entries and in what is checked. A network's host bits are
-//! ignored (`10.1.2.3/8` is `10.0.0.0/8`). The npm package matches with the same rules
-//! (`pkg-template/lib/access-list.js`); `tests/access-lists/cases.json` holds both to them.
+//! ignored (`10.1.2.3/8` is `10.0.0.0/8`). The npm package matches with this code, through its
+//! wasm modules (`wasm/src/controls.rs`); `tests/access-lists/cases.json` holds every edge to it.
 //!
 //! ```
 //! use tollgate::access::AccessList;
@@ -126,9 +126,16 @@ impl AccessList {
 
 /// The list that answers a hit, if any: the deny list first, so that a key on both is denied.
 pub fn check_lists(allow: &AccessList, deny: &AccessList, key: &str, ip: Option<&str>) -> Option<Listed> {
-    if deny.matches(key, ip) {
+    check_keys(allow, deny, &[key], ip)
+}
+
+/// [`check_lists`] for a hit on several keys (the npm package's `limit(["user:1", "ip:..."])`):
+/// denied when any key is on the deny list, else admitted when any is on the allow list.
+pub fn check_keys<K: AsRef<str>>(allow: &AccessList, deny: &AccessList, keys: &[K], ip: Option<&str>) -> Option<Listed> {
+    let on = |list: &AccessList| keys.iter().any(|k| list.matches(k.as_ref(), ip));
+    if on(deny) {
         Some(Listed::Deny)
-    } else if allow.matches(key, ip) {
+    } else if on(allow) {
         Some(Listed::Allow)
     } else {
         None

@@ -20,6 +20,7 @@ pub mod describe;
 pub mod error;
 pub mod guard;
 pub mod headers;
+pub mod ip_key;
 pub mod keyed;
 pub mod layout;
 pub mod lease;

@@ -4,6 +4,7 @@
 
 import { objectOf, optionError } from "./options.js";
 import { storeLimiter } from "./memory-limiter.js";
+import { Controls } from "./wasm.js";
 
 export class AsyncRateLimiter {
   /** `options`: the limits (as for `RateLimiter`) and the `store` they are decided over. */
@@ -13,6 +14,6 @@ export class AsyncRateLimiter {
       throw optionError("missing_field", "store", "store is required: AsyncRateLimiter decides over a store (e.g. new RedisStore(client)); in memory, use RateLimiter");
     }
     // A constructor that returns an object makes it the result of `new`.
-    return storeLimiter(options);
+    return storeLimiter(options, Controls);
   }
 }

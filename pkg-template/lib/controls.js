@@ -1,13 +1,14 @@
 // A limiter's operator controls beside its limits: allow and deny lists, checked before the
-// limits (access-list.js), and shadow mode (decide and count as enforcement would, admit every
-// hit), and the decision hook, `onDecision` (decision-hook.js: every limiter's decisions pass
-// here, so it is called in this one place). The penalty, `blockDuration`, is the core policy's
-// own (src/penalty.rs) and needs nothing here. A limiter without controls is not touched: its
-// `limit`, `peek` and `reserve` stay the class's own, so the controls cost nothing when they
-// are off. `reserve` is a hit (of its estimate) and passes the controls as `limit` does; a
-// listed key reserves nothing (`reservation: null`). `settle` decides no hit: it is not reported.
-import { AccessList } from "./access-list.js";
-import { callOptions as readCallOptions, costOf, flagOf } from "./options.js";
+// limits, and shadow mode (decide and count as enforcement would, admit every hit), both parsed,
+// and the lists matched, by the core through the wasm module's `Controls` (wasm/src/controls.rs:
+// `tollgate::spec` and `tollgate::access`, as the Worker's); and the decision hook, `onDecision`
+// (decision-hook.js: every limiter's decisions pass here, so it is called in this one place).
+// The penalty, `blockDuration`, is the core policy's own (src/penalty.rs) and needs nothing
+// here. A limiter without controls is not touched: its `limit`, `peek` and `reserve` stay the
+// class's own, so the controls cost nothing when they are off. `reserve` is a hit (of its
+// estimate) and passes the controls as `limit` does; a listed key reserves nothing
+// (`reservation: null`). `settle` decides no hit: it is not reported.
+import { callOptions as readCallOptions, costOf } from "./options.js";
 import { decisionHookOf, report } from "./decision-hook.js";
 
 /** The controls' option names (docs/vocabulary.md; options.js lists them among a limiter's). */
@@ -17,10 +18,12 @@ export const CONTROL_FIELDS = ["shadow", "allowList", "denyList", "onDecision"];
 export const controlsOf = new WeakMap();
 
 class Controls {
-  constructor(options, store) {
-    this.shadow = flagOf("shadow", options.shadow ?? false);
-    this.allow = options.allowList === undefined ? null : new AccessList(options.allowList, "allowList");
-    this.deny = options.denyList === undefined ? null : new AccessList(options.denyList, "denyList");
+  /** `WasmControls`: the `Controls` class of the wasm module the limiter has loaded. */
+  constructor(options, store, WasmControls) {
+    const parsed = new WasmControls(options);
+    this.shadow = parsed.shadow;
+    /** The lists, matched in the core; null when both are empty. */
+    this.lists = parsed.lists ? parsed : null;
     this.hook = decisionHookOf(options);
     // The Worker policy a WorkerStore's limiter decides by, for the hook's reports.
     this.policy = typeof store?.policy === "string" ? store.policy : null;
@@ -32,10 +35,10 @@ class Controls {
    * an entry on both denies.
    */
   listed(key, ip) {
-    const keys = Array.isArray(key) ? key : [key];
-    if (this.deny !== null && keys.some((k) => this.deny.matches(k, ip))) return "denyList";
-    if (this.allow !== null && keys.some((k) => this.allow.matches(k, ip))) return "allowList";
-    return null;
+    if (this.lists === null) return null;
+    // What is not a key is listed nowhere; the limits refuse it as they would without lists.
+    const keys = (Array.isArray(key) ? key : [key]).filter((k) => typeof k === "string");
+    return this.lists.listed(keys, typeof ip === "string" ? ip : undefined) ?? null;
   }
 }
 
@@ -82,11 +85,12 @@ export function firstLimit(limiter) {
 /**
  * Gives `limiter` the controls `options` ask for (returned as it is when they ask for none):
  * its own `limit`, `peek` and `reserve` (where it has one) wrapped on the instance. `async`: its methods return promises;
- * `store`: the store the limiter decides over, if any (a `WorkerStore` names its policy).
+ * `WasmControls`: the loaded wasm module's `Controls`; `store`: the store the limiter decides
+ * over, if any (a `WorkerStore` names its policy).
  */
-export function applyControls(limiter, options, async, store = undefined) {
+export function applyControls(limiter, options, async, WasmControls, store = undefined) {
   if (!hasControls(options)) return limiter;
-  const c = new Controls(options, store);
+  const c = new Controls(options, store, WasmControls);
   controlsOf.set(limiter, c);
   const answer = async ? (v) => Promise.resolve(v) : (v) => v;
   const limitOf = () => firstLimit(limiter);

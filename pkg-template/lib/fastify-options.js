@@ -2,7 +2,7 @@
 // fallbacks for a `max`, `timeWindow`, `ban` or `ipv6Subnet` that is not one), and translated
 // into tollgate's limit options (docs/vocabulary.md). Only names and values are translated
 // here; every decision is a tollgate limiter's (fastify-limits.js).
-import { ipKey, ipv4, ipv6 } from "./client-ip.js";
+import { ipKey, isIPv6 } from "./client-ip.js";
 import { LIMITER_FIELDS, LIMIT_FIELDS, fail, known, optionError } from "./options.js";
 
 /** @fastify/rate-limit's defaults. */
@@ -82,7 +82,7 @@ export function subnetOf(v) {
  */
 export function normalizeIP(ip, ipv6Subnet = DEFAULTS.ipv6Subnet) {
   if (typeof ip !== "string") return String(ip).toLowerCase();
-  if (ipv4(ip) !== null || ipv6(ip.replace(/%.*$/, "")) === null) return ip.toLowerCase();
+  if (!isIPv6(ip)) return ip.toLowerCase();
   const bits = Math.min(128, Math.max(1, subnetOf(ipv6Subnet)));
   return ipKey(ip, bits).replace(/\/\d+$/, "");
 }

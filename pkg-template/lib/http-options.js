@@ -30,13 +30,16 @@ export function flag(options, name) {
 }
 
 function limiterOf(options, rest) {
-  if (options.limiter === undefined) return new RateLimiter(rest);
-  const l = options.limiter;
+  return options.limiter === undefined ? new RateLimiter(rest) : givenLimiter(options.limiter, Object.keys(rest));
+}
+
+/** The `limiter` option `l`, checked, when no limiter option (`beside`: their names) is given with it. */
+export function givenLimiter(l, beside) {
   if (l === null || typeof l !== "object" || typeof l.limit !== "function" || typeof l.headers !== "function") {
     throw fail("limiter", l, "a RateLimiter (or a store's limiter)");
   }
-  if (Object.keys(rest).length > 0) {
-    throw optionError("conflicting_fields", Object.keys(rest)[0], `${Object.keys(rest)[0]} cannot be given with limiter: give either limiter or the limiter's options (${Object.keys(rest).join(", ")}), not both`);
+  if (beside.length > 0) {
+    throw optionError("conflicting_fields", beside[0], `${beside[0]} cannot be given with limiter: give either limiter or the limiter's options (${beside.join(", ")}), not both`);
   }
   return l;
 }

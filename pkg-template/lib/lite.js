@@ -4,11 +4,11 @@
 // pruning. No multi-limit policies, no several keys at once, no key handles or `limitBatch`:
 // those throw a TypeError naming the full entry. Same methods and decisions otherwise (the
 // same Rust code, built without its `full` feature; docs/js-layer.md, "The lite module").
-import { Limiter, Policy, durationMs, wasmMemory } from "./lite-wasm.js";
+import { Controls, Limiter, Policy, durationMs, wasmMemory } from "./lite-wasm.js";
 import { float64View } from "./decision.js";
 import { MemoryLimiter } from "./memory-limiter.js";
 
-const LITE = Object.freeze({ Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch: null, limitEach: null, lite: true });
+const LITE = Object.freeze({ Controls, Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch: null, limitEach: null, lite: true });
 
 export class RateLimiter extends MemoryLimiter {
   constructor(options) {

@@ -23,15 +23,15 @@ const FAILED = 3;
 
 /**
  * The limiter a `store` option asks for (`store.limiter(options)` without the store), or null
- * for an in-memory limiter.
+ * for an in-memory limiter; `WasmControls`: the loaded wasm module's `Controls` (controls.js).
  */
-export function storeLimiter(options) {
+export function storeLimiter(options, WasmControls) {
   if (options === null || typeof options !== "object" || options.store === undefined) return null;
   const { store, ...rest } = options;
   if (store === null || typeof store.limiter !== "function") {
     throw fail("store", store, "an object with a limiter(options) method");
   }
-  return applyControls(store.limiter(withoutControls(rest)), rest, true, store);
+  return applyControls(store.limiter(withoutControls(rest)), rest, true, WasmControls, store);
 }
 
 /**
@@ -62,15 +62,15 @@ export class MemoryLimiter extends LimiterBase {
   #lastKey = undefined;
 
   /**
-   * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, durationMs,
-   * view, limitBatch, limitEach, lite }` (`durationMs`: the core's reading of a duration
+   * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, Controls,
+   * durationMs, view, limitBatch, limitEach, lite }` (`durationMs`: the core's reading of a duration
    * string; `lite`: the lite module, without several keys per call, key handles or batch
    * calls; `limitBatch` and `limitEach` are then null).
    */
   constructor(options, module) {
     // With a store, `new RateLimiter(...)` is the store's limiter (a base constructor that
     // returns an object makes it the subclass's `this`, and so the result of `new`).
-    const stored = storeLimiter(options);
+    const stored = storeLimiter(options, module.Controls);
     if (stored !== null) return stored;
     super(module.durationMs);
     this.#module = module;
@@ -79,7 +79,7 @@ export class MemoryLimiter extends LimiterBase {
     this.#names = this.#policy.names;
     this.#out = this.#wasm.outPtr;
     this.#at = this.#out / 8;
-    applyControls(this, options, false);
+    applyControls(this, options, false, module.Controls);
   }
 
   /**

@@ -12,6 +12,8 @@ import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { ErlStoreLimiter, countedDecision, headerWriter, isErlStore, promisifyStore } from "./erl-store.js";
 import { fail, optionError } from "./options.js";
 import { applyControls } from "./controls.js";
+import { givenLimiter } from "./http-options.js";
+import { Controls } from "./wasm.js";
 
 /** express-rate-limit's defaults, used when the options name no algorithm. */
 export const ERL_DEFAULTS = Object.freeze({ windowMs: 60_000, limit: 5 });
@@ -79,13 +81,7 @@ export class MiddlewareLimits {
   constructor({ spec, store, limiter }) {
     const perRequest = typeof spec.limit === "function" || typeof spec.name === "function";
     if (limiter !== undefined) {
-      if (limiter === null || typeof limiter !== "object" || typeof limiter.limit !== "function" || typeof limiter.headers !== "function") {
-        throw fail("limiter", limiter, "a RateLimiter (or a store's limiter)");
-      }
-      const beside = Object.keys(spec);
-      if (store !== undefined) beside.push("store");
-      if (beside.length > 0) throw optionError("conflicting_fields", beside[0], `${beside[0]} cannot be given with limiter: give either limiter or the limiter's options (${beside.join(", ")}), not both`);
-      this.fixed = limiter;
+      this.fixed = givenLimiter(limiter, [...Object.keys(spec), ...(store === undefined ? [] : ["store"])]);
       this.#erlMode = false;
       this.#windowMs = limiter.policy?.longestWindowMs;
       return;
@@ -181,9 +177,9 @@ export class MiddlewareLimits {
     if (this.#erlStore !== null) {
       if (typeof limit !== "number" || !(limit >= 0)) throw fail("limit", limit, "a number", typeof limit === "number" ? "out_of_range" : "invalid_type", TypeError);
       const counter = new ErlStoreLimiter(this.#erlStore, { limit, name: named ?? "default", windowMs: this.#windowMs });
-      return applyControls(counter, { onDecision: this.#spec.onDecision }, true);
+      return applyControls(counter, { onDecision: this.#spec.onDecision }, true, Controls);
     }
-    if (limit === 0) return applyControls(new DenyAll(named ?? "default", this.windowMs), this.#spec, false);
+    if (limit === 0) return applyControls(new DenyAll(named ?? "default", this.windowMs), this.#spec, false, Controls);
     // A limit given beside quota or limits goes to the core, which refuses the pair.
     const options = { ...this.#spec };
     if (limit !== undefined) options.limit = limit;

@@ -95,15 +95,8 @@ export class RedisLimiter extends StoreLimiter {
   async refund(key, options) {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
-    validateKeys(keys);
-    const rkeys = keys.map((k) => this.#store._key(k));
-    checkSlots(this.#store, keys, rkeys);
-    await this.#guard(rkeys, async () => {
-      const now = options?.now ?? (await this.#store._now());
-      // A refund is never answered from the cache: other processes' hits may be there.
-      const step = (states) => this.#step(rkeys, states, now, cost, true);
-      await this.#swapLoop(rkeys, step, false, {});
-    });
+    // A refund is never answered from the cache: other processes' hits may be there.
+    await this.#guarded(keys, options, (rkeys, now) => this.#swapWith(rkeys, (states) => this.#wasm.step(states, now, cost, true), now, false));
   }
 
   /** A hit of the estimate `cost`, decided as `limit`, opening a reservation (reserve.js, docs/reserve.md). */
@@ -116,28 +109,25 @@ export class RedisLimiter extends StoreLimiter {
   /** Settles a reservation with the actual cost (reserve.js); rejects with its error, changing nothing. */
   settle(reservation, actual, options) {
     const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-    const guarded = (keys, o, op) => {
-      validateKeys(keys);
-      const rkeys = keys.map((k) => this.#store._key(k));
-      checkSlots(this.#store, keys, rkeys);
-      return this.#guard(rkeys, async () => {
-        const now = o?.now ?? (await this.#store._now());
+    const guarded = (keys, o, op) =>
+      this.#guarded(keys, o, async (rkeys, now) => {
         await this.#read(rkeys); // the bytes Redis holds: never "unknown" over a stale cache
         return op(rkeys, now);
       });
-    };
     return settleInStore(this.#wasm, reservation, actual, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+  }
+
+  /** `op(rkeys, now)` for `keys`, checked, under `#guard`; `now` is the caller's, else the store's clock. */
+  #guarded(keys, options, op) {
+    validateKeys(keys);
+    const rkeys = keys.map((k) => this.#store._key(k));
+    checkSlots(this.#store, keys, rkeys);
+    return this.#guard(rkeys, async () => op(rkeys, options?.now ?? (await this.#store._now())));
   }
 
   /** `#swapLoop` of `call(states)`, a `StorePolicy` step answering the bytes to write (`null`: none). */
   #swapWith(rkeys, call, now, trustCache) {
-    const step = (states) => {
-      const write = this.#decodeOr(() => call(states), rkeys, states);
-      if (write === null) return { write: null, ttls: null };
-      const expires = this.#wasm.lastExpiresAt();
-      return { write, ttls: write.map((s, i) => ttlOf(s, expires[i], now)) };
-    };
-    return this.#swapLoop(rkeys, step, trustCache, {});
+    return this.#swapLoop(rkeys, (states) => this.#step(rkeys, states, call, now), trustCache, {});
   }
 
   /** Forgets the key(s) in Redis. */
@@ -324,7 +314,7 @@ export class RedisLimiter extends StoreLimiter {
   async #limit(keys, rkeys, now, cost, hit) {
     let decision;
     const step = (states) => {
-      const next = this.#step(rkeys, states, now, cost, false);
+      const next = this.#step(rkeys, states, (s) => this.#wasm.step(s, now, cost, false), now);
       decision = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
       // The core's step changed the bytes (an admitted hit, or a denial that starts a block).
       return next;
@@ -334,12 +324,11 @@ export class RedisLimiter extends StoreLimiter {
     return decision;
   }
 
-  /** The core's step over `states`: what to write (`null`: nothing) and each key's TTL. */
-  #step(rkeys, states, now, cost, refund) {
-    const w = this.#wasm;
-    const write = this.#decodeOr(() => w.step(states, now, cost, refund), rkeys, states);
+  /** The core's step `call(states)`: what to write (`null`: nothing) and each key's TTL. */
+  #step(rkeys, states, call, now) {
+    const write = this.#decodeOr(() => call(states), rkeys, states);
     if (write === null) return { write: null, ttls: null };
-    const expires = w.lastExpiresAt();
+    const expires = this.#wasm.lastExpiresAt();
     return { write, ttls: write.map((s, i) => ttlOf(s, expires[i], now)) };
   }
 

@@ -7,7 +7,7 @@
 // on a key known to be blocked are denied here, by the core over that state, marked
 // `estimate: true` as the Worker marks its own cache's answers.
 import { validateKeys } from "./wasm.js";
-import { keysOf, callOptions, optionError } from "./options.js";
+import { keysOf, callOptions, stringKey, stateBytes } from "./options.js";
 import { readDecision, bindingKey } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
@@ -60,12 +60,16 @@ export class WorkerLimiter extends StoreLimiter {
 
   /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
   limit(key, options) {
-    return this.#decide("/v1/limit", key, options, false);
+    return this.#hit("/v1/limit", key, options, false, (d, body, keys) => {
+      if (keys.length === 1) this.#learn(keys[0], d);
+      else if (d.allowed) for (const k of keys) this.#forget(k);
+      return d;
+    });
   }
 
   /** The decision `limit` would make, counting nothing. */
   peek(key, options) {
-    return this.#decide("/v1/peek", key, options, true);
+    return this.#hit("/v1/peek", key, options, true, (d) => d);
   }
 
   /** Gives back `cost` units, never beyond fresh. An outage rejects with `WorkerUnavailableError`. */
@@ -84,28 +88,14 @@ export class WorkerLimiter extends StoreLimiter {
    * reserved: a denial, or an outage's failure mode). docs/reserve.md.
    */
   async reserve(key, options) {
-    const keys = keysOf(key);
-    validateKeys(keys);
-    const { cost, now } = callOptions(options);
-    try {
-      await this.#policy();
-    } catch (e) {
-      return unreserved(this.#degrade(keys, now, cost, false, e));
-    }
-    let r;
-    try {
-      r = await this.#store._send("POST", "/v1/reserve", this.#hitBody(keys, cost, options));
-    } catch (e) {
-      return unreserved(this.#degrade(keys, now, cost, false, e));
-    }
-    if (typeof r.body?.allowed !== "boolean") {
-      if (isOutage(r.status, r.body?.error?.code)) return unreserved(this.#degrade(keys, now, cost, false, this.#outage(r)));
-      throw requestError(r.status, r.body);
-    }
-    const d = reserved(this.#decision(r.body, keys), typeof r.body.reservation === "string" ? r.body.reservation : null);
-    if (d.allowed) for (const k of keys) this.#forget(k);
-    if (d.reservation !== null) this.#rememberReservation(d.reservation, keys);
-    return d;
+    const d = await this.#hit("/v1/reserve", key, options, false, (d, body, keys) => {
+      reserved(d, typeof body.reservation === "string" ? body.reservation : null);
+      if (d.allowed) for (const k of keys) this.#forget(k);
+      if (d.reservation !== null) this.#rememberReservation(d.reservation, keys);
+      return d;
+    });
+    // A decision of the failure mode: nothing was reserved at the Worker.
+    return "reservation" in d ? d : reserved(d, null);
   }
 
   /**
@@ -147,18 +137,15 @@ export class WorkerLimiter extends StoreLimiter {
 
   /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
   async export(key) {
-    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
-    validateKeys([key]);
+    validateKeys([stringKey(key)]);
     const body = await this.#call("GET", `${this.#keyPath(key)}/state`);
     return body.state === null ? null : fromBase64(body.state);
   }
 
   /** Replaces the key's state with `state` (bytes from `export`, here or any store; `null`: fresh). */
   async import(key, state) {
-    if (typeof key !== "string") throw optionError("invalid_type", "key", `key must be a string, got ${typeof key}`);
-    if (state !== null && !(state instanceof Uint8Array)) {
-      throw optionError("invalid_type", "state", `state must be a Uint8Array or null, got ${typeof state}`);
-    }
+    stringKey(key);
+    stateBytes(state);
     validateKeys([key]);
     this.#forget(key);
     await this.#call("PUT", `${this.#keyPath(key)}/state`, { state: state === null ? null : toBase64(state) });
@@ -180,19 +167,20 @@ export class WorkerLimiter extends StoreLimiter {
 
   // --- a decision ----------------------------------------------------------------------------
 
-  async #decide(route, key, options, peek) {
+  /**
+   * A hit (`route`: `/v1/limit`, `/v1/peek` or `/v1/reserve`): the Worker's decision, given
+   * to `after(d, body, keys)`; a denial from the blocked-key cache (not for a reservation,
+   * which the Worker must open); or, for an outage, the failure mode's decision (`#degrade`).
+   */
+  async #hit(route, key, options, peek, after) {
     const keys = keysOf(key);
     validateKeys(keys);
     const { cost, now } = callOptions(options);
-    try {
-      await this.#policy();
-    } catch (e) {
-      return this.#degrade(keys, now, cost, peek, e);
-    }
-    const cached = this.#fromCache(keys, now, cost);
-    if (cached !== null) return cached;
     let r;
     try {
+      await this.#policy();
+      const cached = route === "/v1/reserve" ? null : this.#fromCache(keys, now, cost);
+      if (cached !== null) return cached;
       r = await this.#store._send("POST", route, this.#hitBody(keys, cost, options));
     } catch (e) {
       return this.#degrade(keys, now, cost, peek, e);
@@ -201,11 +189,7 @@ export class WorkerLimiter extends StoreLimiter {
       if (isOutage(r.status, r.body?.error?.code)) return this.#degrade(keys, now, cost, peek, this.#outage(r));
       throw requestError(r.status, r.body);
     }
-    const d = this.#decision(r.body, keys);
-    if (peek) return d;
-    if (keys.length === 1) this.#learn(keys[0], d);
-    else if (d.allowed) for (const k of keys) this.#forget(k);
-    return d;
+    return after(this.#decision(r.body, keys), r.body, keys);
   }
 
   /** The body of a hit: the key (or keys), the policy, the cost, and `now` only when the caller gave one (the Worker takes it in TEST_MODE only). */
@@ -355,11 +339,6 @@ export class WorkerLimiter extends StoreLimiter {
 
 /** The most reservations a limiter remembers the keys of (`#reservations`). */
 const MAX_REMEMBERED_RESERVATIONS = 4096;
-
-/** A decision of the failure mode: nothing was reserved at the Worker. */
-function unreserved(d) {
-  return reserved(d, null);
-}
 
 /**
  * For the headers of an admitted one-key decision of a policy of several limits, which the

@@ -5,4 +5,4 @@ const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const glue = require("./tollgate_wasm_lite.js");
 glue.initSync({ module: readFileSync(join(__dirname, "..", "tollgate_wasm_lite_bg.wasm")) });
-export const { Policy, Limiter, durationMs, wasmMemory } = glue;
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = glue;

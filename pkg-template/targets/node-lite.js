@@ -3,4 +3,4 @@
 import { readFileSync } from "node:fs";
 import { initSync } from "../tollgate_wasm_lite.js";
 initSync({ module: readFileSync(new URL("../tollgate_wasm_lite_bg.wasm", import.meta.url)) });
-export { Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";

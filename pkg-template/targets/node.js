@@ -4,4 +4,4 @@
 import { readFileSync } from "node:fs";
 import { initSync } from "../tollgate_wasm.js";
 initSync({ module: readFileSync(new URL("../tollgate_wasm_bg.wasm", import.meta.url)) });
-export { Policy, Limiter, durationMs, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";

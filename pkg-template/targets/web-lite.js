@@ -2,4 +2,4 @@
 // (top-level await), then everything is sync. Only this module is fetched by the entry.
 import init from "../tollgate_wasm_lite.js";
 await init({ module_or_path: new URL("../tollgate_wasm_lite_bg.wasm", import.meta.url) });
-export { Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";

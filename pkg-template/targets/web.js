@@ -4,4 +4,4 @@
 // alone never imports it, so it never fetches it (`sideEffects: false` in package.json).
 import init from "../tollgate_wasm.js";
 await init({ module_or_path: new URL("../tollgate_wasm_bg.wasm", import.meta.url) });
-export { Policy, Limiter, durationMs, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";

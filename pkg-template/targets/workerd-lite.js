@@ -3,4 +3,4 @@
 import wasmModule from "../tollgate_wasm_lite_bg.wasm";
 import { initSync } from "../tollgate_wasm_lite.js";
 initSync({ module: wasmModule });
-export { Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";

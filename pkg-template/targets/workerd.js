@@ -5,4 +5,4 @@
 import wasmModule from "../tollgate_wasm_bg.wasm";
 import { initSync } from "../tollgate_wasm.js";
 initSync({ module: wasmModule });
-export { Policy, Limiter, durationMs, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";

@@ -5,7 +5,6 @@
 //! here, beside the limits, so that every edge takes and refuses them alike; and what a
 //! limit's description shows ([`describe_limit`]).
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -117,14 +116,19 @@ fn access_list<I: Input>(input: &I, field: &str) -> Result<AccessList, SpecError
     for (i, item) in items.into_iter().enumerate() {
         match item {
             Value::Text(s) if !s.is_empty() => entries.push(s),
-            other => return Err(wrong_type(input, &format!("{field}[{i}]"), &other, "a non-empty string")),
+            other => return Err(wrong_type(input, &entry_field(field, i), &other, "a non-empty string")),
         }
     }
     AccessList::parse(entries.iter().map(String::as_str)).map_err(|i| {
-        let at = format!("{field}[{i}]");
+        let at = entry_field(field, i);
         let m = Msg::new(&at).s(" ").q(&entries[i]).s(" is not an IP network (address/prefix, e.g. \"10.0.0.0/8\")");
         SpecError::new(code::INVALID_VALUE, &at, m)
     })
+}
+
+/// `field[i]`, built without `core::fmt` (the wasm modules parse the lists too).
+fn entry_field(field: &str, i: usize) -> String {
+    Msg::new(field).s("[").n(i as u64).s("]").0
 }
 
 /// The longest sync interval (one hour, in ms): longer is almost certainly a unit mistake.

@@ -20,8 +20,11 @@ extern crate alloc;
 mod batch;
 #[cfg(feature = "full")]
 mod cached_run;
+mod controls;
 mod duration;
 mod headers;
+#[cfg(feature = "full")]
+mod ip_key;
 #[cfg(test)]
 mod key_rules_tests;
 mod key_store;
@@ -38,6 +41,7 @@ use tollgate_wasm_common::{errors, out, spec, time};
 
 tollgate_wasm_common::allocator!();
 
+pub use controls::Controls;
 pub use limiter::Limiter;
 pub use policy::Policy;
 
