@@ -136,17 +136,16 @@ where
     A: Algorithm + 'a,
     T: Slots<A::State> + ?Sized,
 {
-    let n = slots.len();
-    let mut i = 0;
-    loop {
-        let a = algorithm(i);
-        let d = a.peek(slots.get(i), now, cost)?;
-        each(i, d);
-        i += 1;
-        if i >= n {
-            return Ok(d);
-        }
+    // The last pair's answer is returned as its algorithm gave it (one pair's: no re-wrapping).
+    let last = slots.len().saturating_sub(1);
+    for i in 0..last {
+        each(i, algorithm(i).peek(slots.get(i), now, cost)?);
     }
+    let answer = algorithm(last).peek(slots.get(last), now, cost);
+    if let Ok(d) = &answer {
+        each(last, *d);
+    }
+    answer
 }
 
 /// Counts a hit of `cost` at `now` at every pair: each pair's algorithm decides it over its
@@ -166,24 +165,33 @@ where
     A: Algorithm + 'a,
     T: SlotsMut<A::State> + ?Sized,
 {
-    let n = slots.len();
-    let mut i = 0;
-    loop {
-        let a = algorithm(i);
-        let d = match slots.get_mut(i) {
-            Some(state) => a.check_in_place(state, now, cost)?,
-            None => {
-                let outcome = a.check(None, now, cost)?;
-                if let Some(state) = outcome.state {
-                    slots.fill(i, state);
-                }
-                outcome.decision
+    // The last pair's answer is returned as its algorithm gave it (one pair's: no re-wrapping).
+    let last = slots.len().saturating_sub(1);
+    for i in 0..last {
+        each(i, count_pair(algorithm(i), slots, i, now, cost)?);
+    }
+    let answer = count_pair(algorithm(last), slots, last, now, cost);
+    if let Ok(d) = &answer {
+        each(last, *d);
+    }
+    answer
+}
+
+/// Pair `i`'s count: in place when it has a state, else filling its slot when admitted.
+#[inline(always)]
+fn count_pair<A, T>(a: &A, slots: &mut T, i: usize, now: Nanos, cost: u64) -> Result<Decision, CheckError>
+where
+    A: Algorithm,
+    T: SlotsMut<A::State> + ?Sized,
+{
+    match slots.get_mut(i) {
+        Some(state) => a.check_in_place(state, now, cost),
+        None => {
+            let outcome = a.check(None, now, cost)?;
+            if let Some(state) = outcome.state {
+                slots.fill(i, state);
             }
-        };
-        each(i, d);
-        i += 1;
-        if i >= n {
-            return Ok(d);
+            Ok(outcome.decision)
         }
     }
 }

@@ -405,11 +405,11 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
             Some(state) => decide::count(|_| &self.algorithm, &mut Held(state), now, cost, |_, _| {}),
             None => {
                 let mut slot = None;
-                let decision = decide::count(|_| &self.algorithm, &mut slot, now, cost, |_, _| {})?;
+                let answer = decide::count(|_| &self.algorithm, &mut slot, now, cost, |_, _| {});
                 if let Some(state) = slot {
                     self.insert_new_key(key, state, now);
                 }
-                Ok(decision)
+                answer
             }
         }
     }

@@ -185,7 +185,7 @@ impl<St: Store> Limiter<St> {
         validate_keys(keys)?;
         self.policy.validate_cost(cost)?;
         let policy = &self.policy;
-        let result = self.store.update(keys, now, &mut |states| policy.check(states, now, cost));
+        let result = self.store.update(keys, now, &mut |states| policy.check_valid_cost(states, now, cost));
         Ok(result.map_err(LimitError::Store)??)
     }
 
@@ -194,7 +194,7 @@ impl<St: Store> Limiter<St> {
         validate_keys(keys)?;
         self.policy.validate_cost(cost)?;
         let policy = &self.policy;
-        let result = self.store.update(keys, now, &mut |states| policy.peek(states, now, cost));
+        let result = self.store.update(keys, now, &mut |states| policy.peek_valid_cost(states, now, cost));
         Ok(result.map_err(LimitError::Store)??)
     }
 

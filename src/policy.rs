@@ -258,6 +258,21 @@ impl Policy {
         }
     }
 
+    /// [`check`](Policy::check) of a cost [`validate_cost`](Policy::validate_cost) accepted
+    /// already (a [`crate::Limiter`] validates it before it touches the store, and not twice).
+    #[inline]
+    pub(crate) fn check_valid_cost(
+        &self,
+        states: &mut [Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
+        match self.one_pair(states) {
+            Some(limit) => self.check_one_valid(limit, &mut states[0], now, cost).map(one_pair_decision),
+            None => self.check_pairs_valid(states, now, cost),
+        }
+    }
+
     /// `check` of every pair: all peeked first (`decide`), then, when all admit the hit, all
     /// counted; a denial by the limits starts the penalty's block.
     fn check_pairs(
@@ -266,7 +281,18 @@ impl Policy {
         now: Nanos,
         cost: u64,
     ) -> Result<PolicyDecision, CheckError> {
-        let mut peeked = self.decide(states, now, cost)?;
+        self.validate_cost(cost)?;
+        self.check_pairs_valid(states, now, cost)
+    }
+
+    /// `check_pairs` of a validated cost.
+    fn check_pairs_valid(
+        &self,
+        states: &mut [Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
+        let mut peeked = self.decide_valid(states, now, cost)?;
         if !peeked.allowed {
             if self.block_duration > Nanos::ZERO && !peeked.penalty {
                 self.start_block(states, now, &mut peeked);
@@ -299,6 +325,20 @@ impl Policy {
         }
     }
 
+    /// [`peek`](Policy::peek) of a cost [`validate_cost`](Policy::validate_cost) accepted already.
+    #[inline]
+    pub(crate) fn peek_valid_cost(
+        &self,
+        states: &[Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
+        match self.one_pair(states) {
+            Some(limit) => self.peek_one_valid(limit, states[0].as_ref(), now, cost).map(one_pair_decision),
+            None => self.decide_valid(states, now, cost),
+        }
+    }
+
     /// The one limit when `states` is one key under a policy of one limit without a penalty
     /// (every in-memory limiter's common case): then the pair's decision is the policy's, and
     /// `check` and `peek` ask the limit alone, without first peeking at every pair. They
@@ -320,6 +360,17 @@ impl Policy {
         cost: u64,
     ) -> Result<Decision, CheckError> {
         self.validate_cost(cost)?;
+        self.peek_one_valid(limit, state, now, cost)
+    }
+
+    /// `peek_one` of a validated cost.
+    fn peek_one_valid(
+        &self,
+        limit: &Limit,
+        state: Option<&PolicyState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, CheckError> {
         let slot = state.and_then(|s| s.slots.first()).and_then(Option::as_ref);
         decide::peek(|_| &limit.algorithm, &Read(slot), now, cost, |_, _| {})
     }
@@ -334,31 +385,53 @@ impl Policy {
         cost: u64,
     ) -> Result<Decision, CheckError> {
         self.validate_cost(cost)?;
-        Ok(match state {
+        self.check_one_valid(limit, state, now, cost)
+    }
+
+    /// `check_one` of a validated cost.
+    fn check_one_valid(
+        &self,
+        limit: &Limit,
+        state: &mut Option<PolicyState>,
+        now: Nanos,
+        cost: u64,
+    ) -> Result<Decision, CheckError> {
+        // Each arm returns the algorithm's answer as it gave it (no unwrapping and re-wrapping).
+        match state {
             Some(st) => {
-                let d = decide::count(|_| &limit.algorithm, &mut st.slots[..1], now, cost, |_, _| {})?;
-                if d.allowed {
+                let answer = decide::count(|_| &limit.algorithm, &mut st.slots[0], now, cost, |_, _| {});
+                if matches!(answer, Ok(Decision { allowed: true, .. })) {
                     st.expires_at = self.expiry(st);
                 }
-                d
+                answer
             }
             None => {
                 let mut slot = None;
-                let d = decide::count(|_| &limit.algorithm, &mut slot, now, cost, |_, _| {})?;
+                let answer = decide::count(|_| &limit.algorithm, &mut slot, now, cost, |_, _| {});
                 if let Some(s) = slot {
                     let mut st = policy_state(alloc::vec![Some(s)], Nanos::ZERO);
                     st.expires_at = self.expiry(&st);
                     *state = Some(st);
                 }
-                d
+                answer
             }
-        })
+        }
     }
 
     /// Every pair's peek, and the policy's answer from them: a key still blocked by a penalty
     /// ([`crate::penalty`]) is denied whatever the limits say.
     fn decide(&self, states: &[Option<PolicyState>], now: Nanos, cost: u64) -> Result<PolicyDecision, CheckError> {
         self.validate_cost(cost)?;
+        self.decide_valid(states, now, cost)
+    }
+
+    /// `decide` of a validated cost.
+    fn decide_valid(
+        &self,
+        states: &[Option<PolicyState>],
+        now: Nanos,
+        cost: u64,
+    ) -> Result<PolicyDecision, CheckError> {
         let mut limits = Vec::with_capacity(states.len() * self.limits.len());
         let n = self.limits.len();
         decide::peek(

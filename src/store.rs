@@ -43,7 +43,14 @@ pub trait Store {
 /// the key cap).
 #[derive(Clone, Debug)]
 pub struct MemoryStore {
-    keys: KeyMap<Box<str>, PolicyState>,
+    /// Every held key's state, always `Some` between updates: an update lends the slot itself
+    /// to the policy (no move out and back), and removes the key when the policy left it `None`.
+    keys: KeyMap<Box<str>, Option<PolicyState>>,
+}
+
+/// When a held slot decides like a fresh key (the map's sweep and pruning).
+fn slot_expires_at(slot: &Option<PolicyState>) -> Nanos {
+    slot.as_ref().map_or(Nanos::ZERO, PolicyState::expires_at)
 }
 
 impl Default for MemoryStore {
@@ -81,19 +88,19 @@ impl MemoryStore {
 
     /// Drops every key that is fresh at `now`; returns how many.
     pub fn prune(&mut self, now: Nanos) -> usize {
-        self.keys.prune(now, PolicyState::expires_at)
+        self.keys.prune(now, slot_expires_at)
     }
 
     /// The stored state of `key`.
     pub fn get(&self, key: &str) -> Option<&PolicyState> {
-        self.keys.get(key)
+        self.keys.get(key).and_then(Option::as_ref)
     }
 
     /// Replaces the stored state of `key` (state import).
     pub fn set(&mut self, key: &str, state: Option<PolicyState>) {
         match state {
             Some(s) => {
-                self.keys.set(key.into(), s);
+                self.keys.set(key.into(), Some(s));
             }
             None => {
                 self.keys.remove(key);
@@ -103,7 +110,7 @@ impl MemoryStore {
 
     /// Every key with its state, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &PolicyState)> {
-        self.keys.iter().map(|(k, v)| (&**k, v))
+        self.keys.iter().filter_map(|(k, v)| Some((&**k, v.as_ref()?)))
     }
 }
 
@@ -116,39 +123,35 @@ impl Store for MemoryStore {
         now: Nanos,
         f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
     ) -> Result<R, Infallible> {
-        // One key (the common case): decide on its state in place, no vectors.
+        // One key (the common case): decide on its slot in place, no vectors and no moves.
         if let [key] = keys {
             if let Some(slot) = self.keys.get_mut(*key) {
-                let mut one = [Some(core::mem::take(slot))];
-                let result = f(&mut one);
-                match one {
-                    [Some(s)] => *slot = s,
-                    [None] => {
-                        self.keys.remove(*key);
-                    }
+                let result = f(core::slice::from_mut(slot));
+                if slot.is_none() {
+                    self.keys.remove(*key);
                 }
                 return Ok(result);
             }
             let mut one = [None];
             let result = f(&mut one);
             if let [Some(s)] = one {
-                self.keys.insert((*key).into(), s, now, PolicyState::expires_at);
+                self.keys.insert((*key).into(), Some(s), now, slot_expires_at);
             }
             return Ok(result);
         }
         // Move the states out (no copy), decide, move them back.
         let mut states: Vec<Option<PolicyState>> =
-            keys.iter().map(|k| self.keys.get_mut(*k).map(core::mem::take)).collect();
+            keys.iter().map(|k| self.keys.get_mut(*k).and_then(Option::take)).collect();
         let existed: Vec<bool> = states.iter().map(Option::is_some).collect();
         let result = f(&mut states);
         // Put back existing keys before inserting new ones: an insert may sweep the map, and
-        // must not find a moved-out placeholder.
+        // must not find a moved-out slot.
         let mut inserts = Vec::new();
         for ((key, state), existed) in keys.iter().zip(states).zip(existed) {
             match (state, existed) {
                 (Some(s), true) => {
                     if let Some(slot) = self.keys.get_mut(*key) {
-                        *slot = s;
+                        *slot = Some(s);
                     }
                 }
                 (None, true) => {
@@ -159,7 +162,7 @@ impl Store for MemoryStore {
             }
         }
         for (key, s) in inserts {
-            self.keys.insert(key.into(), s, now, PolicyState::expires_at);
+            self.keys.insert(key.into(), Some(s), now, slot_expires_at);
         }
         Ok(result)
     }
