@@ -24,6 +24,7 @@ use core::ops::{Add, Sub};
 /// assert_eq!(Nanos::MAX + minute, Nanos::MAX);
 /// ```
 #[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(transparent))]
 pub struct Nanos(u64);
 
 /// The latest epoch time, in milliseconds, that an edge takes as a hit's `now`: the year 2500,
