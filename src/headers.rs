@@ -253,6 +253,13 @@ pub fn headers(
     out
 }
 
+/// Whether `name` can be a header's name: an RFC 9110 token (letters, digits and
+/// ``!#$%&'*+-.^_`|~``), at least one character. Edges check the header names a configuration
+/// gives them (a key or a tier read from a request header) with it.
+pub fn is_field_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// Every header name [`write`] can write.
 pub const NAMES: [&str; 9] = [
     "RateLimit-Policy",
@@ -477,6 +484,16 @@ mod tests {
             let mut s = String::new();
             push_u64(&mut s, n);
             assert_eq!(s, alloc::format!("{n}"));
+        }
+    }
+
+    #[test]
+    fn field_names_are_tokens() {
+        for ok in ["x-api-key", "Tollgate-Tier", "a!#$%&'*+-.^_`|~9"] {
+            assert!(is_field_name(ok), "{ok}");
+        }
+        for bad in ["", "a b", "x:y", "é", "a\n"] {
+            assert!(!is_field_name(bad), "{bad:?}");
         }
     }
 }

@@ -209,7 +209,10 @@ mod tests {
             ),
         ];
         for (e, single, code, field, message) in cases {
-            assert_eq!((e.code(), key_field(&e, single).as_str(), key_message(&e, single).as_str()), (code, field, message));
+            assert_eq!(
+                (e.code(), key_field(&e, single).as_str(), key_message(&e, single).as_str()),
+                (code, field, message)
+            );
         }
     }
 }

@@ -127,7 +127,11 @@ impl PolicyState {
 /// the check and into [`Policy::limits`]). With the `serde` feature it is the pair
 /// `[key, limit]`.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(from = "(usize, usize)", into = "(usize, usize)"))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(from = "(usize, usize)", into = "(usize, usize)")
+)]
 pub struct LimitRef {
     /// Index of the key.
     pub key: usize,

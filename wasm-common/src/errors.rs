@@ -11,8 +11,8 @@ use tollgate::policy::Policy;
 use tollgate::{CheckError, ConfigError, DecodeError};
 use wasm_bindgen::JsValue;
 
-use tollgate::messages::{check_message, config_message, decode_message, key_field, key_message};
 use crate::msg::{push_u64, Msg};
+use tollgate::messages::{check_message, config_message, decode_message, key_field, key_message};
 
 #[cold]
 pub fn type_error(msg: &str) -> JsValue {

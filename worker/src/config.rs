@@ -24,6 +24,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
     code, describe_limit, one_of, parse_controls, parse_headers, parse_policy as parse_spec, parse_sync_rate, whole,
@@ -221,8 +222,7 @@ struct ProxyJson {
     ipv6_subnet: Option<Value>,
 }
 
-/// The IPv6 grouping of the npm middleware and express-rate-limit v8.
-pub const DEFAULT_IPV6_SUBNET: u8 = 56;
+pub use tollgate::client_ip::DEFAULT_IPV6_SUBNET;
 
 /// Whether `name` is a valid policy name: 1 to 64 of `A-Z a-z 0-9 - _ .`. No `/`, which is
 /// what makes `policy/key` an unambiguous Durable Object name.
@@ -379,25 +379,16 @@ pub fn parse_proxy(
     };
     let key_header = match p.key_header.map(|h| h.trim().to_ascii_lowercase()) {
         None => None,
-        Some(h) if valid_header_name(&h) => Some(h),
+        Some(h) if is_field_name(&h) => Some(h),
         Some(h) => return Err(format!("PROXY.keyHeader must be an HTTP header name, not {h:?}")),
     };
     Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv6_subnet, origin_secret: None }))
 }
 
-/// Whether `h` is a header name (an HTTP token).
-fn valid_header_name(h: &str) -> bool {
-    !h.is_empty() && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// Whether a `PUBLIC` value opens `/v1` without a token (only `true`, `"true"`, `"on"`, `"1"`).
-pub fn public_on(v: Option<&str>) -> bool {
-    matches!(v.map(str::trim), Some("on" | "true" | "1"))
-}
-
-/// Whether a `TEST_MODE` value turns the test switch on (see `vars::read_config` for where it
-/// is refused).
-pub fn test_mode_on(v: Option<&str>) -> bool {
+/// Whether a switch var's value turns it on (only `true`, `"true"`, `"on"`, `"1"`): `PUBLIC`
+/// opens `/v1` without a token, `TEST_MODE` the test switch (see `vars::read_config` for
+/// where it is refused).
+pub fn switch_on(v: Option<&str>) -> bool {
     matches!(v.map(str::trim), Some("on" | "true" | "1"))
 }
 
@@ -591,7 +582,7 @@ mod tests {
         for (v, on) in
             [(None, false), (Some("false"), false), (Some(""), false), (Some("true"), true), (Some("1"), true)]
         {
-            assert_eq!(public_on(v), on, "{v:?}");
+            assert_eq!(switch_on(v), on, "{v:?}");
         }
     }
 
@@ -623,9 +614,9 @@ mod tests {
 
     #[test]
     fn the_test_switch_is_off_unless_turned_on() {
-        assert!(!test_mode_on(None));
-        assert!(!test_mode_on(Some("off")));
-        assert!(!test_mode_on(Some("")));
-        assert!(test_mode_on(Some("on")));
+        assert!(!switch_on(None));
+        assert!(!switch_on(Some("off")));
+        assert!(!switch_on(Some("")));
+        assert!(switch_on(Some("on")));
     }
 }

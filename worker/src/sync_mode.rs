@@ -137,7 +137,8 @@ async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test
         for ((key, _), result) in batch.iter().zip(results) {
             match result {
                 Ok(reply) => {
-                    let merged: Vec<_> = reply.merged.into_iter().map(|m| MergedCount { key: key.clone(), ..m }).collect();
+                    let merged: Vec<_> =
+                        reply.merged.into_iter().map(|m| MergedCount { key: key.clone(), ..m }).collect();
                     node.limiter.apply_merged_for(&[&**key], &merged, now);
                     node.queue.finish(key, true);
                 }

@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use tollgate::headers::is_field_name;
 
 use crate::api_request::find_policy;
 use crate::config::{located, parse_policy, valid_policy_name, Config, PolicyConfig};
@@ -59,7 +60,7 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
     };
     let header = match obj.get("tierHeader") {
         None => DEFAULT_TIER_HEADER.to_string(),
-        Some(Value::String(h)) if valid_header_name(h) => h.clone(),
+        Some(Value::String(h)) if h.len() <= 64 && is_field_name(h) => h.clone(),
         Some(other) => return Err(format!("policy {name:?}: tierHeader must be an HTTP header name, got {other}")),
     };
     let default = match obj.get("defaultTier") {
@@ -88,11 +89,6 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
         out.insert(stored, pc);
     }
     Ok(())
-}
-
-/// RFC 9110 token characters, 1 to 64 of them.
-fn valid_header_name(h: &str) -> bool {
-    !h.is_empty() && h.len() <= 64 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// The policy a request naming `name` is decided by: for a tiered policy, the tier its

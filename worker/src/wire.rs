@@ -171,9 +171,10 @@ mod tests {
         let want = format!(r#"{{"allowed":true,"decision":{decision},"binding":[1,0],"limits":[[1,0,{decision}]]}}"#);
         assert_eq!(serde_json::to_string(&pd).unwrap(), want);
         let old = r#"{"allowed":true,"limit":5,"remaining":4,"reset_at":9,"retry_after":0}"#;
-        let read: PolicyDecision =
-            serde_json::from_str(&format!(r#"{{"allowed":true,"decision":{old},"binding":[1,0],"limits":[[1,0,{old}]]}}"#))
-                .unwrap();
+        let read: PolicyDecision = serde_json::from_str(&format!(
+            r#"{{"allowed":true,"decision":{old},"binding":[1,0],"limits":[[1,0,{old}]]}}"#
+        ))
+        .unwrap();
         assert_eq!(read, pd);
         let diff = Diff {
             namespace: "ns".into(),

@@ -63,7 +63,12 @@ pub fn sync(
     }
     let merged = counts
         .iter()
-        .map(|(&(limit, start), &(count, _))| MergedCount { key: "".into(), limit, window_start: Nanos::new(start), count })
+        .map(|(&(limit, start), &(count, _))| MergedCount {
+            key: "".into(),
+            limit,
+            window_start: Nanos::new(start),
+            count,
+        })
         .collect();
     Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None, state: None }, alarm))
 }
