@@ -27,11 +27,10 @@ use serde_json::{json, Value};
 use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    code, describe_limit, one_of, parse_controls, parse_headers, parse_policy as parse_spec, parse_sync_rate, whole,
-    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Shown, SpecError, HEADER_FIELDS,
+    describe_limit, parse_controls, parse_headers, parse_policy as parse_spec, parse_serving, parse_sync_rate,
+    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, HEADER_FIELDS,
 };
 use tollgate::sync::SyncRate;
-use tollgate::text::Msg;
 
 use crate::controls::CONTROL_FIELDS;
 use tollgate::{LimitSpec, Nanos, Policy};
@@ -39,29 +38,7 @@ use tollgate::{LimitSpec, Nanos, Policy};
 use crate::pool_config::PoolConfig;
 use crate::spec_input::{field, Json};
 
-/// The most milliseconds a policy may wait for its Durable Object.
-pub const MAX_TIMEOUT_MS: u64 = 30_000;
-/// Default wait for the Durable Object.
-pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
-
-/// What to answer when the Durable Object errors or does not answer in time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FailMode {
-    /// Allow the hit (and mark the answer degraded).
-    Open,
-    /// Deny the hit (and mark the answer degraded).
-    Closed,
-}
-
-impl FailMode {
-    /// The name used in the config and the degraded header.
-    pub fn name(self) -> &'static str {
-        match self {
-            FailMode::Open => "open",
-            FailMode::Closed => "closed",
-        }
-    }
-}
+pub use tollgate::spec::FailMode;
 
 /// One named policy, validated.
 #[derive(Clone, Debug)]
@@ -268,19 +245,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     let PolicySpec { policy, limits } = parse_spec(&input, &POLICY_FIELDS)?;
     let sync_ms = parse_sync_rate(&input, &policy)?;
     let lease_ms = crate::leased_mode::lease_ms(&input, &policy, sync_ms)?;
-    let on_error = match one_of(&input, "failure", &["open", "closed"])? {
-        None | Some(0) => FailMode::Open,
-        _ => FailMode::Closed,
-    };
-    let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);
-    let deny_status = match whole(&input, "statusCode", 200, 429, "")? {
-        None => 200,
-        Some(s @ (200 | 429)) => s as u16,
-        Some(other) => {
-            let m = Msg::new(&format!("statusCode must be 200 or 429 (the status of a denial), got {other}"));
-            return Err(SpecError::new(code::INVALID_VALUE, "statusCode", m));
-        }
-    };
+    let Serving { on_error, timeout_ms, deny_status } = parse_serving(&input)?;
     let described: Vec<Value> = policy.limits().iter().zip(&limits).map(|(l, s)| describe(l.name(), s)).collect();
     let mut description = json!({
         "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms,
