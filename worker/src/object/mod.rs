@@ -52,9 +52,14 @@ pub struct KeyLimiter {
     gate: lock::Gate,
 }
 
+/// The real time, Unix ms.
+pub fn real_ms() -> u64 {
+    worker::Date::now().as_millis()
+}
+
 /// The object's clock in nanoseconds (millisecond resolution).
 pub fn clock() -> Nanos {
-    Nanos::from_millis(worker::Date::now().as_millis())
+    Nanos::from_millis(real_ms())
 }
 
 impl KeyLimiter {

@@ -15,7 +15,7 @@ use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::pool_storage::{self, alarm_now, PoolMem};
-use super::{answer, clock, js_sys_date, post_body, request_of, test_clock_allowed};
+use super::{answer, clock, js_sys_date, post_body, real_ms, request_of, test_clock_allowed};
 use crate::env_config::config;
 use crate::errors::ApiError;
 use crate::pool_wire::{demands, holders, GrantWire, PoolOp, PoolReply, PoolRequest};
@@ -36,10 +36,6 @@ pub fn lease_error(e: LeaseError) -> ApiError {
         LeaseError::NotHeld => return ApiError::new(404, "lease_not_held", e.to_string()),
     };
     ApiError::bad_request(code, e.to_string())
-}
-
-fn real_ms() -> u64 {
-    worker::Date::now().as_millis()
 }
 
 impl CapacityPool {
