@@ -70,6 +70,18 @@ impl Standard {
     pub fn parse(name: &str) -> Option<Standard> {
         Standard::ALL.into_iter().find(|s| s.name() == name)
     }
+
+    /// The mode of draft number `n` (6, 7, 8 or 10), as the npm package passes it to its wasm
+    /// module; `None` for any other number (no `RateLimit` headers).
+    pub fn from_draft(n: u32) -> Option<Standard> {
+        match n {
+            6 => Some(Standard::Draft6),
+            7 => Some(Standard::Draft7),
+            8 => Some(Standard::Draft8),
+            10 => Some(Standard::Draft10),
+            _ => None,
+        }
+    }
 }
 
 /// What to send besides the decision itself.
@@ -495,5 +507,14 @@ mod tests {
         for bad in ["", "a b", "x:y", "é", "a\n"] {
             assert!(!is_field_name(bad), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_draft_number_names_its_mode() {
+        for s in Standard::ALL {
+            assert_eq!(Standard::from_draft(s.name()["draft-".len()..].parse().unwrap()), Some(s));
+        }
+        assert_eq!(Standard::from_draft(0), None);
+        assert_eq!(Standard::from_draft(9), None);
     }
 }
