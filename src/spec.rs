@@ -178,6 +178,18 @@ impl SpecError {
     }
 }
 
+impl SpecError {
+    /// The error as a line for people: the field's path first (`limits[0].burst: ...`),
+    /// unless the message already starts with it.
+    pub fn located(&self) -> String {
+        if self.field.is_empty() || self.message.starts_with(self.field.as_str()) {
+            self.message.clone()
+        } else {
+            Msg::new(&self.field).s(": ").s(&self.message).0
+        }
+    }
+}
+
 impl core::fmt::Display for SpecError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(&self.message)

@@ -559,3 +559,13 @@ fn serving_options_have_their_defaults_and_refuse_their_mistakes() {
     let e = parse_serving(&O(vec![("statusCode", N(403.0))])).unwrap_err();
     assert_eq!(e.message, "statusCode must be 200 or 429 (the status of a denial), got 403");
 }
+
+#[test]
+fn a_located_error_names_its_field_once() {
+    let e = SpecError::new(code::INVALID_VALUE, "limits[0].align", Msg::new("align must be one of ..."));
+    assert_eq!(e.located(), "limits[0].align: align must be one of ...");
+    let limit = O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("burst", N(0.0))]);
+    let e = err(O(vec![("limits", L(vec![limit]))]));
+    assert_eq!((e.field.as_str(), e.located()), ("limits[0].burst", e.message.clone()));
+    assert_eq!(SpecError::new(code::INVALID_VALUE, "", Msg::new("no field")).located(), "no field");
+}

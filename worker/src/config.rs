@@ -277,16 +277,6 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     })
 }
 
-/// A config error as a line for people: the field's path first (`limits[0].burst: ...`),
-/// unless the message already starts with it.
-pub fn located(e: &SpecError) -> String {
-    if e.field.is_empty() || e.message.starts_with(e.field.as_str()) {
-        e.message.to_string()
-    } else {
-        format!("{}: {}", e.field, e.message)
-    }
-}
-
 /// Parses the `POLICIES` var: an object of policy name to policy.
 pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, String> {
     let obj = v.as_object().ok_or("POLICIES must be an object of policy name to policy")?;
@@ -302,7 +292,7 @@ pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, Strin
             crate::tiers::parse_tiered(name, p, &mut out)?;
             continue;
         }
-        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", located(&e)))?);
+        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", e.located()))?);
     }
     Ok(out)
 }

@@ -79,10 +79,7 @@ pub fn parse_pools(v: Option<&Value>) -> Result<BTreeMap<String, PoolConfig>, St
         if !valid_policy_name(name) {
             return Err(format!("pool name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
         }
-        out.insert(
-            name.clone(),
-            parse_pool(name, p).map_err(|e| format!("pool {name:?}: {}", crate::config::located(&e)))?,
-        );
+        out.insert(name.clone(), parse_pool(name, p).map_err(|e| format!("pool {name:?}: {}", e.located()))?);
     }
     Ok(out)
 }

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tollgate::headers::is_field_name;
 
 use crate::api_request::find_policy;
-use crate::config::{located, parse_policy, valid_policy_name, Config, PolicyConfig};
+use crate::config::{parse_policy, valid_policy_name, Config, PolicyConfig};
 use crate::errors::ApiError;
 
 /// The options of a tiered policy, beside which no other option is taken (each tier has its own).
@@ -79,7 +79,7 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
         }
         let stored = if *tier == default { name.to_string() } else { format!("{name}:{tier}") };
         let mut pc =
-            parse_policy(&stored, spec).map_err(|e| format!("policy {name:?}: tier {tier:?}: {}", located(&e)))?;
+            parse_policy(&stored, spec).map_err(|e| format!("policy {name:?}: tier {tier:?}: {}", e.located()))?;
         pc.description["tier"] = Value::String(tier.clone());
         if *tier == default {
             pc.description["tiers"] =
