@@ -130,19 +130,6 @@ pub fn list(cfg: &Config) -> Result<Response, ApiError> {
     json_response(200, &json!({ "pools": map }))
 }
 
-/// `GET /v1/test/pools/{pool}` (the test build, TEST_MODE on only): whether the pool's object stores a row and
-/// when its alarm is, so tests can see the alarm reclaim leases and delete the storage.
-#[cfg(feature = "test-hooks")]
-pub async fn inspect(rest: &str, method: &worker::Method, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    if *method != worker::Method::Get {
-        return Err(ApiError::method_not_allowed(method.as_ref(), rest, "GET"));
-    }
-    let pc = find_pool(cfg, rest)?;
-    let reply =
-        call_pool(env, &pool_request(PoolOp::Inspect, pc, String::new(), 0, Nanos::ZERO, None), pc.timeout_ms).await?;
-    json_response(200, &reply.stored.unwrap_or(Value::Null))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,9 +9,6 @@ use serde::{Deserialize, Serialize};
 use tollgate::sync::{Diff, MergedCount};
 use tollgate::{Nanos, PolicyDecision};
 
-#[cfg(feature = "test-hooks")]
-use crate::object::StorageFault;
-
 /// What the Worker asks a Durable Object to do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -31,30 +28,9 @@ pub enum Op {
 }
 
 /// A fault the Durable Object injects: the test build's hook, with `TEST_MODE` on only
-/// (`Tollgate-Test-Fault`, api.rs).
+/// (`Tollgate-Test-Fault`, tests/fault.rs).
 #[cfg(feature = "test-hooks")]
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fault {
-    /// Answer 500.
-    Error,
-    /// Answer only after a long delay (longer than any policy's timeout in the tests).
-    Timeout,
-    /// Fail the object's next storage reads or writes (`tests/storage_fault.rs`).
-    Storage(StorageFault),
-}
-
-#[cfg(feature = "test-hooks")]
-impl Fault {
-    /// From the `Tollgate-Test-Fault` header value.
-    pub fn parse(s: &str) -> Option<Fault> {
-        match s.trim() {
-            "error" => Some(Fault::Error),
-            "timeout" => Some(Fault::Timeout),
-            other => StorageFault::parse(other).map(Fault::Storage),
-        }
-    }
-}
+pub use crate::tests::fault::Fault;
 
 /// A production build injects no fault: the type has no value, so a request's `fault` is
 /// always `None` and an object refuses any other.
