@@ -176,6 +176,24 @@ pub fn parse_sync_rate<I: Input>(input: &I, policy: &Policy) -> Result<i64, Spec
     Ok(ms)
 }
 
+/// A policy's fields beside its limits at an edge that serves HTTP (the Worker's `POLICIES`):
+/// `syncRate`, `leaseTtl` (leased mode: how long an isolate's slice of a key's quota lasts at
+/// most, which the Worker reads), [`parse_serving`]'s, [`HEADER_FIELDS`] and [`CONTROL_FIELDS`].
+pub const SERVING_FIELDS: [&str; 12] = [
+    "syncRate",
+    "leaseTtl",
+    "failure",
+    "timeoutMs",
+    "statusCode",
+    HEADER_FIELDS[0],
+    HEADER_FIELDS[1],
+    HEADER_FIELDS[2],
+    HEADER_FIELDS[3],
+    CONTROL_FIELDS[0],
+    CONTROL_FIELDS[1],
+    CONTROL_FIELDS[2],
+];
+
 /// What to answer when the key's store errors or does not answer in time (`failure`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FailMode {

@@ -28,11 +28,10 @@ use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
     describe_limit, parse_controls, parse_headers, parse_policy as parse_spec, parse_serving, parse_sync_rate,
-    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, HEADER_FIELDS,
+    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, SERVING_FIELDS,
 };
 use tollgate::sync::SyncRate;
 
-use crate::controls::CONTROL_FIELDS;
 use tollgate::{LimitSpec, Nanos, Policy};
 
 use crate::pool_config::PoolConfig;
@@ -207,22 +206,6 @@ pub fn valid_policy_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
 
-/// A policy's fields besides its limits (which `tollgate::spec` owns).
-pub const POLICY_FIELDS: [&str; 12] = [
-    "syncRate",
-    crate::leased_mode::LEASE_FIELD,
-    "failure",
-    "timeoutMs",
-    "statusCode",
-    HEADER_FIELDS[0],
-    HEADER_FIELDS[1],
-    HEADER_FIELDS[2],
-    HEADER_FIELDS[3],
-    CONTROL_FIELDS[0],
-    CONTROL_FIELDS[1],
-    CONTROL_FIELDS[2],
-];
-
 /// What `GET /v1/policies` shows of one limit: the core's description as JSON.
 fn describe(name: &str, spec: &LimitSpec) -> Value {
     let shown = |v: Shown| match v {
@@ -242,7 +225,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     if !v.is_object() {
         return Err(wrong_type(&input, "", &field(v), "an object of limits and policy options"));
     }
-    let PolicySpec { policy, limits } = parse_spec(&input, &POLICY_FIELDS)?;
+    let PolicySpec { policy, limits } = parse_spec(&input, &SERVING_FIELDS)?;
     let sync_ms = parse_sync_rate(&input, &policy)?;
     let lease_ms = crate::leased_mode::lease_ms(&input, &policy, sync_ms)?;
     let Serving { on_error, timeout_ms, deny_status } = parse_serving(&input)?;
@@ -565,6 +548,11 @@ mod tests {
             .contains("standardHeaders must be"));
         assert!(parse(json!({ "legacyHeaders": "no" })).is_err());
         assert!(parse(json!({ "headers": "both" })).is_err(), "the old name is not taken");
+    }
+
+    #[test]
+    fn leased_mode_reads_a_field_the_core_lists() {
+        assert!(SERVING_FIELDS.contains(&crate::leased_mode::LEASE_FIELD));
     }
 
     #[test]
