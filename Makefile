@@ -55,6 +55,7 @@ contracts:
 test-nostd:
 	scripts/setup.sh rust
 	cargo build --quiet --no-default-features --target wasm32-unknown-unknown
+	cargo build --quiet --no-default-features --features serde --target wasm32-unknown-unknown
 
 ## The Cloudflare Worker: unit tests, then end-to-end in workerd (Miniflare, wrangler dev).
 test-worker:

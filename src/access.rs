@@ -61,7 +61,8 @@ fn bits(ip: IpAddr) -> (u128, u8) {
     }
 }
 
-fn mask(prefix: u8) -> u128 {
+/// The first `prefix` bits of 128 set (0 to 128).
+pub(crate) fn mask(prefix: u8) -> u128 {
     if prefix == 0 {
         0
     } else {

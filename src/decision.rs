@@ -8,6 +8,7 @@ use crate::time::Nanos;
 /// at `now + retry_after - 1ns` and allowed at `now + retry_after`, provided no other hit
 /// arrives in between.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Decision {
     /// Whether the hit was admitted (and, for a check, counted).
     pub allowed: bool,
@@ -25,6 +26,7 @@ pub struct Decision {
     /// decision and if nothing else arrives: zero while `remaining` is at least 1. It is the
     /// draft-10 `RateLimit` header's `t` ([`headers`](crate::headers)), computed from the
     /// state rather than from `reset_at`, which can be much later.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub next_unit_after: Nanos,
 }
 

@@ -70,6 +70,18 @@ impl Standard {
     pub fn parse(name: &str) -> Option<Standard> {
         Standard::ALL.into_iter().find(|s| s.name() == name)
     }
+
+    /// The mode of draft number `n` (6, 7, 8 or 10), as the npm package passes it to its wasm
+    /// module; `None` for any other number (no `RateLimit` headers).
+    pub fn from_draft(n: u32) -> Option<Standard> {
+        match n {
+            6 => Some(Standard::Draft6),
+            7 => Some(Standard::Draft7),
+            8 => Some(Standard::Draft8),
+            10 => Some(Standard::Draft10),
+            _ => None,
+        }
+    }
 }
 
 /// What to send besides the decision itself.
@@ -251,6 +263,13 @@ pub fn headers(
         out.push((name, String::from(value)));
     }
     out
+}
+
+/// Whether `name` can be a header's name: an RFC 9110 token (letters, digits and
+/// ``!#$%&'*+-.^_`|~``), at least one character. Edges check the header names a configuration
+/// gives them (a key or a tier read from a request header) with it.
+pub fn is_field_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// Every header name [`write`] can write.
@@ -478,5 +497,24 @@ mod tests {
             push_u64(&mut s, n);
             assert_eq!(s, alloc::format!("{n}"));
         }
+    }
+
+    #[test]
+    fn field_names_are_tokens() {
+        for ok in ["x-api-key", "Tollgate-Tier", "a!#$%&'*+-.^_`|~9"] {
+            assert!(is_field_name(ok), "{ok}");
+        }
+        for bad in ["", "a b", "x:y", "é", "a\n"] {
+            assert!(!is_field_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_draft_number_names_its_mode() {
+        for s in Standard::ALL {
+            assert_eq!(Standard::from_draft(s.name()["draft-".len()..].parse().unwrap()), Some(s));
+        }
+        assert_eq!(Standard::from_draft(0), None);
+        assert_eq!(Standard::from_draft(9), None);
     }
 }

@@ -64,12 +64,14 @@ pub struct Holding<'a> {
 
 /// What a holder has after a grant or renewal.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Grant {
     /// The partitions held (indices).
     pub partitions: Vec<u32>,
     /// When they lapse unless renewed.
     pub expires_at: Nanos,
     /// The holder's allowed rate: partitions x the partition rate, units per `window`.
+    #[cfg_attr(feature = "serde", serde(default))]
     pub rate: u64,
 }
 

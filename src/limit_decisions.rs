@@ -12,8 +12,14 @@ use core::ops::{Deref, DerefMut};
 
 use crate::policy::LimitDecision;
 
-/// Every (key, limit) pair's own answer, read as a slice (`iter`, `len`, indexing).
+/// Every (key, limit) pair's own answer, read as a slice (`iter`, `len`, indexing); with the
+/// `serde` feature, a list.
 #[derive(Clone)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(from = "Vec<LimitDecision>", into = "Vec<LimitDecision>")
+)]
 pub struct LimitDecisions(Pairs);
 
 #[derive(Clone)]
@@ -47,6 +53,16 @@ impl DerefMut for LimitDecisions {
     fn deref_mut(&mut self) -> &mut [LimitDecision] {
         match &mut self.0 {
             Pairs::One(pair) => core::slice::from_mut(pair),
+            Pairs::Many(pairs) => pairs,
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<LimitDecisions> for Vec<LimitDecision> {
+    fn from(pairs: LimitDecisions) -> Vec<LimitDecision> {
+        match pairs.0 {
+            Pairs::One(pair) => alloc::vec![pair],
             Pairs::Many(pairs) => pairs,
         }
     }

@@ -64,6 +64,18 @@ impl fmt::Display for KeyError {
 
 impl core::error::Error for KeyError {}
 
+impl KeyError {
+    /// The error's code at every edge (docs/vocabulary.md): `missing_key` for an empty key,
+    /// `key_too_long`, and `invalid_value` for a list that is empty, too long or repeats a key.
+    pub fn code(&self) -> &'static str {
+        match self {
+            KeyError::Empty { .. } => "missing_key",
+            KeyError::TooLong { .. } => "key_too_long",
+            KeyError::NoKeys | KeyError::TooManyKeys { .. } | KeyError::Duplicate { .. } => "invalid_value",
+        }
+    }
+}
+
 /// Checks a key list: 1 to [`MAX_KEYS_PER_HIT`] distinct keys of 1 to [`MAX_KEY_LEN`] bytes.
 pub fn validate_keys(keys: &[&str]) -> Result<(), KeyError> {
     if keys.is_empty() {

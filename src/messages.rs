@@ -5,6 +5,7 @@
 
 use alloc::string::String;
 
+use crate::limiter::{KeyError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
 use crate::text::Msg;
 use crate::{CheckError, ConfigError, DecodeError};
 
@@ -93,6 +94,40 @@ pub fn decode_message(e: &DecodeError) -> String {
     .0
 }
 
+/// The field a [`KeyError`] is about, as every edge names it: `key` when one key was given
+/// (`single`), else the list's element (`keys[2]`), or `keys` for the list as a whole.
+pub fn key_field(e: &KeyError, single: bool) -> String {
+    match e {
+        KeyError::Empty { index } | KeyError::TooLong { index, .. } | KeyError::Duplicate { index } => {
+            if single {
+                String::from("key")
+            } else {
+                Msg::new("keys[").n(*index as u64).s("]").0
+            }
+        }
+        KeyError::NoKeys | KeyError::TooManyKeys { .. } => String::from("keys"),
+    }
+}
+
+/// A [`KeyError`]'s message at every edge, naming [`key_field`]: it reads naturally for one key
+/// ("key must not be empty") and for a list ("keys[2] repeats an earlier key").
+#[inline(never)]
+pub fn key_message(e: &KeyError, single: bool) -> String {
+    let name = || Msg::new(&key_field(e, single));
+    match e {
+        KeyError::NoKeys => Msg::new("keys must hold at least one key"),
+        KeyError::TooManyKeys { count } => {
+            Msg::new("keys holds ").n(*count as u64).s(" keys; at most ").n(MAX_KEYS_PER_HIT as u64).s(" are allowed")
+        }
+        KeyError::Empty { .. } => name().s(" must not be empty"),
+        KeyError::TooLong { len, .. } => {
+            name().s(" is ").n(*len as u64).s(" bytes long; at most ").n(MAX_KEY_LEN as u64).s(" are allowed")
+        }
+        KeyError::Duplicate { .. } => name().s(" repeats an earlier key"),
+    }
+    .0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,6 +182,37 @@ mod tests {
             Invalid("why"),
         ] {
             assert_eq!(decode_message(&e), e.to_string());
+        }
+    }
+
+    /// A key error's code, field and message, for one key and for a list.
+    #[test]
+    fn key_errors_name_the_key_as_it_was_given() {
+        let cases = [
+            (KeyError::Empty { index: 0 }, true, "missing_key", "key", "key must not be empty"),
+            (KeyError::Empty { index: 1 }, false, "missing_key", "keys[1]", "keys[1] must not be empty"),
+            (
+                KeyError::TooLong { index: 0, len: 300 },
+                true,
+                "key_too_long",
+                "key",
+                "key is 300 bytes long; at most 256 are allowed",
+            ),
+            (KeyError::Duplicate { index: 2 }, false, "invalid_value", "keys[2]", "keys[2] repeats an earlier key"),
+            (KeyError::NoKeys, false, "invalid_value", "keys", "keys must hold at least one key"),
+            (
+                KeyError::TooManyKeys { count: 17 },
+                false,
+                "invalid_value",
+                "keys",
+                "keys holds 17 keys; at most 16 are allowed",
+            ),
+        ];
+        for (e, single, code, field, message) in cases {
+            assert_eq!(
+                (e.code(), key_field(&e, single).as_str(), key_message(&e, single).as_str()),
+                (code, field, message)
+            );
         }
     }
 }

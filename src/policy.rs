@@ -124,8 +124,14 @@ impl PolicyState {
 }
 
 /// Which key and which limit of a policy a figure is about (indices into the keys given to
-/// the check and into [`Policy::limits`]).
+/// the check and into [`Policy::limits`]). With the `serde` feature it is the pair
+/// `[key, limit]`.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(from = "(usize, usize)", into = "(usize, usize)")
+)]
 pub struct LimitRef {
     /// Index of the key.
     pub key: usize,
@@ -133,8 +139,14 @@ pub struct LimitRef {
     pub limit: usize,
 }
 
-/// One (key, limit) pair's own answer to the hit.
+/// One (key, limit) pair's own answer to the hit. With the `serde` feature it is the triple
+/// `[key, limit, decision]`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(from = "(usize, usize, Decision)", into = "(usize, usize, Decision)")
+)]
 pub struct LimitDecision {
     /// Which pair.
     pub at: LimitRef,
@@ -145,6 +157,7 @@ pub struct LimitDecision {
 
 /// A policy's answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PolicyDecision {
     /// Whether every (key, limit) pair admitted the hit (and counted it).
     pub allowed: bool,
@@ -158,8 +171,38 @@ pub struct PolicyDecision {
     /// allocating: see [`LimitDecisions`]).
     pub limits: LimitDecisions,
     /// Whether `decision`'s wait includes a penalty ([`Policy::with_block_duration`]): the
-    /// key is blocked, or this denial has just blocked it.
+    /// key is blocked, or this denial has just blocked it. Left out of the serde form when
+    /// false, and false when absent.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "core::ops::Not::not"))]
     pub penalty: bool,
+}
+
+#[cfg(feature = "serde")]
+impl From<(usize, usize)> for LimitRef {
+    fn from((key, limit): (usize, usize)) -> LimitRef {
+        LimitRef { key, limit }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<LimitRef> for (usize, usize) {
+    fn from(at: LimitRef) -> (usize, usize) {
+        (at.key, at.limit)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<(usize, usize, Decision)> for LimitDecision {
+    fn from((key, limit, decision): (usize, usize, Decision)) -> LimitDecision {
+        LimitDecision { at: LimitRef { key, limit }, decision }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<LimitDecision> for (usize, usize, Decision) {
+    fn from(d: LimitDecision) -> (usize, usize, Decision) {
+        (d.at.key, d.at.limit, d.decision)
+    }
 }
 
 impl PolicyDecision {

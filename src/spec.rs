@@ -46,8 +46,9 @@ mod pool;
 mod serving;
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
-    describe_limit, parse_controls, parse_headers, parse_sync_rate, ControlSpec, HeaderSpec, Shown, CONTROL_FIELDS,
-    HEADER_FIELDS, MAX_SYNC_MS,
+    describe_limit, parse_controls, parse_headers, parse_serving, parse_sync_rate, parse_timeout, ControlSpec,
+    FailMode, HeaderSpec, Serving, Shown, CONTROL_FIELDS, DEFAULT_TIMEOUT_MS, HEADER_FIELDS, MAX_SYNC_MS,
+    MAX_TIMEOUT_MS, SERVING_FIELDS,
 };
 
 /// Error codes of configuration mistakes, lowercase snake_case at every edge.
@@ -174,6 +175,18 @@ impl SpecError {
     /// An error of `code` at `field`.
     pub fn new(code: &'static str, field: &str, message: Msg) -> SpecError {
         SpecError { code, field: field.to_string(), message: message.0 }
+    }
+}
+
+impl SpecError {
+    /// The error as a line for people: the field's path first (`limits[0].burst: ...`),
+    /// unless the message already starts with it.
+    pub fn located(&self) -> String {
+        if self.field.is_empty() || self.message.starts_with(self.field.as_str()) {
+            self.message.clone()
+        } else {
+            Msg::new(&self.field).s(": ").s(&self.message).0
+        }
     }
 }
 

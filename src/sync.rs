@@ -51,12 +51,17 @@ impl SyncRate {
     }
 }
 
-/// A node's count change for one window of one limit of one key.
+/// A node's count change for one window of one limit of one key. With the `serde` feature
+/// it is sent to the key's own place (a store of that key alone), so its namespace and key
+/// are left out and read back empty: the receiver knows them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Diff {
     /// The namespace (a configuration); namespaces never mix.
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub namespace: Box<str>,
     /// The key.
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub key: Box<str>,
     /// Index of the limit in the policy.
     pub limit: usize,
@@ -70,10 +75,13 @@ pub struct Diff {
     pub expires_at: Nanos,
 }
 
-/// A merged count the central store holds.
+/// A merged count the central store holds. With the `serde` feature, its key is left out
+/// and read back empty, as a [`Diff`]'s.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MergedCount {
     /// The key.
+    #[cfg_attr(feature = "serde", serde(skip))]
     pub key: Box<str>,
     /// Index of the limit in the policy.
     pub limit: usize,

@@ -24,6 +24,7 @@ use core::ops::{Add, Sub};
 /// assert_eq!(Nanos::MAX + minute, Nanos::MAX);
 /// ```
 #[derive(Copy, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(transparent))]
 pub struct Nanos(u64);
 
 /// The latest epoch time, in milliseconds, that an edge takes as a hit's `now`: the year 2500,
@@ -98,6 +99,11 @@ impl Nanos {
     #[inline]
     pub const fn as_millis_ceil(self) -> u64 {
         self.0.div_ceil(1_000_000)
+    }
+    /// Milliseconds with their fraction: the whole milliseconds exactly, then the nanoseconds
+    /// past them, so an exclusive end stays exclusive at an edge that counts in ms.
+    pub fn as_millis_f64(self) -> f64 {
+        (self.0 / 1_000_000) as f64 + (self.0 % 1_000_000) as f64 / 1e6
     }
     /// Seconds, rounded up (HTTP `Retry-After`, the `t` of the `RateLimit` header).
     pub const fn as_secs_ceil(self) -> u64 {
@@ -264,6 +270,16 @@ mod epoch_ms_tests {
         for ms in [-0.5, -1.0, f64::NAN, f64::INFINITY, max + 1.0] {
             assert_eq!(Nanos::from_epoch_ms(ms), None, "{ms}");
         }
+    }
+
+    /// Milliseconds with their fraction keep an instant's whole milliseconds exact.
+    #[test]
+    fn as_millis_f64_keeps_the_whole_ms_exact() {
+        assert_eq!(Nanos::new(1_700_000_000_123_000_000).as_millis_f64(), 1_700_000_000_123.0);
+        assert_eq!(Nanos::new(1_700_000_000_123_500_000).as_millis_f64(), 1_700_000_000_123.5);
+        assert_eq!(Nanos::new(u64::MAX).as_millis_f64().floor(), (u64::MAX / 1_000_000) as f64);
+        assert_eq!(Nanos::new(2_500_000).as_millis_f64(), 2.5);
+        assert_eq!(Nanos::ZERO.as_millis_f64(), 0.0);
     }
 
     /// Near halves of a nanosecond, where rounding half up and half to even differ.

@@ -1,7 +1,8 @@
 //! A policy's options beside its limits for an edge that answers HTTP and shares its counts
 //! (the Worker's `POLICIES`): which rate-limit headers its answers carry, with the npm
 //! middleware's names and defaults, how often an isolate syncs with the key's store
-//! (`syncRate`), and the operator's controls (allow and deny lists, shadow mode). Parsed
+//! (`syncRate`), the operator's controls (allow and deny lists, shadow mode), and how it is
+//! served when the key's store fails or is slow (`failure`, `timeoutMs`, `statusCode`). Parsed
 //! here, beside the limits, so that every edge takes and refuses them alike; and what a
 //! limit's description shows ([`describe_limit`]).
 
@@ -10,7 +11,7 @@ use alloc::vec::Vec;
 
 use crate::access::AccessList;
 
-use super::{code, config_name, duration, wrong_type, Input, SpecError, Value};
+use super::{code, config_name, duration, one_of, whole, wrong_type, Input, SpecError, Value};
 use crate::algorithms::LimitSpec;
 use crate::headers::{HeaderOptions, Standard};
 use crate::policy::Policy;
@@ -177,6 +178,83 @@ pub fn parse_sync_rate<I: Input>(input: &I, policy: &Policy) -> Result<i64, Spec
         return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", signed(m.s("syncRate = "), ms)));
     }
     Ok(ms)
+}
+
+/// A policy's fields beside its limits at an edge that serves HTTP (the Worker's `POLICIES`):
+/// `syncRate`, `leaseTtl` (leased mode: how long an isolate's slice of a key's quota lasts at
+/// most, which the Worker reads), [`parse_serving`]'s, [`HEADER_FIELDS`] and [`CONTROL_FIELDS`].
+pub const SERVING_FIELDS: [&str; 12] = [
+    "syncRate",
+    "leaseTtl",
+    "failure",
+    "timeoutMs",
+    "statusCode",
+    HEADER_FIELDS[0],
+    HEADER_FIELDS[1],
+    HEADER_FIELDS[2],
+    HEADER_FIELDS[3],
+    CONTROL_FIELDS[0],
+    CONTROL_FIELDS[1],
+    CONTROL_FIELDS[2],
+];
+
+/// What to answer when the key's store errors or does not answer in time (`failure`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FailMode {
+    /// Allow the hit (and mark the answer degraded): `"open"`, the default.
+    Open,
+    /// Deny the hit (and mark the answer degraded): `"closed"`.
+    Closed,
+}
+
+impl FailMode {
+    /// The names `failure` takes, in the variants' order.
+    pub const NAMES: [&'static str; 2] = ["open", "closed"];
+
+    /// The name used in the configuration and the degraded header.
+    pub fn name(self) -> &'static str {
+        FailMode::NAMES[self as usize]
+    }
+}
+
+/// The most milliseconds a policy or a pool may wait for its store (`timeoutMs`).
+pub const MAX_TIMEOUT_MS: u64 = 30_000;
+/// The wait for the store when `timeoutMs` is absent.
+pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
+
+/// How a policy is served beside its limits.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Serving {
+    /// `failure`: what to answer when the key's store fails.
+    pub on_error: FailMode,
+    /// `timeoutMs`: how long to wait for the key's store.
+    pub timeout_ms: u64,
+    /// `statusCode`: the HTTP status of a denial, 200 (an answer, which HTTP clients do not
+    /// retry on their own; the default) or 429.
+    pub deny_status: u16,
+}
+
+/// `timeoutMs`: whole milliseconds from 1 to [`MAX_TIMEOUT_MS`], [`DEFAULT_TIMEOUT_MS`] when absent.
+pub fn parse_timeout<I: Input>(input: &I) -> Result<u64, SpecError> {
+    Ok(whole(input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS))
+}
+
+/// `failure`, `timeoutMs` and `statusCode`.
+pub fn parse_serving<I: Input>(input: &I) -> Result<Serving, SpecError> {
+    let on_error = match one_of(input, "failure", &FailMode::NAMES)? {
+        None | Some(0) => FailMode::Open,
+        _ => FailMode::Closed,
+    };
+    let timeout_ms = parse_timeout(input)?;
+    let deny_status = match whole(input, "statusCode", 200, 429, "")? {
+        None => 200,
+        Some(s @ (200 | 429)) => s as u16,
+        Some(other) => {
+            let m = Msg::new("statusCode must be 200 or 429 (the status of a denial), got ").n(other);
+            return Err(SpecError::new(code::INVALID_VALUE, "statusCode", m));
+        }
+    };
+    Ok(Serving { on_error, timeout_ms, deny_status })
 }
 
 /// One value of a limit's description.

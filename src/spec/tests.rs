@@ -536,3 +536,36 @@ fn a_pool_s_figures_are_its_spec_s() {
     let per_minute = parse_pool(&O(vec![("partitions", N(2.0)), ("rate", S("30/m"))]), &[]).unwrap();
     assert_eq!(per_minute.per_second(per_minute.capacity()), 1.0);
 }
+
+#[test]
+fn serving_options_have_their_defaults_and_refuse_their_mistakes() {
+    let defaults = Serving { on_error: FailMode::Open, timeout_ms: DEFAULT_TIMEOUT_MS, deny_status: 200 };
+    assert_eq!(parse_serving(&O(vec![])), Ok(defaults));
+    let set = O(vec![("failure", S("closed")), ("timeoutMs", N(250.0)), ("statusCode", N(429.0))]);
+    let want = Serving { on_error: FailMode::Closed, timeout_ms: 250, deny_status: 429 };
+    assert_eq!(parse_serving(&set), Ok(want));
+    assert_eq!((FailMode::Open.name(), FailMode::Closed.name()), ("open", "closed"));
+    let cases = [
+        (("failure", S("maybe")), "invalid_value", "failure"),
+        (("timeoutMs", N(0.0)), "out_of_range", "timeoutMs"),
+        (("timeoutMs", N((MAX_TIMEOUT_MS + 1) as f64)), "out_of_range", "timeoutMs"),
+        (("statusCode", N(403.0)), "invalid_value", "statusCode"),
+        (("statusCode", N(500.0)), "out_of_range", "statusCode"),
+    ];
+    for (field, code, at) in cases {
+        let e = parse_serving(&O(vec![field])).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), (code, at), "{}", e.message);
+    }
+    let e = parse_serving(&O(vec![("statusCode", N(403.0))])).unwrap_err();
+    assert_eq!(e.message, "statusCode must be 200 or 429 (the status of a denial), got 403");
+}
+
+#[test]
+fn a_located_error_names_its_field_once() {
+    let e = SpecError::new(code::INVALID_VALUE, "limits[0].align", Msg::new("align must be one of ..."));
+    assert_eq!(e.located(), "limits[0].align: align must be one of ...");
+    let limit = O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("burst", N(0.0))]);
+    let e = err(O(vec![("limits", L(vec![limit]))]));
+    assert_eq!((e.field.as_str(), e.located()), ("limits[0].burst", e.message.clone()));
+    assert_eq!(SpecError::new(code::INVALID_VALUE, "", Msg::new("no field")).located(), "no field");
+}

@@ -6,13 +6,13 @@
 use alloc::string::String;
 use core::convert::Infallible;
 use js_sys::{RangeError, TypeError};
-use tollgate::limiter::{KeyError, LimitError, MAX_KEYS_PER_HIT, MAX_KEY_LEN};
+use tollgate::limiter::{KeyError, LimitError};
 use tollgate::policy::Policy;
 use tollgate::{CheckError, ConfigError, DecodeError};
 use wasm_bindgen::JsValue;
 
-use tollgate::messages::{check_message, config_message, decode_message};
 use crate::msg::{push_u64, Msg};
+use tollgate::messages::{check_message, config_message, decode_message, key_field, key_message};
 
 #[cold]
 pub fn type_error(msg: &str) -> JsValue {
@@ -90,33 +90,10 @@ pub fn decode_error(e: &DecodeError) -> JsValue {
     with_code(type_error(&Msg::new("state: ").s(&decode_message(e)).0), "invalid_state", "state")
 }
 
-/// Reads naturally for one key ("key ...") and for a list ("keys[2] ...").
+/// The core's key error (`tollgate::messages::key_message`, its code and field) as a `RangeError`.
 #[cold]
 pub fn key_error(e: &KeyError, single: bool) -> JsValue {
-    let name = |i: &usize| if single { Msg::new("key") } else { Msg::new("keys[").n(*i as u64).s("]") };
-    let (code, field) = match e {
-        KeyError::Empty { index } => ("missing_key", name(index).0),
-        KeyError::TooLong { index, .. } => ("key_too_long", name(index).0),
-        KeyError::Duplicate { index } => ("invalid_value", name(index).0),
-        _ => ("invalid_value", String::from("keys")),
-    };
-    let err = range_error(
-        &match e {
-            KeyError::NoKeys => Msg::new("keys must hold at least one key"),
-            KeyError::TooManyKeys { count } => Msg::new("keys holds ")
-                .n(*count as u64)
-                .s(" keys; at most ")
-                .n(MAX_KEYS_PER_HIT as u64)
-                .s(" are allowed"),
-            KeyError::Empty { index } => name(index).s(" must not be empty"),
-            KeyError::TooLong { index, len } => {
-                name(index).s(" is ").n(*len as u64).s(" bytes long; at most ").n(MAX_KEY_LEN as u64).s(" are allowed")
-            }
-            KeyError::Duplicate { index } => name(index).s(" repeats an earlier key"),
-        }
-        .0,
-    );
-    with_code(err, code, &field)
+    with_code(range_error(&key_message(e, single)), e.code(), &key_field(e, single))
 }
 
 /// `RangeError` "<message><number>". Numbers from JavaScript are shown without Rust's float

@@ -35,12 +35,6 @@ fn whole(field: &str, v: f64) -> Result<u64, JsValue> {
     Ok(v as u64)
 }
 
-fn ms(t: Nanos) -> f64 {
-    // Whole ms exactly, then the fraction: an exclusive end stays exclusive at this edge.
-    let n = t.as_nanos();
-    (n / 1_000_000) as f64 + (n % 1_000_000) as f64 / 1e6
-}
-
 #[wasm_bindgen]
 impl LeaseHolder {
     /// A holder holding nothing; nothing starts later than `marginMs` before a lease's end.
@@ -86,19 +80,19 @@ impl LeaseHolder {
     /// Epoch ms (exclusive) from which nothing starts unless renewed; 0 when nothing is held.
     #[wasm_bindgen(getter, js_name = usableUntil)]
     pub fn usable_until(&self) -> f64 {
-        ms(self.inner.usable_until())
+        self.inner.usable_until().as_millis_f64()
     }
 
     /// The lease's end on the holder's clock (request sent + TTL), epoch ms.
     #[wasm_bindgen(getter, js_name = leaseEnd)]
     pub fn lease_end(&self) -> f64 {
-        ms(self.inner.lease_end())
+        self.inner.lease_end().as_millis_f64()
     }
 
     /// The next epoch ms after `nowMs` at which the usable rate changes by itself; 0 if none.
     #[wasm_bindgen(js_name = nextChange)]
     pub fn next_change(&self, now_ms: f64) -> Result<f64, JsValue> {
-        Ok(self.inner.next_change(now_from_ms(now_ms)?).map_or(0.0, ms))
+        Ok(self.inner.next_change(now_from_ms(now_ms)?).map_or(0.0, Nanos::as_millis_f64))
     }
 
     /// The partitions held (indices).
@@ -110,6 +104,6 @@ impl LeaseHolder {
     /// The window the rates are per, ms (0 before the first grant).
     #[wasm_bindgen(getter, js_name = windowMs)]
     pub fn window_ms(&self) -> f64 {
-        ms(self.inner.window())
+        self.inner.window().as_millis_f64()
     }
 }

@@ -25,15 +25,8 @@ impl Policy {
     ) -> Result<String, JsValue> {
         let (pd, now) = read_header_record(record, self.inner.limits().len())
             .ok_or_else(|| type_error("headers: not a decision of this limiter"))?;
-        let standard = match standard {
-            6 => Some(Standard::Draft6),
-            7 => Some(Standard::Draft7),
-            8 => Some(Standard::Draft8),
-            10 => Some(Standard::Draft10),
-            _ => None,
-        };
         let options = HeaderOptions {
-            standard,
+            standard: Standard::from_draft(standard),
             legacy,
             partition_key: partition_key.as_deref(),
             jitter: (jitter >= 0.0).then_some(jitter),

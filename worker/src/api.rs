@@ -16,24 +16,15 @@ use crate::object::clock;
 use crate::observe::{self, Route};
 use crate::respond;
 use crate::sync_mode;
-use crate::wire::{DoRequest, Fault, Op};
-
-/// The header a test sets to make the Durable Object fail (the test build, TEST_MODE on only).
-#[cfg(feature = "test-hooks")]
-pub const FAULT_HEADER: &str = "Tollgate-Test-Fault";
+use crate::wire::{DoRequest, Op};
 
 /// The injected fault an API request asks for, when the test hooks are on.
 #[cfg(feature = "test-hooks")]
-fn fault(cfg: &Config, req: &Request) -> Option<Fault> {
-    if !cfg.test_hooks() {
-        return None;
-    }
-    req.headers().get(FAULT_HEADER).ok().flatten().and_then(|v| Fault::parse(&v))
-}
+use crate::tests::fault::of_request as fault;
 
 /// A production build reads no test header.
 #[cfg(not(feature = "test-hooks"))]
-fn fault(_: &Config, _: &Request) -> Option<Fault> {
+fn fault(_: &Config, _: &Request) -> Option<crate::wire::Fault> {
     None
 }
 
@@ -151,16 +142,6 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
         do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     }
     json_response(200, &json!({ "reset": true, "policy": pc.name, "key": key }))
-}
-
-/// `GET /v1/test/state/{policy}/{key}` (the test build, TEST_MODE on only): what the key's object stores and
-/// when its alarm is, so tests can see the alarm delete state.
-#[cfg(feature = "test-hooks")]
-pub async fn inspect(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let (pc, key) = api_request::policy_and_key(rest, cfg, ApiError::not_found(rest))?;
-    let req = DoRequest::new(Op::Inspect, &pc.name, &key, 0, None);
-    let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
-    json_response(200, &reply.stored.unwrap_or(Value::Null))
 }
 
 /// What a policy's description says about reconfiguration: what each limit keeps of a key's

@@ -2,11 +2,12 @@
 //!
 //! Everything is checked before any state is touched, so a bad request never changes state:
 //! the body is JSON of at most [`MAX_BODY_BYTES`], an object with only known fields, a key of
-//! 1 to [`MAX_KEY_LEN`] bytes (or `keys`, a list of such keys, distinct), a configured policy
+//! 1 to `MAX_KEY_LEN` bytes (or `keys`, a list of such keys, distinct), a configured policy
 //! and a whole cost the policy can hold.
 
 use serde_json::{Map, Value};
-use tollgate::limiter::{validate_keys, KeyError, MAX_KEY_LEN};
+use tollgate::limiter::{validate_keys, KeyError};
+use tollgate::messages::{key_field, key_message};
 use tollgate::quota::MAX_LIMIT;
 use tollgate::time::MAX_EPOCH_MS;
 use tollgate::Nanos;
@@ -37,16 +38,14 @@ pub struct HitRequest<'c> {
 /// The fields of a `/v1/limit`, `/v1/peek` or `/v1/refund` body (docs/vocabulary.md).
 pub const FIELDS: [&str; 5] = ["key", "keys", "policy", "cost", "now"];
 
+/// The core's key error (its code, field and message) as an API error; `single`: one key was given.
+pub fn key_error(e: &KeyError, single: bool) -> ApiError {
+    ApiError::bad_request(e.code(), key_message(e, single)).with_field(key_field(e, single))
+}
+
 /// Checks a key against the core's rules, as an API error.
 pub fn check_key(key: &str) -> Result<(), ApiError> {
-    validate_keys(&[key]).map_err(|e| match e {
-        KeyError::TooLong { len, .. } => ApiError::bad_request(
-            "key_too_long",
-            format!("key is {len} bytes; at most {MAX_KEY_LEN} bytes (UTF-8) are allowed"),
-        )
-        .with_field("key"),
-        _ => ApiError::bad_request("missing_key", "key must be a non-empty string").with_field("key"),
-    })
+    validate_keys(&[key]).map_err(|e| key_error(&e, true))
 }
 
 /// A body's `keys`: an array of 1 to `MAX_KEYS_PER_HIT` distinct keys, each checked like
@@ -66,15 +65,7 @@ pub fn parse_keys(v: &Value) -> Result<Vec<String>, ApiError> {
         }
     }
     let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-    validate_keys(&refs).map_err(|e| {
-        let (code, field) = match &e {
-            KeyError::Empty { index } => ("missing_key", format!("keys[{index}]")),
-            KeyError::TooLong { index, .. } => ("key_too_long", format!("keys[{index}]")),
-            KeyError::Duplicate { index } => ("invalid_value", format!("keys[{index}]")),
-            _ => ("invalid_value", "keys".to_string()),
-        };
-        ApiError::bad_request(code, e.to_string()).with_field(field)
-    })?;
+    validate_keys(&refs).map_err(|e| key_error(&e, false))?;
     Ok(keys)
 }
 
@@ -241,6 +232,7 @@ mod tests {
     use super::*;
     use crate::config::parse_policies;
     use serde_json::json;
+    use tollgate::limiter::MAX_KEY_LEN;
 
     fn config(test_mode: bool) -> Config {
         let policies = parse_policies(&json!({

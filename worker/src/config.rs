@@ -24,43 +24,20 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    code, describe_limit, one_of, parse_controls, parse_headers, parse_policy as parse_spec, parse_sync_rate, whole,
-    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Shown, SpecError, HEADER_FIELDS,
+    describe_limit, parse_controls, parse_headers, parse_policy as parse_spec, parse_serving, parse_sync_rate,
+    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, SERVING_FIELDS,
 };
 use tollgate::sync::SyncRate;
-use tollgate::text::Msg;
 
-use crate::controls::CONTROL_FIELDS;
 use tollgate::{LimitSpec, Nanos, Policy};
 
 use crate::pool_config::PoolConfig;
 use crate::spec_input::{field, Json};
 
-/// The most milliseconds a policy may wait for its Durable Object.
-pub const MAX_TIMEOUT_MS: u64 = 30_000;
-/// Default wait for the Durable Object.
-pub const DEFAULT_TIMEOUT_MS: u64 = 1_000;
-
-/// What to answer when the Durable Object errors or does not answer in time.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum FailMode {
-    /// Allow the hit (and mark the answer degraded).
-    Open,
-    /// Deny the hit (and mark the answer degraded).
-    Closed,
-}
-
-impl FailMode {
-    /// The name used in the config and the degraded header.
-    pub fn name(self) -> &'static str {
-        match self {
-            FailMode::Open => "open",
-            FailMode::Closed => "closed",
-        }
-    }
-}
+pub use tollgate::spec::FailMode;
 
 /// One named policy, validated.
 #[derive(Clone, Debug)]
@@ -221,30 +198,13 @@ struct ProxyJson {
     ipv6_subnet: Option<Value>,
 }
 
-/// The IPv6 grouping of the npm middleware and express-rate-limit v8.
-pub const DEFAULT_IPV6_SUBNET: u8 = 56;
+pub use tollgate::client_ip::DEFAULT_IPV6_SUBNET;
 
 /// Whether `name` is a valid policy name: 1 to 64 of `A-Z a-z 0-9 - _ .`. No `/`, which is
 /// what makes `policy/key` an unambiguous Durable Object name.
 pub fn valid_policy_name(name: &str) -> bool {
     !name.is_empty() && name.len() <= 64 && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
 }
-
-/// A policy's fields besides its limits (which `tollgate::spec` owns).
-pub const POLICY_FIELDS: [&str; 12] = [
-    "syncRate",
-    crate::leased_mode::LEASE_FIELD,
-    "failure",
-    "timeoutMs",
-    "statusCode",
-    HEADER_FIELDS[0],
-    HEADER_FIELDS[1],
-    HEADER_FIELDS[2],
-    HEADER_FIELDS[3],
-    CONTROL_FIELDS[0],
-    CONTROL_FIELDS[1],
-    CONTROL_FIELDS[2],
-];
 
 /// What `GET /v1/policies` shows of one limit: the core's description as JSON.
 fn describe(name: &str, spec: &LimitSpec) -> Value {
@@ -265,22 +225,10 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     if !v.is_object() {
         return Err(wrong_type(&input, "", &field(v), "an object of limits and policy options"));
     }
-    let PolicySpec { policy, limits } = parse_spec(&input, &POLICY_FIELDS)?;
+    let PolicySpec { policy, limits } = parse_spec(&input, &SERVING_FIELDS)?;
     let sync_ms = parse_sync_rate(&input, &policy)?;
     let lease_ms = crate::leased_mode::lease_ms(&input, &policy, sync_ms)?;
-    let on_error = match one_of(&input, "failure", &["open", "closed"])? {
-        None | Some(0) => FailMode::Open,
-        _ => FailMode::Closed,
-    };
-    let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);
-    let deny_status = match whole(&input, "statusCode", 200, 429, "")? {
-        None => 200,
-        Some(s @ (200 | 429)) => s as u16,
-        Some(other) => {
-            let m = Msg::new(&format!("statusCode must be 200 or 429 (the status of a denial), got {other}"));
-            return Err(SpecError::new(code::INVALID_VALUE, "statusCode", m));
-        }
-    };
+    let Serving { on_error, timeout_ms, deny_status } = parse_serving(&input)?;
     let described: Vec<Value> = policy.limits().iter().zip(&limits).map(|(l, s)| describe(l.name(), s)).collect();
     let mut description = json!({
         "limits": described, "syncRate": sync_ms, "failure": on_error.name(), "timeoutMs": timeout_ms,
@@ -312,16 +260,6 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     })
 }
 
-/// A config error as a line for people: the field's path first (`limits[0].burst: ...`),
-/// unless the message already starts with it.
-pub fn located(e: &SpecError) -> String {
-    if e.field.is_empty() || e.message.starts_with(e.field.as_str()) {
-        e.message.to_string()
-    } else {
-        format!("{}: {}", e.field, e.message)
-    }
-}
-
 /// Parses the `POLICIES` var: an object of policy name to policy.
 pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, String> {
     let obj = v.as_object().ok_or("POLICIES must be an object of policy name to policy")?;
@@ -337,7 +275,7 @@ pub fn parse_policies(v: &Value) -> Result<BTreeMap<String, PolicyConfig>, Strin
             crate::tiers::parse_tiered(name, p, &mut out)?;
             continue;
         }
-        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", located(&e)))?);
+        out.insert(name.clone(), parse_policy(name, p).map_err(|e| format!("policy {name:?}: {}", e.located()))?);
     }
     Ok(out)
 }
@@ -379,25 +317,16 @@ pub fn parse_proxy(
     };
     let key_header = match p.key_header.map(|h| h.trim().to_ascii_lowercase()) {
         None => None,
-        Some(h) if valid_header_name(&h) => Some(h),
+        Some(h) if is_field_name(&h) => Some(h),
         Some(h) => return Err(format!("PROXY.keyHeader must be an HTTP header name, not {h:?}")),
     };
     Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv6_subnet, origin_secret: None }))
 }
 
-/// Whether `h` is a header name (an HTTP token).
-fn valid_header_name(h: &str) -> bool {
-    !h.is_empty() && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
-}
-
-/// Whether a `PUBLIC` value opens `/v1` without a token (only `true`, `"true"`, `"on"`, `"1"`).
-pub fn public_on(v: Option<&str>) -> bool {
-    matches!(v.map(str::trim), Some("on" | "true" | "1"))
-}
-
-/// Whether a `TEST_MODE` value turns the test switch on (see `vars::read_config` for where it
-/// is refused).
-pub fn test_mode_on(v: Option<&str>) -> bool {
+/// Whether a switch var's value turns it on (only `true`, `"true"`, `"on"`, `"1"`): `PUBLIC`
+/// opens `/v1` without a token, `TEST_MODE` the test switch (see `vars::read_config` for
+/// where it is refused).
+pub fn switch_on(v: Option<&str>) -> bool {
     matches!(v.map(str::trim), Some("on" | "true" | "1"))
 }
 
@@ -591,7 +520,7 @@ mod tests {
         for (v, on) in
             [(None, false), (Some("false"), false), (Some(""), false), (Some("true"), true), (Some("1"), true)]
         {
-            assert_eq!(public_on(v), on, "{v:?}");
+            assert_eq!(switch_on(v), on, "{v:?}");
         }
     }
 
@@ -622,10 +551,15 @@ mod tests {
     }
 
     #[test]
+    fn leased_mode_reads_a_field_the_core_lists() {
+        assert!(SERVING_FIELDS.contains(&crate::leased_mode::LEASE_FIELD));
+    }
+
+    #[test]
     fn the_test_switch_is_off_unless_turned_on() {
-        assert!(!test_mode_on(None));
-        assert!(!test_mode_on(Some("off")));
-        assert!(!test_mode_on(Some("")));
-        assert!(test_mode_on(Some("on")));
+        assert!(!switch_on(None));
+        assert!(!switch_on(Some("off")));
+        assert!(!switch_on(Some("")));
+        assert!(switch_on(Some("on")));
     }
 }

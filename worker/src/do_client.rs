@@ -46,7 +46,18 @@ pub(crate) async fn exchange_key(
     body: &str,
     timeout_ms: u64,
 ) -> Result<(u16, String), (Failure, String)> {
-    let work = Box::pin(exchange(env, BINDING, name, body.to_string()));
+    exchange_within(env, BINDING, name, body.to_string(), timeout_ms).await
+}
+
+/// [`exchange`], bounded by `timeout_ms`.
+async fn exchange_within(
+    env: &Env,
+    binding: &str,
+    name: &str,
+    body: String,
+    timeout_ms: u64,
+) -> Result<(u16, String), (Failure, String)> {
+    let work = Box::pin(exchange(env, binding, name, body));
     let timer = Box::pin(Delay::from(Duration::from_millis(timeout_ms)));
     match select(work, timer).await {
         Either::Left((Ok(answer), _)) => Ok(answer),
@@ -70,13 +81,12 @@ pub(crate) async fn exchange_key_patiently(
     body: &str,
     timeout_ms: u64,
 ) -> Result<(u16, String), (Failure, String)> {
-    let real_now = || Nanos::from_millis(worker::Date::now().as_millis());
     let ask = |_: u32| async move {
         let (status, text) = exchange_key(env, name, body, timeout_ms).await?;
         Ok(if is_busy(status, &text) { Tried::Lost } else { Tried::Done((status, text)) })
     };
     let pause = |p: Nanos| Delay::from(Duration::from_nanos(p.as_nanos()));
-    drive(Retry::BUSY_OBJECT, real_now, ask, pause)
+    drive(Retry::BUSY_OBJECT, crate::object::clock, ask, pause)
         .await?
         .map_err(|g| (Failure::Contention, format!("the key stayed busy over {} attempts", g.attempts)))
 }
@@ -119,15 +129,10 @@ pub fn unavailable(what: &str, message: String) -> ApiError {
 /// Sends `req` to the object of pool `req.pool`, waiting at most `timeout_ms`.
 pub async fn call_pool(env: &Env, req: &PoolRequest, timeout_ms: u64) -> Result<PoolReply, ApiError> {
     let body = serde_json::to_string(req).map_err(|e| ApiError::internal(e.to_string()))?;
-    let work = Box::pin(exchange(env, POOL_BINDING, &req.pool, body));
-    let timer = Box::pin(Delay::from(Duration::from_millis(timeout_ms)));
-    match select(work, timer).await {
-        Either::Left((Ok((200, text)), _)) => {
-            serde_json::from_str(&text).map_err(|e| unavailable("pool", format!("bad reply: {e}")))
-        }
-        Either::Left((Ok((status, text)), _)) => Err(pool_failure(status, &text)),
-        Either::Left((Err(e), _)) => Err(unavailable("pool", e)),
-        Either::Right(_) => Err(unavailable("pool", format!("no answer within {timeout_ms} ms"))),
+    match exchange_within(env, POOL_BINDING, &req.pool, body, timeout_ms).await {
+        Ok((200, text)) => serde_json::from_str(&text).map_err(|e| unavailable("pool", format!("bad reply: {e}"))),
+        Ok((status, text)) => Err(pool_failure(status, &text)),
+        Err((_, e)) => Err(unavailable("pool", e)),
     }
 }
 

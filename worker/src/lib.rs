@@ -22,7 +22,6 @@ pub mod do_client;
 pub mod env_config;
 pub mod errors;
 pub mod flight;
-pub mod ip;
 pub mod key_queue;
 pub mod leased_mode;
 pub mod lock_wire;

@@ -25,8 +25,8 @@ use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
 use crate::lock_wire::{LockOp, LockReply, LockRequest, LEASE_LOST_CODE};
 use crate::log;
-use crate::object::clock;
 use crate::object::lock::{state_of, LEASE_MS};
+use crate::object::{clock, real_ms};
 use crate::respond::{self, Answer, Failure};
 use crate::sync_mode;
 use crate::wire::{DoRequest, Op};
@@ -40,10 +40,6 @@ pub enum CallError {
     LeaseLost,
     /// The object refused the request as the caller's mistake (an import's bytes).
     Refused(ApiError),
-}
-
-fn real_ms() -> u64 {
-    worker::Date::now().as_millis()
 }
 
 /// One request of the protocol to the object of (`pc`, `key`).

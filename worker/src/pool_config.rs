@@ -18,9 +18,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 use tollgate::lease::MAX_HOLDER_LEN;
-use tollgate::spec::{parse_pool as parse_spec, whole, wrong_type, PoolSpec, SpecError};
+use tollgate::spec::{parse_pool as parse_spec, parse_timeout, wrong_type, PoolSpec, SpecError};
 
-use crate::config::{valid_policy_name, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS};
+use crate::config::valid_policy_name;
 use crate::spec_input::{field, Json};
 
 /// One configured pool, validated.
@@ -55,7 +55,7 @@ pub fn parse_pool(name: &str, v: &Value) -> Result<PoolConfig, SpecError> {
         return Err(wrong_type(&input, "", &field(v), "an object { partitions, rate }"));
     }
     let spec = parse_spec(&input, &POOL_EDGE_FIELDS)?;
-    let timeout_ms = whole(&input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let timeout_ms = parse_timeout(&input)?;
     let mut pc = PoolConfig { name: name.to_string(), spec, timeout_ms, description: Value::Null };
     pc.description = json!({
         "partitions": pc.partitions(),
@@ -79,10 +79,7 @@ pub fn parse_pools(v: Option<&Value>) -> Result<BTreeMap<String, PoolConfig>, St
         if !valid_policy_name(name) {
             return Err(format!("pool name {name:?} must be 1 to 64 characters of A-Z a-z 0-9 - _ ."));
         }
-        out.insert(
-            name.clone(),
-            parse_pool(name, p).map_err(|e| format!("pool {name:?}: {}", crate::config::located(&e)))?,
-        );
+        out.insert(name.clone(), parse_pool(name, p).map_err(|e| format!("pool {name:?}: {}", e.located()))?);
     }
     Ok(out)
 }

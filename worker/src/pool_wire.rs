@@ -58,19 +58,6 @@ pub struct DemandWire {
     pub until: u64,
 }
 
-/// What the holder has after a grant or renewal.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GrantWire {
-    pub partitions: Vec<u32>,
-    pub expires_at: u64,
-}
-
-impl From<&Grant> for GrantWire {
-    fn from(g: &Grant) -> GrantWire {
-        GrantWire { partitions: g.partitions.clone(), expires_at: g.expires_at.as_nanos() }
-    }
-}
-
 /// A pool object's answer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolReply {
@@ -78,9 +65,9 @@ pub struct PoolReply {
     pub now: u64,
     /// Free partitions after the operation.
     pub free: u32,
-    /// Grant and renew.
+    /// Grant and renew: the core's grant.
     #[serde(default)]
-    pub grant: Option<GrantWire>,
+    pub grant: Option<Grant>,
     /// Release: how many partitions came back.
     #[serde(default)]
     pub released: Option<u32>,

@@ -6,6 +6,7 @@
 //! own clock differs can use `ttlMs` (`expiresAt - now`) instead.
 
 use serde_json::{json, Value};
+use tollgate::lease::Grant;
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
@@ -15,23 +16,22 @@ use crate::do_client::call_pool;
 use crate::errors::ApiError;
 use crate::pool_config::PoolConfig;
 use crate::pool_request::{find_pool, parse_grant, parse_renew, parse_route, query_now, PoolRoute};
-use crate::pool_wire::{GrantWire, PoolOp, PoolReply, PoolRequest};
+use crate::pool_wire::{PoolOp, PoolReply, PoolRequest};
 
 fn ms(n: u64) -> u64 {
     Nanos::new(n).as_millis_floor()
 }
 
 /// The answer to a grant or renewal.
-pub fn grant_body(pc: &PoolConfig, holder: &str, g: &GrantWire, reply: &PoolReply) -> Value {
-    let rate = pc.partition_rate() * g.partitions.len() as u64;
+pub fn grant_body(pc: &PoolConfig, holder: &str, g: &Grant, reply: &PoolReply) -> Value {
     json!({
         "pool": pc.name,
         "holder": holder,
         "partitions": g.partitions,
-        "expiresAt": ms(g.expires_at),
-        "ttlMs": ms(g.expires_at.saturating_sub(reply.now)),
-        "rate": rate,
-        "ratePerSecond": pc.per_second(rate),
+        "expiresAt": g.expires_at.as_millis_floor(),
+        "ttlMs": ms(g.expires_at.as_nanos().saturating_sub(reply.now)),
+        "rate": g.rate,
+        "ratePerSecond": pc.per_second(g.rate),
         "window": pc.window().as_millis_floor(),
         "capacity": pc.capacity(),
         "free": reply.free,
@@ -130,19 +130,6 @@ pub fn list(cfg: &Config) -> Result<Response, ApiError> {
     json_response(200, &json!({ "pools": map }))
 }
 
-/// `GET /v1/test/pools/{pool}` (the test build, TEST_MODE on only): whether the pool's object stores a row and
-/// when its alarm is, so tests can see the alarm reclaim leases and delete the storage.
-#[cfg(feature = "test-hooks")]
-pub async fn inspect(rest: &str, method: &worker::Method, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    if *method != worker::Method::Get {
-        return Err(ApiError::method_not_allowed(method.as_ref(), rest, "GET"));
-    }
-    let pc = find_pool(cfg, rest)?;
-    let reply =
-        call_pool(env, &pool_request(PoolOp::Inspect, pc, String::new(), 0, Nanos::ZERO, None), pc.timeout_ms).await?;
-    json_response(200, &reply.stored.unwrap_or(Value::Null))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,7 +140,7 @@ mod tests {
     fn a_grant_answers_rates_in_the_pool_s_units() {
         let pc = parse_pool("ingest", &json!({ "partitions": 20, "rate": "25/s" })).unwrap();
         let now = 1_800_000_000_000_000_000;
-        let g = GrantWire { partitions: vec![0, 1, 2, 3], expires_at: now + 15_000_000_000 };
+        let g = pc.pool.clone().grant("w1", 4, Nanos::from_secs(15), Nanos::new(now)).unwrap();
         let reply = PoolReply { now, free: 16, grant: Some(g.clone()), ..PoolReply::default() };
         let b = grant_body(&pc, "w1", &g, &reply);
         assert_eq!(b["rate"], 100);

@@ -14,10 +14,10 @@ use crate::api_request::check_key;
 use crate::config::{Config, ProxyConfig, ORIGIN_SECRET_HEADER};
 use crate::decide::{decide, Hit};
 use crate::errors::ApiError;
-use crate::ip::ip_key;
 use crate::observe::{self, Route};
 use crate::proxy_headers;
 use crate::wire::Op;
+use tollgate::client_ip::ip_key;
 
 /// The header Cloudflare sets to the connecting client's address (the client cannot forge it
 /// at the edge; locally, workerd sets it too).

@@ -47,14 +47,10 @@ pub fn label(path: &str, rest: Option<&str>) -> &'static str {
         p if p.starts_with("/keys/") => "/v1/keys/{policy}/{key}",
         p if p.starts_with("/pools/") => "/v1/pools/{pool}/...",
         #[cfg(feature = "test-hooks")]
-        p if p.starts_with(TEST_ROUTES) => "/v1/test/...",
+        p if p.starts_with(crate::tests::routes::PREFIX) => "/v1/test/...",
         _ => "/v1/...",
     }
 }
-
-/// The test build's routes, under the API prefix (TEST_MODE on only).
-#[cfg(feature = "test-hooks")]
-const TEST_ROUTES: &str = "/test/";
 
 /// Routes one request.
 pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, ApiError> {
@@ -88,8 +84,8 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
             "/pools" => pools_api::list(&cfg),
             p if p.starts_with("/pools/") => pools_api::handle(&p["/pools/".len()..], req, env, &cfg).await,
             #[cfg(feature = "test-hooks")]
-            p if p.starts_with(TEST_ROUTES) && cfg.test_hooks() => {
-                test_route(&p[TEST_ROUTES.len()..], req, env, &cfg).await
+            p if p.starts_with(crate::tests::routes::PREFIX) && cfg.test_hooks() => {
+                crate::tests::routes::route(&p[crate::tests::routes::PREFIX.len()..], req, env, &cfg).await
             }
             p if p.starts_with("/keys/") => {
                 let rest = &p["/keys/".len()..];
@@ -115,30 +111,5 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
     match env.assets(ASSETS) {
         Ok(assets) => Ok(assets.fetch_request(req).await?),
         Err(_) => Err(ApiError::not_found(&path)),
-    }
-}
-
-/// The test build's routes (`rest` is the path after `/test/`): `state/{policy}/{key}` (what a
-/// key's object stores), `lease/{policy}/{key}` (one step of the several-keys protocol),
-/// `pools/{pool}` (what a pool's object stores), `sync/{policy}` (this isolate's sync queue of
-/// a synced policy: keys waiting, keys out).
-#[cfg(feature = "test-hooks")]
-async fn test_route(rest: &str, req: Request, env: &Env, cfg: &crate::config::Config) -> Result<Response, ApiError> {
-    let method = req.method();
-    let path = req.path();
-    if let Some(p) = rest.strip_prefix("state/") {
-        only(&method, Method::Get, &path, "GET")?;
-        api::inspect(p, env, cfg).await
-    } else if let Some(p) = rest.strip_prefix("lease/") {
-        only(&method, Method::Post, &path, "POST")?;
-        crate::tests::lease_api::handle(p, req, env, cfg).await
-    } else if let Some(p) = rest.strip_prefix("pools/") {
-        pools_api::inspect(p, &method, env, cfg).await
-    } else if let Some(p) = rest.strip_prefix("sync/") {
-        only(&method, Method::Get, &path, "GET")?;
-        let pc = crate::api_request::find_policy(cfg, p)?;
-        api::json_response(200, &crate::sync_mode::queue(pc)?)
-    } else {
-        Err(ApiError::not_found(&path))
     }
 }

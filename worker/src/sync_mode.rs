@@ -19,7 +19,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use futures_util::future::join_all;
-use tollgate::sync::{SyncRate, SyncedLimiter};
+use tollgate::sync::{Diff, MergedCount, SyncRate, SyncedLimiter};
 use tollgate::sync_queue::SyncQueue;
 use tollgate::{Nanos, PolicyDecision};
 use worker::{Context, Env};
@@ -27,7 +27,7 @@ use worker::{Context, Env};
 use crate::config::PolicyConfig;
 use crate::do_client;
 use crate::errors::ApiError;
-use crate::wire::{DiffWire, DoRequest, Op};
+use crate::wire::{DoRequest, Op};
 
 /// The most keys one sync round pushes (each is one Durable Object call, from the
 /// invocation of the request that began the round): keeps that invocation's subrequests
@@ -106,12 +106,12 @@ pub fn drive(env: &Env, ctx: &Context, pc: &PolicyConfig, now: Nanos, test_now: 
 /// One sync round: push the diffs of `keys` (each to its own object, all at once) and apply
 /// each key's merged counts; a key whose push failed keeps its diffs and is queued again.
 async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test_now: bool) {
-    let batch: Option<Vec<(Box<str>, Vec<DiffWire>)>> = with_node(&pc, |node| {
+    let batch: Option<Vec<(Box<str>, Vec<Diff>)>> = with_node(&pc, |node| {
         let refs: Vec<&str> = keys.iter().map(|k| &**k).collect();
         let diffs = node.limiter.take_diffs_for(&refs, now);
         keys.iter()
             .map(|k| {
-                let mine = diffs.iter().filter(|d| d.key == *k).map(DiffWire::from_diff).collect();
+                let mine = diffs.iter().filter(|d| d.key == *k).cloned().collect();
                 (k.clone(), mine)
             })
             .collect()
@@ -137,7 +137,8 @@ async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test
         for ((key, _), result) in batch.iter().zip(results) {
             match result {
                 Ok(reply) => {
-                    let merged: Vec<_> = reply.merged.iter().map(|m| m.to_merged(key)).collect();
+                    let merged: Vec<_> =
+                        reply.merged.into_iter().map(|m| MergedCount { key: key.clone(), ..m }).collect();
                     node.limiter.apply_merged_for(&[&**key], &merged, now);
                     node.queue.finish(key, true);
                 }

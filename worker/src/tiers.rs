@@ -18,9 +18,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use tollgate::headers::is_field_name;
 
 use crate::api_request::find_policy;
-use crate::config::{located, parse_policy, valid_policy_name, Config, PolicyConfig};
+use crate::config::{parse_policy, valid_policy_name, Config, PolicyConfig};
 use crate::errors::ApiError;
 
 /// The options of a tiered policy, beside which no other option is taken (each tier has its own).
@@ -59,7 +60,7 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
     };
     let header = match obj.get("tierHeader") {
         None => DEFAULT_TIER_HEADER.to_string(),
-        Some(Value::String(h)) if valid_header_name(h) => h.clone(),
+        Some(Value::String(h)) if h.len() <= 64 && is_field_name(h) => h.clone(),
         Some(other) => return Err(format!("policy {name:?}: tierHeader must be an HTTP header name, got {other}")),
     };
     let default = match obj.get("defaultTier") {
@@ -78,7 +79,7 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
         }
         let stored = if *tier == default { name.to_string() } else { format!("{name}:{tier}") };
         let mut pc =
-            parse_policy(&stored, spec).map_err(|e| format!("policy {name:?}: tier {tier:?}: {}", located(&e)))?;
+            parse_policy(&stored, spec).map_err(|e| format!("policy {name:?}: tier {tier:?}: {}", e.located()))?;
         pc.description["tier"] = Value::String(tier.clone());
         if *tier == default {
             pc.description["tiers"] =
@@ -88,11 +89,6 @@ pub fn parse_tiered(name: &str, v: &Value, out: &mut BTreeMap<String, PolicyConf
         out.insert(stored, pc);
     }
     Ok(())
-}
-
-/// RFC 9110 token characters, 1 to 64 of them.
-fn valid_header_name(h: &str) -> bool {
-    !h.is_empty() && h.len() <= 64 && h.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 /// The policy a request naming `name` is decided by: for a tiered policy, the tier its

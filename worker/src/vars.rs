@@ -5,9 +5,7 @@
 
 use serde_json::Value;
 
-use crate::config::{
-    parse_api_prefix, parse_policies, parse_proxy, parse_sample_rate, public_on, test_mode_on, Config,
-};
+use crate::config::{parse_api_prefix, parse_policies, parse_proxy, parse_sample_rate, switch_on, Config};
 use crate::pool_config::parse_pools;
 
 /// A var as JSON: an object var as is, a string var parsed as JSON when it is not empty.
@@ -63,11 +61,11 @@ pub fn read_config_for(
         (None, None) => {}
     }
     let api_prefix = parse_api_prefix(text_var(var("API_PREFIX")).as_deref())?;
-    let public = public_on(text_var(var("PUBLIC")).as_deref());
+    let public = switch_on(text_var(var("PUBLIC")).as_deref());
     let denial_log_sample_rate = parse_sample_rate(text_var(var("DENIAL_LOG_SAMPLE_RATE")).as_deref())?;
     // An empty token is treated as unset: "" would otherwise accept `Bearer ` (no token).
     let api_token = api_token.filter(|t| !t.is_empty());
-    let test_mode = test_mode_on(text_var(var("TEST_MODE")).as_deref());
+    let test_mode = switch_on(text_var(var("TEST_MODE")).as_deref());
     if test_mode {
         let beside = if proxy.is_some() { Some("ORIGIN") } else { api_token.as_ref().map(|_| "API_TOKEN") };
         if let Some(other) = beside {

@@ -1,15 +1,13 @@
 //! The JSON the Worker and its Durable Objects exchange (never seen by clients).
 //!
 //! Times are nanoseconds as JSON integers: both ends are Rust (serde_json reads `u64`
-//! exactly), so nothing passes through a JavaScript number.
+//! exactly), so nothing passes through a JavaScript number. Decisions, diffs and merged counts
+//! are the core's own values (its `serde` feature); a diff or merged count goes to, or comes
+//! from, its key's own object, so it carries no key.
 
 use serde::{Deserialize, Serialize};
-use tollgate::policy::{LimitDecision, LimitRef};
 use tollgate::sync::{Diff, MergedCount};
-use tollgate::{Decision, Nanos, PolicyDecision};
-
-#[cfg(feature = "test-hooks")]
-use crate::object::StorageFault;
+use tollgate::{Nanos, PolicyDecision};
 
 /// What the Worker asks a Durable Object to do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,93 +28,15 @@ pub enum Op {
 }
 
 /// A fault the Durable Object injects: the test build's hook, with `TEST_MODE` on only
-/// (`Tollgate-Test-Fault`, api.rs).
+/// (`Tollgate-Test-Fault`, tests/fault.rs).
 #[cfg(feature = "test-hooks")]
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Fault {
-    /// Answer 500.
-    Error,
-    /// Answer only after a long delay (longer than any policy's timeout in the tests).
-    Timeout,
-    /// Fail the object's next storage reads or writes (`tests/storage_fault.rs`).
-    Storage(StorageFault),
-}
-
-#[cfg(feature = "test-hooks")]
-impl Fault {
-    /// From the `Tollgate-Test-Fault` header value.
-    pub fn parse(s: &str) -> Option<Fault> {
-        match s.trim() {
-            "error" => Some(Fault::Error),
-            "timeout" => Some(Fault::Timeout),
-            other => StorageFault::parse(other).map(Fault::Storage),
-        }
-    }
-}
+pub use crate::tests::fault::Fault;
 
 /// A production build injects no fault: the type has no value, so a request's `fault` is
 /// always `None` and an object refuses any other.
 #[cfg(not(feature = "test-hooks"))]
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Fault {}
-
-/// One diff for the Durable Object's key (namespace and key are the object's own).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DiffWire {
-    pub limit: usize,
-    pub window_start: u64,
-    pub window_size: u64,
-    pub delta: u64,
-    pub expires_at: u64,
-}
-
-impl DiffWire {
-    pub fn from_diff(d: &Diff) -> DiffWire {
-        DiffWire {
-            limit: d.limit,
-            window_start: d.window_start.as_nanos(),
-            window_size: d.window_size.as_nanos(),
-            delta: d.delta,
-            expires_at: d.expires_at.as_nanos(),
-        }
-    }
-
-    pub fn to_diff(&self, namespace: &str, key: &str) -> Diff {
-        Diff {
-            namespace: namespace.into(),
-            key: key.into(),
-            limit: self.limit,
-            window_start: Nanos::new(self.window_start),
-            window_size: Nanos::new(self.window_size),
-            delta: self.delta,
-            expires_at: Nanos::new(self.expires_at),
-        }
-    }
-}
-
-/// One merged count of the Durable Object's key.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MergedWire {
-    pub limit: usize,
-    pub window_start: u64,
-    pub count: u64,
-}
-
-impl MergedWire {
-    pub fn from_merged(m: &MergedCount) -> MergedWire {
-        MergedWire { limit: m.limit, window_start: m.window_start.as_nanos(), count: m.count }
-    }
-
-    pub fn to_merged(&self, key: &str) -> MergedCount {
-        MergedCount {
-            key: key.into(),
-            limit: self.limit,
-            window_start: Nanos::new(self.window_start),
-            count: self.count,
-        }
-    }
-}
 
 /// The Worker's request to a Durable Object.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,7 +52,7 @@ pub struct DoRequest {
     #[serde(default)]
     pub fault: Option<Fault>,
     #[serde(default)]
-    pub diffs: Vec<DiffWire>,
+    pub diffs: Vec<Diff>,
 }
 
 impl DoRequest {
@@ -144,84 +64,6 @@ impl DoRequest {
     }
 }
 
-/// A [`Decision`] on the wire.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DecisionWire {
-    pub allowed: bool,
-    pub limit: u64,
-    pub remaining: u64,
-    pub reset_at: u64,
-    pub retry_after: u64,
-    #[serde(default)]
-    pub next_unit_after: u64,
-}
-
-impl From<Decision> for DecisionWire {
-    fn from(d: Decision) -> DecisionWire {
-        DecisionWire {
-            allowed: d.allowed,
-            limit: d.limit,
-            remaining: d.remaining,
-            reset_at: d.reset_at.as_nanos(),
-            retry_after: d.retry_after.as_nanos(),
-            next_unit_after: d.next_unit_after.as_nanos(),
-        }
-    }
-}
-
-impl From<DecisionWire> for Decision {
-    fn from(d: DecisionWire) -> Decision {
-        Decision {
-            allowed: d.allowed,
-            limit: d.limit,
-            remaining: d.remaining,
-            reset_at: Nanos::new(d.reset_at),
-            retry_after: Nanos::new(d.retry_after),
-            next_unit_after: Nanos::new(d.next_unit_after),
-        }
-    }
-}
-
-/// A [`PolicyDecision`] on the wire: `limits` are `(key, limit, decision)`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PolicyDecisionWire {
-    pub allowed: bool,
-    pub decision: DecisionWire,
-    pub binding: (usize, usize),
-    pub limits: Vec<(usize, usize, DecisionWire)>,
-    /// Whether the wait includes a penalty's block (absent from objects of older builds).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub penalty: bool,
-}
-
-impl From<&PolicyDecision> for PolicyDecisionWire {
-    fn from(d: &PolicyDecision) -> PolicyDecisionWire {
-        PolicyDecisionWire {
-            allowed: d.allowed,
-            decision: d.decision.into(),
-            binding: (d.binding.key, d.binding.limit),
-            limits: d.limits.iter().map(|l| (l.at.key, l.at.limit, l.decision.into())).collect(),
-            penalty: d.penalty,
-        }
-    }
-}
-
-impl From<PolicyDecisionWire> for PolicyDecision {
-    fn from(d: PolicyDecisionWire) -> PolicyDecision {
-        PolicyDecision {
-            allowed: d.allowed,
-            decision: d.decision.into(),
-            binding: LimitRef { key: d.binding.0, limit: d.binding.1 },
-            limits: d
-                .limits
-                .into_iter()
-                .map(|(key, limit, decision)| LimitDecision { at: LimitRef { key, limit }, decision: decision.into() })
-                .collect(),
-            penalty: d.penalty,
-        }
-    }
-}
-
 /// A Durable Object's answer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DoReply {
@@ -229,10 +71,10 @@ pub struct DoReply {
     pub now: u64,
     /// The decision (check, peek; refund answers a peek of cost 1 after the refund).
     #[serde(default)]
-    pub decision: Option<PolicyDecisionWire>,
-    /// The merged counts (sync).
+    pub decision: Option<PolicyDecision>,
+    /// The merged counts (sync), without their key (the object's).
     #[serde(default)]
-    pub merged: Vec<MergedWire>,
+    pub merged: Vec<MergedCount>,
     /// What is stored (inspect).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<serde_json::Value>,
@@ -247,8 +89,8 @@ pub struct DoReply {
 impl DoReply {
     /// The decision the object answered (check, peek, refund).
     pub fn policy_decision(&self) -> Result<PolicyDecision, crate::errors::ApiError> {
-        let wire = self.decision.clone();
-        wire.map(PolicyDecision::from)
+        self.decision
+            .clone()
             .ok_or_else(|| crate::errors::ApiError::internal("the Durable Object answered no decision"))
     }
 }
@@ -256,6 +98,9 @@ impl DoReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tollgate::limit_decisions::LimitDecisions;
+    use tollgate::policy::{LimitDecision, LimitRef};
+    use tollgate::Decision;
 
     #[test]
     fn a_policy_decision_round_trips_exactly() {
@@ -274,8 +119,52 @@ mod tests {
             limits: vec![LimitDecision { at: LimitRef { key: 0, limit: 1 }, decision: d }].into(),
             penalty: true,
         };
-        let json = serde_json::to_string(&PolicyDecisionWire::from(&pd)).unwrap();
-        let back: PolicyDecisionWire = serde_json::from_str(&json).unwrap();
-        assert_eq!(PolicyDecision::from(back), pd);
+        let json = serde_json::to_string(&pd).unwrap();
+        let back: PolicyDecision = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, pd);
+    }
+
+    /// The objects of the previous build and this one read each other's decisions, diffs and
+    /// merged counts: pairs as `[key, limit]`, no `penalty` when false, no keys in a diff.
+    #[test]
+    fn the_wire_shapes_stay_as_they_were() {
+        let d = Decision {
+            allowed: true,
+            limit: 5,
+            remaining: 4,
+            reset_at: Nanos::new(9),
+            retry_after: Nanos::ZERO,
+            next_unit_after: Nanos::ZERO,
+        };
+        let pd = PolicyDecision {
+            allowed: true,
+            decision: d,
+            binding: LimitRef { key: 1, limit: 0 },
+            limits: LimitDecisions::one(LimitDecision { at: LimitRef { key: 1, limit: 0 }, decision: d }),
+            penalty: false,
+        };
+        let decision = r#"{"allowed":true,"limit":5,"remaining":4,"reset_at":9,"retry_after":0,"next_unit_after":0}"#;
+        let want = format!(r#"{{"allowed":true,"decision":{decision},"binding":[1,0],"limits":[[1,0,{decision}]]}}"#);
+        assert_eq!(serde_json::to_string(&pd).unwrap(), want);
+        let old = r#"{"allowed":true,"limit":5,"remaining":4,"reset_at":9,"retry_after":0}"#;
+        let read: PolicyDecision = serde_json::from_str(&format!(
+            r#"{{"allowed":true,"decision":{old},"binding":[1,0],"limits":[[1,0,{old}]]}}"#
+        ))
+        .unwrap();
+        assert_eq!(read, pd);
+        let diff = Diff {
+            namespace: "ns".into(),
+            key: "k".into(),
+            limit: 1,
+            window_start: Nanos::new(2),
+            window_size: Nanos::new(3),
+            delta: 4,
+            expires_at: Nanos::new(5),
+        };
+        let json = r#"{"limit":1,"window_start":2,"window_size":3,"delta":4,"expires_at":5}"#;
+        assert_eq!(serde_json::to_string(&diff).unwrap(), json);
+        let merged = MergedCount { key: "".into(), limit: 1, window_start: Nanos::new(2), count: 7 };
+        assert_eq!(serde_json::to_string(&merged).unwrap(), r#"{"limit":1,"window_start":2,"count":7}"#);
+        assert_eq!(serde_json::from_str::<MergedCount>(r#"{"limit":1,"window_start":2,"count":7}"#).unwrap(), merged);
     }
 }

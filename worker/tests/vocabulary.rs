@@ -5,10 +5,10 @@
 use std::collections::BTreeSet;
 
 use serde_json::json;
-use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS};
+use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, SERVING_FIELDS};
 use tollgate::Nanos;
 
-use tollgate_worker::config::{parse_policy, POLICY_FIELDS};
+use tollgate_worker::config::parse_policy;
 use tollgate_worker::pool_config::POOL_EDGE_FIELDS;
 use tollgate_worker::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
 
@@ -40,7 +40,7 @@ fn the_config_takes_exactly_the_tables_toml_options() {
         &LIMIT_FIELDS[..],
         &["limits"][..],
         &POLICY_OPTIONS[..],
-        &POLICY_FIELDS[..],
+        &SERVING_FIELDS[..],
         &tollgate_worker::tiers::TIER_FIELDS[..],
         &POOL_FIELDS[..],
         &POOL_EDGE_FIELDS[..],

@@ -8,13 +8,14 @@
 
 use std::cell::RefCell;
 
+use tollgate::sync::MergedCount;
 use tollgate::Nanos;
 
 use super::sql::Sql;
 use super::storage::{load_central, save_central, storage_deadline, Mem};
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
-use crate::wire::{DoReply, DoRequest, MergedWire};
+use crate::wire::{DoReply, DoRequest};
 
 /// The most diffs one push may carry (a key has a few windows per limit).
 pub const MAX_DIFFS: usize = 1024;
@@ -44,9 +45,10 @@ pub fn sync(
     };
     let before = counts.clone();
     for d in &r.diffs {
-        let e = counts.entry((d.limit, d.window_start)).or_insert((0, d.expires_at));
+        let (window_start, expires_at) = (d.window_start.as_nanos(), d.expires_at.as_nanos());
+        let e = counts.entry((d.limit, window_start)).or_insert((0, expires_at));
         e.0 = e.0.saturating_add(d.delta);
-        e.1 = e.1.max(d.expires_at);
+        e.1 = e.1.max(expires_at);
     }
     counts.retain(|_, (_, expires)| *expires > now.as_nanos());
     let mut alarm = None;
@@ -59,7 +61,14 @@ pub fn sync(
         }
         alarm = (!counts.is_empty()).then_some(deadline);
     }
-    let merged =
-        counts.iter().map(|(&(limit, window_start), &(count, _))| MergedWire { limit, window_start, count }).collect();
+    let merged = counts
+        .iter()
+        .map(|(&(limit, start), &(count, _))| MergedCount {
+            key: "".into(),
+            limit,
+            window_start: Nanos::new(start),
+            count,
+        })
+        .collect();
     Ok((DoReply { now: now.as_nanos(), decision: None, merged, stored: None, state: None }, alarm))
 }

@@ -6,7 +6,7 @@ use tollgate::{CheckError, Nanos, Policy, PolicyDecision, PolicyState, Store};
 use super::object_store::ObjectStore;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
-use crate::wire::{DoReply, Op, PolicyDecisionWire};
+use crate::wire::{DoReply, Op};
 
 /// The largest state sent with a denial for the isolate's cache (a sliding log of ~250
 /// timestamps): beyond it, denials of that key are always decided here.
@@ -25,13 +25,7 @@ pub fn run(store: &mut ObjectStore<'_>, pc: &PolicyConfig, op: Op, cost: u64, no
     let key = store.key();
     let decided = store.update(&[key], now, &mut |states| decide(policy, op, states, now, cost))?;
     let (decision, state) = decided.map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
-    Ok(DoReply {
-        now: now.as_nanos(),
-        decision: Some(PolicyDecisionWire::from(&decision)),
-        merged: Vec::new(),
-        stored: None,
-        state,
-    })
+    Ok(DoReply { now: now.as_nanos(), decision: Some(decision), merged: Vec::new(), stored: None, state })
 }
 
 /// The core's answer to `op` over the key's state, and with a denied check the state it was

@@ -25,6 +25,7 @@ use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::{Nanos, PolicyState, Store};
 
 use super::object_store::ObjectStore;
+use super::real_ms;
 use super::storage::Mem;
 use crate::config::PolicyConfig;
 use crate::errors::ApiError;
@@ -41,10 +42,6 @@ pub struct Lease {
     pub token: u64,
     /// Real time (Unix ms) from which another request may break it.
     pub until_ms: u64,
-}
-
-fn real_ms() -> u64 {
-    worker::Date::now().as_millis()
 }
 
 /// The longest a request waits here for a lease to end before answering busy: half the

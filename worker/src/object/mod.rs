@@ -33,13 +33,9 @@ use crate::wire::{DoReply, DoRequest, Fault, Op};
 use object_store::ObjectStore;
 
 #[cfg(feature = "test-hooks")]
-pub use crate::tests::storage_fault::{self, StorageFault};
+pub use crate::tests::storage_fault;
 pub use pool::{lease_error, CapacityPool};
 pub use storage::Mem;
-
-/// How long an injected `timeout` fault keeps the caller waiting (beyond any test timeout).
-#[cfg(feature = "test-hooks")]
-const FAULT_DELAY: std::time::Duration = std::time::Duration::from_millis(3_000);
 
 #[durable_object]
 pub struct KeyLimiter {
@@ -52,9 +48,14 @@ pub struct KeyLimiter {
     gate: lock::Gate,
 }
 
+/// The real time, Unix ms.
+pub fn real_ms() -> u64 {
+    worker::Date::now().as_millis()
+}
+
 /// The object's clock in nanoseconds (millisecond resolution).
 pub fn clock() -> Nanos {
-    Nanos::from_millis(worker::Date::now().as_millis())
+    Nanos::from_millis(real_ms())
 }
 
 impl KeyLimiter {
@@ -158,21 +159,10 @@ impl KeyLimiter {
         }
     }
 
-    /// Arms a storage fault, or fails this request (after a delay, for `timeout`): the test
-    /// build with TEST_MODE on only.
+    /// Arms a storage fault, or fails this request (the test build with TEST_MODE on only).
     #[cfg(feature = "test-hooks")]
     async fn inject(&self, fault: Fault, cfg: &crate::config::Config) -> std::result::Result<(), ApiError> {
-        if !cfg.test_hooks() {
-            return Ok(());
-        }
-        if let Fault::Storage(f) = fault {
-            storage_fault::arm(&self.faults, &self.mem, f);
-            return Ok(());
-        }
-        if fault == Fault::Timeout {
-            worker::Delay::from(FAULT_DELAY).await;
-        }
-        Err(ApiError::internal(format!("injected fault: {fault:?}")))
+        crate::tests::fault::inject(fault, cfg, &self.faults, &self.mem).await
     }
 
     /// A production build has no fault to inject (`Fault` has no value).

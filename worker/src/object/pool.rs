@@ -15,10 +15,10 @@ use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::pool_storage::{self, alarm_now, PoolMem};
-use super::{answer, clock, js_sys_date, post_body, request_of, test_clock_allowed};
+use super::{answer, clock, js_sys_date, post_body, real_ms, request_of, test_clock_allowed};
 use crate::env_config::config;
 use crate::errors::ApiError;
-use crate::pool_wire::{demands, holders, GrantWire, PoolOp, PoolReply, PoolRequest};
+use crate::pool_wire::{demands, holders, PoolOp, PoolReply, PoolRequest};
 
 #[durable_object]
 pub struct CapacityPool {
@@ -36,10 +36,6 @@ pub fn lease_error(e: LeaseError) -> ApiError {
         LeaseError::NotHeld => return ApiError::new(404, "lease_not_held", e.to_string()),
     };
     ApiError::bad_request(code, e.to_string())
-}
-
-fn real_ms() -> u64 {
-    worker::Date::now().as_millis()
 }
 
 impl CapacityPool {
@@ -73,12 +69,11 @@ impl CapacityPool {
             let mut reply = PoolReply { now: now.as_nanos(), ..PoolReply::default() };
             let write = match r.op {
                 PoolOp::Grant => {
-                    reply.grant =
-                        Some(GrantWire::from(&pool.grant(&r.holder, r.partitions, ttl, now).map_err(lease_error)?));
+                    reply.grant = Some(pool.grant(&r.holder, r.partitions, ttl, now).map_err(lease_error)?);
                     true
                 }
                 PoolOp::Renew => {
-                    reply.grant = Some(GrantWire::from(&pool.renew(&r.holder, ttl, now).map_err(lease_error)?));
+                    reply.grant = Some(pool.renew(&r.holder, ttl, now).map_err(lease_error)?);
                     true
                 }
                 PoolOp::Release => {

@@ -15,7 +15,7 @@ use tollgate::lease::LeasePool;
 use tollgate::Nanos;
 use worker::{SqlStorage, SqlStorageValue};
 
-use super::storage::real_deadline;
+use super::storage::{real_deadline, sql_err};
 use crate::config::Config;
 use crate::errors::ApiError;
 
@@ -48,10 +48,6 @@ impl PoolMem {
     pub fn clear(&mut self) {
         *self = PoolMem::default();
     }
-}
-
-fn sql_err(e: worker::Error) -> ApiError {
-    ApiError::internal(format!("storage: {e}"))
 }
 
 fn ensure_schema(mem: &mut PoolMem, sql: &SqlStorage) -> Result<(), ApiError> {

@@ -54,7 +54,8 @@ impl Mem {
     }
 }
 
-fn sql_err(e: worker::Error) -> ApiError {
+/// A failed statement, as the 500 every object answers for it.
+pub fn sql_err(e: worker::Error) -> ApiError {
     ApiError::internal(format!("storage: {e}"))
 }
 

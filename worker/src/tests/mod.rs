@@ -1,6 +1,9 @@
 //! The test build's own modules (feature `test-hooks`, with `TEST_MODE` on only): what the
-//! workerd tests drive and no production build holds. `storage_fault`: a key object's SQL
-//! storage failing on demand; `lease_api`: one step of the several-keys protocol by hand.
+//! workerd tests drive and no production build holds. `routes`: the `/v1/test/` routes;
+//! `fault`: a key object failing on demand, and `storage_fault` its SQL storage; `lease_api`:
+//! one step of the several-keys protocol by hand.
 
+pub mod fault;
 pub mod lease_api;
+pub mod routes;
 pub mod storage_fault;
