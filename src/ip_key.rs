@@ -3,8 +3,8 @@
 //! address from it for every request; keyed by the full address, such a user would never be
 //! limited. IPv4 addresses, scarce enough to be one client each, are kept whole. The npm
 //! package's `ipKey`, its middleware's default key and express-rate-limit's `ipKeyGenerator`
-//! are this function (through the limiter's wasm module). Written without `core::fmt`, which
-//! the wasm modules do not link.
+//! are this function (through the limiter's wasm module), and so is the Worker proxy's `ip:`
+//! key. Written without `core::fmt`, which the wasm modules do not link.
 //!
 //! ```
 //! use tollgate::ip_key::ip_key;
@@ -17,7 +17,11 @@
 use alloc::string::String;
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
+use crate::access::mask;
 use crate::text::push_u64;
+
+/// The default IPv6 grouping (express-rate-limit v8's `ipv6Subnet`).
+pub const DEFAULT_IPV6_SUBNET: u8 = 56;
 
 /// The key of `address`: an IPv4 address, or an IPv4-mapped IPv6 one (`::ffff:192.0.2.1`), as
 /// its dotted quad; an IPv6 address (a zone, `%eth0`, dropped) as its first `prefix` bits, in
@@ -33,8 +37,7 @@ pub fn ip_key(address: &str, prefix: u8) -> Option<String> {
         return Some(dotted(v4));
     }
     let prefix = prefix.min(128);
-    let mask = if prefix == 0 { 0 } else { u128::MAX << (128 - u32::from(prefix)) };
-    let mut out = rfc5952(Ipv6Addr::from(u128::from(v6) & mask).segments());
+    let mut out = rfc5952(Ipv6Addr::from(u128::from(v6) & mask(prefix)).segments());
     if prefix < 128 {
         out.push('/');
         push_u64(&mut out, u64::from(prefix));
@@ -114,5 +117,26 @@ mod tests {
         for bad in ["", "1.2.3", "01.2.3.4", "1.2.3.4%eth0", "::1::", "1.2.3.4:80", "localhost"] {
             assert_eq!(ip_key(bad, 56), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn ipv6_addresses_of_one_slash_56_share_a_key_by_default() {
+        let a = ip_key("2001:db8:1:2:aaaa::1", DEFAULT_IPV6_SUBNET).unwrap();
+        let b = ip_key("2001:db8:1:ff:ffff:ffff:ffff:ffff", DEFAULT_IPV6_SUBNET).unwrap();
+        assert_eq!(a, "2001:db8:1::/56");
+        assert_eq!(a, b);
+        assert_ne!(a, ip_key("2001:db8:1:100::1", 56).unwrap());
+        assert_eq!(ip_key("2001:db8:1:2:aaaa::1", 64).unwrap(), "2001:db8:1:2::/64");
+        assert_eq!(ip_key("2001:db8:1:2:aaaa::1", 48).unwrap(), "2001:db8:1::/48");
+        assert_eq!(ip_key("2001:db8::1", 128).unwrap(), "2001:db8::1");
+    }
+
+    #[test]
+    fn ipv4_is_always_per_address_and_mapped_addresses_are_ipv4() {
+        assert_eq!(ip_key("203.0.113.7", 56).unwrap(), "203.0.113.7");
+        assert_eq!(ip_key("203.0.113.7", 1).unwrap(), "203.0.113.7");
+        assert_eq!(ip_key("::ffff:203.0.113.7", 56).unwrap(), "203.0.113.7");
+        assert_eq!(ip_key("not an ip", 56), None);
+        assert_eq!(ip_key("", 56), None);
     }
 }

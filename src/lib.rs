@@ -12,7 +12,6 @@ pub mod algorithm;
 pub mod algorithms;
 pub mod blocked;
 pub mod calendar;
-pub mod client_ip;
 pub mod codec;
 pub mod counted;
 pub mod decide;

@@ -198,7 +198,7 @@ struct ProxyJson {
     ipv6_subnet: Option<Value>,
 }
 
-pub use tollgate::client_ip::DEFAULT_IPV6_SUBNET;
+pub use tollgate::ip_key::DEFAULT_IPV6_SUBNET;
 
 /// Whether `name` is a valid policy name: 1 to 64 of `A-Z a-z 0-9 - _ .`. No `/`, which is
 /// what makes `policy/key` an unambiguous Durable Object name.

@@ -17,7 +17,7 @@ use crate::errors::ApiError;
 use crate::observe::{self, Route};
 use crate::proxy_headers;
 use crate::wire::Op;
-use tollgate::client_ip::ip_key;
+use tollgate::ip_key::ip_key;
 
 /// The header Cloudflare sets to the connecting client's address (the client cannot forge it
 /// at the edge; locally, workerd sets it too).
@@ -35,7 +35,7 @@ pub fn request_key(proxy: &ProxyConfig, headers: &Headers) -> Result<String, Api
         }
     }
     let ip = headers.get(CLIENT_IP_HEADER)?.unwrap_or_default();
-    ip_key(&ip, proxy.ipv6_subnet).ok_or_else(|| {
+    ip_key(ip.trim(), proxy.ipv6_subnet).map(|k| format!("ip:{k}")).ok_or_else(|| {
         ApiError::bad_request("missing_client_ip", format!("no client address in {CLIENT_IP_HEADER} to limit by"))
     })
 }
