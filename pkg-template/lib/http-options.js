@@ -127,21 +127,14 @@ export function denialBody(body) {
 }
 
 /**
- * Once a counted request is answered: gives its hit back when skipFailedRequests or
- * skipSuccessfulRequests says it should not have counted. `succeeded()` judges the answer (an
- * adapter's `requestWasSuccessful`); one that throws, or a refund that fails, leaves the hit
- * counted.
+ * Once a counted request is answered: gives its hit back (to `limiter`, the deciding one) when
+ * skipFailedRequests or skipSuccessfulRequests says it should not have counted. `succeeded()`
+ * judges the answer (an adapter's `requestWasSuccessful`, awaited); one that throws, or a
+ * refund that fails, leaves the hit counted.
  */
-export async function settleHit(o, succeeded, keys, cost) {
-  let success;
+export async function settleHit(o, succeeded, keys, cost, limiter = o.limiter) {
   try {
-    success = succeeded() === true;
-  } catch {
-    return;
-  }
-  if ((success && o.skipSuccessful) || (!success && o.skipFailed)) {
-    try {
-      await o.limiter.refund(keys, { cost, now: Date.now() });
-    } catch {}
-  }
+    const success = (await succeeded()) === true;
+    if (success ? o.skipSuccessful : o.skipFailed) await limiter.refund(keys, { cost, now: Date.now() });
+  } catch {}
 }

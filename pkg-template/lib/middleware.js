@@ -7,7 +7,7 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { fail, objectOf, optionError } from "./options.js";
-import { clientError, denialBody, flag, httpOptions } from "./http-options.js";
+import { clientError, denialBody, flag, httpOptions, settleHit } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
@@ -208,17 +208,10 @@ export function rateLimit(passed = {}) {
 
   /** Gives a counted hit back once the answer shows it should not count (skip*Requests). */
   const settle = async (outcome, req, res, limiter, key, cost, decision) => {
-    try {
-      const finished = await outcome;
-      const success = finished && (await wasSuccessful(req, res)) === true;
-      if (!(success ? o.skipSuccessful : o.skipFailed)) return;
-      // After its window reset, the count holds other hits: nothing of this one is left to give back.
-      const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
-      if (Date.now() >= resetAt) return;
-      await limiter.refund(key, { cost, now: Date.now() });
-    } catch {
-      // A judge that threw, or a refund that failed, leaves the hit counted.
-    }
+    const finished = await outcome;
+    // After its window reset, the count holds other hits: nothing of this one is left to give back.
+    const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
+    if (Date.now() < resetAt) await settleHit(o, () => finished && wasSuccessful(req, res), key, cost, limiter);
   };
 
   const middleware = async (req, res, next) => {
