@@ -77,9 +77,7 @@ export class WorkerLimiter extends StoreLimiter {
     const keys = keysOf(key);
     validateKeys(keys);
     const { cost } = callOptions(options);
-    for (const k of keys) this.#forget(k);
-    await this.#call("POST", "/v1/refund", this.#hitBody(keys, cost, options));
-    for (const k of keys) this.#forget(k); // and what was read while it was on its way
+    await this.#forgetting(keys, () => this.#call("POST", "/v1/refund", this.#hitBody(keys, cost, options)));
   }
 
   /**
@@ -109,11 +107,8 @@ export class WorkerLimiter extends StoreLimiter {
     await this.#policy();
     const body = { reservation, actual };
     if (options?.now !== undefined) body.now = now;
-    const keys = this.#reservations.get(reservation) ?? [];
-    for (const k of keys) this.#forget(k);
-    const b = await this.#call("POST", "/v1/settle", body);
+    const b = await this.#forgetting(this.#reservations.get(reservation) ?? [], () => this.#call("POST", "/v1/settle", body));
     this.#reservations.delete(reservation);
-    for (const k of keys) this.#forget(k);
     // The keys answered (several keys' answers name theirs in `limits`): one key's answer has no `limits`.
     const d = this.#decision(b, Array.isArray(b.limits) ? [...new Set(b.limits.map((l) => l.key))] : [""]);
     return settled(d, SETTLED_FIELDS.map((f) => b[f]));
@@ -130,9 +125,7 @@ export class WorkerLimiter extends StoreLimiter {
   async reset(key) {
     const keys = keysOf(key);
     validateKeys(keys);
-    for (const k of keys) this.#forget(k);
-    await Promise.all(keys.map((k) => this.#call("DELETE", this.#keyPath(k))));
-    for (const k of keys) this.#forget(k);
+    await this.#forgetting(keys, () => Promise.all(keys.map((k) => this.#call("DELETE", this.#keyPath(k)))));
   }
 
   /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
@@ -147,9 +140,7 @@ export class WorkerLimiter extends StoreLimiter {
     stringKey(key);
     stateBytes(state);
     validateKeys([key]);
-    this.#forget(key);
-    await this.#call("PUT", `${this.#keyPath(key)}/state`, { state: state === null ? null : toBase64(state) });
-    this.#forget(key);
+    await this.#forgetting([key], () => this.#call("PUT", `${this.#keyPath(key)}/state`, { state: state === null ? null : toBase64(state) }));
   }
 
   /**
@@ -185,10 +176,8 @@ export class WorkerLimiter extends StoreLimiter {
     } catch (e) {
       return this.#degrade(keys, now, cost, peek, e);
     }
-    if (typeof r.body?.allowed !== "boolean") {
-      if (isOutage(r.status, r.body?.error?.code)) return this.#degrade(keys, now, cost, peek, this.#outage(r));
-      throw requestError(r.status, r.body);
-    }
+    // Not a decision: an outage goes to the failure mode, a refusal to the caller (#degrade).
+    if (typeof r.body?.allowed !== "boolean") return this.#degrade(keys, now, cost, peek, this.#refused(r));
     return after(this.#decision(r.body, keys), r.body, keys);
   }
 
@@ -257,11 +246,12 @@ export class WorkerLimiter extends StoreLimiter {
   async #call(method, path, body) {
     const r = await this.#store._send(method, path, body);
     if (r.status >= 200 && r.status < 300) return r.body;
-    if (isOutage(r.status, r.body?.error?.code)) throw this.#outage(r);
-    throw requestError(r.status, r.body);
+    throw this.#refused(r);
   }
 
-  #outage(r) {
+  /** The error of an answer that is not the one asked for: an outage (`WorkerUnavailableError`), or the Worker's refusal. */
+  #refused(r) {
+    if (!isOutage(r.status, r.body?.error?.code)) return requestError(r.status, r.body);
     const e = r.body?.error ?? {};
     return new WorkerUnavailableError(`the Worker answered ${r.status} ${e.code ?? ""}: ${e.message ?? ""}`.trim());
   }
@@ -320,6 +310,14 @@ export class WorkerLimiter extends StoreLimiter {
   #forget(key) {
     this.#cache?.delete(key);
     this.#reads.delete(key);
+  }
+
+  /** `call()`'s answer, the keys' cached states forgotten before it and after it (and what was read while it was on its way). */
+  async #forgetting(keys, call) {
+    for (const k of keys) this.#forget(k);
+    const answer = await call();
+    for (const k of keys) this.#forget(k);
+    return answer;
   }
 
   // --- outages -------------------------------------------------------------------------------
