@@ -116,26 +116,16 @@ export class SwapBatcher {
     for (let i = 0; i < n; i++) {
       const s = batch[i];
       const r = reply[i];
-      if (typeof r === "number" || typeof r === "bigint") {
-        s.resolve(null);
-        continue;
-      }
-      if (Array.isArray(r) && r.length === 2) {
-        try {
-          s.resolve({ guarded: [fromValue(s.key, String(r[0]))], written: [fromValue(s.key, String(r[1]))] });
-        } catch (e) {
-          s.reject(e);
-        }
-        continue;
-      }
-      if (Array.isArray(r)) {
-        const error = String(r[0]);
-        // Another type of value at the key (a hash, a list): not an outage, and not ours.
-        s.reject(/WRONGTYPE/.test(error) ? new RedisStateError(s.key, `the key holds another type of value (${error})`) : new Error(error));
-        continue;
-      }
+      // A value that is not a state (fromValue throws) rejects its own hit only.
       try {
-        s.resolve([fromValue(s.key, typeof r === "string" ? r : String(r))]);
+        if (typeof r === "number" || typeof r === "bigint") s.resolve(null);
+        else if (Array.isArray(r) && r.length === 2) {
+          s.resolve({ guarded: [fromValue(s.key, String(r[0]))], written: [fromValue(s.key, String(r[1]))] });
+        } else if (Array.isArray(r)) {
+          const error = String(r[0]);
+          // Another type of value at the key (a hash, a list): not an outage, and not ours.
+          s.reject(/WRONGTYPE/.test(error) ? new RedisStateError(s.key, `the key holds another type of value (${error})`) : new Error(error));
+        } else s.resolve([fromValue(s.key, String(r))]);
       } catch (e) {
         s.reject(e);
       }
