@@ -244,26 +244,25 @@ export class LeasedPacer {
   async #leaseLoop() {
     let backoff = this.#backoffMin;
     while (this.#state === "running") {
-      let wait;
       const asked = this.#now();
+      let answer = null; // stays null when the ask failed for now
       try {
-        const { sent, held } = await this.#ask();
+        answer = await this.#ask();
         this.#lastError = null;
         this.#settleFirst.resolve(this.status);
         this.#changed();
-        if (held > 0) {
-          backoff = this.#backoffMin;
-          wait = sent + this.#renewEvery - this.#now();
-        } else {
-          wait = asked + backoff - this.#now();
-          backoff = Math.min(backoff * 2, this.#renewEvery);
-        }
       } catch (e) {
         this.#lastError = e;
         if (!(e instanceof LeaseError) || !e.transient) {
           this.#fail(e);
           return;
         }
+      }
+      let wait;
+      if (answer !== null && answer.held > 0) {
+        backoff = this.#backoffMin;
+        wait = answer.sent + this.#renewEvery - this.#now();
+      } else {
         wait = asked + backoff - this.#now();
         backoff = Math.min(backoff * 2, this.#renewEvery);
       }
