@@ -19,7 +19,7 @@
 //! [`Pacer`]: crate::pacer::Pacer
 
 use alloc::boxed::Box;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::{ConfigError, DecodeError};
@@ -51,11 +51,13 @@ pub struct Lease {
     pub expires_at: Nanos,
 }
 
-/// One holder's live leases ([`LeasePool::holdings`]).
+/// One holder's live leases ([`LeasePool::holdings`]); the Worker's pool status sends them as
+/// they are (`serde`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Holding<'a> {
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Holding {
     /// Who holds them.
-    pub holder: &'a str,
+    pub holder: String,
     /// Its partitions, in order.
     pub partitions: Vec<u32>,
     /// When they lapse: the earliest of them (a holder's leases share one expiry).
@@ -127,9 +129,10 @@ pub struct LeasePool {
 
 /// A live demand and its fair share (see [`LeasePool::shares`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Share<'a> {
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Share {
     /// Who asked.
-    pub holder: &'a str,
+    pub holder: String,
     /// How many partitions it asked for (at most the pool's).
     pub want: u32,
     /// The most it may hold while these demands are live.
@@ -258,13 +261,13 @@ impl LeasePool {
     /// Every live demand at `now` with its fair share among the live ones, in asking order:
     /// what a status page shows (a holder may hold less than its share until it asks again,
     /// or more until its next request gives the excess back).
-    pub fn shares(&self, now: Nanos) -> Vec<Share<'_>> {
+    pub fn shares(&self, now: Nanos) -> Vec<Share> {
         let live: Vec<&Demand> = self.demands.iter().filter(|d| d.until > now).collect();
         let wants: Vec<u32> = live.iter().map(|d| d.want).collect();
         let shares = water_fill(&wants, self.partitions());
         live.iter()
             .zip(shares)
-            .map(|(d, share)| Share { holder: &d.holder, want: d.want, share, until: d.until })
+            .map(|(d, share)| Share { holder: d.holder.to_string(), want: d.want, share, until: d.until })
             .collect()
     }
 
@@ -388,8 +391,8 @@ impl LeasePool {
     }
 
     /// The live leases at `now` by holder, in partition order of each holder's first lease.
-    pub fn holdings(&self, now: Nanos) -> Vec<Holding<'_>> {
-        let mut out: Vec<Holding<'_>> = Vec::new();
+    pub fn holdings(&self, now: Nanos) -> Vec<Holding> {
+        let mut out: Vec<Holding> = Vec::new();
         for (i, lease) in self.leases(now) {
             match out.iter_mut().find(|h| *h.holder == *lease.holder) {
                 Some(h) => {
@@ -397,7 +400,7 @@ impl LeasePool {
                     h.expires_at = h.expires_at.min(lease.expires_at);
                 }
                 None => out.push(Holding {
-                    holder: &lease.holder,
+                    holder: lease.holder.to_string(),
                     partitions: Vec::from([i]),
                     expires_at: lease.expires_at,
                 }),

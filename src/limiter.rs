@@ -76,6 +76,12 @@ impl KeyError {
     }
 }
 
+/// Owned keys (as an edge receives them) as the `&str` slice [`validate_keys`] and the
+/// multi-key calls take.
+pub fn key_refs(keys: &[alloc::string::String]) -> alloc::vec::Vec<&str> {
+    keys.iter().map(alloc::string::String::as_str).collect()
+}
+
 /// Checks a key list: 1 to [`MAX_KEYS_PER_HIT`] distinct keys of 1 to [`MAX_KEY_LEN`] bytes.
 pub fn validate_keys(keys: &[&str]) -> Result<(), KeyError> {
     if keys.is_empty() {

@@ -199,9 +199,9 @@ fn a_pool_s_live_leases_are_grouped_by_holder() {
     pool.grant("a", 3, Nanos::from_secs(10), t + Nanos::from_secs(1)).unwrap();
     let h = pool.holdings(t + Nanos::from_secs(2));
     assert_eq!(
-        h.iter().map(|h| (h.holder, h.partitions.clone())).collect::<Vec<_>>(),
+        h.iter().map(|h| (h.holder.as_str(), h.partitions.clone())).collect::<Vec<_>>(),
         [("a", vec![0, 1, 5]), ("b", vec![2, 3, 4])]
     );
     assert_eq!((h[0].expires_at, h[1].expires_at), (t + Nanos::from_secs(11), t + Nanos::from_secs(5)));
-    assert_eq!(pool.holdings(t + Nanos::from_secs(5)).iter().map(|h| h.holder).collect::<Vec<_>>(), ["a"]);
+    assert_eq!(pool.holdings(t + Nanos::from_secs(5)).iter().map(|h| h.holder.as_str()).collect::<Vec<_>>(), ["a"]);
 }

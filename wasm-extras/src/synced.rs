@@ -9,6 +9,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Float64Array;
+use tollgate::limiter::key_refs;
 use tollgate::sync::{MergedCount, SyncRate, SyncedLimiter};
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
@@ -24,10 +25,6 @@ pub struct Synced {
     out: Out,
     /// The keys the diffs of the last `takeDiffs` name (`diffKeys`).
     diff_keys: Vec<String>,
-}
-
-fn refs(keys: &[String]) -> Vec<&str> {
-    keys.iter().map(String::as_str).collect()
 }
 
 impl Synced {
@@ -67,7 +64,7 @@ impl Synced {
     /// Decides a hit for the keys (all or nothing) from what this node knows, and counts it
     /// if allowed; with `peek`, counts nothing.
     pub fn decide(&mut self, keys: Vec<String>, now: f64, cost: f64, peek: bool) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, peek)
+        self.run(&key_refs(&keys), now, cost, peek)
     }
 
     /// Moves the pending counts to in flight and returns them to push, the core's `SYNC_DIFF`
@@ -134,7 +131,7 @@ impl Synced {
                 merged.push(MergedCount { key: key.as_str().into(), limit, window_start: start, count: e[4] as u64 });
             }
         }
-        self.inner.apply_merged_for(&refs(&keys), &merged, now);
+        self.inner.apply_merged_for(&key_refs(&keys), &merged, now);
         Ok(stale)
     }
 }

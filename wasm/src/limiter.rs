@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use tollgate::algorithms::GcraState;
 use tollgate::decide::{self, Held, Read};
 use tollgate::keyed::FreshTable;
-use tollgate::limiter::{validate_keys, LimitError};
+use tollgate::limiter::{key_refs, validate_keys, LimitError};
 #[cfg(feature = "full")]
 use tollgate::policy::PolicyDecision;
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
@@ -334,10 +334,6 @@ fn count_words<A: Algorithm<State = S>, S: Words>(
     Ok(d)
 }
 
-fn refs(keys: &[String]) -> Vec<&str> {
-    keys.iter().map(String::as_str).collect()
-}
-
 #[wasm_bindgen]
 impl Limiter {
     /// A limiter deciding by `policy` (copied), holding at most `max_keys` keys (0: no cap).
@@ -406,7 +402,7 @@ impl Limiter {
     #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = limitKeys)]
     pub fn limit_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, false, false)
+        self.run(&key_refs(&keys), now, cost, false, false)
     }
 
     pub fn peek(&mut self, key: &str, now: f64, cost: f64) -> Result<bool, JsValue> {
@@ -416,7 +412,7 @@ impl Limiter {
     #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = peekKeys)]
     pub fn peek_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<bool, JsValue> {
-        self.run(&refs(&keys), now, cost, true, false)
+        self.run(&key_refs(&keys), now, cost, true, false)
     }
 
     /// Gives back `cost` units to every key, never beyond fresh.
@@ -424,7 +420,7 @@ impl Limiter {
     pub fn refund_keys(&mut self, keys: Vec<String>, now: f64, cost: f64) -> Result<(), JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        let keys = refs(&keys);
+        let keys = key_refs(&keys);
         validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
         // Each key on its own, as the core policy's refund does over several: a refund is
         // not all or nothing (it only ever gives back).
@@ -437,7 +433,7 @@ impl Limiter {
     /// Forgets the keys.
     #[wasm_bindgen(js_name = resetKeys)]
     pub fn reset_keys(&mut self, keys: Vec<String>) -> Result<(), JsValue> {
-        let keys = refs(&keys);
+        let keys = key_refs(&keys);
         validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
         for k in keys {
             self.store.reset(k);

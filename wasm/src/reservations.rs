@@ -13,7 +13,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use hashbrown::HashMap;
 use js_sys::Array;
-use tollgate::limiter::validate_keys;
+use tollgate::limiter::{key_refs, validate_keys};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
 use tollgate::reserve::{Open, Reservation};
 use tollgate::Nanos;
@@ -70,10 +70,6 @@ impl Ledgers {
     }
 }
 
-fn refs(keys: &[String]) -> Vec<&str> {
-    keys.iter().map(String::as_str).collect()
-}
-
 impl Limiter {
     /// Runs `f` over the keys' whole states (ledgers attached), taken out of the store and put
     /// back as `PolicyStore::update` does (a generic `f`, not a `dyn` one: no function table).
@@ -125,10 +121,10 @@ impl Limiter {
     ) -> Result<Option<String>, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        validate_keys(&refs(&keys)).map_err(|e| key_error(&e, keys.len() == 1))?;
+        validate_keys(&key_refs(&keys)).map_err(|e| key_error(&e, keys.len() == 1))?;
         self.validate_cost(cost)?;
         let id = (u64::from(id_hi) << 32) | u64::from(id_lo);
-        let d = self.with_ledgers(&refs(&keys), now, |policy, states| policy.reserve(states, now, cost, id))?;
+        let d = self.with_ledgers(&key_refs(&keys), now, |policy, states| policy.reserve(states, now, cost, id))?;
         let d = d.map_err(|e| self.error(e.into(), false))?;
         self.out.write(&d);
         Ok(d.allowed.then(|| Reservation { id, estimate: cost, policy: String::new(), keys }.to_token()))
@@ -142,7 +138,7 @@ impl Limiter {
         let now = now_from_ms(now)?;
         let actual = actual_from(actual)?;
         let r = Reservation::from_token(token).map_err(|e| settle_error(&e))?;
-        let keys = refs(&r.keys);
+        let keys = key_refs(&r.keys);
         validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
         let s = self
             .with_ledgers(&keys, now, |policy, states| policy.settle(states, now, r.id, r.estimate, actual))?

@@ -38,18 +38,7 @@ pub(crate) async fn exchange(env: &Env, binding: &str, name: &str, body: String)
     Ok((status, text))
 }
 
-/// One exchange with the key object `name`, bounded by `timeout_ms`: the answer's status and
-/// text, or why there was none.
-pub(crate) async fn exchange_key(
-    env: &Env,
-    name: &str,
-    body: &str,
-    timeout_ms: u64,
-) -> Result<(u16, String), (Failure, String)> {
-    exchange_within(env, BINDING, name, body.to_string(), timeout_ms).await
-}
-
-/// [`exchange`], bounded by `timeout_ms`.
+/// [`exchange`], bounded by `timeout_ms`: the answer's status and text, or why there was none.
 async fn exchange_within(
     env: &Env,
     binding: &str,
@@ -71,7 +60,7 @@ pub fn is_busy(status: u16, text: &str) -> bool {
     status == crate::lock_wire::BUSY_STATUS && text.contains(&format!("\"{}\"", crate::lock_wire::BUSY_CODE))
 }
 
-/// [`exchange_key`], asked again while the object answers busy (another request holds the
+/// One exchange with the key object `name` ([`exchange_within`]), asked again while the object answers busy (another request holds the
 /// key under the several-keys protocol) as the core's store protocol says for a busy object
 /// (`Retry::BUSY_OBJECT`: its back-off, and when to give up: then `Failure::Contention`). A
 /// lease ends within `object::lock::LEASE_MS`, so only a long queue of holders gives up.
@@ -82,7 +71,7 @@ pub(crate) async fn exchange_key_patiently(
     timeout_ms: u64,
 ) -> Result<(u16, String), (Failure, String)> {
     let ask = |_: u32| async move {
-        let (status, text) = exchange_key(env, name, body, timeout_ms).await?;
+        let (status, text) = exchange_within(env, BINDING, name, body.to_string(), timeout_ms).await?;
         Ok(if is_busy(status, &text) { Tried::Lost } else { Tried::Done((status, text)) })
     };
     let pause = |p: Nanos| Delay::from(Duration::from_nanos(p.as_nanos()));

@@ -2,8 +2,7 @@
 //! `wire`, times are nanoseconds as JSON integers read exactly by serde on both ends.
 
 use serde::{Deserialize, Serialize};
-use tollgate::lease::{Grant, LeasePool};
-use tollgate::Nanos;
+use tollgate::lease::{Grant, Holding, Share};
 
 /// What the Worker asks a pool's object to do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,25 +38,6 @@ pub struct PoolRequest {
     pub now: Option<u64>,
 }
 
-/// One holder's leases.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HolderWire {
-    pub holder: String,
-    pub partitions: Vec<u32>,
-    /// When they lapse (ns): the earliest of them (a holder's leases share one expiry).
-    pub expires_at: u64,
-}
-
-/// A live demand and its fair share (status).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DemandWire {
-    pub holder: String,
-    pub want: u32,
-    pub share: u32,
-    /// When it lapses unless the holder asks again (ns).
-    pub until: u64,
-}
-
 /// A pool object's answer.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolReply {
@@ -73,36 +53,26 @@ pub struct PoolReply {
     pub released: Option<u32>,
     /// Status: every holder with live leases, in partition order of their first lease.
     #[serde(default)]
-    pub holders: Vec<HolderWire>,
+    pub holders: Vec<Holding>,
     /// Status: every live demand with its fair share, in asking order.
     #[serde(default)]
-    pub demands: Vec<DemandWire>,
+    pub demands: Vec<Share>,
     /// Inspect.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<serde_json::Value>,
 }
 
-/// The live demands of `pool` at `now` with their fair shares.
-pub fn demands(pool: &LeasePool, now: Nanos) -> Vec<DemandWire> {
-    pool.shares(now)
-        .into_iter()
-        .map(|s| DemandWire { holder: s.holder.to_string(), want: s.want, share: s.share, until: s.until.as_nanos() })
-        .collect()
-}
-
-/// The live leases of `pool` at `now`, grouped by holder (`LeasePool::holdings`).
-pub fn holders(pool: &LeasePool, now: Nanos) -> Vec<HolderWire> {
-    let wire = |h: tollgate::lease::Holding<'_>| HolderWire {
-        holder: h.holder.to_string(),
-        partitions: h.partitions,
-        expires_at: h.expires_at.as_nanos(),
-    };
-    pool.holdings(now).into_iter().map(wire).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tollgate::lease::LeasePool;
+    use tollgate::Nanos;
+
+    /// A status reply carries the core's holdings as they are, grouped by holder.
+    fn holders(pool: &LeasePool, now: Nanos) -> Vec<Holding> {
+        let reply = PoolReply { holders: pool.holdings(now), ..PoolReply::default() };
+        serde_json::from_str::<PoolReply>(&serde_json::to_string(&reply).unwrap()).unwrap().holders
+    }
 
     #[test]
     fn leases_are_grouped_by_holder_and_lapsed_ones_left_out() {
@@ -114,7 +84,7 @@ mod tests {
         let h = holders(&pool, t + Nanos::from_secs(2));
         assert_eq!(h.len(), 2);
         assert_eq!((h[0].holder.as_str(), h[0].partitions.clone()), ("a", vec![0, 1, 5]));
-        assert_eq!(h[0].expires_at, (t + Nanos::from_secs(11)).as_nanos());
+        assert_eq!(h[0].expires_at, t + Nanos::from_secs(11));
         assert_eq!((h[1].holder.as_str(), h[1].partitions.clone()), ("b", vec![2, 3, 4]));
         let later = holders(&pool, t + Nanos::from_secs(5));
         assert_eq!(later.iter().map(|h| h.holder.as_str()).collect::<Vec<_>>(), ["a"]);

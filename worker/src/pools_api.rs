@@ -47,14 +47,14 @@ pub fn status_body(pc: &PoolConfig, reply: &PoolReply) -> Value {
         .iter()
         .map(|h| {
             let rate = pc.partition_rate() * h.partitions.len() as u64;
-            json!({ "holder": h.holder, "partitions": h.partitions, "expiresAt": ms(h.expires_at), "rate": rate })
+            json!({ "holder": h.holder, "partitions": h.partitions, "expiresAt": ms(h.expires_at.as_nanos()), "rate": rate })
         })
         .collect();
     let leased: u64 = reply.holders.iter().map(|h| pc.partition_rate() * h.partitions.len() as u64).sum();
     let demands: Vec<Value> = reply
         .demands
         .iter()
-        .map(|d| json!({ "holder": d.holder, "want": d.want, "share": d.share, "until": ms(d.until) }))
+        .map(|d| json!({ "holder": d.holder, "want": d.want, "share": d.share, "until": ms(d.until.as_nanos()) }))
         .collect();
     json!({
         "pool": pc.name,
@@ -134,7 +134,7 @@ pub fn list(cfg: &Config) -> Result<Response, ApiError> {
 mod tests {
     use super::*;
     use crate::pool_config::parse_pool;
-    use crate::pool_wire::{DemandWire, HolderWire};
+    use tollgate::lease::{Holding, Share};
 
     #[test]
     fn a_grant_answers_rates_in_the_pool_s_units() {
@@ -157,10 +157,10 @@ mod tests {
     fn status_sums_the_leased_rate() {
         let pc = parse_pool("p", &json!({ "partitions": 4, "rate": "600/m" })).unwrap();
         let holders = vec![
-            HolderWire { holder: "a".into(), partitions: vec![0, 2], expires_at: 5_000_000 },
-            HolderWire { holder: "b".into(), partitions: vec![1], expires_at: 7_000_000 },
+            Holding { holder: "a".into(), partitions: vec![0, 2], expires_at: Nanos::new(5_000_000) },
+            Holding { holder: "b".into(), partitions: vec![1], expires_at: Nanos::new(7_000_000) },
         ];
-        let demands = vec![DemandWire { holder: "c".into(), want: 3, share: 1, until: 9_000_000 }];
+        let demands = vec![Share { holder: "c".into(), want: 3, share: 1, until: Nanos::new(9_000_000) }];
         let reply = PoolReply { now: 1_000_000, free: 1, holders, demands, ..PoolReply::default() };
         let b = status_body(&pc, &reply);
         assert_eq!(

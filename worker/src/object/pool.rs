@@ -18,7 +18,7 @@ use super::pool_storage::{self, alarm_now, PoolMem};
 use super::{answer, clock, js_sys_date, post_body, real_ms, request_of, test_clock_allowed};
 use crate::env_config::config;
 use crate::errors::ApiError;
-use crate::pool_wire::{demands, holders, PoolOp, PoolReply, PoolRequest};
+use crate::pool_wire::{PoolOp, PoolReply, PoolRequest};
 
 #[durable_object]
 pub struct CapacityPool {
@@ -81,8 +81,8 @@ impl CapacityPool {
                     true
                 }
                 PoolOp::Status => {
-                    reply.holders = holders(pool, now);
-                    reply.demands = demands(pool, now);
+                    reply.holders = pool.holdings(now);
+                    reply.demands = pool.shares(now);
                     false
                 }
                 PoolOp::Inspect => false,
