@@ -49,7 +49,7 @@ use crate::time::Nanos;
 
 mod drive;
 mod swap;
-pub use drive::{drive, GaveUp, Tried};
+pub use drive::{drive, wait_until, GaveUp, Tried};
 pub use swap::{Act, After, Answer, SwapRun};
 
 /// Lost races in a row a compare-and-swap store takes before answering contention.

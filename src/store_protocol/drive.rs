@@ -4,6 +4,7 @@
 //! Object, its several-keys rounds, a key's wait for its lease, a leased hit's decisions
 //! around the exchanges of its slice and its waits in the isolate run through it.
 
+use core::convert::Infallible;
 use core::future::Future;
 
 use super::{Attempts, Contention, Retry, Wait};
@@ -73,6 +74,36 @@ where
                 pause(left.map_or(p, |l| p.min(l))).await
             }
             Wait::GiveUp { attempts } => return Ok(Err(GaveUp { attempts })),
+        }
+    }
+}
+
+/// Looks at `ready` until it answers, pausing between looks as `retry`'s schedule says: a wait
+/// for work that keeps its own timeout (an exchange in flight in the isolate, a place in a
+/// key's line), so it never gives up; when `retry`'s attempts run out its schedule starts
+/// over. The edge gives only the look and the pause.
+///
+/// ```
+/// use core::future::Future;
+/// use core::task::{Context, Poll, Waker};
+/// use tollgate::store_protocol::{wait_until, Retry};
+/// // Not ready for the first ten looks, past `SLICE_WAITS`' four attempts: it looks on.
+/// let mut looks = 0;
+/// let ready = || { looks += 1; (looks > 10).then_some(looks) };
+/// let mut wait = core::pin::pin!(wait_until(Retry::SLICE_WAITS, ready, |_| async {}));
+/// assert_eq!(wait.as_mut().poll(&mut Context::from_waker(Waker::noop())), Poll::Ready(11));
+/// ```
+pub async fn wait_until<T, P, PF>(retry: Retry, mut ready: impl FnMut() -> Option<T>, mut pause: P) -> T
+where
+    P: FnMut(Nanos) -> PF,
+    PF: Future<Output = ()>,
+{
+    loop {
+        let look = |_: u32| core::future::ready(Ok::<_, Infallible>(ready().map_or(Tried::Lost, Tried::Done)));
+        match drive(retry, || Nanos::ZERO, look, &mut pause).await {
+            Ok(Ok(t)) => return t,
+            Ok(Err(GaveUp { .. })) => {}
+            Err(never) => match never {},
         }
     }
 }

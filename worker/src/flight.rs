@@ -8,24 +8,17 @@
 //! runtime cancels it as "hung"). So a waiter looks again on timers of its own ([`wait_for`]).
 
 use std::cell::Cell;
-use std::convert::Infallible;
 use std::rc::Rc;
 use std::time::Duration;
 
-use tollgate::store_protocol::{drive, Retry, Tried};
+use tollgate::store_protocol::{wait_until, Retry};
 use tollgate::Nanos;
 
 /// Looks at `ready` until it answers, pausing on this request's own timers in between, as the
-/// core's `Retry::IN_ISOLATE` says.
-pub async fn wait_for<T>(mut ready: impl FnMut() -> Option<T>) -> T {
-    let mut look = |_: u32| std::future::ready(Ok::<_, Infallible>(ready().map_or(Tried::Lost, Tried::Done)));
+/// core's `Retry::IN_ISOLATE` says (it never gives up: the work waited for has its own timeout).
+pub async fn wait_for<T>(ready: impl FnMut() -> Option<T>) -> T {
     let pause = |p: Nanos| worker::Delay::from(Duration::from_nanos(p.as_nanos()));
-    loop {
-        // `IN_ISOLATE` never gives up (the work waited for has its own timeout).
-        if let Ok(Ok(v)) = drive(Retry::IN_ISOLATE, || Nanos::ZERO, &mut look, &pause).await {
-            return v;
-        }
-    }
+    wait_until(Retry::IN_ISOLATE, ready, pause).await
 }
 
 /// Work under way; clone it to wait for it. `None` while under way, then whether it succeeded.
