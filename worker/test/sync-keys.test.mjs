@@ -7,8 +7,9 @@
 // machine's speed. Requests carry 16 keys each (all or nothing in the isolate), so the test
 // sends few requests for many keys; every request may begin a round. Waiting for the rounds'
 // object calls to end polls the queues, bounded in count; nothing is timed.
-// TOLLGATE_SYNC_KEYS sets the number of keys: 10,000 in `make test-worker` and `make
-// bench-worker` (300 times what one round holds), 1,000 when unset. Each key costs one object call per isolate and round that
+// TOLLGATE_SYNC_KEYS sets the number of keys: 10,000 in `make test-worker` (300 times what one
+// round holds; fewer where the open-files limit cannot hold 10,000 objects: scripts/test-worker.sh)
+// and `make bench-worker`, 1,000 when unset. Each key costs one object call per isolate and round that
 // pushes it (a new object for the first), about three in all, which is what bounds the
 // test's time: the objects' storage is in memory.
 import { test, before, after } from "node:test";
