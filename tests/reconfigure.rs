@@ -11,6 +11,10 @@
 //!   configuration's documented bound;
 //! - the configuration's bytes round-trip, so a store can always rebuild the old policy.
 
+// Its spec drawing only (the other tests draw whole algorithms from it too).
+#[allow(dead_code)]
+mod support;
+
 use proptest::prelude::*;
 use tollgate::algorithm::check_slot;
 use tollgate::policy::{Limit, Policy};
@@ -25,25 +29,7 @@ const ORIGIN: u64 = 1_000_000;
 fn spec_of(kind: Kind) -> impl Strategy<Value = LimitSpec> {
     (1u64..=8, 1u64..=40, 1u64..=6, any::<u64>(), any::<u64>()).prop_map(move |(limit, w, n, r1, r2)| {
         let window = if kind == Kind::SlidingBuckets { (w % 8 + 1) * n } else { w.max(limit) };
-        let mut s = LimitSpec::new(kind, limit, Nanos::new(window.max(limit)));
-        let window = s.window.as_nanos();
-        match kind {
-            Kind::FixedWindow | Kind::SlidingWindow if r1 % 3 == 0 => s.offset = Some(Nanos::new(r2 % window)),
-            Kind::SlidingBuckets => {
-                let p = (1..=window / n.min(window)).rev().find(|d| window % d == 0).unwrap_or(1);
-                s.precision = Some(Nanos::new(p));
-            }
-            Kind::TokenBucket | Kind::Gcra => {
-                if r1 % 2 == 0 {
-                    s.burst = Some(1 + r2 % 8);
-                }
-                if kind == Kind::TokenBucket && r1 % 3 == 0 {
-                    s.refill_amount = Some(1 + (r2 >> 8) % s.burst.unwrap_or(limit));
-                }
-            }
-            _ => {}
-        }
-        s
+        support::spec(kind, limit, window, n, r1, r2)
     })
 }
 

@@ -13,7 +13,14 @@ pub fn algorithm() -> impl Strategy<Value = AnyAlgorithm> {
 
 /// The configuration [`algorithm`] draws for `kind` from the same numbers.
 pub fn make(kind: Kind, limit: u64, w: u64, n: u64, r1: u64, r2: u64) -> AnyAlgorithm {
-    let mut s = LimitSpec::new(kind, limit, Nanos::new(w.max(limit)));
+    AnyAlgorithm::from_spec(&spec(kind, limit, w.max(limit), n, r1, r2)).expect("only valid specs are made")
+}
+
+/// A valid spec of `kind` over a window of `window` ns (at least `limit`), its options drawn
+/// from `n`, `r1` and `r2`: an offset, sliding buckets' precision (a divisor of the window near
+/// window / n), a burst and a refill amount.
+pub fn spec(kind: Kind, limit: u64, window: u64, n: u64, r1: u64, r2: u64) -> LimitSpec {
+    let mut s = LimitSpec::new(kind, limit, Nanos::new(window.max(limit)));
     let window = s.window.as_nanos();
     match kind {
         Kind::FixedWindow | Kind::SlidingWindow if r1 % 3 == 0 => s.offset = Some(Nanos::new(r2 % window)),
@@ -31,5 +38,5 @@ pub fn make(kind: Kind, limit: u64, w: u64, n: u64, r1: u64, r2: u64) -> AnyAlgo
         }
         _ => {}
     }
-    AnyAlgorithm::from_spec(&s).expect("only valid specs are made")
+    s
 }
