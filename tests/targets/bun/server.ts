@@ -1,0 +1,13 @@
+// Bun.serve with the rate limiter; the port is the first argument.
+import { RateLimiter } from "tollgate";
+
+const limiter = new RateLimiter({ algorithm: "sliding-log", limit: 3, window: "1h" });
+
+Bun.serve({
+  hostname: "127.0.0.1",
+  port: Number(Bun.argv.at(-1)),
+  fetch() {
+    const d = limiter.limit("client");
+    return new Response(d.allowed ? "ok\n" : "Too many requests\n", { status: d.allowed ? 200 : 429, headers: limiter.headers(d) });
+  },
+});
