@@ -40,17 +40,24 @@ export function freePort() {
 /** Runs a command to its end within `timeoutMs`; rejects with its output when it fails. */
 export function run(cmd, args, { cwd = here, env = {}, timeoutMs = 240_000 } = {}) {
   return new Promise((ok, fail) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawnBounded(cmd, args, { cwd, env, lifetimeMs: timeoutMs });
     let out = "";
     child.stdout.on("data", (b) => (out += b));
     child.stderr.on("data", (b) => (out += b));
-    const timer = setTimeout(() => killGroup(child), timeoutMs);
     child.on("close", (code, signal) => {
-      clearTimeout(timer);
       if (code === 0) ok(out);
       else fail(new Error(`${cmd} ${args.join(" ")} (in ${cwd}) ended with ${signal ?? `exit ${code}`}:\n${out.slice(-6000)}`));
     });
   });
+}
+
+/**
+ * Spawns `cmd args` in a process group of its own under coreutils' `timeout`, which kills it
+ * after `lifetimeMs` even if this test process is gone by then.
+ */
+function spawnBounded(cmd, args, { cwd, env, lifetimeMs }) {
+  const limit = ["-s", "KILL", `${Math.ceil(lifetimeMs / 1000)}s`, cmd, ...args];
+  return spawn("timeout", limit, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
 }
 
 function killGroup(child) {
@@ -66,15 +73,13 @@ function killGroup(child) {
  * when it exits or does not answer within `startMs`.
  */
 export async function serve(cmd, args, { port, cwd = here, env = {}, startMs = 120_000, lifetimeMs = 300_000 }) {
-  const child = spawn(cmd, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  const child = spawnBounded(cmd, args, { cwd, env, lifetimeMs });
   let out = "";
   let exited = null;
   child.stdout.on("data", (b) => (out += b));
   child.stderr.on("data", (b) => (out += b));
   const gone = new Promise((ok) => child.on("exit", (code, signal) => ok((exited = signal ?? `exit ${code}`))));
-  const lifetime = setTimeout(() => killGroup(child), lifetimeMs);
   const stop = async () => {
-    clearTimeout(lifetime);
     if (exited === null) killGroup(child);
     await gone;
   };
