@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence
+.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence test-targets
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -15,8 +15,8 @@ run:
 
 ## Every test the project has. The Worker's wasm build starts first, in the background
 ## (scripts/prebuild-worker.sh), and test-worker waits for it; after test-worker the
-## equivalence suite runs beside test-pkg, test-pacer, test-lease and test-www, then
-## test-redis runs (scripts/test-beside.sh).
+## equivalence suite runs beside test-pkg, test-pacer, test-lease and test-www, and so does
+## test-targets at a lower CPU priority; then test-redis runs (scripts/test-beside.sh).
 test: test-prebuild test-core test-nostd test-worker test-beside
 	@echo "make test: all passed"
 
@@ -73,6 +73,12 @@ pkg-debug:
 ## The npm package: wasm-bindgen-test (Node, Chromium), then node --test against the packed tarball.
 test-pkg:
 	scripts/test-pkg.sh
+
+## The npm package where users build and serve it (tests/targets/): Next.js 16 (proxy.ts, Edge
+## middleware, Node and Edge Route Handlers; Turbopack and webpack; next start and next dev),
+## Vite 8 and webpack 5 in Chromium, edge-runtime without wasm code generation, Bun, Deno, esbuild.
+test-targets:
+	scripts/test-targets.sh
 
 ## The JS pacer (client-side pacing) against the packed package, in simulated time.
 test-pacer:

@@ -12,20 +12,30 @@
 # test-redis runs last, after the equivalence suite ended: its stores wait 500 ms for Redis by
 # default, which a machine this busy need not keep to.
 #
-# The equivalence suite's output is kept in target/test-logs/equivalence.log and printed
-# when it ends; a failure of either side fails the run (and stops the other).
+# The target apps (test-targets: Next.js, Vite, webpack, edge-runtime, Bun, Deno and esbuild
+# builds and servers) run beside them too, under `nice`: their builds take the CPU time the
+# other suites leave while they wait on their servers and browsers, rather than a turn of their
+# own. Chromium is installed here first, so that two suites never run apt at once.
+#
+# The equivalence suite's output is kept in target/test-logs/equivalence.log, the target apps'
+# in target/test-logs/targets.log, each printed when it ends; a failure of any side fails the
+# run (and stops the others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/worker-current.sh
 scripts/pkg-current.sh --tarball >/dev/null
+scripts/setup.sh browser,npm >/dev/null
 
 mkdir -p target/test-logs
 log=target/test-logs/equivalence.log
-# Its own process group, so that a failure here stops the whole suite with its servers.
+targets_log=target/test-logs/targets.log
+# Each in its own process group, so that a failure here stops the whole suite with its servers.
 setsid make --no-print-directory test-equivalence >"$log" 2>&1 </dev/null &
 beside=$!
-trap 'kill -TERM -- -"$beside" 2>/dev/null || true' EXIT
-echo "test-equivalence runs beside the suites below (its output: $log, printed when it ends)"
+setsid nice -n 10 make --no-print-directory test-targets >"$targets_log" 2>&1 </dev/null &
+targets=$!
+trap 'kill -TERM -- -"$beside" -"$targets" 2>/dev/null || true' EXIT
+echo "test-equivalence and test-targets run beside the suites below (their output: $log, $targets_log, printed when each ends)"
 
 for target in test-pkg test-pacer test-lease test-www; do
   make --no-print-directory "$target"
@@ -33,9 +43,13 @@ done
 
 status=0
 wait "$beside" || status=$?
-trap - EXIT
 echo "== test-equivalence (ran beside test-pkg, test-pacer, test-lease and test-www)"
 cat "$log"
 [ "$status" -eq 0 ] || { echo "test-equivalence failed (exit $status)"; exit "$status"; }
+wait "$targets" || status=$?
+trap - EXIT
+echo "== test-targets (ran beside test-pkg, test-pacer, test-lease and test-www)"
+cat "$targets_log"
+[ "$status" -eq 0 ] || { echo "test-targets failed (exit $status)"; exit "$status"; }
 
 make --no-print-directory test-redis

@@ -13,4 +13,4 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh browser,npm >/dev/null
 scripts/pkg-current.sh tests/targets
 rm -rf tests/targets/.build
-timeout 1500 node --test --test-concurrency=1 --test-timeout=600000 tests/targets/
+timeout 2400 node --test --test-concurrency=1 --test-timeout=600000 tests/targets/

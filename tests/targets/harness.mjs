@@ -38,7 +38,7 @@ export function freePort() {
 }
 
 /** Runs a command to its end within `timeoutMs`; rejects with its output when it fails. */
-export function run(cmd, args, { cwd = here, env = {}, timeoutMs = 240_000 } = {}) {
+export function run(cmd, args, { cwd = here, env = {}, timeoutMs = 600_000 } = {}) {
   return new Promise((ok, fail) => {
     const child = spawnBounded(cmd, args, { cwd, env, lifetimeMs: timeoutMs });
     let out = "";
