@@ -1,6 +1,8 @@
-// Node ESM, `tollgate/lite`: instantiate the lite module synchronously from the file next to
-// the glue (the full module is never loaded by this entry).
+// Node ESM (the "node" condition): the module's bytes read from the file beside the glue.
+// webpackIgnore: webpack would hand readFileSync a URL-like object of its own; left alone,
+// import.meta.url is this file's in node_modules, where the .wasm file is.
 import { readFileSync } from "node:fs";
-import { initSync } from "../tollgate_wasm_lite.js";
-initSync({ module: readFileSync(new URL("../tollgate_wasm_lite_bg.wasm", import.meta.url)) });
-export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+import * as glue from "../tollgate_wasm_lite.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = started(glue, readFileSync(new URL(/* webpackIgnore: true */ "../tollgate_wasm_lite_bg.wasm", import.meta.url)));

@@ -1,7 +1,8 @@
-// Node ESM: instantiate the limiter's module synchronously from the file next to the glue.
-// The extras module (pacer, lease holder, the Redis store's StorePolicy and Synced) is
-// extras.js's, on first use.
+// Node ESM (the "node" condition): the module's bytes read from the file beside the glue.
+// webpackIgnore: webpack would hand readFileSync a URL-like object of its own; left alone,
+// import.meta.url is this file's in node_modules, where the .wasm file is.
 import { readFileSync } from "node:fs";
-import { initSync } from "../tollgate_wasm.js";
-initSync({ module: readFileSync(new URL("../tollgate_wasm_bg.wasm", import.meta.url)) });
-export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+import * as glue from "../tollgate_wasm.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, readFileSync(new URL(/* webpackIgnore: true */ "../tollgate_wasm_bg.wasm", import.meta.url)));
