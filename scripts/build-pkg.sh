@@ -100,6 +100,14 @@ cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
   --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
 for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
 
+# Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
+# traces and `constructor.name`): the installed size budget (tests/js/tarball.test.mjs) holds
+# three wasm modules, and the comments are pkg-template's, the types' docs are kept whole.
+if [ "$mode" = release ]; then
+  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/*.js; do
+    "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
+  done
+fi
 # The docs' tables of the wasm modules' sizes (README.md, pkg-template/README.md, docs/js-layer.md),
 # rewritten from these modules when they changed; tests/js/size.test.mjs holds the docs to them.
 if [ "$mode" = release ]; then node scripts/wasm-sizes.mjs --write; fi
