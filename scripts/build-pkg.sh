@@ -84,7 +84,7 @@ fi
 for t in node bun deno workerd edge web; do
   for s in "" -lite -extras; do cp "pkg-template/targets/$t$s.js" "$out/dist/load/"; done
 done
-cp pkg-template/targets/start.js "$out/dist/load/"
+cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/load/"
 # CommonJS: one bundle of everything (dist/cjs/tollgate.js: the main entry's, tollgate/fastify's
 # and tollgate/hono's exports, each under its own name), the glue of each module a separate
 # module it requires; each entry is a few lines over it (pkg-template/targets/cjs-*.js), so
