@@ -67,38 +67,50 @@ for m in $modules; do
 done
 echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 
-# Each target's wasm.js (the limiter's module) and extras.js (the extras module, imported only
-# by the modules that use it: Pacer, LeasedPacer, Policy, the Redis store). lib/ holds both
-# entries, index.js (`tollgate`) and limiter.js (`tollgate/limiter`, which never reaches
-# extras.js).
-for t in node web workerd; do
-  mkdir -p "$out/dist/$t"
-  cp pkg-template/lib/*.js "$out/dist/$t/"
-  cp "pkg-template/targets/$t.js" "$out/dist/$t/wasm.js"
-  cp "pkg-template/targets/$t-extras.js" "$out/dist/$t/extras.js"
-  cp "pkg-template/targets/$t-lite.js" "$out/dist/$t/lite-wasm.js"
+# One copy of the JavaScript, dist/lib/ (pkg-template/lib as it is, ESM). Its three imports of
+# a wasm module, ./wasm.js (the limiter's), ./lite-wasm.js (the lite module's) and ./extras.js
+# (the extras module's, imported only by the modules that use it: Pacer, LeasedPacer, Policy, the
+# Redis and Worker stores), become the package's own specifiers #wasm, #wasm-lite and
+# #wasm-extras, which package.json's "imports" maps per runtime to a loader in dist/load/ (from
+# pkg-template/targets/): node, bun, deno, workerd, edge-light, and browsers and bundlers.
+mkdir -p "$out/dist/lib" "$out/dist/load"
+for f in pkg-template/lib/*.js; do
+  sed -E -e 's#from "\./wasm\.js"#from "\#wasm"#' -e 's#from "\./lite-wasm\.js"#from "\#wasm-lite"#' \
+    -e 's#from "\./extras\.js"#from "\#wasm-extras"#' "$f" > "$out/dist/lib/$(basename "$f")"
 done
-# CommonJS: one bundled file; the glue of each module stays a separate module it requires.
+if grep -lE 'from "\./(wasm|lite-wasm|extras)\.js"' "$out"/dist/lib/*.js; then
+  echo "build-pkg: an import of a loader was left unrewritten (above)" >&2; exit 1
+fi
+for t in node bun deno workerd edge web; do
+  for s in "" -lite -extras; do cp "pkg-template/targets/$t$s.js" "$out/dist/load/"; done
+done
+cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/load/"
+# CommonJS: one bundle of everything (dist/cjs/tollgate.js: the main entry's, tollgate/fastify's
+# and tollgate/hono's exports, each under its own name), the glue of each module a separate
+# module it requires; each entry is a few lines over it (pkg-template/targets/cjs-*.js), so
+# `instanceof` and key handles agree across them. tollgate/lite is its own small bundle over the
+# lite module's glue, so requiring it never loads the limiter's module.
 mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/" && cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
 cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
-"$tools/esbuild" "$work/cjslib/index.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/index.js"
-# `require("tollgate/lite")`: lib/lite.js bundled on its own, over the lite module's glue.
+printf '%s\n' 'export * as main from "./index.js";' 'export * as fastify from "./fastify.js";' 'export * as hono from "./hono.js";' > "$work/cjslib/all.js"
+"$tools/esbuild" "$work/cjslib/all.js" --bundle --format=cjs --platform=node --log-level=warning \
+  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/tollgate.js"
 cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
 "$tools/esbuild" "$work/cjslib/lite.js" --bundle --format=cjs --platform=node --log-level=warning \
   --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
-# `require("tollgate/fastify")`: lib/fastify.js bundled from targets/cjs-fastify.js, which exports
-# the plugin as module.exports (as @fastify/rate-limit does), over the same wasm glue.
-cp pkg-template/targets/cjs-fastify.js "$work/cjslib/fastify-entry.js"
-"$tools/esbuild" "$work/cjslib/fastify-entry.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/fastify.js"
-# `tollgate/limiter` in CommonJS: the same bundle's classes (see pkg-template/targets/cjs-limiter.js).
-cp pkg-template/targets/cjs-limiter.js "$out/dist/cjs/limiter.js"
-# `require("tollgate/hono")`: lib/hono.js bundled on its own over the same glue and .wasm files
-# (the glue is one CommonJS module, instantiated once whichever entry requires it first).
-"$tools/esbuild" "$work/cjslib/hono.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/hono.js"
+for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
 
+# Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
+# traces and `constructor.name`): the installed size budget (tests/js/tarball.test.mjs) holds
+# three wasm modules, and the comments are pkg-template's, the types' docs are kept whole.
+if [ "$mode" = release ]; then
+  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/*.js; do
+    "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
+  done
+fi
+# The docs' tables of the wasm modules' sizes (README.md, pkg-template/README.md, docs/js-layer.md),
+# rewritten from these modules when they changed; tests/js/size.test.mjs holds the docs to them.
+if [ "$mode" = release ]; then node scripts/wasm-sizes.mjs --write; fi
 cp pkg-template/package.json pkg-template/README.md LICENSE-MIT LICENSE-APACHE "$out/"
 # Types: the .d.ts files answer `import` (the package is "type": "module"); the same
 # declarations as .d.cts, their relative imports renamed to .cjs, answer `require`, so that
@@ -108,6 +120,11 @@ for f in pkg-template/types/*.d.ts; do
   cp "$f" "$out/$base.d.ts"
   sed -E 's#(from "\./[A-Za-z0-9_.-]+)\.js"#\1.cjs"#g' "$f" > "$out/$base.d.cts"
 done
+# `require("tollgate")` is rateLimit itself with the named exports on it (dist/cjs/index.js): its
+# named declarations become tollgate.d.cts, and index.d.cts their `export =` form.
+mv "$out/index.d.cts" "$out/tollgate.d.cts"
+sed -i 's#from "\./index\.cjs"#from "./tollgate.cjs"#g' "$out"/*.d.cts
+node scripts/cjs-types.mjs "$out"
 
 sizes=""
 for m in $modules; do

@@ -3,7 +3,7 @@
 # www/vendor/tollgate/ (git-ignored: a build output, copied, never edited). pkg/ comes from
 # scripts/pkg-current.sh, which builds it only when it is missing or older than its sources,
 # so `make run` and `make test-www` pay nothing when it is current. The copy keeps pkg/dist's
-# layout (web/*.js import ../tollgate_wasm*.js), so the page imports vendor/tollgate/web/lite.js
+# layout (web/*.js, pkg/dist/lib's, import ../load/web*.js), so the page imports vendor/tollgate/web/lite.js
 # (`tollgate/lite`: RateLimiter of one limit, so the browser fetches only the lite module).
 # Then the playground's own module (www-wasm/, describeState) into www/vendor/tollgate-www/.
 # The Worker's build (worker/scripts/build.sh) runs it, so `wrangler deploy` ships the page
@@ -11,15 +11,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/pkg-current.sh
-stamp=pkg/dist/web/index.js
+stamp=pkg/dist/lib/index.js
 out=www/vendor/tollgate
 # The Worker's build calls this too (every wrangler dev/deploy): a current copy stays as it is.
 if [ -f "$out/web/index.js" ] && [ "$out/web/index.js" -nt "$stamp" ]; then
   echo "www/vendor/tollgate is up to date"
 else
-  rm -rf "$out" && mkdir -p "$out/web"
+  rm -rf "$out" && mkdir -p "$out/web" "$out/load"
   cp pkg/dist/tollgate_wasm*.js pkg/dist/tollgate_wasm*_bg.wasm "$out/"
-  cp pkg/dist/web/*.js "$out/web/"
+  # The package's one copy of its JavaScript, its "#wasm" imports pointed at the browser loaders
+  # (package.json's "imports", as a bundler would resolve them for a browser).
+  cp pkg/dist/load/web*.js pkg/dist/load/start.js "$out/load/"
+  for f in pkg/dist/lib/*.js; do
+    sed -E 's#"\#wasm"#"../load/web.js"#g; s#"\#wasm-lite"#"../load/web-lite.js"#g; s#"\#wasm-extras"#"../load/web-extras.js"#g' "$f" > "$out/web/$(basename "$f")"
+  done
   echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_lite_bg.wasm") bytes of wasm for the page)"
 fi
 

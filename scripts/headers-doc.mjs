@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { ALGORITHMS } from "../pkg-template/lib/contract.generated.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
+const { RateLimiter } = await import(resolve(root, "pkg/dist/lib/index.js"));
 
 /** 20 s into a clock minute (UTC): fixed windows have 40 s left. */
 const NOW = 1_700_000_000_000;

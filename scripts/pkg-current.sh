@@ -17,7 +17,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 stamps=target/pkg-stamp
 built=$stamps/built
 tarball=$stamps/tollgate.tgz
-sources=(src wasm-common wasm wasm-extras pkg-template Cargo.toml Cargo.lock LICENSE-MIT LICENSE-APACHE scripts/build-pkg.sh)
+sources=(src wasm-common wasm wasm-extras pkg-template Cargo.toml Cargo.lock LICENSE-MIT LICENSE-APACHE scripts/build-pkg.sh scripts/cjs-types.mjs scripts/wasm-sizes.mjs)
 
 stale() { # stale <output> <inputs...>: the output is missing or an input is newer
   [ ! -e "$1" ] || [ -n "$(find "${@:2}" -newer "$1" -type f -print -quit 2>/dev/null)" ]

@@ -5,9 +5,9 @@
 // rate-limiter-flexible's RateLimiterMemory (which reads Date.now() itself and answers
 // with promises, so it runs on the real clock with 1000 points per second).
 // Then heap bytes per key after 1,000,000 keys. N defaults to 10,000,000 (BENCH_N to change).
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
-import { wasmMemory } from "../../pkg/dist/node/wasm.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/lib/lite.js";
+import { wasmMemory } from "../../pkg/dist/lib/wasm.js";
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { KEYS, keysByPrng, PlainGcra } from "./keys.mjs";
 

@@ -33,7 +33,7 @@ function measure(body, from) {
 
 /** One process: the call `what` of the package in `dir`, its floor and the plain GCRA. */
 async function child(dir, what) {
-  const at = (f) => pathToFileURL(resolve(dir, "dist/node", f)).href;
+  const at = (f) => pathToFileURL(resolve(dir, "dist/lib", f)).href;
   const { RateLimiter } = await import(at(what === "lite" ? "lite.js" : "index.js"));
   const l = new RateLimiter(OPTIONS);
   const key = what === "handle" ? l.key("user:42") : "user:42";

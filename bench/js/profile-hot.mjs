@@ -15,7 +15,7 @@ const what = process.argv[2] ?? "key";
 const pkg = resolve((process.argv[3] === "--run" ? process.argv[4] : process.argv[3]) ?? new URL("../../pkg", import.meta.url).pathname);
 
 if (process.argv[3] === "--run") {
-  const entry = pathToFileURL(join(pkg, "dist/node", what === "lite" ? "lite.js" : "index.js")).href;
+  const entry = pathToFileURL(join(pkg, "dist/lib", what === "lite" ? "lite.js" : "index.js")).href;
   const { RateLimiter } = await import(entry);
   const options = { algorithm: "gcra", limit: 1000, window: "1s", burst: 100 };
   const l = new RateLimiter(options);

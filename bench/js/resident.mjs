@@ -8,10 +8,10 @@
 // promises).
 // N defaults to 3,000,000 (BENCH_N to change), medians of BENCH_RUNS runs (default 3).
 import { execFileSync } from "node:child_process";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
-import { wasmMemory } from "../../pkg/dist/node/wasm.js";
-import { wasmMemory as liteMemory } from "../../pkg/dist/node/lite-wasm.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/lib/lite.js";
+import { wasmMemory } from "../../pkg/dist/lib/wasm.js";
+import { wasmMemory as liteMemory } from "../../pkg/dist/load/node-lite.js";
 import { RateLimiterMemory } from "rate-limiter-flexible";
 import { KEYS, keysByPrng, PlainGcra } from "./keys.mjs";
 

@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url";
 
 const dirs = process.argv.length > 2 ? process.argv.slice(2) : [new URL("../../pkg", import.meta.url).pathname];
 const packages = await Promise.all(
-  dirs.map((d) => import(pathToFileURL(`${resolve(d)}/dist/node/index.js`).href).then((m) => m.RateLimiter)),
+  dirs.map((d) => import(pathToFileURL(`${resolve(d)}/dist/lib/index.js`).href).then((m) => m.RateLimiter)),
 );
 const N = Number(process.env.BENCH_N ?? 300_000);
 const ROUNDS = 7;

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const dir = resolve(process.argv[2] ?? new URL("../../pkg", import.meta.url).pathname);
-const { RateLimiter } = await import(pathToFileURL(`${dir}/dist/node/index.js`).href);
+const { RateLimiter } = await import(pathToFileURL(`${dir}/dist/lib/index.js`).href);
 const N = Number(process.env.BENCH_N ?? 400_000);
 const RUNS = 7;
 const T0 = 1_700_000_000_000;

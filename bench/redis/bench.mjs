@@ -10,7 +10,7 @@
 //   R3: one key over its limit, 64 hits in flight (tollgate's blocked-key cache).
 // Each contender runs SECONDS (default 3) per workload, one process, real clock.
 // BENCH_WORKLOADS=R1 (comma-separated) and BENCH_ONLY=<part of a name> pick what runs.
-import { RateLimiter, RedisStore } from "../../pkg/dist/node/index.js";
+import { RateLimiter, RedisStore } from "../../pkg/dist/lib/index.js";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { createClient } from "redis";
 import { Redis } from "ioredis";

@@ -1,7 +1,7 @@
 // One process of bench/redis/hotkey.mjs: `node hotkey-child.mjs <port> <contender> <key>
 // <seconds> <inFlight>`. Connects, says "ready" over IPC, starts on "go", keeps `inFlight` hits
 // on `key` in flight for `seconds`, and prints its counts as JSON.
-import { RateLimiter, RedisStore } from "../../pkg/dist/node/index.js";
+import { RateLimiter, RedisStore } from "../../pkg/dist/lib/index.js";
 import { RateLimiterRedis } from "rate-limiter-flexible";
 import { Redis } from "ioredis";
 

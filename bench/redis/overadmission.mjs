@@ -16,7 +16,7 @@ const config = { algorithm: "sliding-window", limit: LIMIT, window: "1h" };
 
 if (process.argv.length > 2) {
   const [port, syncRate, prefix] = process.argv.slice(2).map((v, i) => (i < 2 ? Number(v) : v));
-  const { RateLimiter, RedisStore } = await import("../../pkg/dist/node/index.js");
+  const { RateLimiter, RedisStore } = await import("../../pkg/dist/lib/index.js");
   const { createClient } = await import("redis");
   const client = createClient({ socket: { host: "127.0.0.1", port } });
   await client.connect();

@@ -8,7 +8,7 @@
 // In the admitting workloads every decision is a round trip. Beside them, the same request by
 // plain fetch: the floor WorkerStore stands on.
 // SECONDS per run: BENCH_SECONDS (default 3). Prints a Markdown table for docs/benchmarks.md.
-import { RateLimiter, RedisStore, WorkerStore } from "../../pkg/dist/node/index.js";
+import { RateLimiter, RedisStore, WorkerStore } from "../../pkg/dist/lib/index.js";
 import { createClient } from "redis";
 import { RedisServer } from "../../tests/redis/redis-server.mjs";
 import { start, PRODUCTION_BUILD } from "../../worker/test/harness.mjs";

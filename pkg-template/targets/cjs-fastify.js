@@ -1,10 +1,9 @@
-// Node CommonJS, `require("tollgate/fastify")`: esbuild bundles lib/fastify.js from this file
-// (the wasm glue stays the separate module every CommonJS bundle requires, instantiated once).
-// As @fastify/rate-limit exports it: the plugin itself, with `default`, `fastifyRateLimit` and
-// `normalizeIP` on it.
-const { fastifyRateLimit, normalizeIP } = require("./fastify.js");
+// Node CommonJS, `require("tollgate/fastify")`: as @fastify/rate-limit exports it, the plugin
+// itself, with `default`, `fastifyRateLimit` and `normalizeIP` on it (the one bundle's,
+// dist/cjs/tollgate.js, so the wasm glue is instantiated once whichever entry requires it first).
+const { fastify } = require("./tollgate.js");
 
-module.exports = fastifyRateLimit;
-module.exports.default = fastifyRateLimit;
-module.exports.fastifyRateLimit = fastifyRateLimit;
-module.exports.normalizeIP = normalizeIP;
+module.exports = fastify.fastifyRateLimit;
+module.exports.default = fastify.fastifyRateLimit;
+module.exports.fastifyRateLimit = fastify.fastifyRateLimit;
+module.exports.normalizeIP = fastify.normalizeIP;

@@ -2,5 +2,5 @@
 // (one bundle, so `instanceof` and key handles agree across the two). CommonJS loads the
 // extras module only on first use anyway, so this entry saves no download there; it exists
 // so that one import line works in every runtime.
-const { RateLimiter, KeyHandle } = require("./index.js");
-module.exports = { RateLimiter, KeyHandle };
+const { main } = require("./tollgate.js");
+module.exports = { RateLimiter: main.RateLimiter, KeyHandle: main.KeyHandle };

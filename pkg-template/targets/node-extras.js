@@ -1,14 +1,8 @@
-// Node ESM: the extras module (pacer, lease holder, the Redis store's StorePolicy and Synced),
-// instantiated synchronously from its file on first use.
-import { readFileSync } from "node:fs";
-import * as extrasGlue from "../tollgate_wasm_extras.js";
+// Node ESM (the "node" condition): the module's bytes read from the file beside the glue
+// (node-file.js says how bundlers are kept from rewriting the reference).
+import { wasmFile } from "./node-file.js";
+import * as glue from "../tollgate_wasm_extras.js";
+import { started, once } from "./start.js";
 
-let extrasReady = false;
-/** The extras module's exports (`Pacer`, `LeaseHolder`, `StorePolicy`, `Synced`, `wasmMemory`), instantiated once. */
-export function extras() {
-  if (!extrasReady) {
-    extrasGlue.initSync({ module: readFileSync(new URL("../tollgate_wasm_extras_bg.wasm", import.meta.url)) });
-    extrasReady = true;
-  }
-  return extrasGlue;
-}
+/** The extras module's exports (`Pacer`, `LeaseHolder`, `StorePolicy`, `Synced`, `wasmMemory`), instantiated on first use. */
+export const extras = once(() => started(glue, wasmFile("../tollgate_wasm_extras_bg.wasm", import.meta.url)));

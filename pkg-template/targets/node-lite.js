@@ -1,6 +1,7 @@
-// Node ESM, `tollgate/lite`: instantiate the lite module synchronously from the file next to
-// the glue (the full module is never loaded by this entry).
-import { readFileSync } from "node:fs";
-import { initSync } from "../tollgate_wasm_lite.js";
-initSync({ module: readFileSync(new URL("../tollgate_wasm_lite_bg.wasm", import.meta.url)) });
-export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+// Node ESM (the "node" condition): the module's bytes read from the file beside the glue
+// (node-file.js says how bundlers are kept from rewriting the reference).
+import { wasmFile } from "./node-file.js";
+import * as glue from "../tollgate_wasm_lite.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = started(glue, wasmFile("../tollgate_wasm_lite_bg.wasm", import.meta.url));

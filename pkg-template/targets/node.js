@@ -1,7 +1,7 @@
-// Node ESM: instantiate the limiter's module synchronously from the file next to the glue.
-// The extras module (pacer, lease holder, the Redis store's StorePolicy and Synced) is
-// extras.js's, on first use.
-import { readFileSync } from "node:fs";
-import { initSync } from "../tollgate_wasm.js";
-initSync({ module: readFileSync(new URL("../tollgate_wasm_bg.wasm", import.meta.url)) });
-export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+// Node ESM (the "node" condition): the module's bytes read from the file beside the glue
+// (node-file.js says how bundlers are kept from rewriting the reference).
+import { wasmFile } from "./node-file.js";
+import * as glue from "../tollgate_wasm.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, wasmFile("../tollgate_wasm_bg.wasm", import.meta.url));

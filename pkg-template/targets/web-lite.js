@@ -1,5 +1,7 @@
-// Browsers and bundlers, `tollgate/lite`: fetch and instantiate the lite module once
-// (top-level await), then everything is sync. Only this module is fetched by the entry.
-import init from "../tollgate_wasm_lite.js";
-await init({ module_or_path: new URL("../tollgate_wasm_lite_bg.wasm", import.meta.url) });
-export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+// Browsers and bundlers ("browser" and the default): the .wasm file referenced as
+// `new URL(file, import.meta.url)`, which webpack, Vite/Rollup, Turbopack and Parcel emit as an
+// asset, fetched and compiled once (top-level await); then every call is synchronous.
+import * as glue from "../tollgate_wasm_lite.js";
+import { fetched } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = await fetched(glue, new URL("../tollgate_wasm_lite_bg.wasm", import.meta.url));

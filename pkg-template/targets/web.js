@@ -1,7 +1,7 @@
-// Browsers and bundlers: fetch and instantiate the limiter's module once (top-level await),
-// then everything is sync. The extras module is extras.js's own top-level await, in the
-// modules that use it (Pacer, LeasedPacer, Policy, the Redis store): a bundle of RateLimiter
-// alone never imports it, so it never fetches it (`sideEffects: false` in package.json).
-import init from "../tollgate_wasm.js";
-await init({ module_or_path: new URL("../tollgate_wasm_bg.wasm", import.meta.url) });
-export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+// Browsers and bundlers ("browser" and the default): the .wasm file referenced as
+// `new URL(file, import.meta.url)`, which webpack, Vite/Rollup, Turbopack and Parcel emit as an
+// asset, fetched and compiled once (top-level await); then every call is synchronous.
+import * as glue from "../tollgate_wasm.js";
+import { fetched } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = await fetched(glue, new URL("../tollgate_wasm_bg.wasm", import.meta.url));

@@ -1,15 +1,8 @@
-// workerd / Cloudflare Workers: the extras module (pacer, lease holder, the Redis store's
-// StorePolicy and Synced), imported as a compiled module with the modules that use it and
-// instantiated synchronously on first use.
-import extrasModule from "../tollgate_wasm_extras_bg.wasm";
-import * as extrasGlue from "../tollgate_wasm_extras.js";
+// workerd / Cloudflare Workers (the "workerd" condition): the runtime imports .wasm as a
+// compiled WebAssembly.Module (compiling bytes at run time is refused there).
+import wasmModule from "../tollgate_wasm_extras_bg.wasm";
+import * as glue from "../tollgate_wasm_extras.js";
+import { started, once } from "./start.js";
 
-let extrasReady = false;
-/** The extras module's exports (`Pacer`, `LeaseHolder`, `StorePolicy`, `Synced`, `wasmMemory`), instantiated once. */
-export function extras() {
-  if (!extrasReady) {
-    extrasGlue.initSync({ module: extrasModule });
-    extrasReady = true;
-  }
-  return extrasGlue;
-}
+/** The extras module's exports (`Pacer`, `LeaseHolder`, `StorePolicy`, `Synced`, `wasmMemory`), instantiated on first use. */
+export const extras = once(() => started(glue, wasmModule));

@@ -1,6 +1,7 @@
-// workerd / Cloudflare Workers, `tollgate/lite`: the runtime imports .wasm as a compiled
-// WebAssembly.Module, so the lite module is instantiated synchronously at load.
+// workerd / Cloudflare Workers (the "workerd" condition): the runtime imports .wasm as a
+// compiled WebAssembly.Module (compiling bytes at run time is refused there).
 import wasmModule from "../tollgate_wasm_lite_bg.wasm";
-import { initSync } from "../tollgate_wasm_lite.js";
-initSync({ module: wasmModule });
-export { Controls, Policy, Limiter, durationMs, wasmMemory } from "../tollgate_wasm_lite.js";
+import * as glue from "../tollgate_wasm_lite.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = started(glue, wasmModule);

@@ -1,8 +1,7 @@
-// workerd / Cloudflare Workers: the runtime imports .wasm as a compiled WebAssembly.Module,
-// so instantiation is synchronous (no fetch, no top-level await): the limiter's module at
-// load. The extras module is extras.js's (imported with the modules that use it, instantiated
-// on first use), so a Worker of RateLimiter alone does not bundle it.
+// workerd / Cloudflare Workers (the "workerd" condition): the runtime imports .wasm as a
+// compiled WebAssembly.Module (compiling bytes at run time is refused there).
 import wasmModule from "../tollgate_wasm_bg.wasm";
-import { initSync } from "../tollgate_wasm.js";
-initSync({ module: wasmModule });
-export { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } from "../tollgate_wasm.js";
+import * as glue from "../tollgate_wasm.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, wasmModule);

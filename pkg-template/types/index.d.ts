@@ -151,14 +151,13 @@ export interface CallOptions {
 /** One key or several (all or nothing, at most 16). */
 export type Keys = string | readonly string[];
 
-export interface RateLimitHeaders {
-  "RateLimit-Policy": string;
-  RateLimit: string;
-  "X-RateLimit-Limit": string;
-  "X-RateLimit-Remaining": string;
-  "X-RateLimit-Reset": string;
-  "Retry-After"?: string;
-}
+/**
+ * A decision's response headers by name, as `headers()` writes them: which names depends on the
+ * header options (`RateLimit` and `RateLimit-Policy`, or draft 6's `RateLimit-Limit`,
+ * `-Remaining` and `-Reset`; `X-RateLimit-*` when legacy; `Retry-After` on a denial). A record of
+ * strings, so it is a `HeadersInit`: `new Response(body, { headers: limiter.headers(d) })`.
+ */
+export type RateLimitHeaders = Record<string, string>;
 
 /** `T`, or a promise of it for a limiter over a store. */
 type Answer<T, Async extends boolean> = Async extends true ? Promise<T> : T;

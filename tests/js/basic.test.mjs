@@ -1,7 +1,7 @@
 // The built package imported straight from pkg/ (the tarball tests install it as a user would).
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter, Policy, Pacer, LeasedPacer, RedisStore } from "../../pkg/dist/node/index.js";
+import { RateLimiter, Policy, Pacer, LeasedPacer, RedisStore } from "../../pkg/dist/lib/index.js";
 
 test("a token bucket admits its burst, then says how long to wait", () => {
   const l = new RateLimiter({ algorithm: "token-bucket", limit: 100, window: "1s", burst: 5 });

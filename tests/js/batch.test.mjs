@@ -2,7 +2,7 @@
 // and bad input throws and counts nothing.
 import test, { before } from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter, KeyHandle } from "../../pkg/dist/node/index.js";
+import { RateLimiter, KeyHandle } from "../../pkg/dist/lib/index.js";
 import { HITS, LIMITERS, nativeFixture } from "./fixture.mjs";
 
 /** The fixture's hits per limiter, in order: each limiter's decisions depend on its own hits only. */

@@ -1,5 +1,5 @@
 // A bundler user: a file importing "tollgate" from the installed tarball, bundled by esbuild for
-// the browser platform (so the `browser` exports condition picks dist/web), run in headless
+// the browser platform (so the `browser` condition of package.json's "imports" picks dist/load/web.js), run in headless
 // Chromium. esbuild leaves `new URL("../tollgate_wasm_bg.wasm", import.meta.url)` as it is
 // (webpack 5 and Vite emit that asset themselves), so, as the npm README says, the .wasm files
 // (the limiter's module and the extras module, or the lite module) are copied to where the
@@ -152,8 +152,12 @@ test("a bundle of tollgate/lite holds and fetches only the lite module", async (
  * .wasm files the page asked for.
  */
 async function runUnbundled(app) {
-  const dist = "/node_modules/tollgate/dist/web";
-  const importMap = { imports: { tollgate: `${dist}/index.js`, "tollgate/limiter": `${dist}/limiter.js`, "tollgate/lite": `${dist}/lite.js` } };
+  const dist = "/node_modules/tollgate/dist";
+  // The entries, and the package's own "#wasm" imports as its "browser" condition maps them.
+  const importMap = { imports: {
+    tollgate: `${dist}/lib/index.js`, "tollgate/limiter": `${dist}/lib/limiter.js`, "tollgate/lite": `${dist}/lib/lite.js`,
+    "#wasm": `${dist}/load/web.js`, "#wasm-lite": `${dist}/load/web-lite.js`, "#wasm-extras": `${dist}/load/web-extras.js`,
+  } };
   const html = `<!doctype html><script type="importmap">${JSON.stringify(importMap)}</script><script type="module">${app}</script>`;
   const { errors, result, requests } = await runPage(project, html);
   assert.deepEqual(errors, []);

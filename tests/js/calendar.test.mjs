@@ -4,8 +4,8 @@
 // refusal for an algorithm that has no calendar months.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/lib/lite.js";
 
 const at = (iso) => Date.parse(iso);
 const H = 3_600_000;

@@ -6,8 +6,8 @@ import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import express from "express";
-import { RateLimiter, RedisStore, rateLimit, rateLimitFetch, WaitTimeoutError } from "../../pkg/dist/node/index.js";
-import { RateLimiter as Lite } from "../../pkg/dist/node/lite.js";
+import { RateLimiter, RedisStore, rateLimit, rateLimitFetch, WaitTimeoutError } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as Lite } from "../../pkg/dist/lib/lite.js";
 import { serving } from "./serving.mjs";
 
 const T = 1_700_000_000_000;

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import express from "express";
 import { Hono } from "hono";
 import Fastify from "fastify";
-import { rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
-import { rateLimiter } from "../../pkg/dist/node/hono.js";
-import fastifyRateLimit from "../../pkg/dist/node/fastify.js";
+import { rateLimit, rateLimitFetch } from "../../pkg/dist/lib/index.js";
+import { rateLimiter } from "../../pkg/dist/lib/hono.js";
+import fastifyRateLimit from "../../pkg/dist/lib/fastify.js";
 import { serving } from "./serving.mjs";
 
 // A window far longer than any test, from each key's first hit: the counts are exact.

@@ -11,8 +11,8 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Registry } from "prom-client";
 import { Hono } from "hono";
-import { RateLimiter, WorkerStore, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
-import { rateLimiter } from "../../pkg/dist/node/hono.js";
+import { RateLimiter, WorkerStore, rateLimit, rateLimitFetch } from "../../pkg/dist/lib/index.js";
+import { rateLimiter } from "../../pkg/dist/lib/hono.js";
 import { here } from "./packed.mjs";
 
 const now = 1_700_000_000_000;

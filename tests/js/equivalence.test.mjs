@@ -49,18 +49,18 @@ test("the fixture has denials and admissions for every algorithm", () => {
 });
 
 test("Node makes the native crate's decisions", async () => {
-  const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
+  const { RateLimiter } = await import(resolve(root, "pkg/dist/lib/index.js"));
   assert.equal(replay(RateLimiter, LIMITERS, csv), HITS);
 });
 
 test("Node makes the native crate's all-or-nothing decisions over several keys", async () => {
-  const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
+  const { RateLimiter } = await import(resolve(root, "pkg/dist/lib/index.js"));
   assert.ok(multiCsv.includes("+"));
   assert.equal(replay(RateLimiter, MULTI_LIMITERS, multiCsv), MULTI_HITS);
 });
 
 test("Node makes the native crate's reserve/settle decisions", async () => {
-  const { RateLimiter } = await import(resolve(root, "pkg/dist/node/index.js"));
+  const { RateLimiter } = await import(resolve(root, "pkg/dist/lib/index.js"));
   const ops = reserveTrace();
   const c = census(ops);
   assert.ok(c.denied > 300 && c.settled > 800 && c.refused.unknown_reservation > 100 && c.resets > 20, JSON.stringify(c));
@@ -70,7 +70,7 @@ test("Node makes the native crate's reserve/settle decisions", async () => {
 });
 
 test("Node makes the native crate's one-limit decisions with tollgate/lite", async () => {
-  const { RateLimiter } = await import(resolve(root, "pkg/dist/node/lite.js"));
+  const { RateLimiter } = await import(resolve(root, "pkg/dist/lib/lite.js"));
   assert.ok(ONE_LIMIT.every((o) => o.limits === undefined) && oneLimitHits > HITS / 2);
   assert.equal(replay(RateLimiter, ONE_LIMIT, csv), oneLimitHits);
 });
@@ -96,11 +96,14 @@ test("Chromium makes the native crate's decisions, with tollgate and with tollga
   try {
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    // Unbundled, the package's own "#wasm" imports resolve as its "browser" condition maps them.
+    const imports = { "#wasm": "/dist/load/web.js", "#wasm-lite": "/dist/load/web-lite.js", "#wasm-extras": "/dist/load/web-extras.js" };
+    await page.setContent(`<script type="importmap">${JSON.stringify({ imports })}</script>`);
     const result = await page.evaluate(
       async ([src, LIMITERS, ONE_LIMIT, csv]) => {
         const replay = new Function(`return (${src})`)();
-        const full = await import("/dist/web/index.js");
-        const lite = await import("/dist/web/lite.js");
+        const full = await import("/dist/lib/index.js");
+        const lite = await import("/dist/lib/lite.js");
         return [replay(full.RateLimiter, LIMITERS, csv), replay(lite.RateLimiter, ONE_LIMIT, csv)];
       },
       [replay.toString(), LIMITERS, ONE_LIMIT, csv],

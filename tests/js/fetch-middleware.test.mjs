@@ -3,7 +3,7 @@
 // real Hono app (hono 4, a devDependency of these tests), as the npm README shows.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { rateLimitFetch, RateLimiter } from "../../pkg/dist/node/index.js";
+import { rateLimitFetch, RateLimiter } from "../../pkg/dist/lib/index.js";
 
 // Quotas long enough that no refill happens during a test, however slow the machine.
 const threePerHour = { algorithm: "gcra", quota: "3/1h" };

@@ -3,7 +3,7 @@
 // `now` per request): both call the core's writer (src/headers.rs), in every header mode.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { rateLimitFetch } from "../../pkg/dist/node/index.js";
+import { rateLimitFetch } from "../../pkg/dist/lib/index.js";
 import { start, post } from "../../worker/test/harness.mjs";
 
 /** Per policy: the Worker's wrangler.toml form, and the npm options of the same limits. */

@@ -7,8 +7,8 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { parseDictionary, parseItem, parseList } from "structured-headers";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/lib/lite.js";
 
 const T0 = 1_700_000_000_000;
 const WINDOWS = [

@@ -6,8 +6,8 @@
 // the key store, errors, peeks, refunds and other keys, in the full and the lite module.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as Lite } from "../../pkg/dist/node/lite.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as Lite } from "../../pkg/dist/lib/lite.js";
 import { LIMITERS } from "./fixture.mjs";
 
 const T0 = 1_700_000_000_000;

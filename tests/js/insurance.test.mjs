@@ -3,7 +3,7 @@
 // always fails is an outage from its first hit, with no server to start.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter, WorkerStore } from "../../pkg/dist/node/index.js";
+import { RateLimiter, WorkerStore } from "../../pkg/dist/lib/index.js";
 
 const T = 1_700_000_000_000;
 

@@ -5,8 +5,8 @@
 // module's general all-or-nothing path, which a second limit that never binds forces.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as Lite } from "../../pkg/dist/node/lite.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as Lite } from "../../pkg/dist/lib/lite.js";
 import { LIMITERS } from "./fixture.mjs";
 
 const ONE_LIMIT = LIMITERS.filter((o) => o.limits === undefined);

@@ -3,7 +3,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import express from "express";
-import { rateLimit, ipKey, RateLimiter } from "../../pkg/dist/node/index.js";
+import { rateLimit, ipKey, RateLimiter } from "../../pkg/dist/lib/index.js";
 import { serving } from "./serving.mjs";
 
 /** An Express app behind the middleware, answering `req.rateLimit.remaining`, or `status`. */

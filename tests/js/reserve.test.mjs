@@ -1,7 +1,7 @@
 // Reserve and settle on the in-memory limiter (docs/reserve.md): the package as built in pkg/.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
 
 const now = 1_700_000_000_000;
 

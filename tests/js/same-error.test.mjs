@@ -5,7 +5,7 @@
 import test from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { LeasedPacer, Pacer, RateLimiter, RedisStore, WorkerStore, ipKey, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
+import { LeasedPacer, Pacer, RateLimiter, RedisStore, WorkerStore, ipKey, rateLimit, rateLimitFetch } from "../../pkg/dist/lib/index.js";
 
 const table = JSON.parse(readFileSync(new URL("../same-error/mistakes.json", import.meta.url), "utf8"));
 const applies = (c) => c.edges === undefined || c.edges.includes("npm");

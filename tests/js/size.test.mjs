@@ -70,3 +70,11 @@ test("each wasm module is shipped once: every target, CommonJS included, loads t
   const wasm = (dir) => readdirSync(dir, { recursive: true }).filter((f) => f.endsWith(".wasm")).sort();
   assert.deepEqual(wasm(dist), Object.keys(BUDGET).map((m) => `${m}_bg.wasm`).sort());
 });
+
+test("the docs' tables of the wasm sizes are the build's (scripts/wasm-sizes.mjs)", async () => {
+  const { DOCS, blockIn, sizesBlock } = await import("../../scripts/wasm-sizes.mjs");
+  const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+  for (const doc of [...DOCS, "pkg/README.md"]) {
+    assert.equal(blockIn(readFileSync(resolve(root, doc), "utf8")), sizesBlock(dist), doc);
+  }
+});

@@ -8,8 +8,8 @@
 // stay alike too), in the full and the lite module.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter } from "../../pkg/dist/node/index.js";
-import { RateLimiter as Lite } from "../../pkg/dist/node/lite.js";
+import { RateLimiter } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as Lite } from "../../pkg/dist/lib/lite.js";
 
 const T0 = 1_700_000_000_000;
 const SLAB_LIMITS = [

@@ -4,8 +4,8 @@
 // worker/tests/vocabulary.rs.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { RateLimiter, RedisStore, WorkerStore, rateLimit, rateLimitFetch } from "../../pkg/dist/node/index.js";
-import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/node/lite.js";
+import { RateLimiter, RedisStore, WorkerStore, rateLimit, rateLimitFetch } from "../../pkg/dist/lib/index.js";
+import { RateLimiter as LiteRateLimiter } from "../../pkg/dist/lib/lite.js";
 import { namesOf, optionsListedBy, vocabulary } from "./vocabulary.mjs";
 
 const ONE = { algorithm: "gcra", quota: "10/s" };
@@ -20,8 +20,8 @@ const EDGES = {
 };
 
 test("every operation the table gives an npm limiter is a method of that limiter", async () => {
-  const { RedisLimiter } = await import("../../pkg/dist/node/redis-limiter.js");
-  const { WorkerLimiter } = await import("../../pkg/dist/node/worker-limiter.js");
+  const { RedisLimiter } = await import("../../pkg/dist/lib/redis-limiter.js");
+  const { WorkerLimiter } = await import("../../pkg/dist/lib/worker-limiter.js");
   // The Redis and Worker limiters' methods, read from their classes (a RedisStore needs a client).
   const limiters = { limiter: new RateLimiter(ONE), redis: RedisLimiter.prototype, worker: WorkerLimiter.prototype };
   for (const [edge, limiter] of Object.entries(limiters)) {
@@ -43,7 +43,7 @@ for (const [edge, make] of Object.entries(EDGES)) {
 }
 
 test("fastify: accepts exactly the options docs/vocabulary.md gives it", async () => {
-  const { default: plugin } = await import("../../pkg/dist/node/fastify.js");
+  const { default: plugin } = await import("../../pkg/dist/lib/fastify.js");
   let listed;
   try {
     await plugin({}, { zzNotAnOption: 1 });
@@ -54,7 +54,7 @@ test("fastify: accepts exactly the options docs/vocabulary.md gives it", async (
 });
 
 test("hono: rateLimiter and webSocketLimiter accept exactly the options docs/vocabulary.md gives them", async () => {
-  const { rateLimiter, webSocketLimiter } = await import("../../pkg/dist/node/hono.js");
+  const { rateLimiter, webSocketLimiter } = await import("../../pkg/dist/lib/hono.js");
   for (const make of [rateLimiter, webSocketLimiter]) {
     assert.deepEqual(optionsListedBy((extra) => make({ keyGenerator: () => "k", [extra]: 1 })), namesOf("hono", "option"));
   }

@@ -6,16 +6,25 @@ import assert from "node:assert/strict";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
+import { build } from "esbuild";
 
 const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 
 /** Runs `script` (an ES module Worker importing from `dist`) in workerd; gives `use` its Miniflare. */
 async function inWorkerd(script, use) {
+  // Bundled as wrangler does (the "workerd" condition picks the package's loaders for its
+  // "#wasm" imports; the .wasm files left external, imported by workerd as compiled modules),
+  // into dist/workerd/ so that the loaders' ../*.wasm resolve as in the package.
+  const outfile = resolve(dist, "workerd/worker.js");
+  await build({
+    stdin: { contents: script, resolveDir: dist, loader: "js" },
+    bundle: true, format: "esm", platform: "neutral", conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"], external: ["*.wasm"], outfile, logLevel: "warning",
+  });
   const mf = new Miniflare({
     modules: true,
     modulesRoot: dist,
-    scriptPath: resolve(dist, "worker.js"),
-    script,
+    scriptPath: outfile,
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
@@ -34,7 +43,7 @@ const answerOf = (script) => inWorkerd(script, async (mf) => (await mf.dispatchF
 
 test("the workerd entry decides inside workerd", async () => {
   const answer = await answerOf(`
-    import { RateLimiter, Pacer } from "./workerd/index.js";
+    import { RateLimiter, Pacer } from "./lib/index.js";
     const limiter = new RateLimiter({ algorithm: "gcra", quota: "2/s" });
     export default {
       fetch(request) {
@@ -49,7 +58,7 @@ test("the workerd entry decides inside workerd", async () => {
 
 test("the workerd entry of tollgate/limiter decides inside workerd", async () => {
   const answer = await answerOf(`
-    import { RateLimiter, KeyHandle } from "./workerd/limiter.js";
+    import { RateLimiter, KeyHandle } from "./lib/limiter.js";
     const limiter = new RateLimiter({ algorithm: "token-bucket", limit: 1, window: "1s", burst: 2 });
     export default {
       fetch(request) {
@@ -65,7 +74,7 @@ test("the workerd entry of tollgate/limiter decides inside workerd", async () =>
 
 test("the workerd entry of tollgate/lite decides inside workerd", async () => {
   const answer = await answerOf(`
-    import { RateLimiter } from "./workerd/lite.js";
+    import { RateLimiter } from "./lib/lite.js";
     const limiter = new RateLimiter({ algorithm: "fixed-window", limit: 2, window: "1s", align: "first-hit" });
     export default {
       fetch(request) {
@@ -80,7 +89,7 @@ test("the workerd entry of tollgate/lite decides inside workerd", async () => {
 
 test("rateLimitFetch wraps a Worker's fetch handler inside workerd: env and ctx reach it, the 429 is its own", async () => {
   await inWorkerd(`
-    import { rateLimitFetch } from "./workerd/index.js";
+    import { rateLimitFetch } from "./lib/index.js";
     const limited = rateLimitFetch({
       algorithm: "gcra",
       quota: "2/1h",

@@ -1,4 +1,4 @@
-// The core in Node for the expected answers: the package's Node build (pkg/dist/node) decides,
+// The core in Node for the expected answers: the package's Node build (pkg/dist/lib) decides,
 // the playground's own module (www/vendor/tollgate-www, describeState) describes, so a test
 // compares the page with the core, never with itself.
 import { readFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import { ROOT } from "./browser.mjs";
 import { WWW } from "./static-server.mjs";
 import { fieldsOf } from "../../www/app/state-reader.js";
 
-export const { RateLimiter } = await import(path.join(ROOT, "pkg/dist/node/index.js"));
+export const { RateLimiter } = await import(path.join(ROOT, "pkg/dist/lib/index.js"));
 const own = await import(path.join(WWW, "vendor/tollgate-www/tollgate_www.js"));
 own.initSync({ module: readFileSync(path.join(WWW, "vendor/tollgate-www/tollgate_www_bg.wasm")) });
 

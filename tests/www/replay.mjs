@@ -1,9 +1,9 @@
 // The expected answers: the same hits the page played, decided again by the Node build of
-// the package (pkg/dist/node), so the test compares the page with the core, not with itself.
+// the package (pkg/dist/lib), so the test compares the page with the core, not with itself.
 import path from "node:path";
 import { ROOT } from "./browser.mjs";
 
-const { RateLimiter } = await import(path.join(ROOT, "pkg/dist/node/index.js"));
+const { RateLimiter } = await import(path.join(ROOT, "pkg/dist/lib/index.js"));
 
 /** The tape the page played (times ms after `start`, key per hit); returns counts and decisions. */
 export function replay(options, tape, start) {

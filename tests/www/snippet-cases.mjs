@@ -91,7 +91,7 @@ ${cases.join("\n\n")}
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv.includes("--write")) {
-  const { RateLimiter } = await import(join(ROOT, "pkg/dist/node/index.js"));
+  const { RateLimiter } = await import(join(ROOT, "pkg/dist/lib/index.js"));
   const decide = (id, s) => {
     const rl = new RateLimiter(limiterOptions(id, s));
     return TRACE.map(([t, k]) => (rl.limit(`key-${k}`, { now: START_MS + t }).allowed ? "1" : "0")).join("");

@@ -19,7 +19,7 @@ import { DEFAULTS, limiterOptions, ALGORITHMS } from "../../www/app/params.js";
 import { npmSnippet, tomlSnippet, headerOptions } from "../../www/app/snippets.js";
 import { CASES, TRACE, renderRustCases, RUST_FILE } from "./snippet-cases.mjs";
 
-const { RateLimiter } = await import(join(ROOT, "pkg/dist/node/index.js"));
+const { RateLimiter } = await import(join(ROOT, "pkg/dist/lib/index.js"));
 const START = Date.UTC(2026, 0, 1);
 
 /** Allowed (1) or denied (0) per hit of the shared trace. */

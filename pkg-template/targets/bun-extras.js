@@ -1,0 +1,9 @@
+// Bun (the "bun" condition): the .wasm file imported as a file, so `bun build` copies it and
+// `bun build --compile` embeds it in the executable; its path is read synchronously.
+import { readFileSync } from "node:fs";
+import wasmPath from "../tollgate_wasm_extras_bg.wasm" with { type: "file" };
+import * as glue from "../tollgate_wasm_extras.js";
+import { started, once } from "./start.js";
+
+/** The extras module's exports (`Pacer`, `LeaseHolder`, `StorePolicy`, `Synced`, `wasmMemory`), instantiated on first use. */
+export const extras = once(() => started(glue, readFileSync(wasmPath)));

@@ -1,0 +1,7 @@
+// Deno (the "deno" condition): the .wasm file imported as a compiled WebAssembly.Module
+// (source phase import): part of the module graph, so no read permission, no fetch.
+import source wasmModule from "../tollgate_wasm_lite_bg.wasm";
+import * as glue from "../tollgate_wasm_lite.js";
+import { started } from "./start.js";
+
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = started(glue, wasmModule);
