@@ -63,6 +63,8 @@ async function assertSameDecisions(url, what) {
     const page = await browser.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(e.message));
+    page.on("console", (m) => m.type() === "error" && errors.push(`console: ${m.text()}`));
+    page.on("requestfailed", (r) => errors.push(`request failed: ${r.url()}`));
     await page.goto(url);
     await page.waitForFunction(() => globalThis.ready === true, null, { timeout: 60_000 }).catch(() => {
       throw new Error(`${what}: the app did not start; page errors: ${JSON.stringify(errors)}`);
