@@ -12,5 +12,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh browser,npm >/dev/null
 scripts/pkg-current.sh tests/targets
-rm -rf tests/targets/.build
+rm -rf tests/targets/.build tests/targets/node_modules/.vite
 timeout 2400 node --test --test-concurrency=1 --test-timeout=600000 tests/targets/
