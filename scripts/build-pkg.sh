@@ -52,6 +52,11 @@ for m in $modules; do
   # The `web` glue, with `initSync` and an async `init`: Node (ESM and CommonJS) and workerd
   # call initSync with the module's bytes, browsers and bundlers the async init.
   wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$work/$m.wasm"
+  # initSync takes a compiled module by its brand, not by `instanceof`: the Next.js Edge runtime
+  # compiles a `?module` import in another realm than the sandbox the glue runs in, where
+  # `instanceof WebAssembly.Module` is false and the glue would try to compile the module as bytes.
+  sed -i 's/if (!(module instanceof WebAssembly\.Module)) {/if (!(module instanceof WebAssembly.Module) \&\& Object.prototype.toString.call(module) !== "[object WebAssembly.Module]") {/' "$work/web/$m.js"
+  grep -q '"\[object WebAssembly.Module\]"' "$work/web/$m.js" || { echo "build-pkg: $m.js: initSync's module check not found" >&2; exit 1; }
   if [ "$mode" = release ]; then
     # -Oz after bindgen (which adds its own tables; sizes in docs/benchmarks.md). The
     # producers and target-features sections are for tools only.
