@@ -4,13 +4,6 @@
 // instantiation: nothing in the package depends on a module kept for its side effect alone
 // (package.json says "sideEffects": false, and means it).
 export function started(glue, module) {
-  // A module compiled in another realm (Next.js's Edge sandbox and edge-runtime compile it
-  // outside the code's context) fails the glue's `instanceof WebAssembly.Module`, and the glue
-  // would compile it again, which a runtime without wasm code generation refuses; with this
-  // realm's prototype it is instantiated as it is.
-  if (!(module instanceof WebAssembly.Module) && Object.prototype.toString.call(module) === "[object WebAssembly.Module]") {
-    Object.setPrototypeOf(module, WebAssembly.Module.prototype);
-  }
   glue.initSync({ module });
   return glue;
 }
