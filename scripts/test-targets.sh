@@ -6,11 +6,12 @@
 # and bundlers are the npm packages pinned in tests/targets/package-lock.json (scripts/setup.sh
 # npm); the package is the packed tarball, extracted into tests/targets/node_modules/tollgate
 # as `npm install` lays it out (scripts/pkg-current.sh). Every server runs on a free 127.0.0.1
-# port under a time limit and is stopped by its test. One test file at a time: the Next.js
+# port under a time limit and is stopped by its test (each build and server is bounded by its own
+# time limit, the whole run by `timeout`). One test file at a time: the Next.js
 # builds alone use both cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh browser,npm >/dev/null
 scripts/pkg-current.sh tests/targets
 rm -rf tests/targets/.build tests/targets/node_modules/.vite
-timeout 2400 node --test --test-concurrency=1 --test-timeout=600000 tests/targets/
+timeout 2400 node --test --test-concurrency=1 tests/targets/
