@@ -1,7 +1,7 @@
 // The package as a user installs it: `npm pack` of pkg/ installed into a temporary project.
 // Test files that exercise the published files (not pkg/ in place) start with `install()`.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, dirname, resolve } from "node:path";
@@ -37,16 +37,16 @@ export function install() {
   return {
     project,
     tarball,
-    // Node's `import` of this package takes its "node" condition (package.json exports).
-    esm: (entry = "") => import(pathToFileURL(join(project, "node_modules/tollgate", esmPath(require, entry))).href),
+    // Node's `import` of this package, resolved from the project as a user's import is.
+    esm: (entry = "") => import(resolveFrom(project, `tollgate${entry}`)),
     cjs: (entry = "") => require(`tollgate${entry}`),
     remove: () => rmSync(project, { recursive: true, force: true }),
   };
 }
 
-/** The file an ESM `import "tollgate<entry>"` resolves to under Node's conditions. */
-function esmPath(require, entry) {
-  const manifest = require("tollgate/package.json");
-  const target = manifest.exports[`.${entry}`];
-  return target.node.default;
+/** The URL an ESM `import "<specifier>"` from `project` resolves to (Node's "import" and "node" conditions). */
+function resolveFrom(project, specifier) {
+  const manifest = JSON.parse(readFileSync(join(project, "node_modules/tollgate/package.json"), "utf8"));
+  const entry = "." + specifier.slice("tollgate".length);
+  return pathToFileURL(join(project, "node_modules/tollgate", manifest.exports[entry].default.default)).href;
 }

@@ -3,7 +3,9 @@
 // the extras module (here: the pacer) is instantiated on first use, inside a request.
 import test from "node:test";
 import assert from "node:assert/strict";
-import { dirname, resolve } from "node:path";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Miniflare } from "miniflare";
 import { build } from "esbuild";
@@ -14,8 +16,11 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 async function inWorkerd(script, use) {
   // Bundled as wrangler does (the "workerd" condition picks the package's loaders for its
   // "#wasm" imports; the .wasm files left external, imported by workerd as compiled modules),
-  // into dist/workerd/ so that the loaders' ../*.wasm resolve as in the package.
-  const outfile = resolve(dist, "workerd/worker.js");
+  // into a folder of its own with the package's .wasm files one level up, where the loaders'
+  // ../*.wasm find them (nothing is written into pkg/, which other tests pack).
+  const root = mkdtempSync(join(tmpdir(), "tollgate-workerd-"));
+  for (const f of readdirSync(dist).filter((f) => f.endsWith(".wasm"))) copyFileSync(join(dist, f), join(root, f));
+  const outfile = join(root, "worker/worker.js");
   await build({
     stdin: { contents: script, resolveDir: dist, loader: "js" },
     bundle: true, format: "esm", platform: "neutral", conditions: ["workerd", "worker", "browser"],
@@ -23,7 +28,7 @@ async function inWorkerd(script, use) {
   });
   const mf = new Miniflare({
     modules: true,
-    modulesRoot: dist,
+    modulesRoot: root,
     scriptPath: outfile,
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
@@ -35,6 +40,7 @@ async function inWorkerd(script, use) {
     return await use(mf);
   } finally {
     await mf.dispose();
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
