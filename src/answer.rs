@@ -185,7 +185,7 @@ impl Answer {
     /// enforcement counted: a would-be denial counts nowhere.
     pub fn shadowed(mut self) -> Answer {
         self.would_allow = Some(self.decision.allowed);
-        self.decision.allowed = true;
+        self.decision.allowed = shadow_admits(self.decision.allowed);
         self.status = 200;
         self
     }
@@ -299,6 +299,13 @@ impl Answer {
     }
 }
 
+/// Whether shadow mode admits a hit enforcement answered `enforced`: always (it decides and
+/// counts as enforcement would, and never blocks). [`Answer::shadowed`]'s rule, for an edge
+/// that keeps its decision as it is and only marks it.
+pub const fn shadow_admits(_enforced: bool) -> bool {
+    true
+}
+
 /// `d` with no pairs: figures no limit decided.
 fn unlimited(d: Decision) -> PolicyDecision {
     PolicyDecision {
@@ -312,11 +319,11 @@ fn unlimited(d: Decision) -> PolicyDecision {
 
 /// `d` as a denial: every pair denied with nothing remaining, each waiting what its own
 /// figures say and at least `min_retry` (so is its wait for one unit, the headers' `t`); an
-/// admission becomes blocked by its first pair.
+/// admission becomes blocked by the first limit (of the key whose figures it shows).
 pub fn denied(mut d: PolicyDecision, min_retry: Nanos) -> PolicyDecision {
     if d.allowed {
         if let Some(first) = d.limits.first() {
-            d.binding = first.at;
+            d.binding.limit = first.at.limit;
         }
     }
     d.allowed = false;
