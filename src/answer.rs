@@ -151,16 +151,8 @@ impl Answer {
     /// once: nothing counted and no limit decided (no pairs, so no rate-limit header), all of
     /// `limit` left when allowed and none when denied, reset `now`, no wait; 200 or 403.
     pub fn listed(listed: Listed, limit: u64, now: Nanos) -> Answer {
-        let allowed = listed == Listed::Allow;
-        let d = Decision {
-            allowed,
-            limit,
-            remaining: if allowed { limit } else { 0 },
-            reset_at: now,
-            retry_after: Nanos::ZERO,
-            next_unit_after: Nanos::ZERO,
-        };
-        let status = if allowed { 200 } else { Status::default().listed };
+        let d = listed_figures(listed, limit, now);
+        let status = if d.allowed { 200 } else { Status::default().listed };
         Answer { decision: unlimited(d), reason: Reason::Listed(listed), would_allow: None, status, limited: false }
     }
 
@@ -169,14 +161,19 @@ impl Answer {
     /// [`crate::counted`]'s figures of none): admitted (200) when `open`, else a denial
     /// ([`Answer::denied`]'s figures, at least `closed_retry` to wait) with 503.
     pub fn degraded(fresh: PolicyDecision, open: bool, closed_retry: Nanos, limited: bool) -> Answer {
-        let (decision, status) = if open { (fresh, 200) } else { (denied(fresh, closed_retry), Status::default().unavailable) };
+        let mut decision = fresh;
+        if !open {
+            deny(&mut decision, closed_retry);
+        }
+        let status = if open { 200 } else { Status::default().unavailable };
         Answer { decision, reason: Reason::Degraded { open }, would_allow: None, status, limited }
     }
 
     /// Contention's answer: a denial (429) over `last`, the figures of the last state the
     /// store answered with, at least `min_retry` to wait.
     pub fn contention(last: PolicyDecision, min_retry: Nanos) -> Answer {
-        let decision = denied(last, min_retry);
+        let mut decision = last;
+        deny(&mut decision, min_retry);
         Answer { decision, reason: Reason::Contention, would_allow: None, status: Status::default().denied, limited: true }
     }
 
@@ -317,26 +314,44 @@ fn unlimited(d: Decision) -> PolicyDecision {
     }
 }
 
-/// `d` as a denial: every pair denied with nothing remaining, each waiting what its own
-/// figures say and at least `min_retry` (so is its wait for one unit, the headers' `t`); an
+/// A listed hit's figures ([`Answer::listed`]'s) at `now` under a first limit of `limit`:
+/// all of `limit` left when allowed and none when denied, reset `now`, no wait.
+pub fn listed_figures(listed: Listed, limit: u64, now: Nanos) -> Decision {
+    let allowed = listed == Listed::Allow;
+    Decision {
+        allowed,
+        limit,
+        remaining: if allowed { limit } else { 0 },
+        reset_at: now,
+        retry_after: Nanos::ZERO,
+        next_unit_after: Nanos::ZERO,
+    }
+}
+
+/// Makes `d` a denial ([`Answer::degraded`]'s when the failure mode denies, and
+/// [`Answer::contention`]'s): every pair denied with nothing remaining, each waiting what its
+/// own figures say and at least `min_retry` (so is its wait for one unit, the headers' `t`); an
 /// admission becomes blocked by the first limit (of the key whose figures it shows).
-pub fn denied(mut d: PolicyDecision, min_retry: Nanos) -> PolicyDecision {
+pub fn deny(d: &mut PolicyDecision, min_retry: Nanos) {
     if d.allowed {
         if let Some(first) = d.limits.first() {
             d.binding.limit = first.at.limit;
         }
     }
     d.allowed = false;
-    d.decision.allowed = false;
-    d.decision.remaining = 0;
-    d.decision.retry_after = d.decision.retry_after.max(min_retry);
+    deny_figures(&mut d.decision, min_retry);
     for l in d.limits.iter_mut() {
-        l.decision.allowed = false;
-        l.decision.remaining = 0;
-        l.decision.retry_after = l.decision.retry_after.max(min_retry);
+        deny_figures(&mut l.decision, min_retry);
         l.decision.next_unit_after = l.decision.next_unit_after.max(min_retry);
     }
-    d
+}
+
+/// One decision's figures as a denial's: nothing remaining, at least `min_retry` to wait
+/// ([`deny`]'s, and the figures of no limit's when the failure mode denies).
+pub fn deny_figures(d: &mut Decision, min_retry: Nanos) {
+    d.allowed = false;
+    d.remaining = 0;
+    d.retry_after = d.retry_after.max(min_retry);
 }
 
 /// The reason phrase of the statuses an answer takes.

@@ -55,7 +55,7 @@ export class StoreLimiter extends LimiterBase {
    */
   _unavailable(keys, now, cost, open, closedRetryMs, policy = this.policy) {
     if (policy === null) {
-      const [allowed, limit, remaining, resetAt, retryAfter] = extras().unknownDegraded(open, now, closedRetryMs);
+      const [allowed, limit, remaining, resetAt, retryAfter] = extras().countedDecision(0, 0, now, now, open ? undefined : closedRetryMs);
       return { allowed: allowed === 1, limit, remaining, resetAt, retryAfter, blockedBy: null, limits: [] };
     }
     const w = policy._store;

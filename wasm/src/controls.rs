@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Float64Array;
 use tollgate::access::{check_keys, Listed};
-use tollgate::answer::{shadow_admits, Answer};
+use tollgate::answer::{listed_figures, shadow_admits};
 use tollgate::spec::{parse_controls, ControlSpec};
 use wasm_bindgen::prelude::*;
 
@@ -55,7 +55,7 @@ impl Controls {
         let now = now_from_ms(now)?;
         let listed = if deny { Listed::Deny } else { Listed::Allow };
         let limit = if limit > 0.0 { limit as u64 } else { 0 };
-        let d = Answer::listed(listed, limit, now).decision.decision;
+        let d = listed_figures(listed, limit, now);
         let out = [f64::from(u8::from(d.allowed)), d.limit as f64, d.remaining as f64, ms_ceil(d.reset_at), ms_ceil(d.retry_after)];
         Ok(Float64Array::from(&out[..]))
     }
