@@ -211,7 +211,9 @@ impl Answer {
 
     /// The headers of this answer at `now`: the core's rate-limit headers ([`crate::headers`])
     /// when a limit decided the figures, written as an admitted hit's in shadow mode (no
-    /// `Retry-After`, no jitter), then the [`SHADOW_HEADER`] marker.
+    /// `Retry-After`, no jitter); a denial no limit decided (a closed failure mode's without a
+    /// policy's figures) only `Retry-After`, in whole seconds rounded up, when it has a wait;
+    /// then the [`SHADOW_HEADER`] marker.
     pub fn headers(
         &self,
         policy: &Policy,
@@ -224,7 +226,14 @@ impl Answer {
             let o = crate::headers::HeaderOptions { jitter: if shown.allowed { None } else { options.jitter }, ..*options };
             policy.headers(&shown, now, &o)
         } else {
-            Vec::new()
+            let mut h = Vec::new();
+            let wait = self.decision.decision.retry_after.as_nanos();
+            if !self.allowed() && wait > 0 {
+                let mut secs = String::new();
+                crate::text::push_u64(&mut secs, wait.div_ceil(1_000_000_000));
+                h.push(("Retry-After", secs));
+            }
+            h
         };
         if let Some(would) = self.would_allow {
             out.push((SHADOW_HEADER, String::from(if would { "allow" } else { "deny" })));
@@ -454,6 +463,36 @@ mod tests {
         );
         let allowed = Answer::decided(pair(true, 3, 0), Status::default());
         assert_eq!(allowed.body(&Body::Message(DEFAULT_MESSAGE)), "");
+    }
+
+    fn policy() -> Policy {
+        use crate::{AnyAlgorithm, Gcra};
+        let gcra = |q: &str| AnyAlgorithm::Gcra(Gcra::new(q.parse().unwrap()).unwrap());
+        Policy::new(alloc::vec![
+            crate::policy::Limit::new("per-second", gcra("10/s")).unwrap(),
+            crate::policy::Limit::new("per-minute", gcra("12/m")).unwrap(),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn the_worker_json_names_the_limit_and_the_reasons() {
+        let p = policy();
+        let now = Nanos::from_secs(1_000);
+        let d = p.peek(&[None], now, 1).unwrap();
+        let a = Answer::decided(d, Status::default());
+        let json = a.worker_json("api", &p, false);
+        assert!(json.contains("\"limitName\":\"per-second\""), "{json}");
+        assert!(json.contains("\"blockedBy\":null"), "{json}");
+        let s = a.clone().shadowed();
+        assert!(s.worker_json("api", &p, true).ends_with("\"estimate\":true,\"shadow\":true,\"wouldAllow\":true}"));
+        let listed = Answer::listed(Listed::Deny, 10, now).worker_json("api", &p, false);
+        assert!(listed.contains("\"limitName\":null") && listed.contains("\"reason\":\"denyList\""), "{listed}");
+        // A closed failure mode without a policy's figures: only Retry-After.
+        let none = unlimited(crate::counted::counted(0, 0, now, now));
+        let closed = Answer::degraded(none, false, Nanos::from_millis(1500), false);
+        assert_eq!(closed.headers(&p, now, &Default::default()), alloc::vec![("Retry-After", String::from("2"))]);
+        assert!(closed.worker_json("api", &p, false).ends_with("\"degraded\":\"unavailable\"}"));
     }
 
     #[test]

@@ -140,3 +140,27 @@ pub const SWAP_OTHER_BYTES: u32 = 2;
 pub const SWAP_DONE: f64 = -1.0;
 /// See [`SWAP_DONE`].
 pub const SWAP_CONTENDED: f64 = -2.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A record that leaves the binding pair and the waits to the core: the pair with the least
+    /// left (the first on ties), its wait for one unit, and a stand-in wait for a pair without
+    /// one (nothing left: until the reset).
+    #[test]
+    fn a_record_leaves_the_binding_and_the_waits_to_the_core() {
+        let mut r = alloc::vec![1000.0, 1.0, 10.0, 0.0, 5000.0, 0.0, -1.0, -1.0, -1.0, 2.0];
+        r.extend([0.0, 0.0, 1.0, 10.0, 3.0, 4000.0, 0.0, 0.0]);
+        r.extend([0.0, 1.0, 1.0, 5.0, 0.0, 5000.0, 0.0, -1.0]);
+        let (pd, now) = read_header_record(&r, 2).unwrap();
+        assert_eq!(now, Nanos::from_millis(1000));
+        assert_eq!(pd.binding, LimitRef { key: 0, limit: 1 });
+        assert_eq!(pd.limits[1].decision.next_unit_after, Nanos::from_millis(4000));
+        assert_eq!(pd.decision.next_unit_after, Nanos::from_millis(4000));
+        // Named, the binding is the record's own.
+        r[7] = 0.0;
+        r[8] = 0.0;
+        assert_eq!(read_header_record(&r, 2).unwrap().0.binding, LimitRef { key: 0, limit: 0 });
+    }
+}
