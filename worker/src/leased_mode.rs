@@ -30,13 +30,12 @@ use std::collections::HashMap;
 
 use tollgate::policy::PolicyDecision;
 use tollgate::quota_lease::{local_decision, renewal_due, slice_want};
-use tollgate::spec::{code, duration, SpecError};
+use tollgate::spec::SpecError;
 use tollgate::store_protocol::{drive, Retry, Tried};
-use tollgate::text::Msg;
 use tollgate::{Nanos, Policy};
 use worker::{Context, Env};
 
-use crate::config::{PolicyConfig, MAX_SYNC_MS};
+use crate::config::PolicyConfig;
 use crate::do_client::{self, object_name};
 use crate::errors::ApiError;
 use crate::flight::{Flight, Landing};
@@ -46,31 +45,15 @@ use crate::spec_input::Json;
 use crate::wire::Op;
 
 /// The policy option that chooses leased mode: the longest lease of a slice.
-pub const LEASE_FIELD: &str = "leaseTtl";
+pub use tollgate::spec::LEASE_FIELD;
 
 /// The most keys whose slices an isolate remembers; beyond it, lapsed ones are forgotten.
 const MAX_KEYS: usize = 4096;
 
-/// `leaseTtl`: a duration (1 ms to an hour), absent when the policy is not leased. Leased
-/// mode takes every algorithm (the bound per algorithm is the core's), no `syncRate` and no
-/// `blockDuration`.
+/// `leaseTtl`, parsed by the core (`tollgate::spec::parse_lease_ttl`): 0 when the policy is
+/// not leased.
 pub fn lease_ms(input: &Json, policy: &Policy, sync_ms: i64) -> Result<u64, SpecError> {
-    let Some(ttl) = duration(input, LEASE_FIELD, 1)? else { return Ok(0) };
-    if ttl > Nanos::from_millis(MAX_SYNC_MS as u64) {
-        let m = Msg::new(&format!("{LEASE_FIELD} is longer than the maximum {MAX_SYNC_MS} ms"));
-        return Err(SpecError::new(code::OUT_OF_RANGE, LEASE_FIELD, m));
-    }
-    if sync_ms != 0 {
-        let m = Msg::new(&format!(
-            "{LEASE_FIELD} (leased mode) and syncRate = {sync_ms} (synced mode) are two modes: choose one"
-        ));
-        return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
-    }
-    if policy.block_duration() > Nanos::ZERO {
-        let m = Msg::new("blockDuration needs the key's Durable Object to decide every hit, not leased mode");
-        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", m));
-    }
-    Ok(ttl.as_millis_ceil())
+    tollgate::spec::parse_lease_ttl(input, policy, sync_ms)
 }
 
 /// This isolate's slice of one key, on this isolate's clock.
