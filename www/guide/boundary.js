@@ -32,8 +32,8 @@ export function renderBoundary(root, rows) {
   const ax = axis(BOUNDARY - 5000, BOUNDARY + 5000, 10, width - 10);
   drawTicks(g, ax, START, ax.t1 + 1);
   for (const [a, b, label] of [
-    [BOUNDARY - WINDOW, BOUNDARY, `window 4–8 s: ${rows[0].verdicts.slice(0, 3).filter(Boolean).length} of 3`],
-    [BOUNDARY, BOUNDARY + WINDOW, `window 8–12 s: ${rows[0].verdicts.slice(3).filter(Boolean).length} of 3`],
+    [BOUNDARY - WINDOW, BOUNDARY, `4–8 s: ${rows[0].verdicts.slice(0, 3).filter(Boolean).length} of 3`],
+    [BOUNDARY, BOUNDARY + WINDOW, `8–12 s: ${rows[0].verdicts.slice(3).filter(Boolean).length} of 3`],
   ]) {
     el("rect", { x: ax.x(a), y: 76, width: ax.x(b) - ax.x(a), height: 74, class: "span", rx: 4 }, g);
     el("text", { x: (ax.x(a) + ax.x(b)) / 2, y: 62, "text-anchor": "middle", class: "small" }, g, label);

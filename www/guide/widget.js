@@ -24,7 +24,7 @@ export const reduced = () => matchMedia("(prefers-reduced-motion: reduce)").matc
 
 export class Widget {
   /**
-   * @param root the widget's <figure> (its figcaption names it; its `.slot` receives the picture)
+   * @param root the widget's <figure> (its figcaption names it; its `.stage-slot` receives the picture)
    * @param core loadCore()'s answer
    * @param spec { id, options (RateLimiter options), windowMs, draw(g, fields, ctx), clock, gapMs, client, say(fields) }
    */
@@ -66,7 +66,7 @@ export class Widget {
   build() {
     const r = this.root;
     const name = r.querySelector("figcaption")?.textContent.trim() ?? this.spec.id;
-    const slot = r.querySelector(".slot") ?? r;
+    const slot = r.querySelector(".stage-slot") ?? r;
     this.svg = el("svg", { viewBox: `0 0 640 ${H}`, role: "img", "aria-label": name, class: "stage" });
     this.g = el("g", {}, this.svg);
     const bar = document.createElement("div");
