@@ -143,6 +143,8 @@ test("each bound the table states holds for the core's decisions on random traff
 for (const [width, height] of SIZES) {
   test(`at ${width} x ${height}: text of 12 px and up, no label on a "now" line, CLS under 0.05, a screenshot of each section`, async () => {
     const page = await open(width, height);
+    // The first screen while the chat runs, then the page as a reader reads it
+    await page.waitForTimeout(2500);
     // Read the page as a reader does: each section in turn, pressing Hit ×4 where there is one.
     const sections = await page.locator("main > section").count();
     assert.ok(sections >= 10, `${sections} sections`);
