@@ -129,7 +129,7 @@ for (const id of [...ALGORITHM_WIDGETS, "client"]) {
     // Reset: a fresh client again; Hit ×4 gives the same lesson with its marks apart.
     await root.getByRole("button", { name: "Reset" }).click();
     assert.equal((await snapshot(page, id)).tape.times.length, 0);
-    await root.getByRole("button", { name: "Hit four times" }).click();
+    await root.getByRole("button", { name: "Hit ×4" }).click();
     await page.waitForFunction((id) => window.guide.tape(id).times.length === 4, id);
     await page.waitForTimeout(50);
     const four = await checkDecided(page, id);
@@ -151,10 +151,10 @@ test("the live boundary attack: three just before the boundary and three after; 
   // The widget's clock starts 0.5 s into a 4 s window; wait until about 1.2 s are left.
   await page.waitForFunction(() => Number(document.querySelector("[data-widget='attack']").dataset.at) % 4000 >= 2800, null, { timeout: 10000 });
   assert.ok((await clock()) < 3200, "pressed before the boundary");
-  await root.getByRole("button", { name: "Hit four times" }).click();
+  await root.getByRole("button", { name: "Hit ×4" }).click();
   await page.waitForFunction(() => window.guide.tape("attack").times.length === 4);
   await page.waitForFunction(() => Number(document.querySelector("[data-widget='attack']").dataset.at) % 4000 < 3000);
-  await root.getByRole("button", { name: "Hit four times" }).click();
+  await root.getByRole("button", { name: "Hit ×4" }).click();
   await page.waitForFunction(() => window.guide.tape("attack").times.length === 8);
   const { s } = await checkDecided(page, "attack");
   const passed = s.tape.times.filter((_, i) => s.tape.allowed[i]);
@@ -199,7 +199,7 @@ test("keyboard: Tab reaches a widget's Hit; Enter and Space hit; its traffic but
   await p.keyboard.press("Space");
   await p.waitForFunction((n) => window.guide.tape("fixed-window").times.length >= n, before + 2);
   assert.match(await p.locator("[data-widget='fixed-window'] .said").textContent(), /admitted|refused/);
-  for (const name of ["Hit four times", "Reset", "Play traffic"]) {
+  for (const name of ["Hit ×4", "Reset", "Play traffic"]) {
     await p.keyboard.press("Tab");
     assert.equal(await p.evaluate(() => document.activeElement.getAttribute("aria-label") ?? document.activeElement.textContent), name);
   }
@@ -239,7 +239,7 @@ test("reduced motion: nothing moves by itself; a stepped clock (+1 s), and four 
   const { s } = await checkDecided(p, "token-bucket");
   assert.deepEqual(s.tape.allowed, [true, true, true, false]);
   assert.ok(s.tape.times.slice(1).every((t, i) => t > s.tape.times[i]), "each hit its own instant");
-  await root.getByRole("button", { name: "Move the clock one second on" }).click();
+  await root.getByRole("button", { name: "+1 s: move the clock one second on" }).click();
   assert.equal(Number(await root.getAttribute("data-at")), s.tape.times.at(-1) + 1000);
   await checkDecided(p, "token-bucket");
   await p.locator("#chat button.round").click();

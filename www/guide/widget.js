@@ -80,14 +80,13 @@ export class Widget {
     this.hitButton = button("Hit", "hit", () => this.press(1));
     this.hitButton.setAttribute("aria-describedby", `${r.id}-said`);
     this.burstButton = button("Hit ×4", "hit4", () => this.press(4));
-    this.burstButton.setAttribute("aria-label", "Hit four times");
     button("Reset", "reset", () => {
       this.setAuto(false);
       this.reset();
     });
     if (reduced()) {
       this.stepButton = button("+1 s", "step", () => this.step(1000));
-      this.stepButton.setAttribute("aria-label", "Move the clock one second on");
+      this.stepButton.setAttribute("aria-label", "+1 s: move the clock one second on");
     } else {
       this.autoButton = button("", "auto", () => this.setAuto(!this.auto));
     }
