@@ -223,8 +223,10 @@ test("the ending links to the playground with the guide's settings, which it rea
     compare: document.getElementById("view-compare").checked,
     shown: !document.getElementById("compare-view").hidden,
     overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    // Every cell of the compare table inside the screen, its content inside the cell (none cut off).
+    outside: [...document.querySelectorAll("#compare-table tbody th, #compare-table tbody td")].filter((c) => c.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 || c.scrollWidth > c.clientWidth + 1).map((c) => c.className || c.textContent.slice(0, 20)),
   }));
-  assert.deepEqual(form, { limit: "3", window: "4000", compare: true, shown: true, overflow: 0 });
+  assert.deepEqual(form, { limit: "3", window: "4000", compare: true, shown: true, overflow: 0, outside: [] });
   await page.locator("#compare-view").scrollIntoViewIfNeeded();
   await page.screenshot({ path: path.join(ARTIFACTS, "guide-playground-compare-390.png") });
   assert.deepEqual(page.problems, []);
