@@ -92,10 +92,11 @@ export function twoServers(RateLimiter) {
   const times = Array.from({ length: 12 }, (_, i) => START + i * 150);
   const a = new RateLimiter(options);
   const b = new RateLimiter(options);
-  const split = times.filter((now, i) => (i % 2 ? a : b).limit("client", { now }).allowed).length;
+  const server = times.map((now, i) => ({ at: now, on: i % 2 ? "B" : "A", allowed: (i % 2 ? b : a).limit("client", { now }).allowed }));
   const one = new RateLimiter(options);
-  const shared = times.filter((now) => one.limit("client", { now }).allowed).length;
-  return { sent: times.length, split, shared, span: s1(times.at(-1) - times[0]) };
+  const store = times.map((now) => ({ at: now, allowed: one.limit("client", { now }).allowed }));
+  const count = (hits) => hits.filter((h) => h.allowed).length;
+  return { sent: times.length, split: count(server), shared: count(store), span: s1(times.at(-1) - times[0]), server, store };
 }
 
 const hhmm = (ms, offsetH) => new Date(ms + offsetH * 3_600_000).toISOString().slice(11, 16);
@@ -158,7 +159,7 @@ export async function pacerQueue(Pacer) {
   const pacer = new Pacer({ rate: { limit: LIMIT, window: WINDOW }, grain: Math.ceil(WINDOW / LIMIT), now: () => clock, sleep: async (ms) => void (clock += ms) });
   const starts = [];
   for (let i = 0; i < 6; i++) starts.push(await pacer.acquire());
-  return { starts: starts.map((t) => s1(t - START)).join(", ") };
+  return { times: starts, starts: starts.map((t) => s1(t - START)).join(", ") };
 }
 
 /** An LLM budget of 10,000 tokens a minute: a call reserves its estimate, then settles the actual count. */
@@ -243,5 +244,6 @@ export async function computeFacts({ RateLimiter, Pacer, describe }) {
     facts[`row-${r.id}-bound`] = r.bound.text;
   }
   for (const r of side) facts[`side-${r.id}`] = `${r.admitted} of ${TRACE.length}; most in any ${s1(WINDOW)}: ${r.most}`;
-  return { facts, rows, retries: re, side };
+  facts["side-count"] = String(TRACE.length);
+  return { facts, rows, retries: re, side, two, queue: q };
 }

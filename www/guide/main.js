@@ -62,7 +62,7 @@ async function main() {
   const chat = new ChatDemo(document.getElementById("chat"), core, t0);
 
   // Every stated figure, from the core's decisions.
-  const { facts, rows, retries, side } = await computeFacts({ RateLimiter: core.RateLimiter, Pacer: core.Pacer, describe: core.describe });
+  const { facts, rows, retries, side, two, queue } = await computeFacts({ RateLimiter: core.RateLimiter, Pacer: core.Pacer, describe: core.describe });
   for (const e of document.querySelectorAll("[data-fact]")) {
     if (!(e.dataset.fact in facts)) throw new Error(`no fact named ${e.dataset.fact}`);
     e.textContent = facts[e.dataset.fact];
@@ -78,6 +78,27 @@ async function main() {
       ].map(([name, hits]) => ({ name, hits })),
       START - 300,
       START + Math.max(...[retries.storm, retries.polite, retries.paced].map((r) => r.log.at(-1).at - START)) + 500,
+      START,
+    );
+    drawLanes(
+      document.querySelector("#servers-lanes svg"),
+      [
+        { name: "Server A", hits: two.server.filter((h) => h.on === "A") },
+        { name: "Server B", hits: two.server.filter((h) => h.on === "B") },
+        { name: "One store", hits: two.store },
+      ],
+      START - 300,
+      START + 4000,
+      START,
+    );
+    drawLanes(
+      document.querySelector("#pacer-lanes svg"),
+      [
+        { name: "Handed over", hits: queue.times.map(() => ({ at: START, allowed: true })) },
+        { name: "Started", hits: queue.times.map((at) => ({ at, allowed: true })) },
+      ],
+      START - 300,
+      queue.times.at(-1) + 600,
       START,
     );
     drawLanes(
