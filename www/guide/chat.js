@@ -15,7 +15,7 @@ const CROWD = [
   ["Chen", ["new patch notes are out", "did they fix the lag?", "works for me now", "nice"]],
 ];
 /** Messages the room shows (its height is fixed in the CSS, so nothing below it moves). */
-const SHOWN = 7;
+const SHOWN = 6;
 
 export class ChatDemo {
   constructor(root, core, t0) {
