@@ -60,8 +60,8 @@ test("the page and its guide served by the deployed bundle load their modules an
   await page.close();
   // The guide ships with it.
   const guide = await openPage(browser, `${worker.url}/guide/`);
-  await guide.click("[data-widget='hero'] button.hit");
-  assert.equal(await guide.locator("[data-widget='hero']").getAttribute("data-status"), "200");
+  await guide.click("[data-widget='fixed-window'] button.hit");
+  assert.equal(await guide.locator("[data-widget='fixed-window']").getAttribute("data-status"), "200");
   assert.deepEqual(guide.problems, []);
   await guide.close();
 });

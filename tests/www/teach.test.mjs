@@ -195,8 +195,8 @@ test("the static build: www/ after `make www`, served by python3 -m http.server,
     await page.click("a[href='guide/']");
     await page.waitForSelector("body[data-ready='1']");
     assert.equal(new URL(page.url()).pathname, "/guide/");
-    await page.click("[data-widget='hero'] button.hit");
-    assert.equal(await page.locator("[data-widget='hero']").getAttribute("data-status"), "200");
+    await page.click("[data-widget='fixed-window'] button.hit");
+    assert.equal(await page.locator("[data-widget='fixed-window']").getAttribute("data-status"), "200");
     assert.deepEqual(page.problems, []);
     await page.close();
   } finally {

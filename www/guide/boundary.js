@@ -1,86 +1,46 @@
-// The boundary attack: the same six hits, three just before a window boundary and three just
-// after, decided by a clock-aligned fixed window and by the sliding log (both the core, limit
-// 3 per 4 s). The fixed window admits all six within 3 s, twice its limit; the log three.
-import { START } from "./core.js";
-import { el, axis, drawHits, fitWidth, W } from "./svg.js";
+// The boundary attack against every algorithm: three hits just before a window boundary and
+// three just after (facts.js decides them with the core), as a table of verdicts beside each
+// algorithm's bound, and one picture of the attack on the page's clock.
+import { el, axis, drawHits, drawTicks, fitWidth, LANE } from "./svg.js";
+import { ATTACK, BOUNDARY, START, WINDOW } from "./facts.js";
 
-const OPTIONS = {
-  fixed: { algorithm: "fixed-window", align: "clock", limit: 3, window: 4000 },
-  log: { algorithm: "sliding-log", limit: 3, window: 4000 },
-};
-/** The boundary the attack straddles, and the hits' offsets from it (ms). */
-const B = START + 8000;
-const OFFSETS = [-1500, -1000, -500, 500, 1000, 1500];
-
-export class BoundaryDemo {
-  constructor(root, core) {
-    this.root = root;
-    this.core = core;
-    this.svg = el("svg", { viewBox: `0 0 ${W} 190`, role: "img", class: "stage" });
-    this.g = el("g", {}, this.svg);
-    const button = Object.assign(document.createElement("button"), { type: "button", className: "hit", textContent: "Replay the attack" });
-    this.said = Object.assign(document.createElement("p"), { className: "said" });
-    root.prepend(this.svg);
-    root.append(button, this.said);
-    button.addEventListener("click", () => this.play());
-    this.decide();
-    this.draw(OFFSETS.length);
+/** Fills the table's body (rows of `facts.js`'s boundaryRows) and draws the attack. */
+export function renderBoundary(root, rows) {
+  const body = root.querySelector("tbody");
+  body.textContent = "";
+  for (const r of rows) {
+    const tr = document.createElement("tr");
+    const th = Object.assign(document.createElement("th"), { scope: "row", textContent: r.name });
+    const cell = (text, cls = "") => Object.assign(document.createElement("td"), { className: cls, textContent: text });
+    const m = cell(r.marks, "marks");
+    m.setAttribute("aria-label", r.verdicts.map((a) => (a ? "admitted" : "refused")).join(", "));
+    const a = cell(`${r.admitted} of 6`);
+    const b = cell(r.bound.text);
+    m.dataset.fact = `row-${r.id}-marks`;
+    a.dataset.fact = `row-${r.id}-admitted`;
+    b.dataset.fact = `row-${r.id}-bound`;
+    if (r.admitted > 3) a.classList.add("over");
+    tr.append(th, m, a, b);
+    body.append(tr);
   }
-
-  /** Both limiters decide the six hits (fresh limiters: the demo always starts clean). */
-  decide() {
-    this.times = OFFSETS.map((o) => B + o);
-    this.verdicts = {};
-    for (const [name, options] of Object.entries(OPTIONS)) {
-      const rl = new this.core.RateLimiter(options);
-      this.verdicts[name] = this.times.map((now) => rl.limit("attacker", { now }).allowed);
-      rl.free();
-    }
-    const admitted = (v) => v.filter(Boolean).length;
-    this.root.dataset.fixed = String(admitted(this.verdicts.fixed));
-    this.root.dataset.log = String(admitted(this.verdicts.log));
-    const label = `Six hits within 3 s across a window boundary. Fixed window: ${this.root.dataset.fixed} admitted (limit 3). Sliding log: ${this.root.dataset.log} admitted.`;
-    this.svg.setAttribute("aria-label", label);
-    this.said.textContent = `Fixed window: ${this.root.dataset.fixed} admitted in 3 s, ${this.root.dataset.fixed / 3} x its limit of 3. Sliding log: ${this.root.dataset.log}.`;
+  // The attack on the clock: the boundary at 8 s, the windows either side, and the six hits as
+  // the clock-aligned fixed window decides them.
+  const svg = root.querySelector("svg");
+  const g = svg.querySelector("g") ?? el("g", {}, svg);
+  g.textContent = "";
+  const width = fitWidth(svg, 200);
+  const ax = axis(BOUNDARY - 5000, BOUNDARY + 5000, 10, width - 10);
+  drawTicks(g, ax, START, ax.t1 + 1);
+  for (const [a, b, label] of [
+    [BOUNDARY - WINDOW, BOUNDARY, `4–8 s: ${rows[0].verdicts.slice(0, 3).filter(Boolean).length} of 3`],
+    [BOUNDARY, BOUNDARY + WINDOW, `8–12 s: ${rows[0].verdicts.slice(3).filter(Boolean).length} of 3`],
+  ]) {
+    el("rect", { x: ax.x(a), y: 76, width: ax.x(b) - ax.x(a), height: 74, class: "span", rx: 4 }, g);
+    el("text", { x: (ax.x(a) + ax.x(b)) / 2, y: 62, "text-anchor": "middle", class: "small" }, g, label);
   }
-
-  /** The first `shown` hits on two lanes, with the windows each algorithm counts in. */
-  draw(shown) {
-    const g = this.g;
-    g.textContent = "";
-    const ax = axis(B - 4600, B + 4600, 110, fitWidth(this.svg, 190) - 10);
-    const lanes = [
-      ["fixed", "Fixed window", 60],
-      ["log", "Sliding log", 150],
-    ];
-    for (const [name, label, y] of lanes) {
-      el("text", { x: 8, y: y + 5, class: "label" }, g, label);
-      const hits = this.times.slice(0, shown).map((at, i) => ({ at, allowed: this.verdicts[name][i] }));
-      if (name === "fixed") {
-        el("line", { x1: ax.x(B), x2: ax.x(B), y1: 18, y2: 180, class: "boundary" }, g);
-        drawSpanAt(g, ax, B - 4000, B, y, "window 1: 3 of 3");
-        drawSpanAt(g, ax, B, B + 4000, y, "window 2: 3 of 3");
-      } else {
-        drawSpanAt(g, ax, B + 1500 - 4000, B + 1500, y, "any 4 s: at most 3");
-      }
-      drawHits(g, ax, hits, y);
-    }
-  }
-
-  play() {
-    const still = matchMedia("(prefers-reduced-motion: reduce)").matches;
-    if (still) return this.draw(OFFSETS.length);
-    let shown = 0;
-    const step = () => {
-      this.draw(++shown);
-      if (shown < OFFSETS.length) setTimeout(step, 250);
-    };
-    step();
-  }
+  el("line", { x1: ax.x(BOUNDARY), x2: ax.x(BOUNDARY), y1: 70, y2: 156, class: "boundary" }, g);
+  drawHits(g, ax, ATTACK.map((at, i) => ({ at, allowed: rows[0].verdicts[i] })), LANE);
+  el("text", { x: 10, y: 20, class: "label" }, g, `Fixed window: ${rows[0].admitted} of 6 within 3 s`);
+  el("text", { x: 10, y: 40, class: "small" }, g, "each window counts only its own hits");
+  svg.setAttribute("aria-label", `The attack on the clock: hits at 6.5, 7, 7.5, 8.5, 9 and 9.5 s; the fixed window admits ${rows[0].admitted} of 6.`);
 }
-
-function drawSpanAt(g, ax, a, b, y, label) {
-  el("rect", { x: ax.x(a), y: y - 16, width: ax.x(b) - ax.x(a), height: 32, class: "span", rx: 4 }, g);
-  el("text", { x: (ax.x(a) + ax.x(b)) / 2, y: y - 22, "text-anchor": "middle", class: "small" }, g, label);
-}
-
