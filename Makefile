@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence test-targets
+.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-threads example-axum bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence test-targets
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -47,6 +47,7 @@ test-core:
 	scripts/setup.sh rust
 	cargo test --quiet
 	scripts/design-counts.sh --check >/dev/null
+	scripts/test-loom.sh
 
 ## Rewrites the contracts generated from the core (tests/contracts.rs: algorithm names, option
 ## fields, error codes, the wasm boundary's layouts) for the npm package; test-core checks them.
@@ -110,7 +111,7 @@ test-www:
 	scripts/test-www.sh
 
 ## Benchmarks (not part of `make test`).
-bench: bench-core bench-headline bench-instructions bench-worker bench-js bench-redis bench-worker-store
+bench: bench-core bench-headline bench-threads bench-instructions bench-worker bench-js bench-redis bench-worker-store
 
 bench-core:
 	cargo bench --bench throughput
@@ -119,6 +120,16 @@ bench-core:
 ## floor (hashbrown), one state, one hot key and 1M resident keys (benches/headline.rs).
 bench-headline:
 	cargo bench --bench headline
+
+## The axum tower Layer over the sharded limiter (examples/axum-layer, its own workspace and
+## lock file; not in `make test`: axum and tokio take minutes to build).
+example-axum:
+	cargo test --manifest-path examples/axum-layer/Cargo.toml
+
+## The sharded limiter against governor's keyed limiter, 1, 2 and N threads, one hot key and
+## 1M keys (benches/threads.rs).
+bench-threads:
+	cargo bench --bench threads
 
 ## Instructions per check of the same rows, counted by valgrind's callgrind.
 bench-instructions:

@@ -38,6 +38,8 @@ pub mod quota;
 pub mod quota_lease;
 pub mod reconfigure;
 pub mod reserve;
+#[cfg(feature = "std")]
+pub mod sharded;
 pub mod spec;
 pub mod store;
 pub mod store_protocol;

@@ -103,8 +103,14 @@ pub struct ControlSpec {
 /// `shadow`, `allowList` and `denyList` (each list of non-empty keys, addresses and
 /// networks), off and empty when absent.
 pub fn parse_controls<I: Input>(input: &I) -> Result<ControlSpec, SpecError> {
-    let shadow = flag(input, "shadow", false)?;
+    let shadow = parse_shadow(input)?;
     Ok(ControlSpec { shadow, allow: access_list(input, "allowList")?, deny: access_list(input, "denyList")? })
+}
+
+/// `shadow` alone, off when absent: what an edge without the lists (the lite wasm module,
+/// which leaves out their address parser) parses.
+pub fn parse_shadow<I: Input>(input: &I) -> Result<bool, SpecError> {
+    flag(input, "shadow", false)
 }
 
 fn access_list<I: Input>(input: &I, field: &str) -> Result<AccessList, SpecError> {

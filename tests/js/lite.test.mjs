@@ -109,4 +109,17 @@ test("tollgate/lite: bad input and what it lacks throw, naming why, and change n
     assert.throws(() => new Lite(options), (e) => e instanceof TypeError || e instanceof RangeError, JSON.stringify(options));
   }
   assert.throws(() => new Lite({ limits: [{ algorithm: "gcra", quota: "1/s" }, { algorithm: "gcra", quota: "5/m" }] }), /tollgate\/lite decides by one limit/);
+  // The allow and deny lists are the limiter's module's: a TypeError naming the full entry.
+  for (const lists of [{ allowList: ["10.0.0.0/8"] }, { denyList: ["bad"] }, { allowList: [] }]) {
+    assert.throws(() => new Lite({ ...options, ...lists }), (e) => e instanceof TypeError && /tollgate\/lite has no allowList or denyList/.test(e.message) && /"tollgate"/.test(e.message));
+  }
+});
+
+test("tollgate/lite: shadow mode, parsed by the core as in the full module", () => {
+  const shadow = new Lite({ algorithm: "gcra", quota: "1/1s", shadow: true });
+  shadow.limit("a", { now: T0 });
+  const d = shadow.limit("a", { now: T0 });
+  assert.deepEqual([d.allowed, d.shadow, d.wouldAllow], [true, true, false]);
+  assert.throws(() => new Lite({ algorithm: "gcra", quota: "1/1s", shadow: "yes" }), { code: "invalid_type", field: "shadow" });
+  assert.throws(() => new RateLimiter({ algorithm: "gcra", quota: "1/1s", shadow: "yes" }), { code: "invalid_type", field: "shadow" });
 });
