@@ -15,7 +15,7 @@ import { RateLimiter, describe } from "./core-node.mjs";
 import { ROOT } from "./browser.mjs";
 import { computeFacts, ALGORITHMS, ATTACK, START } from "../../www/guide/facts.js";
 
-const { Pacer } = await import(path.join(ROOT, "pkg/dist/node/index.js"));
+const { Pacer } = await import(path.join(ROOT, "pkg/dist/lib/index.js"));
 const SIZES = [
   [1280, 800],
   [390, 844],
