@@ -74,7 +74,7 @@ fn several_keys_answer_one_keys_fields_and_limits() {
             tollgate_worker::respond::answer::decision(&pc, &d, now, "k").body.as_object().unwrap().keys().cloned().collect();
         assert!(!one.contains("limits"), "one key answers without the pairs");
         let d = pc.policy.check(&mut both, now, 1).unwrap();
-        let several = tollgate_worker::decide::multi_key::answer(&pc, &d, now, &keys).body;
+        let several = tollgate_worker::respond::answer::several(&pc, &d, now, &keys).body;
         let several_fields: BTreeSet<String> = several.as_object().unwrap().keys().cloned().collect();
         assert_eq!(several_fields, one.iter().cloned().chain(["limits".to_string()]).collect());
         assert_eq!(several["limits"][1]["key"], "o");
@@ -111,7 +111,7 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
     let pc = policy(json!({}));
     let mut both = [None, None];
     let d = pc.policy.check(&mut both, now, 1).unwrap();
-    add(&tollgate_worker::decide::multi_key::answer(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
+    add(&tollgate_worker::respond::answer::several(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
     // A reservation's answer and a settlement's (reserve_api.rs).
     let mut states = [None];
     let d = pc.policy.reserve(&mut states, now, 1, 7).unwrap();

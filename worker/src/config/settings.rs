@@ -71,7 +71,35 @@ pub struct PolicyConfig {
     pub tiers: Option<Tiers>,
 }
 
+/// How a policy's hits are decided, as its options choose: the one place `syncRate` and
+/// `leaseTtl` are read as a mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `syncRate = 0` (the default): the key's Durable Object decides every hit.
+    Exact,
+    /// `syncRate > 0`: this isolate decides from its counts, which it pushes to the key's
+    /// object and merges back every `syncRate` ms.
+    Synced,
+    /// `syncRate < 0`: this isolate decides alone; no object is asked or written.
+    Local,
+    /// `leaseTtl`: this isolate decides from slices of the key's quota that its object grants.
+    Leased,
+}
+
 impl PolicyConfig {
+    /// The policy's mode.
+    pub fn mode(&self) -> Mode {
+        if self.lease_ms > 0 {
+            Mode::Leased
+        } else if self.sync_ms == 0 {
+            Mode::Exact
+        } else if self.sync_ms > 0 {
+            Mode::Synced
+        } else {
+            Mode::Local
+        }
+    }
+
     /// The sync rate in the core's terms.
     pub fn sync_rate(&self) -> SyncRate {
         SyncRate::from_millis(self.sync_ms)

@@ -40,9 +40,12 @@ pub fn listed(pc: &PolicyConfig, key: &str, ip: Option<&str>, now: Nanos) -> Opt
 
 /// The answer for a hit on several keys when any of them is listed (as the npm limiter): the
 /// deny list first, so that one denied key denies the hit, then the allow list.
-pub fn listed_any(pc: &PolicyConfig, keys: &[String], now: Nanos) -> Option<Answer> {
-    let denied = keys.iter().find_map(|k| listed(pc, k, None, now).filter(|a| !a.allowed()));
-    denied.or_else(|| keys.iter().find_map(|k| listed(pc, k, None, now)))
+pub fn listed_any(pc: &PolicyConfig, keys: &[String], ip: Option<&str>, now: Nanos) -> Option<Answer> {
+    if let [key] = keys {
+        return listed(pc, key, ip, now);
+    }
+    let denied = keys.iter().find_map(|k| listed(pc, k, ip, now).filter(|a| !a.allowed()));
+    denied.or_else(|| keys.iter().find_map(|k| listed(pc, k, ip, now)))
 }
 
 /// In shadow mode, `answer` as enforcement made it, but admitting the hit: `allowed: true`,

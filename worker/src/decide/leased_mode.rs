@@ -39,7 +39,7 @@ use crate::calls::do_client::{self, object_name};
 use crate::base::errors::ApiError;
 use crate::calls::flight::{Flight, Landing};
 use crate::wire::quota_wire::{QuotaOp, QuotaReply, QuotaRequest};
-use crate::respond::answer::{self as respond, Answer, Failure};
+use crate::respond::answer::{Failure, Outcome};
 use crate::wire::key_wire::Op;
 
 /// The most keys whose slices an isolate remembers; beyond it, lapsed ones are forgotten.
@@ -163,9 +163,9 @@ pub async fn decide(
     key: &str,
     cost: u64,
     now: Nanos,
-    test_now: bool,
+    sent: Option<Nanos>,
     op: Op,
-) -> Result<Answer, ApiError> {
+) -> Result<Outcome, ApiError> {
     pc.policy.validate_cost(cost).map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
     let name = object_name(&pc.name, key);
     let name = name.as_str();
@@ -202,25 +202,25 @@ pub async fn decide(
         let answer = match step {
             Step::Answer(d) => {
                 if d.allowed && op == Op::Check {
-                    renew_if_due(env, ctx, pc, name, key, now, test_now);
+                    renew_if_due(env, ctx, pc, name, key, now, sent);
                 }
-                respond::estimate(respond::decision(pc, &d, now, key))
+                Outcome::Estimated(d, now)
             }
             Step::Wait(flight) => {
                 if flight.wait().await {
                     return Ok::<_, ApiError>(Tried::Lost);
                 }
-                respond::degraded(pc, pc.on_error, Failure::Error, now)
+                Outcome::Unmade(Failure::Error, now)
             }
-            Step::Peek { units } => match peek(env, pc, name, key, units, cost, now, test_now).await {
-                Ok(d) => respond::estimate(respond::decision(pc, &d, now, key)),
-                Err((why, _)) => respond::degraded(pc, pc.on_error, why, now),
+            Step::Peek { units } => match peek(env, pc, name, key, units, cost, now, sent).await {
+                Ok(d) => Outcome::Estimated(d, now),
+                Err((why, _)) => Outcome::Unmade(why, now),
             },
             Step::Exchange { give_back, need, want } => {
                 let begun = begin(name, give_back, now);
-                match exchange(env, pc, name, key, begun, need, want, now, test_now).await {
+                match exchange(env, pc, name, key, begun, need, want, now, sent).await {
                     Ok(()) => return Ok(Tried::Lost),
-                    Err((why, _)) => respond::degraded(pc, pc.on_error, why, now),
+                    Err((why, _)) => Outcome::Unmade(why, now),
                 }
             }
         };
@@ -230,13 +230,13 @@ pub async fn decide(
     match drive(Retry::SLICE_WAITS, || now, attempt, pause).await? {
         Ok(answer) => Ok(answer),
         // The last decision answers whatever it finds: it never asks for another.
-        Err(_) => Ok(respond::degraded(pc, pc.on_error, Failure::Error, now)),
+        Err(_) => Ok(Outcome::Unmade(Failure::Error, now)),
     }
 }
 
 /// Begins the next exchange in `waitUntil` when the core's `renewal_due` says so (and no
 /// exchange is out): what the slice holds beyond the new demand goes back.
-fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &str, now: Nanos, test_now: bool) {
+fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &str, now: Nanos, sent: Option<Nanos>) {
     let ttl = Nanos::from_millis(pc.lease_ms);
     let due = with_slice(name, |s| {
         let lease_left = s.until().saturating_sub(now);
@@ -250,7 +250,7 @@ fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &s
         let begun = begin(name, give_back, now);
         let (env, pc, name, key) = (env.clone(), pc.clone(), name.to_string(), key.to_string());
         ctx.wait_until(async move {
-            if let Err((_, e)) = exchange(&env, &pc, &name, &key, begun, 0, want, now, test_now).await {
+            if let Err((_, e)) = exchange(&env, &pc, &name, &key, begun, 0, want, now, sent).await {
                 worker::console_warn!("leased quota renewal failed: {e}");
             }
         });
@@ -291,7 +291,7 @@ async fn exchange(
     need: u64,
     want: u64,
     now: Nanos,
-    test_now: bool,
+    sent: Option<Nanos>,
 ) -> Result<(), (Failure, String)> {
     let Begun { mut landing, give_back } = begun;
     let req = QuotaRequest {
@@ -302,7 +302,7 @@ async fn exchange(
         give_back,
         need,
         want,
-        now: test_now.then_some(now.as_nanos()),
+        now: sent.map(Nanos::as_nanos),
     };
     let result = call(env, name, &req, pc.timeout_ms).await;
     with_slice(name, |s| {
@@ -354,7 +354,7 @@ async fn peek(
     units: u64,
     cost: u64,
     now: Nanos,
-    test_now: bool,
+    sent: Option<Nanos>,
 ) -> Result<PolicyDecision, (Failure, String)> {
     let req = QuotaRequest {
         quota_op: QuotaOp::Peek,
@@ -364,7 +364,7 @@ async fn peek(
         give_back: 0,
         need: 0,
         want: 0,
-        now: test_now.then_some(now.as_nanos()),
+        now: sent.map(Nanos::as_nanos),
     };
     let r = call(env, name, &req, pc.timeout_ms).await?;
     let remaining = r.left.saturating_add(units.min(r.held));
@@ -383,7 +383,7 @@ async fn call(env: &Env, name: &str, req: &QuotaRequest, timeout_ms: u64) -> Res
 
 /// Gives `cost` units of `key` back to this isolate's slice while a lease is live (they were
 /// granted to it), into its oldest live grant; answers what a hit of cost 1 would get now.
-pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Answer, ApiError> {
+pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Outcome, ApiError> {
     pc.policy
         .validate_cost(cost)
         .map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))?;
@@ -394,7 +394,7 @@ pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Ans
         }
         s.decision(s.units() >= 1, now)
     });
-    Ok(respond::estimate(respond::decision(pc, &d, now, key)))
+    Ok(Outcome::Estimated(d, now))
 }
 
 /// Forgets this isolate's slice of `key` (a reset; the object forgets its ledger).

@@ -16,18 +16,18 @@ use core::cell::RefCell;
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use tollgate::store_protocol::{drive, CasRun, Next, Retry, Step, Tried, Written};
-use tollgate::{Nanos, PolicyDecision, PolicyState};
+use tollgate::{Nanos, PolicyState};
 use worker::Env;
 
 use crate::calls::block_cache;
-use crate::config::settings::PolicyConfig;
+use crate::config::settings::{Mode, PolicyConfig};
 use crate::calls::do_client::{self, object_name};
 use crate::base::errors::ApiError;
 use crate::wire::lock_wire::{LockOp, LockReply, LockRequest, LEASE_LOST_CODE};
 use crate::base::log;
 use crate::object::lock::{state_of, LEASE_MS};
-use crate::base::clock::{clock, real_ms};
-use crate::respond::answer::{self as respond, Answer, Failure};
+use crate::base::clock::{real_ms, Clock};
+use crate::respond::answer::{Failure, Outcome};
 use crate::decide::sync_mode;
 use crate::wire::key_wire::{DoRequest, Op};
 
@@ -63,14 +63,14 @@ pub async fn call(env: &Env, pc: &PolicyConfig, r: &LockRequest) -> Result<LockR
     }
 }
 
-fn request(pc: &PolicyConfig, key: &str, op: LockOp, test_now: Option<Nanos>) -> LockRequest {
+fn request(pc: &PolicyConfig, key: &str, op: LockOp, sent: Option<Nanos>) -> LockRequest {
     LockRequest {
         lock_op: op,
         policy: pc.name.clone(),
         key: key.to_string(),
         token: 0,
         state: None,
-        now: test_now.map(Nanos::as_nanos),
+        now: sent.map(Nanos::as_nanos),
     }
 }
 
@@ -93,10 +93,10 @@ async fn read_states(
     env: &Env,
     pc: &PolicyConfig,
     keys: &[String],
-    test_now: Option<Nanos>,
+    sent: Option<Nanos>,
 ) -> Result<Vec<Option<Vec<u8>>>, CallError> {
     let calls = keys.iter().map(|k| {
-        let r = request(pc, k, LockOp::Export, test_now);
+        let r = request(pc, k, LockOp::Export, sent);
         async move { call(env, pc, &r).await }
     });
     join_all(calls).await.into_iter().map(|r| r.map(|reply| reply.state)).collect()
@@ -104,39 +104,12 @@ async fn read_states(
 
 /// What a failed object means for the answer: the policy's fail mode (or, for contention, a
 /// denial), as for one key.
-fn failed(pc: &PolicyConfig, why: Failure, message: String, now: Nanos) -> Answer {
+fn failed(pc: &PolicyConfig, why: Failure, message: String, now: Nanos) -> Outcome {
     log::error(
         "object_failed",
         json!({ "policy": pc.name, "failure": why.name(), "failMode": pc.on_error.name(), "message": message, "keys": "several" }),
     );
-    respond::degraded(pc, pc.on_error, why, now)
-}
-
-/// The answer to a decision over `keys`: the one-key answer's fields about the binding
-/// (key, limit) pair, and `limits`, every pair's own answer with its `key`, as npm's decision
-/// for several keys has them.
-pub fn answer(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
-    let binding_key = keys.get(d.binding.key).map_or("", String::as_str);
-    let mut a = respond::decision(pc, d, now, binding_key);
-    let limits: Vec<Value> = d
-        .limits
-        .iter()
-        .map(|l| {
-            let x = &l.decision;
-            json!({
-                "name": pc.policy.limit_name(l.at),
-                "key": keys.get(l.at.key),
-                "allowed": x.allowed,
-                "limit": x.limit,
-                "remaining": x.remaining,
-                "resetAt": x.reset_at.as_millis_ceil(),
-                "retryAfter": if x.allowed { 0 } else { x.retry_after.as_millis_ceil() },
-                "nextUnitAfter": x.next_unit_after.as_millis_ceil(),
-            })
-        })
-        .collect();
-    a.body["limits"] = Value::Array(limits);
-    a
+    Outcome::Unmade(why, now)
 }
 
 fn bad_cost(e: tollgate::CheckError) -> ApiError {
@@ -144,40 +117,37 @@ fn bad_cost(e: tollgate::CheckError) -> ApiError {
 }
 
 /// Decides (`Op::Check`) or peeks (`Op::Peek`) a hit of `cost` on every key of `keys` (2 to
-/// 16 distinct keys, validated).
+/// 16 distinct keys, validated) in exact mode.
 pub async fn decide(
     env: &Env,
     pc: &PolicyConfig,
     keys: &[String],
     cost: u64,
-    test_now: Option<Nanos>,
+    clock: &dyn Clock,
     op: Op,
-) -> Result<Answer, ApiError> {
-    if pc.sync_ms != 0 {
-        return synced(pc, keys, cost, test_now.unwrap_or_else(clock), op);
-    }
+) -> Result<Outcome, ApiError> {
     if op == Op::Peek {
-        let raw = match read_states(env, pc, keys, test_now).await {
+        let raw = match read_states(env, pc, keys, clock.sent()).await {
             Ok(raw) => raw,
-            Err(e) => return Ok(failure_answer(pc, e, test_now.unwrap_or_else(clock))),
+            Err(e) => return Ok(failure_answer(pc, e, clock.now())),
         };
-        let now = test_now.unwrap_or_else(clock);
+        let now = clock.now();
         let states = raw.iter().map(|b| state_of(pc, b.as_deref())).collect::<Result<Vec<_>, _>>()?;
         let d = pc.policy.peek(&states, now, cost).map_err(bad_cost)?;
-        return Ok(answer(pc, &d, now, keys));
+        return Ok(Outcome::Decided(d, now));
     }
-    check(env, pc, keys, cost, test_now).await
+    check(env, pc, keys, cost, clock).await
 }
 
-/// The synced modes' answer over `keys` (decided or peeked in this isolate, over its counts
-/// of every key): an estimate, as for one key.
-fn synced(pc: &PolicyConfig, keys: &[String], cost: u64, now: Nanos, op: Op) -> Result<Answer, ApiError> {
+/// The synced modes' outcome over `keys` (decided or peeked in this isolate, over its counts
+/// of every key): an estimate.
+pub fn synced(pc: &PolicyConfig, keys: &[String], cost: u64, now: Nanos, op: Op) -> Result<Outcome, ApiError> {
     let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
     let d = sync_mode::decide_keys(pc, &refs, cost, now, op)?;
-    Ok(respond::estimate(answer(pc, &d, now, keys)))
+    Ok(Outcome::Estimated(d, now))
 }
 
-fn failure_answer(pc: &PolicyConfig, e: CallError, now: Nanos) -> Answer {
+fn failure_answer(pc: &PolicyConfig, e: CallError, now: Nanos) -> Outcome {
     match e {
         CallError::Failed(why, m) => failed(pc, why, m, now),
         CallError::LeaseLost => failed(pc, Failure::Error, "lease lost".into(), now),
@@ -191,11 +161,11 @@ async fn check(
     pc: &PolicyConfig,
     keys: &[String],
     cost: u64,
-    test_now: Option<Nanos>,
-) -> Result<Answer, ApiError> {
+    clock: &dyn Clock,
+) -> Result<Outcome, ApiError> {
     pc.policy.validate_cost(cost).map_err(bad_cost)?;
-    match under_leases(env, pc, keys, test_now, &mut |states, now| pc.policy.check(states, now, cost)).await? {
-        Round::Decided(Ok(d), now) => Ok(answer(pc, &d, now, keys)),
+    match under_leases(env, pc, keys, clock, &mut |states, now| pc.policy.check(states, now, cost)).await? {
+        Round::Decided(Ok(d), now) => Ok(Outcome::Decided(d, now)),
         Round::Decided(Err(e), _) => Err(bad_cost(e)),
         Round::Answered(a) => Ok(a),
     }
@@ -207,7 +177,7 @@ pub enum Round<R> {
     Decided(R, Nanos),
     /// No decision: an object failed (the policy's fail mode answers) or the keys stayed
     /// contended (a denial).
-    Answered(Answer),
+    Answered(Outcome),
 }
 
 /// Locks `keys` in sorted order, runs `f` (the core, a pure function of the states and the
@@ -217,7 +187,7 @@ pub async fn under_leases<R>(
     env: &Env,
     pc: &PolicyConfig,
     keys: &[String],
-    test_now: Option<Nanos>,
+    clock: &dyn Clock,
     f: &mut dyn FnMut(&mut [Option<PolicyState>], Nanos) -> R,
 ) -> Result<Round<R>, ApiError> {
     let mut order: Vec<usize> = (0..keys.len()).collect();
@@ -232,14 +202,14 @@ pub async fn under_leases<R>(
         let mut held: Vec<(usize, u64)> = Vec::with_capacity(keys.len());
         let mut raw: Vec<Option<Vec<u8>>> = vec![None; keys.len()];
         for &i in order {
-            match call(env, pc, &request(pc, &keys[i], LockOp::Lock, test_now)).await {
+            match call(env, pc, &request(pc, &keys[i], LockOp::Lock, clock.sent())).await {
                 Ok(reply) => {
                     raw[i] = reply.state;
                     held.push((i, reply.token));
                 }
                 Err(e) => {
                     release_all(env, pc, keys, &held).await;
-                    return Ok(Tried::Done(Round::Answered(failure_answer(pc, e, test_now.unwrap_or_else(clock)))));
+                    return Ok(Tried::Done(Round::Answered(failure_answer(pc, e, clock.now()))));
                 }
             }
         }
@@ -249,7 +219,7 @@ pub async fn under_leases<R>(
             release_all(env, pc, keys, &held).await;
             return Ok(Tried::Lost);
         }
-        let now = test_now.unwrap_or_else(clock);
+        let now = clock.now();
         // The leases make the write's compare hold: the one write lands (`Written::Swapped`).
         let mut run = CasRun::begin(Retry::cas(1));
         let step = run
@@ -267,7 +237,7 @@ pub async fn under_leases<R>(
                 .map(|&(i, token)| {
                     let state = new[i].as_ref().map(|(bytes, _)| bytes.clone());
                     let op = if state == expected[i] { LockOp::Release } else { LockOp::Commit };
-                    LockRequest { token, state, ..request(pc, &keys[i], op, test_now) }
+                    LockRequest { token, state, ..request(pc, &keys[i], op, clock.sent()) }
                 })
                 .collect(),
             Ok(Step::Done(r)) => {
@@ -297,7 +267,7 @@ pub async fn under_leases<R>(
     };
     match drive(Retry::LOCK_ROUNDS, || Nanos::ZERO, round, |_| async {}).await? {
         Ok(round) => Ok(round),
-        Err(_) => Ok(Round::Answered(respond::contention(pc, test_now.unwrap_or_else(clock)))),
+        Err(_) => Ok(Round::Answered(Outcome::Unmade(Failure::Contention, clock.now()))),
     }
 }
 
@@ -308,10 +278,10 @@ pub async fn refund(
     pc: &PolicyConfig,
     keys: &[String],
     cost: u64,
-    test_now: Option<Nanos>,
-) -> Result<Answer, ApiError> {
-    let now = test_now.unwrap_or_else(clock);
-    if pc.sync_ms != 0 {
+    clock: &dyn Clock,
+) -> Result<Outcome, ApiError> {
+    let now = clock.now();
+    if matches!(pc.mode(), Mode::Synced | Mode::Local) {
         for k in keys {
             sync_mode::refund(pc, k, cost, now)?;
         }
@@ -319,11 +289,11 @@ pub async fn refund(
     }
     let calls = keys.iter().map(|k| {
         block_cache::forget(&object_name(&pc.name, k));
-        let r = DoRequest::new(Op::Refund, &pc.name, k, cost, test_now);
+        let r = DoRequest::new(Op::Refund, &pc.name, k, cost, clock.sent());
         async move { do_client::call(env, &r, pc.timeout_ms).await }
     });
     for result in join_all(calls).await {
         result.map_err(|(_, m)| do_client::unavailable("key", m))?;
     }
-    decide(env, pc, keys, 1, test_now, Op::Peek).await
+    decide(env, pc, keys, 1, clock, Op::Peek).await
 }

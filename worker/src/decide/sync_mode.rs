@@ -93,19 +93,19 @@ pub fn decide_keys(
 
 /// Called after every decision of a synced policy: begins the round that is due, if any, in
 /// `waitUntil` (one round at most per request).
-pub fn drive(env: &Env, ctx: &Context, pc: &PolicyConfig, now: Nanos, test_now: bool) {
+pub fn drive(env: &Env, ctx: &Context, pc: &PolicyConfig, now: Nanos, sent: Option<Nanos>) {
     if !matches!(pc.sync_rate(), SyncRate::Every(_)) {
         return;
     }
     let keys = with_node(pc, |node| node.queue.next_round(now)).unwrap_or_default();
     if !keys.is_empty() {
-        ctx.wait_until(round(env.clone(), pc.clone(), keys, now, test_now));
+        ctx.wait_until(round(env.clone(), pc.clone(), keys, now, sent));
     }
 }
 
 /// One sync round: push the diffs of `keys` (each to its own object, all at once) and apply
 /// each key's merged counts; a key whose push failed keeps its diffs and is queued again.
-async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test_now: bool) {
+async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, sent: Option<Nanos>) {
     let batch: Option<Vec<(Box<str>, Vec<Diff>)>> = with_node(&pc, |node| {
         let refs: Vec<&str> = keys.iter().map(|k| &**k).collect();
         let diffs = node.limiter.take_diffs_for(&refs, now);
@@ -124,7 +124,7 @@ async fn round(env: Env, pc: PolicyConfig, keys: Vec<Box<str>>, now: Nanos, test
             policy: pc.name.clone(),
             key: key.to_string(),
             cost: 0,
-            now: test_now.then_some(now.as_nanos()),
+            now: sent.map(Nanos::as_nanos),
             fault: None,
             diffs: diffs.clone(),
         };

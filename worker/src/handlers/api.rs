@@ -4,18 +4,17 @@ use serde_json::{json, Value};
 use tollgate::Nanos;
 use worker::{Context, Env, Request, Response};
 
-use crate::request::api_request;
-use crate::calls::block_cache;
-use crate::config::settings::Config;
-use crate::decide::controls;
-use crate::decide::hit::{decide, Hit};
-use crate::calls::do_client::{self, object_name};
+use crate::base::clock::{clock, Clock};
 use crate::base::errors::ApiError;
-use crate::decide::multi_key;
-use crate::base::clock::clock;
+use crate::calls::block_cache;
+use crate::calls::do_client::{self, object_name};
+use crate::config::settings::{Config, Mode};
+use crate::decide::hit::{decide, leased_keys, Hit};
+use crate::decide::{leased_mode, multi_key, sync_mode};
+use crate::request::api_request;
+use crate::request::clock::clock_of;
+use crate::respond::answer::{self as respond, Outcome};
 use crate::respond::observe::{self, Route};
-use crate::respond::answer as respond;
-use crate::decide::sync_mode;
 use crate::wire::key_wire::{DoRequest, Op};
 
 /// The injected fault an API request asks for, when the test hooks are on.
@@ -37,36 +36,14 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
-    if r.keys.is_some() && r.policy.lease_ms > 0 {
-        return Err(leased_keys());
-    }
-    let mut answer = match &r.keys {
-        Some(keys) => match controls::listed_any(r.policy, keys, r.now.unwrap_or_else(clock)) {
-            Some(listed) => listed,
-            None => {
-                let answer = multi_key::decide(env, r.policy, keys, r.cost, r.now, op).await?;
-                if r.policy.sync_ms != 0 {
-                    sync_mode::drive(env, ctx, r.policy, r.now.unwrap_or_else(clock), r.now.is_some());
-                }
-                controls::shadowed(r.policy, answer)
-            }
-        },
-        None => {
-            let hit = Hit { key: &r.key, cost: r.cost, test_now: r.now, fault, ip: None };
-            decide(env, ctx, r.policy, &hit, op).await?
-        }
-    };
+    let clock = clock_of(r.now);
+    let keys = r.keys.as_deref().unwrap_or(std::slice::from_ref(&r.key));
+    let hit = Hit { keys, cost: r.cost, clock: &clock, fault, ip: None };
+    let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
     let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
     observe::decision(env, cfg, r.policy, route, &r.key, r.cost, &answer);
     answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
     Ok(answer.to_response())
-}
-
-/// Several keys at once under a leased policy: each key's quota is leased on its own, so
-/// all-or-nothing over several has no authority to ask.
-fn leased_keys() -> ApiError {
-    ApiError::bad_request("conflicting_fields", "keys (several at once) cannot be decided under a policy with leaseTtl")
-        .with_field("keys")
 }
 
 fn unavailable(message: String) -> ApiError {
@@ -80,27 +57,20 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     let bytes = api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
-    if pc.lease_ms > 0 && r.keys.is_some() {
-        return Err(leased_keys());
-    }
-    let mut answer = if pc.lease_ms > 0 {
-        crate::decide::leased_mode::refund(pc, &r.key, r.cost, r.now.unwrap_or_else(clock))?
-    } else if r.keys.is_some() || pc.sync_ms != 0 {
-        let keys = r.keys.clone().unwrap_or_else(|| vec![r.key.clone()]);
-        let mut answer = multi_key::refund(env, pc, &keys, r.cost, r.now).await?;
-        if r.keys.is_none() {
-            // One key answers as one key does: without the pairs of several keys.
-            if let Some(body) = answer.body.as_object_mut() {
-                body.remove("limits");
-            }
+    let clock = clock_of(r.now);
+    let keys = r.keys.as_deref().unwrap_or(std::slice::from_ref(&r.key));
+    let outcome = match (pc.mode(), keys) {
+        (Mode::Leased, [key]) => leased_mode::refund(pc, key, r.cost, clock.now())?,
+        (Mode::Leased, _) => return Err(leased_keys()),
+        (Mode::Exact, [key]) => {
+            block_cache::forget(&object_name(&pc.name, key));
+            let req = DoRequest::new(Op::Refund, &pc.name, key, r.cost, clock.sent());
+            let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
+            Outcome::Decided(reply.policy_decision()?, Nanos::new(reply.now))
         }
-        answer
-    } else {
-        block_cache::forget(&object_name(&pc.name, &r.key));
-        let req = DoRequest::new(Op::Refund, &pc.name, &r.key, r.cost, r.now);
-        let reply = do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
-        respond::decision(pc, &reply.policy_decision()?, Nanos::new(reply.now), &r.key)
+        _ => multi_key::refund(env, pc, keys, r.cost, &clock).await?,
     };
+    let mut answer = respond::answer(pc, &outcome, keys);
     answer.status = 200;
     answer.body["refunded"] = json!(r.cost);
     Ok(answer.to_response())
@@ -112,13 +82,14 @@ pub async fn reset(rest: &str, env: &Env, cfg: &Config) -> Result<Response, ApiE
     let missing = ApiError::bad_request("missing_key", "use DELETE /v1/keys/{policy}/{key}");
     let (pc, key) = api_request::policy_and_key(rest, cfg, missing)?;
     block_cache::forget(&object_name(&pc.name, &key));
-    if pc.sync_ms != 0 {
-        sync_mode::forget(pc, &key, clock());
+    let mode = pc.mode();
+    match mode {
+        Mode::Synced | Mode::Local => sync_mode::forget(pc, &key, clock()),
+        Mode::Leased => leased_mode::forget(pc, &key),
+        Mode::Exact => {}
     }
-    if pc.lease_ms > 0 {
-        crate::decide::leased_mode::forget(pc, &key);
-    }
-    if pc.sync_ms >= 0 {
+    // Local mode keeps nothing in the key's object; every other mode does.
+    if mode != Mode::Local {
         let req = DoRequest::new(Op::Reset, &pc.name, &key, 0, None);
         do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| unavailable(m))?;
     }

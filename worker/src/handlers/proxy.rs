@@ -12,6 +12,7 @@ use worker::{Context, Env, Fetch, Headers, Request, RequestInit, RequestRedirect
 
 use crate::request::api_request::check_key;
 use crate::config::settings::{Config, ProxyConfig, ORIGIN_SECRET_HEADER};
+use crate::base::clock::RealClock;
 use crate::decide::hit::{decide, Hit};
 use crate::base::errors::ApiError;
 use crate::respond::observe::{self, Route};
@@ -54,7 +55,7 @@ pub async fn forward(
         .ok_or_else(|| ApiError::new(500, "config_error", "the proxy policy is not configured"))?;
     let key = request_key(proxy, req.headers())?;
     let ip = req.headers().get(CLIENT_IP_HEADER)?;
-    let hit = Hit { key: &key, cost: 1, test_now: None, fault: None, ip: ip.as_deref() };
+    let hit = Hit { keys: std::slice::from_ref(&key), cost: 1, clock: &RealClock, fault: None, ip: ip.as_deref() };
     let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
     observe::decision(env, cfg, pc, Route::Proxy, &key, 1, &answer);
     if !answer.allowed() {

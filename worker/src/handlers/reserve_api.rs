@@ -18,8 +18,9 @@ use crate::request::api_request::{self, HitRequest};
 use crate::config::settings::{Config, PolicyConfig};
 use crate::decide::controls;
 use crate::base::errors::ApiError;
-use crate::decide::multi_key::{self, under_leases, Round};
-use crate::base::clock::clock;
+use crate::decide::multi_key::{under_leases, Round};
+use crate::base::clock::Clock;
+use crate::request::clock::clock_of;
 use crate::respond::answer::{self as respond, Answer};
 
 /// The fields of a `/v1/settle` body (docs/vocabulary.md).
@@ -65,15 +66,6 @@ fn keys_of(r: &HitRequest<'_>) -> Vec<String> {
     r.keys.clone().unwrap_or_else(|| vec![r.key.clone()])
 }
 
-/// The answer to a decision over `keys`: as `/v1/limit` answers one key, or several.
-fn answer_of(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
-    if keys.len() == 1 {
-        respond::decision(pc, d, now, &keys[0])
-    } else {
-        multi_key::answer(pc, d, now, keys)
-    }
-}
-
 /// `POST /v1/reserve`: the body of `/v1/limit`, with the estimate as `cost`. Answers the
 /// decision with `reservation`: the token to settle with when admitted, `null` when nothing
 /// was reserved (a denial, a listed key, a failed object's fail mode).
@@ -84,24 +76,25 @@ pub async fn reserve(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     let pc = r.policy;
     exact_only(pc)?;
     let keys = keys_of(&r);
-    let mut answer = match controls::listed_any(pc, &keys, r.now.unwrap_or_else(clock)) {
+    let clock = clock_of(r.now);
+    let mut answer = match controls::listed_any(pc, &keys, None, clock.now()) {
         Some(listed) => with_reservation(listed, None),
         None => {
             let id = random_id();
             let estimate = r.cost;
-            match under_leases(env, pc, &keys, r.now, &mut |states, now| pc.policy.reserve(states, now, estimate, id))
+            match under_leases(env, pc, &keys, &clock, &mut |states, now| pc.policy.reserve(states, now, estimate, id))
                 .await?
             {
                 Round::Decided(Ok(d), now) => {
                     let token = d
                         .allowed
                         .then(|| Reservation { id, estimate, policy: pc.name.clone(), keys: keys.clone() }.to_token());
-                    controls::shadowed(pc, with_reservation(answer_of(pc, &d, now, &keys), token))
+                    controls::shadowed(pc, with_reservation(respond::of_keys(pc, &d, now, &keys), token))
                 }
                 Round::Decided(Err(e), _) => {
                     return Err(ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))
                 }
-                Round::Answered(a) => controls::shadowed(pc, with_reservation(a, None)),
+                Round::Answered(o) => controls::shadowed(pc, with_reservation(respond::answer(pc, &o, &keys), None)),
             }
         }
     };
@@ -176,7 +169,8 @@ pub async fn settle(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     exact_only(pc)?;
     let Reservation { id, estimate, ref keys, .. } = s.reservation;
     let actual = s.actual;
-    let answer = match under_leases(env, pc, keys, s.now, &mut |states, now| {
+    let clock = clock_of(s.now);
+    let answer = match under_leases(env, pc, keys, &clock, &mut |states, now| {
         pc.policy.settle(states, now, id, estimate, actual)
     })
     .await?
@@ -185,14 +179,14 @@ pub async fn settle(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
         Round::Decided(Err(e), _) => return Err(settle_error(e)),
         // An object failed or the keys stayed contended: nothing was settled, and the
         // reservation stays open (the caller may settle it again).
-        Round::Answered(a) => return Err(not_settled(a)),
+        Round::Answered(o) => return Err(not_settled(respond::answer(pc, &o, keys))),
     };
     Ok(answer.to_response())
 }
 
 /// The keys' figures after a settlement, with what it did.
 pub fn settled_answer(pc: &PolicyConfig, s: &Settled, now: Nanos, keys: &[String]) -> Answer {
-    let mut a = answer_of(pc, &s.decision, now, keys);
+    let mut a = respond::of_keys(pc, &s.decision, now, keys);
     a.status = 200;
     a.body["refunded"] = json!(s.refunded);
     a.body["charged"] = json!(s.charged);

@@ -2,5 +2,6 @@
 
 pub mod api_request;
 pub mod auth;
+pub mod clock;
 pub mod pool_request;
 pub mod proxy_headers;

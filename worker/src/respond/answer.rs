@@ -50,6 +50,42 @@ impl Answer {
     }
 }
 
+/// What deciding a hit came to, before it is an answer: the one input of [`answer`].
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// The key's Durable Object decided, or the core over the keys' states under their leases.
+    Decided(PolicyDecision, Nanos),
+    /// This isolate decided from what it last saw (the synced and leased modes): an estimate.
+    Estimated(PolicyDecision, Nanos),
+    /// The blocked-key cache answered with the object's last decision: an estimate too.
+    Cached(PolicyDecision, Nanos),
+    /// No store decided: the policy's fail mode answers (contention is a denial).
+    Unmade(Failure, Nanos),
+}
+
+/// The answer to `outcome` over `keys`: the one place a decision becomes status, headers and
+/// body (shadow mode then admits it, decide/controls.rs).
+pub fn answer(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
+    match outcome {
+        Outcome::Decided(d, now) => of_keys(pc, d, *now, keys),
+        Outcome::Estimated(d, now) => estimate(of_keys(pc, d, *now, keys)),
+        Outcome::Cached(d, now) => {
+            let mut answer = estimate(of_keys(pc, d, *now, keys));
+            answer.headers.push((CACHE_HEADER, "hit".to_string()));
+            answer
+        }
+        Outcome::Unmade(why, now) => degraded(pc, pc.on_error, *why, *now),
+    }
+}
+
+/// The answer to a decision over `keys`: as one key is answered, or several.
+pub fn of_keys(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
+    match keys {
+        [key] => decision(pc, d, now, key),
+        _ => several(pc, d, now, keys),
+    }
+}
+
 /// The answer to a decision made at `now`: 200 when allowed, 429 when denied.
 ///
 /// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
@@ -89,6 +125,33 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         headers: pc.policy.headers(shown, now, &options),
         limit_name: pc.policy.limit_name(d.binding).to_string(),
     }
+}
+
+/// The answer to a decision over `keys`: the one-key answer's fields about the binding
+/// (key, limit) pair, and `limits`, every pair's own answer with its `key`, as npm's decision
+/// for several keys has them.
+pub fn several(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
+    let binding_key = keys.get(d.binding.key).map_or("", String::as_str);
+    let mut a = decision(pc, d, now, binding_key);
+    let limits: Vec<Value> = d
+        .limits
+        .iter()
+        .map(|l| {
+            let x = &l.decision;
+            json!({
+                "name": pc.policy.limit_name(l.at),
+                "key": keys.get(l.at.key),
+                "allowed": x.allowed,
+                "limit": x.limit,
+                "remaining": x.remaining,
+                "resetAt": x.reset_at.as_millis_ceil(),
+                "retryAfter": if x.allowed { 0 } else { x.retry_after.as_millis_ceil() },
+                "nextUnitAfter": x.next_unit_after.as_millis_ceil(),
+            })
+        })
+        .collect();
+    a.body["limits"] = Value::Array(limits);
+    a
 }
 
 /// Marks an answer the key's Durable Object did not make (the blocked-key cache, the sync
