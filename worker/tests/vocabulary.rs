@@ -102,7 +102,7 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
         let mut states = [None];
         for _ in 0..2 {
             let d = pc.policy.check(&mut states, now, 1).unwrap();
-            add(&tollgate_worker::decide::controls::shadowed(&pc, tollgate_worker::respond::answer::decision(&pc, &d, now, "k")).body);
+            add(&tollgate_worker::respond::answer::shadowed(&pc, tollgate_worker::respond::answer::decision(&pc, &d, now, "k")).body);
         }
         for key in ["vip", "bad"] {
             add(&tollgate_worker::decide::controls::listed(&pc, key, None, now).unwrap().body);

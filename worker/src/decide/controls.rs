@@ -1,75 +1,40 @@
-//! A policy's operator controls beside its limits, as answers: allow and deny lists (checked
-//! before the limits, by the core's `tollgate::access`) and shadow mode (decide and count,
-//! never block); the core's spec parses them (`tollgate::spec::parse_controls`). The penalty
+//! A policy's operator controls beside its limits: allow and deny lists (checked before the
+//! limits, by the core's `tollgate::access`) and shadow mode (decide and count, never block;
+//! respond/answer.rs admits the answer); the core's spec parses them (`tollgate::spec::parse_controls`). The penalty
 //! (`blockDuration`) is the core policy's own and needs nothing here.
 
-use serde_json::{json, Value};
 use tollgate::access::{check_lists, Listed};
 use tollgate::Nanos;
 
 use crate::config::settings::PolicyConfig;
-use crate::respond::answer::Answer;
+use crate::respond::answer::{self as respond, Answer};
 
 pub use tollgate::spec::CONTROL_FIELDS;
 
-/// The header that marks an answer decided in shadow mode: `allow` or `deny`, what
-/// enforcement would have answered.
-pub const SHADOW_HEADER: &str = "Tollgate-Shadow";
+/// Which list answers a hit on `keys`, or `None` for the limits to decide. With several keys
+/// (as the npm limiter): the deny list first, so that one denied key denies the hit, then the
+/// allow list. A listed hit is counted nowhere (respond/answer.rs answers it).
+pub fn lists(pc: &PolicyConfig, keys: &[String], ip: Option<&str>) -> Option<Listed> {
+    let c = &pc.controls;
+    if let [key] = keys {
+        return check_lists(&c.allow, &c.deny, key, ip);
+    }
+    let all = || keys.iter().filter_map(|k| check_lists(&c.allow, &c.deny, k, ip));
+    all().find(|l| *l == Listed::Deny).or_else(|| all().next())
+}
 
-/// The answer for a listed hit, or `None` for the limits to decide. A listed hit is counted
-/// nowhere and its answer carries no rate-limit headers (no limit applied to it); `reason` says
-/// which list answered (upstash/ratelimit's `reason`), and a denied one gets 403 from the proxy.
+/// The answer for a listed hit on one key, or `None` for the limits to decide.
 pub fn listed(pc: &PolicyConfig, key: &str, ip: Option<&str>, now: Nanos) -> Option<Answer> {
     let c = &pc.controls;
-    let listed = check_lists(&c.allow, &c.deny, key, ip)?;
-    let allowed = listed == Listed::Allow;
-    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
-    let body = json!({
-        "allowed": allowed,
-        "limit": limit,
-        "remaining": if allowed { limit } else { 0 },
-        "resetAt": now.as_millis_ceil(),
-        "retryAfter": 0,
-        "policy": pc.name,
-        "blockedBy": Value::Null,
-        "estimate": false,
-        "reason": listed.reason(),
-    });
-    Some(Answer { status: if allowed { 200 } else { 403 }, body, headers: Vec::new(), limit_name: String::new() })
+    check_lists(&c.allow, &c.deny, key, ip).map(|l| respond::listed(pc, l, now))
 }
 
-/// The answer for a hit on several keys when any of them is listed (as the npm limiter): the
-/// deny list first, so that one denied key denies the hit, then the allow list.
-pub fn listed_any(pc: &PolicyConfig, keys: &[String], ip: Option<&str>, now: Nanos) -> Option<Answer> {
-    if let [key] = keys {
-        return listed(pc, key, ip, now);
-    }
-    let denied = keys.iter().find_map(|k| listed(pc, k, ip, now).filter(|a| !a.allowed()));
-    denied.or_else(|| keys.iter().find_map(|k| listed(pc, k, ip, now)))
-}
-
-/// In shadow mode, `answer` as enforcement made it, but admitting the hit: `allowed: true`,
-/// `shadow: true` and `wouldAllow` (what enforcement answered); its figures, `blockedBy` and
-/// rate-limit headers stay enforcement's (written as an admitted hit's, respond.rs), and a
-/// failed object's `Retry-After` goes too (nothing is to be retried).
-/// What was counted is what enforcement counted: a would-be denial counts nowhere.
-pub fn shadowed(pc: &PolicyConfig, mut answer: Answer) -> Answer {
-    if !pc.controls.shadow {
-        return answer;
-    }
-    let would_allow = answer.allowed();
-    answer.body["allowed"] = Value::Bool(true);
-    answer.body["shadow"] = Value::Bool(true);
-    answer.body["wouldAllow"] = Value::Bool(would_allow);
-    answer.status = 200;
-    answer.headers.retain(|(name, _)| *name != "Retry-After");
-    answer.headers.push((SHADOW_HEADER, if would_allow { "allow" } else { "deny" }.to_string()));
-    answer
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::respond::answer::{shadowed, SHADOW_HEADER};
+    use serde_json::Value;
     use crate::config::settings::parse_policy;
     use serde_json::json;
 

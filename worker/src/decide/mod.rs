@@ -2,6 +2,7 @@
 //! key's object, several keys under leases, synced in the isolate, leased quota).
 
 pub mod controls;
+pub mod exact;
 pub mod hit;
 pub mod leased_mode;
 pub mod multi_key;

@@ -139,14 +139,6 @@ pub async fn decide(
     check(env, pc, keys, cost, clock).await
 }
 
-/// The synced modes' outcome over `keys` (decided or peeked in this isolate, over its counts
-/// of every key): an estimate.
-pub fn synced(pc: &PolicyConfig, keys: &[String], cost: u64, now: Nanos, op: Op) -> Result<Outcome, ApiError> {
-    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-    let d = sync_mode::decide_keys(pc, &refs, cost, now, op)?;
-    Ok(Outcome::Estimated(d, now))
-}
-
 fn failure_answer(pc: &PolicyConfig, e: CallError, now: Nanos) -> Outcome {
     match e {
         CallError::Failed(why, m) => failed(pc, why, m, now),
@@ -285,7 +277,7 @@ pub async fn refund(
         for k in keys {
             sync_mode::refund(pc, k, cost, now)?;
         }
-        return synced(pc, keys, 1, now, Op::Peek);
+        return sync_mode::estimate(pc, keys, 1, now, Op::Peek);
     }
     let calls = keys.iter().map(|k| {
         block_cache::forget(&object_name(&pc.name, k));

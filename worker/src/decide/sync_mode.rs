@@ -27,6 +27,7 @@ use worker::{Context, Env};
 use crate::config::settings::PolicyConfig;
 use crate::calls::do_client;
 use crate::base::errors::ApiError;
+use crate::respond::answer::Outcome;
 use crate::wire::key_wire::{DoRequest, Op};
 
 /// The most keys one sync round pushes (each is one Durable Object call, from the
@@ -62,9 +63,28 @@ fn with_node<T>(pc: &PolicyConfig, f: impl FnOnce(&mut Node) -> T) -> Result<T, 
     })
 }
 
-/// Decides a hit (`Op::Check`) or peeks (`Op::Peek`) from this isolate's view.
-pub fn decide(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos, op: Op) -> Result<PolicyDecision, ApiError> {
-    decide_keys(pc, &[key], cost, now, op)
+/// Decides a hit (`Op::Check`) or peeks (`Op::Peek`) on `keys` (one or several, all or
+/// nothing) from this isolate's view, then begins the sync round that is due: an estimate.
+#[allow(clippy::too_many_arguments)]
+pub fn decide(
+    env: &Env,
+    ctx: &Context,
+    pc: &PolicyConfig,
+    keys: &[String],
+    cost: u64,
+    now: Nanos,
+    sent: Option<Nanos>,
+    op: Op,
+) -> Result<Outcome, ApiError> {
+    let outcome = estimate(pc, keys, cost, now, op)?;
+    drive(env, ctx, pc, now, sent);
+    Ok(outcome)
+}
+
+/// [`decide_keys`] over `keys` as the outcome it is: an estimate.
+pub fn estimate(pc: &PolicyConfig, keys: &[String], cost: u64, now: Nanos, op: Op) -> Result<Outcome, ApiError> {
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    Ok(Outcome::Estimated(decide_keys(pc, &refs, cost, now, op)?, now))
 }
 
 /// [`decide`] for several keys at once, all or nothing in this isolate's view (the core's

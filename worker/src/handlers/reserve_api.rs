@@ -21,7 +21,7 @@ use crate::base::errors::ApiError;
 use crate::decide::multi_key::{under_leases, Round};
 use crate::base::clock::Clock;
 use crate::request::clock::clock_of;
-use crate::respond::answer::{self as respond, Answer};
+use crate::respond::answer::{self as respond, Answer, Outcome};
 
 /// The fields of a `/v1/settle` body (docs/vocabulary.md).
 pub const SETTLE_FIELDS: [&str; 3] = ["reservation", "actual", "now"];
@@ -77,8 +77,8 @@ pub async fn reserve(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     exact_only(pc)?;
     let keys = keys_of(&r);
     let clock = clock_of(r.now);
-    let mut answer = match controls::listed_any(pc, &keys, None, clock.now()) {
-        Some(listed) => with_reservation(listed, None),
+    let (outcome, token) = match controls::lists(pc, &keys, None) {
+        Some(listed) => (Outcome::Listed(listed, clock.now()), None),
         None => {
             let id = random_id();
             let estimate = r.cost;
@@ -89,15 +89,16 @@ pub async fn reserve(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
                     let token = d
                         .allowed
                         .then(|| Reservation { id, estimate, policy: pc.name.clone(), keys: keys.clone() }.to_token());
-                    controls::shadowed(pc, with_reservation(respond::of_keys(pc, &d, now, &keys), token))
+                    (Outcome::Decided(d, now), token)
                 }
                 Round::Decided(Err(e), _) => {
                     return Err(ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))
                 }
-                Round::Answered(o) => controls::shadowed(pc, with_reservation(respond::answer(pc, &o, &keys), None)),
+                Round::Answered(o) => (o, None),
             }
         }
     };
+    let mut answer = with_reservation(respond::answer(pc, &outcome, &keys), token);
     answer.set_deny_status(status.unwrap_or(pc.deny_status));
     Ok(answer.to_response())
 }

@@ -2,6 +2,7 @@
 //! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
 
 use serde_json::{json, Value};
+use tollgate::access::Listed;
 use tollgate::{Decision, Nanos, PolicyDecision};
 use worker::Response;
 
@@ -14,6 +15,9 @@ use crate::config::settings::{FailMode, PolicyConfig};
 pub const DEGRADED_HEADER: &str = "Tollgate-Degraded";
 /// The header marking a denial answered from the isolate's blocked-key cache.
 pub const CACHE_HEADER: &str = "Tollgate-Cache";
+/// The header that marks an answer decided in shadow mode: `allow` or `deny`, what
+/// enforcement would have answered.
+pub const SHADOW_HEADER: &str = "Tollgate-Shadow";
 
 /// An answer before it becomes a [`Response`]: proxy mode reuses the status and headers.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,12 +65,24 @@ pub enum Outcome {
     Cached(PolicyDecision, Nanos),
     /// No store decided: the policy's fail mode answers (contention is a denial).
     Unmade(Failure, Nanos),
+    /// A list answered; the limits were not asked.
+    Listed(Listed, Nanos),
 }
 
 /// The answer to `outcome` over `keys`: the one place a decision becomes status, headers and
-/// body (shadow mode then admits it, decide/controls.rs).
+/// body, admitted in shadow mode ([`shadowed`]) unless a list answered.
 pub fn answer(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
     match outcome {
+        Outcome::Listed(..) => figures(pc, outcome, keys),
+        _ => shadowed(pc, figures(pc, outcome, keys)),
+    }
+}
+
+/// The answer to `outcome` as the limits (or lists) gave it, never admitted by shadow mode:
+/// the figures after a refund.
+pub fn figures(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
+    match outcome {
+        Outcome::Listed(listed, now) => self::listed(pc, *listed, *now),
         Outcome::Decided(d, now) => of_keys(pc, d, *now, keys),
         Outcome::Estimated(d, now) => estimate(of_keys(pc, d, *now, keys)),
         Outcome::Cached(d, now) => {
@@ -152,6 +168,45 @@ pub fn several(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String
         .collect();
     a.body["limits"] = Value::Array(limits);
     a
+}
+
+/// The answer for a hit a list answered (decide/controls.rs). A listed hit is counted
+/// nowhere and its answer carries no rate-limit headers (no limit applied to it); `reason` says
+/// which list answered (upstash/ratelimit's `reason`), and a denied one gets 403 from the proxy.
+pub fn listed(pc: &PolicyConfig, listed: Listed, now: Nanos) -> Answer {
+    let allowed = listed == Listed::Allow;
+    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
+    let body = json!({
+        "allowed": allowed,
+        "limit": limit,
+        "remaining": if allowed { limit } else { 0 },
+        "resetAt": now.as_millis_ceil(),
+        "retryAfter": 0,
+        "policy": pc.name,
+        "blockedBy": Value::Null,
+        "estimate": false,
+        "reason": listed.reason(),
+    });
+    Answer { status: if allowed { 200 } else { 403 }, body, headers: Vec::new(), limit_name: String::new() }
+}
+
+/// In shadow mode, `answer` as enforcement made it, but admitting the hit: `allowed: true`,
+/// `shadow: true` and `wouldAllow` (what enforcement answered); its figures, `blockedBy` and
+/// rate-limit headers stay enforcement's (written as an admitted hit's, respond.rs), and a
+/// failed object's `Retry-After` goes too (nothing is to be retried).
+/// What was counted is what enforcement counted: a would-be denial counts nowhere.
+pub fn shadowed(pc: &PolicyConfig, mut answer: Answer) -> Answer {
+    if !pc.controls.shadow {
+        return answer;
+    }
+    let would_allow = answer.allowed();
+    answer.body["allowed"] = Value::Bool(true);
+    answer.body["shadow"] = Value::Bool(true);
+    answer.body["wouldAllow"] = Value::Bool(would_allow);
+    answer.status = 200;
+    answer.headers.retain(|(name, _)| *name != "Retry-After");
+    answer.headers.push((SHADOW_HEADER, if would_allow { "allow" } else { "deny" }.to_string()));
+    answer
 }
 
 /// Marks an answer the key's Durable Object did not make (the blocked-key cache, the sync
