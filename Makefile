@@ -41,10 +41,12 @@ llm-gateway:
 	scripts/pkg-current.sh examples/llm-gateway
 	cd examples/llm-gateway && node start.mjs
 
-## Core crate: unit, integration, property and doc tests.
+## Core crate: unit, integration, property and doc tests; and no function outside src/
+## decides or computes a figure (scripts/design-counts.sh --check).
 test-core:
 	scripts/setup.sh rust
 	cargo test --quiet
+	scripts/design-counts.sh --check >/dev/null
 
 ## Rewrites the contracts generated from the core (tests/contracts.rs: algorithm names, option
 ## fields, error codes, the wasm boundary's layouts) for the npm package; test-core checks them.

@@ -4,6 +4,7 @@
 # every count prints what it counted, so a reader can check it by eye.
 #   scripts/design-counts.sh            the counts and what they counted
 #   scripts/design-counts.sh --table    the table CONTRIBUTING.md shows
+#   scripts/design-counts.sh --check    fails while a function outside src/ decides or computes a figure (6.)
 #
 # Test code is left out everywhere: files under tests/ or test/, *.test.*, *_tests.rs, tests.rs,
 # and in Rust the item after a `#[cfg(test)]` attribute (a `mod x;` line or a braced block).
@@ -13,6 +14,7 @@ exec python3 - "$@" <<'PY'
 import re, subprocess, sys
 
 table = "--table" in sys.argv[1:]
+check = "--check" in sys.argv[1:]
 FILES = subprocess.run(["git", "ls-files"], capture_output=True, text=True, check=True).stdout.split()
 ALGORITHMS = ["fixed-window", "sliding-log", "sliding-window", "sliding-buckets", "token-bucket", "gcra"]
 
@@ -157,6 +159,78 @@ for f in FILES:
         if hits:
             deciders.append((f, m.group(1), hits))
 
+# 6. Functions outside src/ that decide or compute a figure: in pkg-template/lib, wasm*/ and
+# worker/src, a line that sets a decision's `allowed` to a literal or from a comparison
+# (`allowed: reason === "allowList"`, `d.allowed = true`; reading the core's number,
+# `allowed === 1`, is serialising), computes `remaining` or `retryAfter` (arithmetic, `Math.`,
+# a ternary or a literal on the right: `max - current`, `Math.max(d.retryAfter, ms)`), compares
+# a count with its limit (`current > max`), or a function named as the answers the core makes
+# (`listedDecision`, `shadowed`, `deny`, `withFiguresLimit`, `figures`). Heuristic: by the
+# text of each line. `--check` fails while any is found outside the parts PENDING names.
+# An object literal's field (`{ allowed: ...`, `, allowed: ...`) or an assignment.
+JS_ALLOWED = re.compile(r"(?:(?:^|[{,])\s*allowed\s*:|\ballowed\s*=(?!=))\s*([^,;}]*)")
+JS_FIGURE = re.compile(r"(?:(?:^|[{,])\s*(?:remaining|retryAfter)\s*:|\b(?:remaining|retryAfter)\s*=(?!=))\s*([^,;}]*)")
+RS_ALLOWED = re.compile(r"(?:\.allowed|\[\"allowed\"\]|\"allowed\")\s*(?::|=(?!=))\s*([^,;}]*)")
+RS_FIGURE = re.compile(r"(?:\[\"(?:remaining|retryAfter)\"\]|\"(?:remaining|retryAfter)\")\s*(?::|=(?!=))\s*([^,;}]*)")
+COUNT_CMP = re.compile(r"\b(?:current|used|count|totalHits|hits)\s*[<>]=?\s*(?:max|limit)\b")
+NAMED = re.compile(r"\b(?:function\s+|fn\s+|const\s+(?=\w+\s*=\s*(?:async\s*)?\())(listedDecision|shadowed|deny|withFiguresLimit|figures)\b")
+PENDING = {
+    "worker/src": "issue 44 item 4: the Worker serialises tollgate::answer (its own branch)",
+    "pkg-template/lib/fastify.js": "issue 43: a peek's remaining with the hit, which the core's peek is to give",
+}
+
+def decides(rhs):
+    rhs = rhs.strip()
+    if re.fullmatch(r"(?:true|false)", rhs) or re.fullmatch(r"Value::Bool\((?:true|false)\)", rhs):
+        return True
+    rhs = re.sub(r"===\s*1\b|==\s*1(?:\.0)?\b", "", rhs)
+    return re.search(r"[<>]|===|!==|==|!=|^!", rhs) is not None
+
+def computes(rhs):
+    # Indices into the core's buffer (`v[o + 2]`) and a number's conversion are reads.
+    rhs = re.sub(r"\[[^\]]*\]", "[]", rhs.strip())
+    rhs = re.sub(r"\bMath\.trunc\b", "", rhs)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", rhs):
+        return True
+    return re.search(r"\bMath\.|\?|\bif\b|[^\w\s.\[\]()\"'`$]|\s[-+*/]\s", rhs) is not None
+
+def js_fn(lines, i):
+    for j in range(i, -1, -1):
+        l = lines[j] or ""
+        m = (re.match(r"\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*(\w+)", l)
+             or re.match(r"\s*(?:export\s+)?const\s+(\w+)\s*=\s*(?:async\s*)?(?:\([^)]*\)|\w+)\s*=>", l)
+             or re.match(r"\s*(?:static\s+)?(?:async\s+)?(#?\w+)\s*\([^)]*\)\s*\{\s*$", l))
+        if m and m.group(1) not in ("if", "for", "while", "switch", "catch"):
+            return j, m.group(1)
+    return -1, "?"
+
+figure_fns = {}
+for f in FILES:
+    if not code(f) or is_test(f) or not under(f, ["pkg-template/lib", "wasm", "wasm-common", "wasm-extras", "worker/src"]):
+        continue
+    lines = non_test_lines(f)
+    if generated([l or "" for l in lines]):
+        continue
+    rust = f.endswith(".rs")
+    for i, l in enumerate(lines):
+        if l is None or re.match(r"\s*(//|\*|/\*)", l):
+            continue
+        text = re.sub(r"//.*", "", l)
+        text = re.sub(r'"(?:[^"\\]|\\.)*"' + "|'(?:[^'\\\\]|\\\\.)*'", lambda m: m.group(0) if m.group(0) in ('"allowed"', '"remaining"', '"retryAfter"') else '""', text)
+        hit = NAMED.search(text) or COUNT_CMP.search(text)
+        for rx, test in ((RS_ALLOWED, decides), (RS_FIGURE, computes)) if rust else ((JS_ALLOWED, decides), (JS_FIGURE, computes)):
+            for m in rx.finditer(text):
+                if test(m.group(1)):
+                    hit = True
+        if hit:
+            start, name = enclosing_fn(lines, i) if rust else js_fn(lines, i)
+            figure_fns.setdefault((f, start + 1, name), []).append(i + 1)
+
+def pending(f):
+    return next((why for root, why in PENDING.items() if under(f, [root])), None)
+
+figures_failing = {k: v for k, v in figure_fns.items() if pending(k[0]) is None}
+
 # 5. Non-test lines of the edges that exist today, beside the core's: files whose first five
 # lines say they are generated aside, and files that hold only a feature added after the count's
 # baseline (#33 counts those apart, by name); lines such features added inside older files stay in.
@@ -216,6 +290,7 @@ if table:
     print(f"| retry or compare-and-swap loops outside `src/` | {len(loops)} |")
     print(f"| files outside `src/` listing five or more algorithm names by hand | {len(lists)} |")
     print(f"| JS limiter classes that decide | {len(deciders)} |")
+    print(f"| functions outside `src/` that decide or compute a figure | {len(figure_fns)} ({len(figure_fns) - len(figures_failing)} in parts pending) |")
     print(f"| non-test lines: the core `src/` | {fmt(counts['core'])} |")
     for label, _ in PARTS[1:]:
         print(f"| non-test lines: `{label}` | {fmt(counts[label])} |")
@@ -235,6 +310,10 @@ for f, n in lists:
 print(f"4. JS limiter classes that decide: {len(deciders)}")
 for f, name, hits in deciders:
     print(f"   {f} class {name} (lines {', '.join(map(str, hits))})")
+print(f"6. functions outside src/ that decide or compute a figure: {len(figure_fns)}")
+for (f, line, name), at in sorted(figure_fns.items()):
+    why = pending(f)
+    print(f"   {f}:{line} {name} (lines {', '.join(map(str, at))})" + (f" [pending: {why}]" if why else ""))
 print("5. non-test lines:")
 for label, _ in PARTS:
     print(f"   {label}: {fmt(counts[label])}")
@@ -243,4 +322,7 @@ print(f"   generated, aside: {', '.join(aside) or 'none'}")
 print(f"   new features' own files, apart: {fmt(feature_lines)}")
 for f, n in sorted(features.items()):
     print(f"      {f} ({fmt(n)}; {FEATURES[f]})")
+if check and figures_failing:
+    print(f"design-counts --check: {len(figures_failing)} functions outside src/ decide or compute a figure (6. above)", file=sys.stderr)
+    sys.exit(1)
 PY

@@ -20,12 +20,22 @@ pub const DECISION_SUMMARY: [&str; 8] =
 pub const DECISION_PAIR: [&str; 8] =
     ["key", "limit", "allowed", "limit", "remaining", "resetAt", "retryAfter", "nextUnitAfter"];
 
+/// The answers of a store that could not decide (the extras module's
+/// `StorePolicy.unavailable`, [`crate::answer::Answer`]): the failure mode's, admitting
+/// (`failure: "open"`) or denying (`"closed"`), and contention's.
+pub const ANSWER_OPEN: u32 = 0;
+/// See [`ANSWER_OPEN`].
+pub const ANSWER_CLOSED: u32 = 1;
+/// See [`ANSWER_OPEN`].
+pub const ANSWER_CONTENTION: u32 = 2;
+
 /// The summary's `allowed` of a hit denied by a penalty's block.
 pub const DENIED_BY_PENALTY: f64 = 2.0;
 
 /// The record `Policy.headers` reads (`lib/header-record.js` lays it out): the decision's
 /// time, its summary as a pair's numbers, the binding pair and the count of pairs; then
-/// [`DECISION_PAIR`] records.
+/// [`DECISION_PAIR`] records. A negative number leaves a figure to the core
+/// ([`read_header_record`]).
 pub const HEADER_RECORD: [&str; 10] = [
     "now",
     "allowed",
@@ -43,6 +53,13 @@ pub const HEADER_RECORD: [&str; 10] = [
 /// headers of. `None` when the record is not a decision of a policy of `limits` limits (its
 /// count of pairs does not match its length, a pair's limit is out of range). Milliseconds
 /// out of range read as 0 or the largest time rather than failing.
+///
+/// What a record may leave to the core (a negative number): the binding pair
+/// (`bindingKey`, `bindingLimit`: then the pair with the least left, the first on ties, which
+/// is an admitted decision's binding; a denial's record names the limit that denied it), the
+/// summary's `nextUnitAfter` (then the binding pair's) and a pair's `nextUnitAfter` (a
+/// decision made without one: a safe stand-in, nothing while something is left and otherwise
+/// the wait until the limit resets, never earlier than the true one).
 pub fn read_header_record(record: &[f64], limits: usize) -> Option<(PolicyDecision, Nanos)> {
     const PAIR: usize = DECISION_PAIR.len();
     const HEAD: usize = HEADER_RECORD.len();
@@ -50,19 +67,33 @@ pub fn read_header_record(record: &[f64], limits: usize) -> Option<(PolicyDecisi
     if pairs == 0 || pairs.checked_mul(PAIR).and_then(|n| n.checked_add(HEAD)) != Some(record.len()) {
         return None;
     }
+    let now = nanos_of_ms(record[0]);
     let mut list = Vec::with_capacity(pairs);
     for p in record[HEAD..].chunks_exact(PAIR) {
         let at = LimitRef { key: p[0] as usize, limit: p[1] as usize };
         if at.limit >= limits {
             return None;
         }
-        list.push(LimitDecision { at, decision: decision_of(&p[2..]) });
+        let mut decision = decision_of(&p[2..]);
+        if p[7] < 0.0 {
+            decision.next_unit_after =
+                if decision.remaining > 0 { Nanos::ZERO } else { decision.reset_at.saturating_sub(now) };
+        }
+        list.push(LimitDecision { at, decision });
     }
-    let summary = decision_of(&record[1..7]);
-    let binding = LimitRef { key: record[7] as usize, limit: record[8] as usize };
+    let mut summary = decision_of(&record[1..7]);
+    let binding = if record[7] < 0.0 || record[8] < 0.0 {
+        list.iter().min_by_key(|l| l.decision.remaining).map(|l| l.at)?
+    } else {
+        LimitRef { key: record[7] as usize, limit: record[8] as usize }
+    };
+    if record[6] < 0.0 {
+        let pair = list.iter().find(|l| l.at == binding);
+        summary.next_unit_after = pair.map_or(Nanos::ZERO, |l| l.decision.next_unit_after);
+    }
     let pd =
         PolicyDecision { allowed: summary.allowed, decision: summary, binding, limits: list.into(), penalty: false };
-    Some((pd, nanos_of_ms(record[0])))
+    Some((pd, now))
 }
 
 /// A pair's numbers from `allowed` to `nextUnitAfter` as a decision.

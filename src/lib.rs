@@ -8,6 +8,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod access;
+pub mod answer;
 pub mod algorithm;
 pub mod algorithms;
 pub mod blocked;

@@ -46,9 +46,9 @@ mod pool;
 mod serving;
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
-    describe_limit, parse_controls, parse_headers, parse_serving, parse_sync_rate, parse_timeout, ControlSpec,
-    FailMode, HeaderSpec, Serving, Shown, CONTROL_FIELDS, DEFAULT_TIMEOUT_MS, HEADER_FIELDS, MAX_SYNC_MS,
-    MAX_TIMEOUT_MS, SERVING_FIELDS,
+    describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_sync_rate, parse_timeout,
+    ControlSpec, FailMode, HeaderSpec, Serving, Shown, CONTROL_FIELDS, DEFAULT_TIMEOUT_MS, HEADER_FIELDS,
+    LEASE_FIELD, MAX_SYNC_MS, MAX_TIMEOUT_MS, SERVING_FIELDS,
 };
 
 /// Error codes of configuration mistakes, lowercase snake_case at every edge.

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use tollgate::headers::Standard;
 use tollgate::layout::{
-    DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE,
+    ANSWER_CLOSED, ANSWER_CONTENTION, ANSWER_OPEN, DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE,
     SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
 };
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
@@ -124,6 +124,9 @@ fn js() -> String {
         ("SWAP_OTHER_BYTES", SWAP_OTHER_BYTES),
     ] {
         number("A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`).", name, n as f64);
+    }
+    for (name, n) in [("ANSWER_OPEN", ANSWER_OPEN), ("ANSWER_CLOSED", ANSWER_CLOSED), ("ANSWER_CONTENTION", ANSWER_CONTENTION)] {
+        number("An answer of a store that could not decide (`tollgate::layout`, `StorePolicy.unavailable`).", name, n as f64);
     }
     number("`SwapRun.answered`: the run is done (`tollgate::layout::SWAP_DONE`).", "SWAP_DONE", SWAP_DONE);
     number(

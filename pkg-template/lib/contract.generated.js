@@ -85,6 +85,15 @@ export const SWAP_GUARDED = 1;
 /** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
 export const SWAP_OTHER_BYTES = 2;
 
+/** An answer of a store that could not decide (`tollgate::layout`, `StorePolicy.unavailable`). */
+export const ANSWER_OPEN = 0;
+
+/** An answer of a store that could not decide (`tollgate::layout`, `StorePolicy.unavailable`). */
+export const ANSWER_CLOSED = 1;
+
+/** An answer of a store that could not decide (`tollgate::layout`, `StorePolicy.unavailable`). */
+export const ANSWER_CONTENTION = 2;
+
 /** `SwapRun.answered`: the run is done (`tollgate::layout::SWAP_DONE`). */
 export const SWAP_DONE = -1;
 

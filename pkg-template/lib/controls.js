@@ -21,6 +21,8 @@ class Controls {
   /** `WasmControls`: the `Controls` class of the wasm module the limiter has loaded. */
   constructor(options, store, WasmControls) {
     const parsed = new WasmControls(options);
+    /** The core's controls (the wasm `Controls`): the lists, and the answers of the controls. */
+    this.parsed = parsed;
     this.shadow = parsed.shadow;
     /** The lists, matched in the core; null when both are empty. */
     this.lists = parsed.lists ? parsed : null;
@@ -55,23 +57,26 @@ export function withoutControls(options) {
 }
 
 /**
- * A listed hit's decision: nothing counted, no limit decided (so `limits` is empty and no
- * rate-limit header describes it); `reason` says which list (upstash/ratelimit's field).
+ * A listed hit's decision for `limiter` (controlled) at `now`, the core's answer
+ * (`tollgate::answer::Answer::listed`): nothing counted, no limit decided (so `limits` is empty
+ * and no rate-limit header describes it); `reason` says which list (upstash/ratelimit's field).
  */
-export function listedDecision(reason, limit, now) {
-  const allowed = reason === "allowList";
-  return { allowed, limit, remaining: allowed ? limit : 0, resetAt: now, retryAfter: 0, blockedBy: null, limits: [], reason };
+export function listedAnswer(limiter, reason, now) {
+  const figures = controlsOf.get(limiter).parsed.listedFigures(reason === "denyList", firstLimit(limiter), now);
+  const [allowed, limit, remaining, resetAt, retryAfter] = figures;
+  return { allowed: allowed === 1, limit, remaining, resetAt, retryAfter, blockedBy: null, limits: [], reason };
 }
 
 /**
- * In shadow mode, the enforcing decision `d` admitting the hit: `shadow: true`, `wouldAllow`
- * what enforcement answered, every other figure enforcement's. Nothing more was counted than
+ * In shadow mode, the enforcing decision `d` as the core answers it
+ * (`tollgate::answer::Answer::shadowed`): admitted, `shadow: true`, `wouldAllow` what
+ * enforcement answered, every other figure enforcement's. Nothing more was counted than
  * enforcement counted: a would-be denial counts nowhere, so the limiter's state, and every
  * later decision, are an enforcing limiter's on the same hits.
  */
-function shadowed(d) {
+function inShadow(c, d) {
   d.wouldAllow = d.allowed;
-  d.allowed = true;
+  d.allowed = c.parsed.shadowAllowed(d.wouldAllow);
   d.shadow = true;
   return d;
 }
@@ -93,14 +98,13 @@ export function applyControls(limiter, options, async, WasmControls, store = und
   const c = new Controls(options, store, WasmControls);
   controlsOf.set(limiter, c);
   const answer = async ? (v) => Promise.resolve(v) : (v) => v;
-  const limitOf = () => firstLimit(limiter);
   for (const method of ["limit", "peek", "reserve"]) {
     const plain = limiter[method];
     if (typeof plain !== "function") continue;
     // A peek decides nothing: only hits (and reservations, hits of their estimate) are reported.
     const hook = method === "peek" ? undefined : c.hook;
     const after = (d, callOptions) => {
-      if (c.shadow) shadowed(d);
+      if (c.shadow) inShadow(c, d);
       if (hook !== undefined) report(hook, c.policy, d, costOf(callOptions));
       return d;
     };
@@ -115,7 +119,7 @@ export function applyControls(limiter, options, async, WasmControls, store = und
           if (async) return Promise.reject(e);
           throw e;
         }
-        const d = listedDecision(reason, limitOf(), now);
+        const d = listedAnswer(limiter, reason, now);
         if (method === "reserve") d.reservation = null;
         if (hook !== undefined) report(hook, c.policy, d, costOf(callOptions));
         return answer(d);

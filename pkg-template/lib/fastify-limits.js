@@ -15,7 +15,7 @@
 import { RateLimiter } from "./rate-limiter.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { RedisStore } from "./redis-store.js";
-import { headerWriter } from "./erl-store.js";
+import { countedDecision, headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
 import { DEFAULTS, TOLLGATE_LIMITS, maxOf, normalizeIP, tollgateFields, windowOf } from "./fastify-options.js";
@@ -30,14 +30,8 @@ function storeParams(params) {
 /** A limit of 0: every request denied, counted nowhere. */
 function denyAll(windowMs) {
   const formatter = headerWriter(0, Math.max(1, windowMs), "default");
-  const decide = (key, { now }) => figures(false, 0, 0, now + windowMs, windowMs);
+  const decide = (key, { now }) => countedDecision("default", 0, 1, now + windowMs, now);
   return { limit: decide, peek: decide, headers: (d, o) => formatter.headers(d, o), reset() {} };
-}
-
-/** A decision of figures decided outside a tollgate limiter (a limit of 0, a custom store's count). */
-function figures(allowed, limit, remaining, resetAt, retryAfter) {
-  const entry = { name: "default", allowed, limit, remaining, resetAt, retryAfter };
-  return { allowed, limit, remaining, resetAt, retryAfter, blockedBy: allowed ? null : "default", limits: [entry] };
 }
 
 /** A @fastify/rate-limit store's method as a promise of `{ current, ttl }`. */
@@ -169,7 +163,7 @@ export class Limits {
       }
       // Admitted, nothing counted: @fastify/rate-limit's headers of a fresh key (all of `max` left, reset 0).
       const writer = headerWriter(max, Math.max(1, timeWindow), "default");
-      return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: writer, decision: figures(true, max, max, now, 0), now };
+      return { isAllowed: false, key, max, timeWindow, remaining: max, ttl: 0, ttlInSeconds: 0, isExceeded: false, isBanned: false, limiter: writer, decision: countedDecision("default", max, 0, now, now), now };
     }
     if (decision.reason === "allowList") return { isAllowed: true, key };
     const limit = this.tollgateLimits ? decision.limit : max;
@@ -188,7 +182,7 @@ export class Limits {
       key,
       max: limit,
       timeWindow,
-      remaining: Math.max(0, Math.min(limit, decision.remaining)),
+      remaining: decision.remaining,
       ttl,
       ttlInSeconds: Math.ceil(ttl / 1000),
       isExceeded,
@@ -212,11 +206,11 @@ export class Limits {
     } catch (e) {
       if (!this.params.skipOnError) throw e;
     }
-    const isExceeded = current > max;
+    // The core decides over the store's count (`tollgate::counted`, as over an express-rate-limit store's).
+    const decision = countedDecision("default", max, current, now + ttl, now);
+    const isExceeded = !decision.allowed;
     const ttlInSeconds = Math.ceil(ttl / 1000);
-    const resetAt = now + ttl;
-    const remaining = Math.max(0, max - current);
-    const decision = figures(!isExceeded, max, remaining, resetAt, isExceeded ? ttl : 0);
+    const remaining = decision.remaining;
     return {
       isAllowed: false,
       key,

@@ -2,9 +2,18 @@
 // `Policy.headers`: the same writer the Worker calls, so the package and the Worker send the
 // same bytes. This file only reads the options and lays the decision out as numbers
 // (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
-import { DECISION_PAIR_LEN, HEADER_DRAFTS, HEADER_RECORD_LEN } from "./contract.generated.js";
+import { DECISION_PAIR, DECISION_PAIR_LEN, HEADER_DRAFTS, HEADER_RECORD, HEADER_RECORD_LEN } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { fail, flagOf } from "./options.js";
+
+/** The header record's indices by name (`HEADER_RECORD`). */
+const H = Object.fromEntries(HEADER_RECORD.map((name, i) => [name, i]));
+/**
+ * A pair record's indices by name (`DECISION_PAIR`): its key and limit, then its own figures
+ * (the second `limit`, the limit's figure, is `figures`).
+ */
+const R = { key: DECISION_PAIR.indexOf("key"), limit: DECISION_PAIR.indexOf("limit"), figures: DECISION_PAIR.lastIndexOf("limit") };
+for (const name of ["allowed", "remaining", "resetAt", "retryAfter", "nextUnitAfter"]) R[name] = DECISION_PAIR.indexOf(name);
 
 /** `standardHeaders` values, the core's drafts by number (true is express-rate-limit's draft-6). */
 const STANDARD = new Map([...HEADER_DRAFTS.map((d) => [d, Number(d.slice(6))]), [true, 6], [false, 0]]);
@@ -43,32 +52,49 @@ function draw(jitter) {
   return u;
 }
 
+/** A figure the record leaves to the core (`tollgate::layout::read_header_record`). */
+const CORE = -1;
+
 /**
  * The decision `d` (of a limiter over `names`) as the wasm writer reads it, the core's layout
- * (`tollgate::layout::HEADER_RECORD`): `[now, summary..., bindingKey, bindingLimit, pairs, pair...]`. The pair the figures are about is the core's
- * rule: the limit that denied (`blockedBy`, of the key in `bindingKey`), else the pair with the
- * least left, the first on ties. Each pair's wait for one unit is its `nextUnitAfter`; a
- * decision built elsewhere without it gets a safe stand-in (the wait until the limit resets,
- * never earlier than the true one).
+ * (`tollgate::layout::HEADER_RECORD`): `[now, summary..., bindingKey, bindingLimit, pairs,
+ * pair...]`, each number at its generated name's index. A denial names the pair that denied it
+ * (`blockedBy`, of the key in `bindingKey`); the rest the core fills in by its own rules: an
+ * admission's binding pair, the summary's wait for one unit, a pair's `nextUnitAfter` that a
+ * decision built elsewhere lacks.
  */
 function record(d, names, now) {
   const pairs = d.limits;
   const keyIndex = new Map();
   const out = new Float64Array(HEADER_RECORD_LEN + pairs.length * DECISION_PAIR_LEN);
-  const least = pairs.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-  const bound = d.blockedBy != null ? bindingKey.get(d) : least.key;
-  const bindingLimit = names.indexOf(d.blockedBy ?? least.name);
-  const wait = (p) => p.nextUnitAfter ?? (p.remaining > 0 ? 0 : Math.max(0, p.resetAt - now));
-  out.set([now, d.allowed ? 1 : 0, d.limit, d.remaining, d.resetAt, d.retryAfter, 0, 0, bindingLimit, pairs.length]);
+  out[H.now] = now;
+  out[H.allowed] = d.allowed ? 1 : 0;
+  out[H.limit] = d.limit;
+  out[H.remaining] = d.remaining;
+  out[H.resetAt] = d.resetAt;
+  out[H.retryAfter] = d.retryAfter;
+  out[H.nextUnitAfter] = CORE;
+  out[H.bindingKey] = CORE;
+  out[H.bindingLimit] = d.blockedBy != null ? names.indexOf(d.blockedBy) : CORE;
+  out[H.pairs] = pairs.length;
+  const bound = bindingKey.get(d);
   pairs.forEach((p, i) => {
     let k = keyIndex.get(p.key);
     if (k === undefined) keyIndex.set(p.key, (k = keyIndex.size));
     const limit = names.indexOf(p.name);
     if (limit < 0) throw new TypeError(`headers: the decision's limit ${JSON.stringify(p.name)} is not one of this limiter's`);
-    const w = wait(p);
-    if (p.key === bound && limit === bindingLimit) [out[6], out[7]] = [w, k];
-    out.set([k, limit, p.allowed ? 1 : 0, p.limit, p.remaining, p.resetAt, p.retryAfter, w], HEADER_RECORD_LEN + i * DECISION_PAIR_LEN);
+    if (d.blockedBy != null && p.key === bound && out[H.bindingKey] === CORE) out[H.bindingKey] = k;
+    const r = HEADER_RECORD_LEN + i * DECISION_PAIR_LEN;
+    out[r + R.key] = k;
+    out[r + R.limit] = limit;
+    out[r + R.allowed] = p.allowed ? 1 : 0;
+    out[r + R.figures] = p.limit;
+    out[r + R.remaining] = p.remaining;
+    out[r + R.resetAt] = p.resetAt;
+    out[r + R.retryAfter] = p.retryAfter;
+    out[r + R.nextUnitAfter] = p.nextUnitAfter ?? CORE;
   });
+  if (d.blockedBy != null && out[H.bindingKey] === CORE) out[H.bindingKey] = 0;
   return out;
 }
 

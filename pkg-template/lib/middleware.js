@@ -11,7 +11,7 @@ import { clientError, denialBody, flag, httpOptions, settleHit } from "./http-op
 import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
-import { controlsOf, firstLimit, listedDecision } from "./controls.js";
+import { controlsOf, listedAnswer } from "./controls.js";
 import { shadowReport } from "./shadow-report.js";
 import { reportFailedOpen } from "./decision-hook.js";
 import { reserve, settleReservation } from "./cost-after.js";
@@ -148,7 +148,7 @@ export function rateLimit(passed = {}) {
     const cost = o.after !== null ? await o.after.estimateOf(req, res) : o.costOf !== undefined ? await o.costOf(req, res) : 1;
     const limiter = await limits.forRequest(req, res);
     const listed = controlsOf.get(limiter)?.listed(key, req.ip ?? req.socket?.remoteAddress) ?? null;
-    if (listed !== null) return answerListed(req, res, next, listedDecision(listed, firstLimit(limiter), Date.now()), key);
+    if (listed !== null) return answerListed(req, res, next, listedAnswer(limiter, listed, Date.now()), key);
     limits.handOver(limiter, key);
     const now = Date.now();
     let decision;

@@ -17,9 +17,8 @@ import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
 import { reserveInStore, settleInStore } from "./reserve.js";
 import { StoreLimiter } from "./store-limiter.js";
-import { deny } from "./failure-mode.js";
 // A `SwapRun`'s codes: what to send after a decision, what Redis answered, how the run goes on.
-import { SWAP_FINAL, SWAP_WRITE, SWAP_SWAPPED, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_CONTENDED } from "./contract.generated.js";
+import { SWAP_FINAL, SWAP_WRITE, SWAP_SWAPPED, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_CONTENDED, ANSWER_CONTENTION } from "./contract.generated.js";
 
 
 /** Marks an error that must reach the caller whatever the failure mode (bad input, bad state). */
@@ -437,15 +436,13 @@ export class RedisLimiter extends StoreLimiter {
    * pass if nothing else arrived. The failure mode is not consulted: it is for outages.
    */
   #contended(keys, states, now, cost) {
-    let d;
+    // The core's answer (`Answer::contention`), over fresh keys' figures when the last bytes are not this policy's.
     try {
-      this.#wasm.peek(states, now, cost);
-      d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+      this.#wasm.unavailable(states, now, cost, ANSWER_CONTENTION, 1);
     } catch {
-      this.#wasm.peek(keys.map(() => null), now, cost);
-      d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+      this.#wasm.unavailable(keys.map(() => null), now, cost, ANSWER_CONTENTION, 1);
     }
-    deny(d, 1, this.#names[0]);
+    const d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     d.degraded = "contention";
     return d;
   }

@@ -1,15 +1,16 @@
 // `StoreLimiter`: the base of the limiters a shared store returns (`RedisStore`'s, exact and
 // synced; `WorkerStore`'s). Beside `LimiterBase`'s `waitFor`, `blockUntilReady` and `headers`,
 // the failure mode is written here once (`failure`: "open", "closed", "throw", "insurance";
-// docs/vocabulary.md): a subclass says what is an outage and gives it to `_outage`. The
-// figures of an outage's answer are a fresh key's, which the core gives (`_freshFigures`), or
-// before any limit is known (a Worker's policy not fetched yet) the core's figures of none.
+// docs/vocabulary.md): a subclass says what is an outage and gives it to `_outage`. An
+// outage's answer is the core's (`tollgate::answer::Answer::degraded`, `_unavailable`): over a
+// fresh key's figures, or before any limit is known (a Worker's policy not fetched yet) the
+// core's figures of none.
 import { durationMs } from "./wasm.js";
 import { readDecision } from "./decision.js";
+import { ANSWER_CLOSED, ANSWER_OPEN } from "./contract.generated.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { LimiterBase } from "./limiter-base.js";
-import { deny } from "./failure-mode.js";
 import { Insurance } from "./insurance.js";
 
 export class StoreLimiter extends LimiterBase {
@@ -41,24 +42,24 @@ export class StoreLimiter extends LimiterBase {
       const d = this.#insured.decide(keys, now, cost, peek);
       if (d !== null) return Object.assign(d, { degraded: "unavailable" });
     }
-    const d = this._freshFigures(keys, now, cost);
-    if (mode !== "open") deny(d, store._closedRetryMs);
+    const d = this._unavailable(keys, now, cost, mode === "open", store._closedRetryMs);
     d.degraded = "unavailable";
     return d;
   }
 
   /**
-   * The decision the core makes for `keys` when they are fresh, counting nothing; with no
-   * policy known, the core's figures of no limit (`tollgate::counted`: admitted, nothing
-   * left, no wait; no limit to name). @internal
+   * The core's answer (`tollgate::answer::Answer::degraded`) for `keys` when the store could
+   * not decide, counting nothing: over the figures of fresh keys, admitted when `open`, else
+   * denied for at least `closedRetryMs`; with no policy known, over the core's figures of no
+   * limit (`tollgate::counted`: nothing left, no limit to name). @internal
    */
-  _freshFigures(keys, now, cost, policy = this.policy) {
+  _unavailable(keys, now, cost, open, closedRetryMs, policy = this.policy) {
     if (policy === null) {
-      const [allowed, limit, remaining, resetAt, retryAfter] = extras().countedDecision(0, 0, now, now);
+      const [allowed, limit, remaining, resetAt, retryAfter] = extras().countedDecision(0, 0, now, now, open ? undefined : closedRetryMs);
       return { allowed: allowed === 1, limit, remaining, resetAt, retryAfter, blockedBy: null, limits: [] };
     }
     const w = policy._store;
-    w.peek(keys.map(() => null), now, cost);
+    w.unavailable(keys.map(() => null), now, cost, open ? ANSWER_OPEN : ANSWER_CLOSED, closedRetryMs);
     return readDecision(w.outPtr, policy._names, keys, extrasOutView());
   }
 

@@ -143,14 +143,6 @@ export class WorkerLimiter extends StoreLimiter {
     await this.#forgetting([key], () => this.#call("PUT", `${this.#keyPath(key)}/state`, { state: state === null ? null : toBase64(state) }));
   }
 
-  /**
-   * A decision as the headers read it: an admitted one-key decision of several limits, which
-   * the Worker answers without the limit's name, gets it (`withFiguresLimit`). @internal
-   */
-  _forHeaders(decision, policy) {
-    return Array.isArray(decision?.limits) && decision.limits.length === 0 ? withFiguresLimit(decision, policy) : decision;
-  }
-
   /** Waits for the blocked-key cache's reads in flight (the Worker and the transport are not this limiter's to close). */
   async close() {
     await Promise.allSettled([...this.#reads.values()]);
@@ -214,10 +206,11 @@ export class WorkerLimiter extends StoreLimiter {
 
   /**
    * `limits` when the Worker sends only the figures of the limit they are about: that limit's
-   * entry, when it is known (the one that blocked, or the policy's only limit).
+   * entry, named as the Worker names it (`limitName`; the one that blocked, or the policy's only
+   * limit, from a Worker without it). None when no limit decided them (a listed answer).
    */
   #bindingOnly(b, names) {
-    const name = b.blockedBy ?? (names.length === 1 ? names[0] : null);
+    const name = b.limitName ?? b.blockedBy ?? (names.length === 1 ? names[0] : null);
     if (name === null) return [];
     return [{ name, allowed: b.allowed, limit: b.limit, remaining: b.remaining, resetAt: b.resetAt, retryAfter: b.retryAfter }];
   }
@@ -329,24 +322,12 @@ export class WorkerLimiter extends StoreLimiter {
     return this._outage(e, e, keys, now, cost, peek);
   }
 
-  /** A fresh key's figures, by the policy when it is known (the base's when none is). @internal */
-  _freshFigures(keys, now, cost) {
-    return super._freshFigures(keys, now, cost, this.policy ?? (this.#own === null ? null : new Policy(this.#own)));
+  /** The core's answer to an outage, by the policy when it is known (the base's when none is). @internal */
+  _unavailable(keys, now, cost, open, closedRetryMs) {
+    const policy = this.policy ?? (this.#own === null ? null : new Policy(this.#own));
+    return super._unavailable(keys, now, cost, open, closedRetryMs, policy);
   }
 }
 
 /** The most reservations a limiter remembers the keys of (`#reservations`). */
 const MAX_REMEMBERED_RESERVATIONS = 4096;
-
-/**
- * For the headers of an admitted one-key decision of a policy of several limits, which the
- * Worker answers with the figures of the limit with the least left but not its name: that
- * limit, found by its advertised quota (the first such limit; the first limit if none), so
- * that the headers describe the figures the decision holds.
- */
-function withFiguresLimit(d, policy) {
-  const advertised = [...policy.advertised()];
-  const name = advertised.find(([, [quota]]) => quota === d.limit)?.[0] ?? policy._names[0];
-  const entry = { name, allowed: d.allowed, limit: d.limit, remaining: d.remaining, resetAt: d.resetAt, retryAfter: d.retryAfter };
-  return { ...d, limits: [entry] };
-}

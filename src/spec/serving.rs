@@ -180,12 +180,38 @@ pub fn parse_sync_rate<I: Input>(input: &I, policy: &Policy) -> Result<i64, Spec
     Ok(ms)
 }
 
+/// The field of leased mode: the longest lease of an isolate's slice of a key's quota.
+pub const LEASE_FIELD: &str = "leaseTtl";
+
+/// `leaseTtl` for `policy`, whose `syncRate` is `sync_ms` ([`parse_sync_rate`]): a duration
+/// from 1 ms to [`MAX_SYNC_MS`] in whole milliseconds (rounded up), 0 when absent (the policy
+/// is not leased). Leased mode takes every algorithm (the bound per algorithm is the core's),
+/// but neither `syncRate` (another mode) nor `blockDuration` (which only the key's store can
+/// keep).
+pub fn parse_lease_ttl<I: Input>(input: &I, policy: &Policy, sync_ms: i64) -> Result<u64, SpecError> {
+    let Some(ttl) = duration(input, LEASE_FIELD, 1)? else { return Ok(0) };
+    if ttl > Nanos::from_millis(MAX_SYNC_MS as u64) {
+        let m = Msg::new(LEASE_FIELD).s(" is longer than the maximum ").n(MAX_SYNC_MS as u64).s(" ms");
+        return Err(SpecError::new(code::OUT_OF_RANGE, LEASE_FIELD, m));
+    }
+    if sync_ms != 0 {
+        let m = signed(Msg::new(LEASE_FIELD).s(" (leased mode) and syncRate = "), sync_ms)
+            .s(" (synced mode) are two modes: choose one");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
+    }
+    if policy.block_duration() > Nanos::ZERO {
+        let m = Msg::new("blockDuration needs the key's Durable Object to decide every hit, not leased mode");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", m));
+    }
+    Ok(ttl.as_millis_ceil())
+}
+
 /// A policy's fields beside its limits at an edge that serves HTTP (the Worker's `POLICIES`):
 /// `syncRate`, `leaseTtl` (leased mode: how long an isolate's slice of a key's quota lasts at
 /// most, which the Worker reads), [`parse_serving`]'s, [`HEADER_FIELDS`] and [`CONTROL_FIELDS`].
 pub const SERVING_FIELDS: [&str; 12] = [
     "syncRate",
-    "leaseTtl",
+    LEASE_FIELD,
     "failure",
     "timeoutMs",
     "statusCode",

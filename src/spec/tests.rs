@@ -569,3 +569,26 @@ fn a_located_error_names_its_field_once() {
     assert_eq!((e.field.as_str(), e.located()), ("limits[0].burst", e.message.clone()));
     assert_eq!(SpecError::new(code::INVALID_VALUE, "", Msg::new("no field")).located(), "no field");
 }
+
+fn lease_ttl_of(extra: Vec<(&'static str, J)>, sync_ms: i64) -> Result<u64, SpecError> {
+    let mut fields = vec![("algorithm", S("gcra")), ("quota", S("10/s"))];
+    fields.extend(extra);
+    let v = O(fields);
+    let spec = parse_policy(&v, &["leaseTtl", "blockDuration"]).unwrap();
+    parse_lease_ttl(&v, &spec.policy, sync_ms)
+}
+
+#[test]
+fn lease_ttl_is_a_duration_up_to_an_hour_and_one_mode() {
+    assert_eq!(lease_ttl_of(vec![], 0), Ok(0));
+    assert_eq!(lease_ttl_of(vec![("leaseTtl", S("250ms"))], 0), Ok(250));
+    assert_eq!(lease_ttl_of(vec![("leaseTtl", N(2000.0))], 0), Ok(2000));
+    let e = lease_ttl_of(vec![("leaseTtl", S("2h"))], 0).unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("out_of_range", "leaseTtl"));
+    assert_eq!(e.message, "leaseTtl is longer than the maximum 3600000 ms");
+    let e = lease_ttl_of(vec![("leaseTtl", S("1s"))], -100).unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "leaseTtl"));
+    assert_eq!(e.message, "leaseTtl (leased mode) and syncRate = -100 (synced mode) are two modes: choose one");
+    let e = lease_ttl_of(vec![("leaseTtl", S("1s")), ("blockDuration", S("1m"))], 0).unwrap_err();
+    assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "blockDuration"));
+}

@@ -12,15 +12,21 @@ use crate::time::{ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
 /// saturating; a count that is not a number is over any limit), in a window resetting at
 /// `reset_at` (epoch ms; one out of range is `now`), judged at `now`: `[allowed (1 or 0),
 /// limit, remaining, resetAt, retryAfter]`, the first five numbers of the decision summary
-/// (`tollgate::layout::DECISION_SUMMARY`).
+/// (`tollgate::layout::DECISION_SUMMARY`). `closed_retry_ms`, when it is a number (not
+/// given: NaN), makes them the failure mode's denial over those figures, waiting at least that
+/// long (`tollgate::answer::deny_figures`): the answer of a store that failed before any limit
+/// is known.
 #[wasm_bindgen(js_name = countedDecision)]
-pub fn counted_decision(limit: f64, used: f64, reset_at: f64, now: f64) -> Result<Float64Array, JsValue> {
+pub fn counted_decision(limit: f64, used: f64, reset_at: f64, now: f64, closed_retry_ms: f64) -> Result<Float64Array, JsValue> {
     let now = now_from_ms(now)?;
     let reset = if now_in_range(reset_at) { nanos_of_valid_ms(reset_at) } else { now };
     // Rounded up (no `ceil` without std): a fraction over the limit is over it.
     let whole = used as u64;
     let used = if used.is_nan() { u64::MAX } else { whole.saturating_add(u64::from((whole as f64) < used)) };
-    let d = counted(limit as u64, used, reset, now);
+    let mut d = counted(limit as u64, used, reset, now);
+    if closed_retry_ms >= 0.0 {
+        tollgate::answer::deny_figures(&mut d, crate::answer::wait_of(closed_retry_ms));
+    }
     let figures = [
         f64::from(u8::from(d.allowed)),
         d.limit as f64,

@@ -19,6 +19,7 @@ use tollgate_wasm_common::{errors, msg, out, spec, time};
 
 tollgate_wasm_common::allocator!();
 
+mod answer;
 mod blocked_cache;
 mod counted;
 mod lease_holder;

@@ -18,6 +18,19 @@ use crate::out::Out;
 use crate::spec::build_policy;
 use crate::time::{cost_from, now_from_ms};
 
+impl StorePolicy {
+    /// The decision `check` would make over `states` (encoded; `null`: fresh) at `now` for
+    /// `cost`: `peek`'s, and the figures of the answers of a store that could not decide
+    /// (`answer.rs`).
+    #[inline(never)]
+    pub(crate) fn peek_decision(&self, states: &Array, now: f64, cost: f64) -> Result<tollgate::PolicyDecision, JsValue> {
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let st = decode_states(&self.inner, &raw_states(states)?).map_err(|(_, e)| decode_error(&e))?;
+        self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, &self.inner))
+    }
+}
+
 #[wasm_bindgen]
 pub struct StorePolicy {
     pub(crate) inner: CorePolicy,
@@ -150,10 +163,7 @@ impl StorePolicy {
 
     /// The decision `check` would make; writes it to the output buffer.
     pub fn peek(&mut self, states: &Array, now: f64, cost: f64) -> Result<(), JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let st = decode_states(&self.inner, &raw_states(states)?).map_err(|(_, e)| decode_error(&e))?;
-        let d = self.inner.peek(&st, now, cost).map_err(|e| check_error(&e, &self.inner))?;
+        let d = self.peek_decision(states, now, cost)?;
         self.out.write(&d);
         Ok(())
     }

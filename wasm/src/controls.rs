@@ -5,12 +5,15 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use tollgate::access::check_keys;
+use js_sys::Float64Array;
+use tollgate::access::{check_keys, Listed};
+use tollgate::answer::{listed_figures, shadow_admits};
 use tollgate::spec::{parse_controls, ControlSpec};
 use wasm_bindgen::prelude::*;
 
 use crate::errors::spec_error;
 use crate::spec::Js;
+use crate::time::{ms_ceil, now_from_ms};
 
 #[wasm_bindgen]
 pub struct Controls(ControlSpec);
@@ -39,5 +42,29 @@ impl Controls {
     /// `ip` (an HTTP edge's; undefined otherwise): the core's `check_keys`.
     pub fn listed(&self, keys: Vec<String>, ip: Option<String>) -> Option<String> {
         check_keys(&self.0.allow, &self.0.deny, &keys, ip.as_deref()).map(|l| l.reason().into())
+    }
+}
+
+#[wasm_bindgen]
+impl Controls {
+    /// A listed hit's figures (`tollgate::answer::Answer::listed`) at `now` under a first limit
+    /// of `limit`: `[allowed (1 or 0), limit, remaining, resetAt, retryAfter]`, the first five
+    /// numbers of the decision summary; `deny`: on the deny list, else the allow list.
+    #[wasm_bindgen(js_name = listedFigures)]
+    pub fn listed_figures(&self, deny: bool, limit: f64, now: f64) -> Result<Float64Array, JsValue> {
+        let now = now_from_ms(now)?;
+        let listed = if deny { Listed::Deny } else { Listed::Allow };
+        let limit = if limit > 0.0 { limit as u64 } else { 0 };
+        let d = listed_figures(listed, limit, now);
+        let out = [f64::from(u8::from(d.allowed)), d.limit as f64, d.remaining as f64, ms_ceil(d.reset_at), ms_ceil(d.retry_after)];
+        Ok(Float64Array::from(&out[..]))
+    }
+
+    /// Shadow mode's answer to a hit enforcement `allowed` or not
+    /// (`tollgate::answer::Answer::shadowed`): whether it is admitted (always, in shadow mode;
+    /// enforcement's answer without it). Its `wouldAllow` is enforcement's `allowed`.
+    #[wasm_bindgen(js_name = shadowAllowed)]
+    pub fn shadow_allowed(&self, allowed: bool) -> bool {
+        if self.0.shadow { shadow_admits(allowed) } else { allowed }
     }
 }

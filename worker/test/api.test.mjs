@@ -47,7 +47,7 @@ test("allowed then denied: body shape, draft-10 headers as Structured Field List
   for (let i = 0; i < 5; i++) {
     const r = await limit({ key, policy: "login", cost: 1, now: T0 });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(Object.keys(r.body).sort(), ["allowed", "blockedBy", "estimate", "limit", "policy", "remaining", "resetAt", "retryAfter"]);
+    assert.deepEqual(Object.keys(r.body).sort(), ["allowed", "blockedBy", "estimate", "limit", "limitName", "policy", "remaining", "resetAt", "retryAfter"]);
     assert.equal(r.body.allowed, true);
     assert.equal(r.body.limit, 5);
     assert.equal(r.body.remaining, 4 - i);

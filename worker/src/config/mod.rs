@@ -2,7 +2,6 @@
 //! parser), pools, proxy mode. Uses only `base`.
 
 pub mod env_config;
-pub mod lease_ttl;
 pub mod pool_config;
 pub mod settings;
 pub mod spec_input;

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    describe_limit, parse_controls, parse_headers, parse_policy as parse_spec, parse_serving, parse_sync_rate,
+    describe_limit, parse_controls, parse_lease_ttl, LEASE_FIELD, parse_headers, parse_policy as parse_spec, parse_serving, parse_sync_rate,
     wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, SERVING_FIELDS,
 };
 use tollgate::sync::SyncRate;
@@ -261,7 +261,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
     }
     let PolicySpec { policy, limits } = parse_spec(&input, &SERVING_FIELDS)?;
     let sync_ms = parse_sync_rate(&input, &policy)?;
-    let lease_ms = crate::config::lease_ttl::lease_ms(&input, &policy, sync_ms)?;
+    let lease_ms = parse_lease_ttl(&input, &policy, sync_ms)?;
     let Serving { on_error, timeout_ms, deny_status } = parse_serving(&input)?;
     let described: Vec<Value> = policy.limits().iter().zip(&limits).map(|(l, s)| describe(l.name(), s)).collect();
     let mut description = json!({
@@ -269,7 +269,7 @@ pub fn parse_policy(name: &str, v: &Value) -> Result<PolicyConfig, SpecError> {
         "statusCode": deny_status,
     });
     if lease_ms > 0 {
-        description[crate::config::lease_ttl::LEASE_FIELD] = json!(lease_ms);
+        description[LEASE_FIELD] = json!(lease_ms);
     }
     if policy.block_duration() > Nanos::ZERO {
         description["blockDuration"] = json!(policy.block_duration().as_millis_ceil());
@@ -575,7 +575,7 @@ mod tests {
 
     #[test]
     fn leased_mode_reads_a_field_the_core_lists() {
-        assert!(SERVING_FIELDS.contains(&crate::config::lease_ttl::LEASE_FIELD));
+        assert!(SERVING_FIELDS.contains(&LEASE_FIELD));
     }
 
     #[test]

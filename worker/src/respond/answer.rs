@@ -106,7 +106,8 @@ pub fn of_keys(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String
 ///
 /// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
 /// rounded up, 0 when allowed), `policy`, `blockedBy` (the limit that denied the hit, null
-/// when allowed: the npm decision's field), and `estimate`: false, the key's Durable Object
+/// when allowed: the npm decision's field), `limitName` (the limit the figures are about, so
+/// a client never guesses it; `tollgate::answer::Answer::worker_json` writes the same), and `estimate`: false, the key's Durable Object
 /// decided (see [`estimate`]). The figures are the binding limit's: the one that blocked, or
 /// the one with the least left.
 pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
@@ -119,6 +120,7 @@ pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) ->
         "retryAfter": if d.allowed { 0 } else { s.retry_after.as_millis_ceil() },
         "policy": pc.name,
         "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
+        "limitName": pc.policy.limit_name(d.binding),
         "estimate": false,
     });
     if d.penalty {
