@@ -8,8 +8,8 @@ use serde_json::json;
 use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, SERVING_FIELDS};
 use tollgate::Nanos;
 
-use tollgate_worker::config::settings::parse_policy;
 use tollgate_worker::config::pool_config::POOL_EDGE_FIELDS;
+use tollgate_worker::config::settings::parse_policy;
 use tollgate_worker::request::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
 
 /// The names of `kind` the table gives `edge`.
@@ -70,8 +70,13 @@ fn several_keys_answer_one_keys_fields_and_limits() {
     for _ in 0..2 {
         let now = Nanos::from_secs(1_000);
         let d = pc.policy.check(&mut states, now, 1).unwrap();
-        let one: BTreeSet<String> =
-            tollgate_worker::respond::answer::decision(&pc, &d, now, "k").body.as_object().unwrap().keys().cloned().collect();
+        let one: BTreeSet<String> = tollgate_worker::respond::answer::decision(&pc, &d, now, "k")
+            .body
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         assert!(!one.contains("limits"), "one key answers without the pairs");
         let d = pc.policy.check(&mut both, now, 1).unwrap();
         let several = tollgate_worker::respond::answer::several(&pc, &d, now, &keys).body;
@@ -102,7 +107,11 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
         let mut states = [None];
         for _ in 0..2 {
             let d = pc.policy.check(&mut states, now, 1).unwrap();
-            add(&tollgate_worker::respond::answer::shadowed(&pc, tollgate_worker::respond::answer::decision(&pc, &d, now, "k")).body);
+            add(&tollgate_worker::respond::answer::shadowed(
+                &pc,
+                tollgate_worker::respond::answer::decision(&pc, &d, now, "k"),
+            )
+            .body);
         }
         for key in ["vip", "bad"] {
             add(&tollgate_worker::decide::controls::listed(&pc, key, None, now).unwrap().body);

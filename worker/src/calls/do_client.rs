@@ -8,8 +8,8 @@ use tollgate::Nanos;
 use worker::{wasm_bindgen::JsValue, Delay, Env, Headers, Method, Request, RequestInit};
 
 use crate::base::errors::ApiError;
-use crate::wire::pool_wire::{PoolReply, PoolRequest};
 use crate::wire::key_wire::{DoReply, DoRequest};
+use crate::wire::pool_wire::{PoolReply, PoolRequest};
 
 /// Why the Durable Object could not decide.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -79,7 +79,8 @@ async fn exchange_within(
 
 /// Whether an object's answer says another request holds the key.
 pub fn is_busy(status: u16, text: &str) -> bool {
-    status == crate::wire::lock_wire::BUSY_STATUS && text.contains(&format!("\"{}\"", crate::wire::lock_wire::BUSY_CODE))
+    status == crate::wire::lock_wire::BUSY_STATUS
+        && text.contains(&format!("\"{}\"", crate::wire::lock_wire::BUSY_CODE))
 }
 
 /// One exchange with the key object `name` ([`exchange_within`]), asked again while the object answers busy (another request holds the

@@ -11,8 +11,8 @@ use std::rc::Rc;
 use serde_json::Value;
 use worker::Env;
 
-use crate::config::settings::Config;
 use crate::base::errors::ApiError;
+use crate::config::settings::Config;
 use crate::config::vars::read_config;
 
 thread_local! {

@@ -27,8 +27,9 @@ use serde_json::{json, Value};
 use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    describe_limit, parse_controls, parse_lease_ttl, LEASE_FIELD, parse_headers, parse_policy as parse_spec, parse_serving, parse_sync_rate,
-    wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, SERVING_FIELDS,
+    describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_policy as parse_spec, parse_serving,
+    parse_sync_rate, wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, LEASE_FIELD,
+    SERVING_FIELDS,
 };
 use tollgate::sync::SyncRate;
 
@@ -355,9 +356,9 @@ pub fn switch_on(v: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::tiers::parse_policies;
     use tollgate::headers::Standard;
     use tollgate::Kind;
-    use crate::config::tiers::parse_policies;
 
     fn issue_policies() -> Value {
         json!({

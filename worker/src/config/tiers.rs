@@ -20,9 +20,9 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 use tollgate::headers::is_field_name;
 
+use crate::base::errors::ApiError;
 use crate::config::settings::{find_policy, parse_policy, Config, PolicyConfig, Tiers};
 use crate::config::spec_input::valid_policy_name;
-use crate::base::errors::ApiError;
 
 /// The options of a tiered policy, beside which no other option is taken (each tier has its own).
 pub const TIER_FIELDS: [&str; 3] = ["tiers", "tierHeader", "defaultTier"];

@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use crate::config::tiers::parse_policies;
-use crate::config::settings::{parse_api_prefix, parse_proxy, parse_sample_rate, switch_on, Config};
 use crate::config::pool_config::parse_pools;
+use crate::config::settings::{parse_api_prefix, parse_proxy, parse_sample_rate, switch_on, Config};
+use crate::config::tiers::parse_policies;
 
 /// A var as JSON: an object var as is, a string var parsed as JSON when it is not empty.
 fn json_var(name: &str, raw: Option<Value>) -> Result<Option<Value>, String> {

@@ -29,14 +29,13 @@ pub fn listed(pc: &PolicyConfig, key: &str, ip: Option<&str>, now: Nanos) -> Opt
     check_lists(&c.allow, &c.deny, key, ip).map(|l| respond::listed(pc, l, now))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::respond::answer::{shadowed, SHADOW_HEADER};
-    use serde_json::Value;
     use crate::config::settings::parse_policy;
+    use crate::respond::answer::{shadowed, SHADOW_HEADER};
     use serde_json::json;
+    use serde_json::Value;
 
     /// The cases every edge is held to (tests/access-lists/cases.json), through the core's
     /// lists as the Worker parses them.

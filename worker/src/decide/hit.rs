@@ -40,8 +40,12 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
     let outcome = match controls::lists(pc, hit.keys, hit.ip) {
         Some(listed) => Outcome::Listed(listed, now),
         None => match (mode, hit.keys) {
-            (Mode::Leased, [key]) => leased_mode::decide(env, ctx, pc, key, hit.cost, now, hit.clock.sent(), op).await?,
-            (Mode::Synced | Mode::Local, keys) => sync_mode::decide(env, ctx, pc, keys, hit.cost, now, hit.clock.sent(), op)?,
+            (Mode::Leased, [key]) => {
+                leased_mode::decide(env, ctx, pc, key, hit.cost, now, hit.clock.sent(), op).await?
+            }
+            (Mode::Synced | Mode::Local, keys) => {
+                sync_mode::decide(env, ctx, pc, keys, hit.cost, now, hit.clock.sent(), op)?
+            }
             (_, [key]) => exact::decide(env, pc, key, hit.cost, hit.clock.sent(), hit.fault, op, now).await?,
             (_, keys) => multi_key::decide(env, pc, keys, hit.cost, hit.clock, op).await?,
         },

@@ -34,13 +34,13 @@ use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::Nanos;
 use worker::{Context, Env};
 
-use crate::config::settings::PolicyConfig;
-use crate::calls::do_client::{self, object_name};
 use crate::base::errors::ApiError;
+use crate::calls::do_client::{self, object_name};
 use crate::calls::flight::{Flight, Landing};
-use crate::wire::quota_wire::{QuotaOp, QuotaReply, QuotaRequest};
+use crate::config::settings::PolicyConfig;
 use crate::respond::answer::{Failure, Outcome};
 use crate::wire::key_wire::Op;
+use crate::wire::quota_wire::{QuotaOp, QuotaReply, QuotaRequest};
 
 /// The most keys whose slices an isolate remembers; beyond it, lapsed ones are forgotten.
 const MAX_KEYS: usize = 4096;

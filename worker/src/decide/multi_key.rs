@@ -19,17 +19,17 @@ use tollgate::store_protocol::{drive, CasRun, Next, Retry, Step, Tried, Written}
 use tollgate::{Nanos, PolicyState};
 use worker::Env;
 
-use crate::calls::block_cache;
-use crate::config::settings::{Mode, PolicyConfig};
-use crate::calls::do_client::{self, object_name};
-use crate::base::errors::ApiError;
-use crate::wire::lock_wire::{LockOp, LockReply, LockRequest, LEASE_LOST_CODE};
-use crate::base::log;
-use crate::object::lock::{state_of, LEASE_MS};
 use crate::base::clock::{real_ms, Clock};
-use crate::respond::answer::{Failure, Outcome};
+use crate::base::errors::ApiError;
+use crate::base::log;
+use crate::calls::block_cache;
+use crate::calls::do_client::{self, object_name};
+use crate::config::settings::{Mode, PolicyConfig};
 use crate::decide::sync_mode;
+use crate::object::lock::{state_of, LEASE_MS};
+use crate::respond::answer::{Failure, Outcome};
 use crate::wire::key_wire::{DoRequest, Op};
+use crate::wire::lock_wire::{LockOp, LockReply, LockRequest, LEASE_LOST_CODE};
 
 /// Why a call of the protocol failed.
 #[derive(Debug)]

@@ -24,9 +24,9 @@ use tollgate::sync_queue::SyncQueue;
 use tollgate::{Nanos, PolicyDecision};
 use worker::{Context, Env};
 
-use crate::config::settings::PolicyConfig;
-use crate::calls::do_client;
 use crate::base::errors::ApiError;
+use crate::calls::do_client;
+use crate::config::settings::PolicyConfig;
 use crate::respond::answer::Outcome;
 use crate::wire::key_wire::{DoRequest, Op};
 

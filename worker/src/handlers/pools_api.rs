@@ -10,11 +10,11 @@ use tollgate::lease::Grant;
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
-use crate::handlers::api::json_response;
-use crate::config::settings::Config;
-use crate::calls::do_client::call_pool;
 use crate::base::errors::ApiError;
+use crate::calls::do_client::call_pool;
 use crate::config::pool_config::PoolConfig;
+use crate::config::settings::Config;
+use crate::handlers::api::json_response;
 use crate::request::pool_request::{find_pool, parse_grant, parse_renew, parse_route, query_now, PoolRoute};
 use crate::wire::pool_wire::{PoolOp, PoolReply, PoolRequest};
 

@@ -10,13 +10,13 @@
 
 use worker::{Context, Env, Fetch, Headers, Request, RequestInit, RequestRedirect, Response};
 
-use crate::request::api_request::check_key;
-use crate::config::settings::{Config, ProxyConfig, ORIGIN_SECRET_HEADER};
 use crate::base::clock::RealClock;
-use crate::decide::hit::{decide, Hit};
 use crate::base::errors::ApiError;
-use crate::respond::observe::{self, Route};
+use crate::config::settings::{Config, ProxyConfig, ORIGIN_SECRET_HEADER};
+use crate::decide::hit::{decide, Hit};
+use crate::request::api_request::check_key;
 use crate::request::proxy_headers;
+use crate::respond::observe::{self, Route};
 use crate::wire::key_wire::Op;
 use tollgate::ip_key::ip_key;
 

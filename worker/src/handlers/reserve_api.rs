@@ -13,13 +13,13 @@ use tollgate::reserve::{Reservation, SettleError, Settled};
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
+use crate::base::clock::Clock;
+use crate::base::errors::ApiError;
 use crate::config::settings::find_policy;
-use crate::request::api_request::{self, HitRequest};
 use crate::config::settings::{Config, PolicyConfig};
 use crate::decide::controls;
-use crate::base::errors::ApiError;
 use crate::decide::multi_key::{under_leases, Round};
-use crate::base::clock::Clock;
+use crate::request::api_request::{self, HitRequest};
 use crate::request::clock::clock_of;
 use crate::respond::answer::{self as respond, Answer, Outcome};
 

@@ -8,14 +8,14 @@
 use serde_json::json;
 use worker::{Context, Env, Method, Request, Response};
 
-use crate::handlers::api;
-use crate::request::auth;
-use crate::config::env_config::config;
 use crate::base::errors::ApiError;
+use crate::config::env_config::config;
+use crate::handlers::api;
 use crate::handlers::pools_api;
 use crate::handlers::proxy;
 use crate::handlers::reserve_api;
 use crate::handlers::state_api;
+use crate::request::auth;
 use crate::wire::key_wire::Op;
 
 /// The static assets binding in wrangler.toml.

@@ -11,15 +11,15 @@ use base64::Engine;
 use serde_json::{json, Value};
 use worker::{Env, Method, Request, Response};
 
-use crate::handlers::api::json_response;
-use crate::request::api_request::{json_object_within, policy_and_key, read_body};
-use crate::calls::block_cache;
-use crate::config::settings::{Config, PolicyConfig};
-use crate::calls::do_client::{self, object_name};
 use crate::base::errors::ApiError;
-use crate::wire::lock_wire::{LockOp, LockRequest};
+use crate::calls::block_cache;
+use crate::calls::do_client::{self, object_name};
+use crate::config::settings::{Config, PolicyConfig};
 use crate::decide::multi_key::{self, CallError};
+use crate::handlers::api::json_response;
 use crate::object::lock::state_of;
+use crate::request::api_request::{json_object_within, policy_and_key, read_body};
+use crate::wire::lock_wire::{LockOp, LockRequest};
 
 /// The path's last segment.
 pub const SUFFIX: &str = "/state";

@@ -4,8 +4,8 @@
 use tollgate::{CheckError, Nanos, Policy, PolicyDecision, PolicyState, Store};
 
 use super::object_store::ObjectStore;
-use crate::config::settings::PolicyConfig;
 use crate::base::errors::ApiError;
+use crate::config::settings::PolicyConfig;
 use crate::wire::key_wire::{DoReply, Op};
 
 /// The largest state sent with a denial for the isolate's cache (a sliding log of ~250

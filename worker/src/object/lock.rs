@@ -25,12 +25,12 @@ use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::{Nanos, PolicyState, Store};
 
 use super::object_store::ObjectStore;
-use crate::base::clock::real_ms;
 use super::storage::Mem;
-use crate::config::settings::PolicyConfig;
+use crate::base::clock::real_ms;
 use crate::base::errors::ApiError;
-use crate::wire::lock_wire::{LockOp, LockReply, LockRequest, BUSY_CODE, BUSY_STATUS, LEASE_LOST_CODE};
 use crate::base::log;
+use crate::config::settings::PolicyConfig;
+use crate::wire::lock_wire::{LockOp, LockReply, LockRequest, BUSY_CODE, BUSY_STATUS, LEASE_LOST_CODE};
 
 /// How long a lease lasts without a commit or release. A holder takes one round trip per
 /// other key and one to commit: far less, unless its isolate died.

@@ -27,10 +27,10 @@ use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
 use crate::base::clock::clock;
-use crate::config::env_config::config;
 use crate::base::errors::ApiError;
-use crate::wire::lock_wire::{self, LockRequest};
+use crate::config::env_config::config;
 use crate::wire::key_wire::{DoReply, DoRequest, Fault, Op};
+use crate::wire::lock_wire::{self, LockRequest};
 use object_store::ObjectStore;
 
 #[cfg(feature = "test-hooks")]
@@ -197,7 +197,10 @@ pub(crate) async fn post_body(req: &mut Request) -> std::result::Result<Vec<u8>,
 }
 
 /// Refuses a request's own clock unless the test hooks are on.
-pub(crate) fn test_clock_allowed(now: Option<u64>, cfg: &crate::config::settings::Config) -> std::result::Result<(), ApiError> {
+pub(crate) fn test_clock_allowed(
+    now: Option<u64>,
+    cfg: &crate::config::settings::Config,
+) -> std::result::Result<(), ApiError> {
     if now.is_some() && !cfg.test_hooks() {
         return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
     }
@@ -209,7 +212,10 @@ pub(crate) fn test_clock_allowed(now: Option<u64>, cfg: &crate::config::settings
 pub(crate) fn answer(result: std::result::Result<Response, ApiError>, event: &str) -> Result<Response> {
     result.or_else(|e| {
         if e.status >= 500 {
-            crate::base::log::error(event, serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }));
+            crate::base::log::error(
+                event,
+                serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }),
+            );
         }
         Ok(e.to_response())
     })

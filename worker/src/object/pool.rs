@@ -17,8 +17,8 @@ use worker::{durable_object, DurableObject, Env, Request, Response, Result, Stat
 use super::pool_storage::{self, alarm_now, PoolMem};
 use super::{answer, js_sys_date, post_body, request_of, test_clock_allowed};
 use crate::base::clock::{clock, real_ms};
-use crate::config::env_config::config;
 use crate::base::errors::ApiError;
+use crate::config::env_config::config;
 use crate::wire::pool_wire::{PoolOp, PoolReply, PoolRequest};
 
 #[durable_object]

@@ -12,8 +12,8 @@ use tollgate::quota::MAX_LIMIT;
 use tollgate::time::MAX_EPOCH_MS;
 use tollgate::Nanos;
 
-use crate::config::settings::{find_policy, Config, PolicyConfig};
 use crate::base::errors::ApiError;
+use crate::config::settings::{find_policy, Config, PolicyConfig};
 use crate::config::spec_input::Json;
 
 /// The largest request body accepted.

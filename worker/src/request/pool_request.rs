@@ -16,11 +16,11 @@ use serde_json::{Map, Value};
 use tollgate::lease::MAX_HOLDER_LEN;
 use tollgate::Nanos;
 
-use crate::request::api_request::percent_decode;
-use crate::request::api_request::{bad_path, json_object};
-use crate::config::settings::Config;
 use crate::base::errors::ApiError;
 use crate::config::pool_config::PoolConfig;
+use crate::config::settings::Config;
+use crate::request::api_request::percent_decode;
+use crate::request::api_request::{bad_path, json_object};
 
 /// What a path under `/v1/pools/` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,8 +197,8 @@ pub fn parse_renew(body: &[u8], holder: String, pc: &PoolConfig, test_mode: bool
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::api_request::MAX_BODY_BYTES;
     use crate::config::pool_config::parse_pool;
+    use crate::request::api_request::MAX_BODY_BYTES;
     use serde_json::json;
 
     fn ingest() -> PoolConfig {

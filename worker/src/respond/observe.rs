@@ -21,8 +21,8 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use worker::{AnalyticsEngineDataPointBuilder, Env};
 
-use crate::config::settings::{Config, PolicyConfig};
 use crate::base::log;
+use crate::config::settings::{Config, PolicyConfig};
 use crate::respond::answer::Answer;
 
 /// The optional Analytics Engine binding in wrangler.toml.

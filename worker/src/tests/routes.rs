@@ -8,15 +8,15 @@
 use serde_json::Value;
 use worker::{Env, Method, Request, Response};
 
-use crate::handlers::api::json_response;
-use crate::config::settings::find_policy;
-use crate::request::api_request::policy_and_key;
-use crate::config::settings::Config;
-use crate::calls::do_client::{self, call_pool};
 use crate::base::errors::ApiError;
+use crate::calls::do_client::{self, call_pool};
+use crate::config::settings::find_policy;
+use crate::config::settings::Config;
+use crate::handlers::api::json_response;
+use crate::request::api_request::policy_and_key;
 use crate::request::pool_request::find_pool;
-use crate::wire::pool_wire::{PoolOp, PoolRequest};
 use crate::wire::key_wire::{DoRequest, Op};
+use crate::wire::pool_wire::{PoolOp, PoolRequest};
 
 /// Where the test routes start, after the API prefix.
 pub const PREFIX: &str = "/test/";
