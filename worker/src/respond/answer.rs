@@ -73,14 +73,14 @@ pub enum Outcome {
 /// body, admitted in shadow mode ([`shadowed`]) unless a list answered.
 pub fn answer(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
     match outcome {
-        Outcome::Listed(..) => figures(pc, outcome, keys),
-        _ => shadowed(pc, figures(pc, outcome, keys)),
+        Outcome::Listed(..) => as_enforced(pc, outcome, keys),
+        _ => shadowed(pc, as_enforced(pc, outcome, keys)),
     }
 }
 
 /// The answer to `outcome` as the limits (or lists) gave it, never admitted by shadow mode:
 /// the figures after a refund.
-pub fn figures(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
+pub fn as_enforced(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
     match outcome {
         Outcome::Listed(listed, now) => self::listed(pc, *listed, *now),
         Outcome::Decided(d, now) => of_keys(pc, d, *now, keys),
