@@ -26,7 +26,7 @@ use worker::{Context, Env};
 
 use crate::base::errors::ApiError;
 use crate::calls::do_client;
-use crate::config::settings::PolicyConfig;
+use crate::config::settings::{Mode, PolicyConfig};
 use crate::respond::answer::Outcome;
 use crate::wire::key_wire::{DoRequest, Op};
 
@@ -102,7 +102,7 @@ pub fn decide_keys(
             _ => node.limiter.check(keys, now, cost),
         };
         let d = result.map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()))?;
-        if op == Op::Check && d.allowed && pc.sync_ms > 0 {
+        if op == Op::Check && d.allowed && pc.mode() == Mode::Synced {
             for key in keys {
                 node.queue.mark(key);
             }

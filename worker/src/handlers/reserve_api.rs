@@ -16,7 +16,7 @@ use worker::{Env, Request, Response};
 use crate::base::clock::Clock;
 use crate::base::errors::ApiError;
 use crate::config::settings::find_policy;
-use crate::config::settings::{Config, PolicyConfig};
+use crate::config::settings::{Config, Mode, PolicyConfig};
 use crate::decide::controls;
 use crate::decide::multi_key::{under_leases, Round};
 use crate::request::api_request::{self, HitRequest};
@@ -34,25 +34,23 @@ pub const UNKNOWN_RESERVATION_STATUS: u16 = 409;
 /// the state a reservation's ledger lives in; leased mode keeps a key's quota in its object's
 /// ledger of slices (object/quota.rs), which the keys' states would bypass.
 fn exact_only(pc: &PolicyConfig) -> Result<(), ApiError> {
-    if pc.lease_ms != 0 {
-        return Err(ApiError::bad_request(
+    match pc.mode() {
+        Mode::Exact => Ok(()),
+        Mode::Leased => Err(ApiError::bad_request(
             "unsupported_in_leased_mode",
             format!(
                 "policy {:?} has leaseTtl = {} ms: reserve and settle need the keys' exact state (no leaseTtl)",
                 pc.name, pc.lease_ms
             ),
-        ));
+        )),
+        Mode::Synced | Mode::Local => Err(ApiError::bad_request(
+            "unsupported_in_sync_mode",
+            format!(
+                "policy {:?} has syncRate = {}: reserve and settle need the keys' exact state (syncRate = 0)",
+                pc.name, pc.sync_ms
+            ),
+        )),
     }
-    if pc.sync_ms == 0 {
-        return Ok(());
-    }
-    Err(ApiError::bad_request(
-        "unsupported_in_sync_mode",
-        format!(
-            "policy {:?} has syncRate = {}: reserve and settle need the keys' exact state (syncRate = 0)",
-            pc.name, pc.sync_ms
-        ),
-    ))
 }
 
 /// A reservation's 64-bit id, drawn at random (two 32-bit draws).

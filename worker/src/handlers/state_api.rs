@@ -14,7 +14,7 @@ use worker::{Env, Method, Request, Response};
 use crate::base::errors::ApiError;
 use crate::calls::block_cache;
 use crate::calls::do_client::{self, object_name};
-use crate::config::settings::{Config, PolicyConfig};
+use crate::config::settings::{Config, Mode, PolicyConfig};
 use crate::decide::multi_key::{self, CallError};
 use crate::handlers::api::json_response;
 use crate::object::lock::state_of;
@@ -35,23 +35,26 @@ fn target<'c>(rest: &str, cfg: &'c Config) -> Result<(&'c PolicyConfig, String),
     let inner = rest.strip_suffix(SUFFIX).unwrap_or(rest);
     let missing = ApiError::bad_request("missing_key", "use /v1/keys/{policy}/{key}/state").with_field("key");
     let (pc, key) = policy_and_key(inner, cfg, missing)?;
-    if pc.sync_ms != 0 {
-        return Err(ApiError::bad_request(
-            "unsupported_in_sync_mode",
-            format!(
-                "policy {:?} has syncRate = {}: its keys hold window counts, not a state to export or import",
-                pc.name, pc.sync_ms
-            ),
-        ));
-    }
-    if pc.lease_ms != 0 {
-        return Err(ApiError::bad_request(
-            "unsupported_in_leased_mode",
-            format!(
-                "policy {:?} has leaseTtl = {} ms: its keys' quota is in their objects' ledgers of slices, not in a state to export or import",
-                pc.name, pc.lease_ms
-            ),
-        ));
+    match pc.mode() {
+        Mode::Exact => {}
+        Mode::Synced | Mode::Local => {
+            return Err(ApiError::bad_request(
+                "unsupported_in_sync_mode",
+                format!(
+                    "policy {:?} has syncRate = {}: its keys hold window counts, not a state to export or import",
+                    pc.name, pc.sync_ms
+                ),
+            ))
+        }
+        Mode::Leased => {
+            return Err(ApiError::bad_request(
+                "unsupported_in_leased_mode",
+                format!(
+                    "policy {:?} has leaseTtl = {} ms: its keys' quota is in their objects' ledgers of slices, not in a state to export or import",
+                    pc.name, pc.lease_ms
+                ),
+            ))
+        }
     }
     Ok((pc, key))
 }

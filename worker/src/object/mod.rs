@@ -81,7 +81,7 @@ impl KeyLimiter {
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
         test_clock_allowed(r.now, &cfg)?;
-        if pc.lease_ms == 0 {
+        if pc.mode() != crate::config::settings::Mode::Leased {
             return Err(ApiError::bad_request("invalid_body", format!("policy {:?} is not leased", pc.name)));
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
