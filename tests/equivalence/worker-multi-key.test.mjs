@@ -4,7 +4,7 @@
 // replayed through the running Worker over HTTP with `keys` (workerd through Miniflare,
 // TEST_MODE on, `now` per request): every hit gets the native `allowed`, `remaining`,
 // `resetAt` and `retryAfter`. Keys live in separate Durable Objects, so this is the lock
-// protocol (worker/src/multi_key.rs) deciding as the core does in memory.
+// protocol (worker/src/decide/multi_key.rs) deciding as the core does in memory.
 //
 // Hits sharing a key are replayed in the trace's order; hits whose keys never meet (another
 // limiter, or keys linked by no hit) are independent and run side by side.

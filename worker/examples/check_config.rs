@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{Map, Value};
-use tollgate_worker::vars::read_config_for;
+use tollgate_worker::config::vars::read_config_for;
 
 /// `KEY=value` lines of a `.dev.vars` file (quotes around a value removed, `#` comments).
 fn dev_vars(path: &Path) -> Map<String, Value> {

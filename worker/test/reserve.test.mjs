@@ -1,4 +1,4 @@
-// `POST /v1/reserve` and `POST /v1/settle` (worker/src/reserve_api.rs, docs/reserve.md): a hit
+// `POST /v1/reserve` and `POST /v1/settle` (worker/src/handlers/reserve_api.rs, docs/reserve.md): a hit
 // admitted on an estimate, then settled with its actual cost; one key and several all or
 // nothing; the errors of a settlement that cannot be made, each changing nothing; many
 // clients reserving on one key through two isolates never admitting beyond the limit. The

@@ -8,8 +8,9 @@
 
 use serde_json::{json, Value};
 
-use tollgate_worker::api_request::parse;
-use tollgate_worker::config::{parse_policies, parse_policy, Config};
+use tollgate_worker::config::settings::{parse_policy, Config};
+use tollgate_worker::config::tiers::parse_policies;
+use tollgate_worker::request::api_request::parse;
 
 fn table() -> Value {
     serde_json::from_str(include_str!("../../tests/same-error/mistakes.json")).unwrap()

@@ -8,9 +8,9 @@ use serde_json::json;
 use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, SERVING_FIELDS};
 use tollgate::Nanos;
 
-use tollgate_worker::config::parse_policy;
-use tollgate_worker::pool_config::POOL_EDGE_FIELDS;
-use tollgate_worker::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
+use tollgate_worker::config::pool_config::POOL_EDGE_FIELDS;
+use tollgate_worker::config::settings::parse_policy;
+use tollgate_worker::request::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
 
 /// The names of `kind` the table gives `edge`.
 fn table(edge: &str, kind: &str) -> BTreeSet<String> {
@@ -41,7 +41,7 @@ fn the_config_takes_exactly_the_tables_toml_options() {
         &["limits"][..],
         &POLICY_OPTIONS[..],
         &SERVING_FIELDS[..],
-        &tollgate_worker::tiers::TIER_FIELDS[..],
+        &tollgate_worker::config::tiers::TIER_FIELDS[..],
         &POOL_FIELDS[..],
         &POOL_EDGE_FIELDS[..],
     ]);
@@ -51,9 +51,9 @@ fn the_config_takes_exactly_the_tables_toml_options() {
 #[test]
 fn bodies_take_exactly_the_tables_http_options() {
     let accepted = set([
-        &tollgate_worker::api_request::FIELDS[..],
-        &tollgate_worker::state_api::FIELDS[..],
-        &tollgate_worker::reserve_api::SETTLE_FIELDS[..],
+        &tollgate_worker::request::api_request::FIELDS[..],
+        &tollgate_worker::handlers::state_api::FIELDS[..],
+        &tollgate_worker::handlers::reserve_api::SETTLE_FIELDS[..],
         &GRANT_FIELDS[..],
         &RENEW_FIELDS[..],
     ]);
@@ -70,11 +70,16 @@ fn several_keys_answer_one_keys_fields_and_limits() {
     for _ in 0..2 {
         let now = Nanos::from_secs(1_000);
         let d = pc.policy.check(&mut states, now, 1).unwrap();
-        let one: BTreeSet<String> =
-            tollgate_worker::respond::decision(&pc, &d, now, "k").body.as_object().unwrap().keys().cloned().collect();
+        let one: BTreeSet<String> = tollgate_worker::respond::answer::decision(&pc, &d, now, "k")
+            .body
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         assert!(!one.contains("limits"), "one key answers without the pairs");
         let d = pc.policy.check(&mut both, now, 1).unwrap();
-        let several = tollgate_worker::multi_key::answer(&pc, &d, now, &keys).body;
+        let several = tollgate_worker::respond::answer::several(&pc, &d, now, &keys).body;
         let several_fields: BTreeSet<String> = several.as_object().unwrap().keys().cloned().collect();
         assert_eq!(several_fields, one.iter().cloned().chain(["limits".to_string()]).collect());
         assert_eq!(several["limits"][1]["key"], "o");
@@ -102,23 +107,27 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
         let mut states = [None];
         for _ in 0..2 {
             let d = pc.policy.check(&mut states, now, 1).unwrap();
-            add(&tollgate_worker::controls::shadowed(&pc, tollgate_worker::respond::decision(&pc, &d, now, "k")).body);
+            add(&tollgate_worker::respond::answer::shadowed(
+                &pc,
+                tollgate_worker::respond::answer::decision(&pc, &d, now, "k"),
+            )
+            .body);
         }
         for key in ["vip", "bad"] {
-            add(&tollgate_worker::controls::listed(&pc, key, None, now).unwrap().body);
+            add(&tollgate_worker::decide::controls::listed(&pc, key, None, now).unwrap().body);
         }
     }
     let pc = policy(json!({}));
     let mut both = [None, None];
     let d = pc.policy.check(&mut both, now, 1).unwrap();
-    add(&tollgate_worker::multi_key::answer(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
+    add(&tollgate_worker::respond::answer::several(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
     // A reservation's answer and a settlement's (reserve_api.rs).
     let mut states = [None];
     let d = pc.policy.reserve(&mut states, now, 1, 7).unwrap();
-    let answer = tollgate_worker::respond::decision(&pc, &d, now, "k");
-    add(&tollgate_worker::reserve_api::with_reservation(answer, Some("token".into())).body);
+    let answer = tollgate_worker::respond::answer::decision(&pc, &d, now, "k");
+    add(&tollgate_worker::handlers::reserve_api::with_reservation(answer, Some("token".into())).body);
     let settled = pc.policy.settle(&mut states, now, 7, 1, 0).unwrap();
-    add(&tollgate_worker::reserve_api::settled_answer(&pc, &settled, now, &["k".to_string()]).body);
+    add(&tollgate_worker::handlers::reserve_api::settled_answer(&pc, &settled, now, &["k".to_string()]).body);
     // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
     all.extend(["policy", "key", "state", "imported"].map(String::from));
     assert_eq!(all, table("http", "field"));
@@ -142,19 +151,21 @@ fn the_spec_codes_are_the_tables() {
 #[test]
 fn every_code_the_worker_answers_is_in_the_table() {
     let sources = [
-        include_str!("../src/api.rs"),
-        include_str!("../src/api_request.rs"),
-        include_str!("../src/auth.rs"),
-        include_str!("../src/do_client.rs"),
-        include_str!("../src/env_config.rs"),
-        include_str!("../src/errors.rs"),
-        include_str!("../src/pool_request.rs"),
-        include_str!("../src/pools_api.rs"),
-        include_str!("../src/proxy.rs"),
-        include_str!("../src/routes.rs"),
-        include_str!("../src/multi_key.rs"),
-        include_str!("../src/state_api.rs"),
-        include_str!("../src/reserve_api.rs"),
+        include_str!("../src/handlers/api.rs"),
+        include_str!("../src/request/api_request.rs"),
+        // find_policy's unknown_policy
+        include_str!("../src/config/settings.rs"),
+        include_str!("../src/request/auth.rs"),
+        include_str!("../src/calls/do_client.rs"),
+        include_str!("../src/config/env_config.rs"),
+        include_str!("../src/base/errors.rs"),
+        include_str!("../src/request/pool_request.rs"),
+        include_str!("../src/handlers/pools_api.rs"),
+        include_str!("../src/handlers/proxy.rs"),
+        include_str!("../src/handlers/routes.rs"),
+        include_str!("../src/decide/multi_key.rs"),
+        include_str!("../src/handlers/state_api.rs"),
+        include_str!("../src/handlers/reserve_api.rs"),
         include_str!("../src/object/lock.rs"),
     ];
     let codes = table("http", "code");

@@ -13,9 +13,9 @@ use tollgate::Nanos;
 
 use super::sql::Sql;
 use super::storage::{load_central, save_central, storage_deadline, Mem};
-use crate::config::PolicyConfig;
-use crate::errors::ApiError;
-use crate::wire::{DoReply, DoRequest};
+use crate::base::errors::ApiError;
+use crate::config::settings::PolicyConfig;
+use crate::wire::key_wire::{DoReply, DoRequest};
 
 /// The most diffs one push may carry (a key has a few windows per limit).
 pub const MAX_DIFFS: usize = 1024;

@@ -4,9 +4,9 @@
 use tollgate::{CheckError, Nanos, Policy, PolicyDecision, PolicyState, Store};
 
 use super::object_store::ObjectStore;
-use crate::config::PolicyConfig;
-use crate::errors::ApiError;
-use crate::wire::{DoReply, Op};
+use crate::base::errors::ApiError;
+use crate::config::settings::PolicyConfig;
+use crate::wire::key_wire::{DoReply, Op};
 
 /// The largest state sent with a denial for the isolate's cache (a sliding log of ~250
 /// timestamps): beyond it, denials of that key are always decided here.

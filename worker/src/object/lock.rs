@@ -25,12 +25,12 @@ use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::{Nanos, PolicyState, Store};
 
 use super::object_store::ObjectStore;
-use super::real_ms;
 use super::storage::Mem;
-use crate::config::PolicyConfig;
-use crate::errors::ApiError;
-use crate::lock_wire::{LockOp, LockReply, LockRequest, BUSY_CODE, BUSY_STATUS, LEASE_LOST_CODE};
-use crate::log;
+use crate::base::clock::real_ms;
+use crate::base::errors::ApiError;
+use crate::base::log;
+use crate::config::settings::PolicyConfig;
+use crate::wire::lock_wire::{LockOp, LockReply, LockRequest, BUSY_CODE, BUSY_STATUS, LEASE_LOST_CODE};
 
 /// How long a lease lasts without a commit or release. A holder takes one round trip per
 /// other key and one to commit: far less, unless its isolate died.
@@ -220,7 +220,7 @@ pub async fn serve(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::parse_policy;
+    use crate::config::settings::parse_policy;
 
     /// A penalty's block is part of the key's state (src/penalty.rs): bytes read back as a
     /// state (a several-keys commit, an import) keep it, as the npm limiter's import does.

@@ -26,10 +26,11 @@ use std::cell::RefCell;
 use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Method, Request, Response, Result, State};
 
-use crate::env_config::config;
-use crate::errors::ApiError;
-use crate::lock_wire::{self, LockRequest};
-use crate::wire::{DoReply, DoRequest, Fault, Op};
+use crate::base::clock::clock;
+use crate::base::errors::ApiError;
+use crate::config::env_config::config;
+use crate::wire::key_wire::{DoReply, DoRequest, Fault, Op};
+use crate::wire::lock_wire::{self, LockRequest};
 use object_store::ObjectStore;
 
 #[cfg(feature = "test-hooks")]
@@ -48,23 +49,13 @@ pub struct KeyLimiter {
     gate: lock::Gate,
 }
 
-/// The real time, Unix ms.
-pub fn real_ms() -> u64 {
-    worker::Date::now().as_millis()
-}
-
-/// The object's clock in nanoseconds (millisecond resolution).
-pub fn clock() -> Nanos {
-    Nanos::from_millis(real_ms())
-}
-
 impl KeyLimiter {
     async fn handle(&self, mut req: Request) -> std::result::Result<Response, ApiError> {
         let body = post_body(&mut req).await?;
         if body.starts_with(lock_wire::PREFIX) {
             return Ok(Response::from_json(&self.handle_lock(&body).await?)?);
         }
-        if body.starts_with(crate::quota_wire::PREFIX) {
+        if body.starts_with(crate::wire::quota_wire::PREFIX) {
             return Ok(Response::from_json(&self.handle_quota(&body).await?)?);
         }
         Ok(Response::from_json(&self.handle_do(&body).await?)?)
@@ -85,17 +76,17 @@ impl KeyLimiter {
     }
 
     /// An exchange of leased quota, or a peek at it (quota_wire.rs, quota.rs).
-    async fn handle_quota(&self, body: &[u8]) -> std::result::Result<crate::quota_wire::QuotaReply, ApiError> {
-        let r: crate::quota_wire::QuotaRequest = request_of(body)?;
+    async fn handle_quota(&self, body: &[u8]) -> std::result::Result<crate::wire::quota_wire::QuotaReply, ApiError> {
+        let r: crate::wire::quota_wire::QuotaRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
         test_clock_allowed(r.now, &cfg)?;
-        if pc.lease_ms == 0 {
+        if pc.mode() != crate::config::settings::Mode::Leased {
             return Err(ApiError::bad_request("invalid_body", format!("policy {:?} is not leased", pc.name)));
         }
         let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let sql = sql::Sql::new(self.state.storage().sql(), &self.faults);
-        if r.quota_op == crate::quota_wire::QuotaOp::Peek {
+        if r.quota_op == crate::wire::quota_wire::QuotaOp::Peek {
             return quota::peek(&self.mem, &sql, pc, &r, now);
         }
         let (reply, alarm) = quota::exchange(&self.mem, &sql, pc, &r, now)?;
@@ -161,13 +152,13 @@ impl KeyLimiter {
 
     /// Arms a storage fault, or fails this request (the test build with TEST_MODE on only).
     #[cfg(feature = "test-hooks")]
-    async fn inject(&self, fault: Fault, cfg: &crate::config::Config) -> std::result::Result<(), ApiError> {
+    async fn inject(&self, fault: Fault, cfg: &crate::config::settings::Config) -> std::result::Result<(), ApiError> {
         crate::tests::fault::inject(fault, cfg, &self.faults, &self.mem).await
     }
 
     /// A production build has no fault to inject (`Fault` has no value).
     #[cfg(not(feature = "test-hooks"))]
-    async fn inject(&self, fault: Fault, _: &crate::config::Config) -> std::result::Result<(), ApiError> {
+    async fn inject(&self, fault: Fault, _: &crate::config::settings::Config) -> std::result::Result<(), ApiError> {
         match fault {}
     }
 
@@ -206,7 +197,10 @@ pub(crate) async fn post_body(req: &mut Request) -> std::result::Result<Vec<u8>,
 }
 
 /// Refuses a request's own clock unless the test hooks are on.
-pub(crate) fn test_clock_allowed(now: Option<u64>, cfg: &crate::config::Config) -> std::result::Result<(), ApiError> {
+pub(crate) fn test_clock_allowed(
+    now: Option<u64>,
+    cfg: &crate::config::settings::Config,
+) -> std::result::Result<(), ApiError> {
     if now.is_some() && !cfg.test_hooks() {
         return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
     }
@@ -218,7 +212,10 @@ pub(crate) fn test_clock_allowed(now: Option<u64>, cfg: &crate::config::Config) 
 pub(crate) fn answer(result: std::result::Result<Response, ApiError>, event: &str) -> Result<Response> {
     result.or_else(|e| {
         if e.status >= 500 {
-            crate::log::error(event, serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }));
+            crate::base::log::error(
+                event,
+                serde_json::json!({ "status": e.status, "code": e.code, "message": e.message }),
+            );
         }
         Ok(e.to_response())
     })
@@ -233,9 +230,9 @@ pub(crate) fn request_of<T: serde::de::DeserializeOwned>(body: &[u8]) -> std::re
 /// The policy a request from an isolate names (the isolate checked it; a configuration changed
 /// in between is the only way it is missing).
 fn policy_of<'c>(
-    cfg: &'c crate::config::Config,
+    cfg: &'c crate::config::settings::Config,
     name: &str,
-) -> std::result::Result<&'c crate::config::PolicyConfig, ApiError> {
+) -> std::result::Result<&'c crate::config::settings::PolicyConfig, ApiError> {
     cfg.policies.get(name).ok_or_else(|| ApiError::bad_request("unknown_policy", format!("no policy named {name:?}")))
 }
 

@@ -17,9 +17,9 @@ use tollgate::{Nanos, PolicyState, Store};
 
 use super::sql::Sql;
 use super::storage::{ensure_schema, load_exact, save_exact, storage_deadline, Loaded, Mem};
-use crate::config::PolicyConfig;
-use crate::errors::ApiError;
-use crate::log;
+use crate::base::errors::ApiError;
+use crate::base::log;
+use crate::config::settings::PolicyConfig;
 
 /// The state of the one key an object holds, for one request.
 pub struct ObjectStore<'a> {

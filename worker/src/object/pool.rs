@@ -15,10 +15,11 @@ use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::pool_storage::{self, alarm_now, PoolMem};
-use super::{answer, clock, js_sys_date, post_body, real_ms, request_of, test_clock_allowed};
-use crate::env_config::config;
-use crate::errors::ApiError;
-use crate::pool_wire::{PoolOp, PoolReply, PoolRequest};
+use super::{answer, js_sys_date, post_body, request_of, test_clock_allowed};
+use crate::base::clock::{clock, real_ms};
+use crate::base::errors::ApiError;
+use crate::config::env_config::config;
+use crate::wire::pool_wire::{PoolOp, PoolReply, PoolRequest};
 
 #[durable_object]
 pub struct CapacityPool {
@@ -146,7 +147,7 @@ impl DurableObject for CapacityPool {
             Ok(cfg) => cfg,
             Err(e) => {
                 // Never drop leases because of a broken configuration: keep them for a fixed one.
-                crate::log::error("pool_alarm_failed", serde_json::json!({ "message": e.to_string() }));
+                crate::base::log::error("pool_alarm_failed", serde_json::json!({ "message": e.to_string() }));
                 return Response::ok("config error");
             }
         };

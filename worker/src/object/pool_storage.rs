@@ -16,8 +16,8 @@ use tollgate::Nanos;
 use worker::{SqlStorage, SqlStorageValue};
 
 use super::storage::{real_deadline, sql_err};
-use crate::config::Config;
-use crate::errors::ApiError;
+use crate::base::errors::ApiError;
+use crate::config::settings::Config;
 
 /// The pool this object holds, once loaded.
 #[derive(Debug)]

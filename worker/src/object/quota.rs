@@ -11,9 +11,9 @@ use worker::SqlStorageValue;
 
 use super::sql::Sql;
 use super::storage::{ensure_schema, storage_deadline, Mem};
-use crate::config::PolicyConfig;
-use crate::errors::ApiError;
-use crate::quota_wire::{QuotaReply, QuotaRequest};
+use crate::base::errors::ApiError;
+use crate::config::settings::PolicyConfig;
+use crate::wire::quota_wire::{QuotaReply, QuotaRequest};
 
 fn reply(now: Nanos, g: &SliceGrant) -> QuotaReply {
     QuotaReply {
@@ -44,7 +44,10 @@ fn load(sql: &Sql<'_>, pc: &PolicyConfig) -> Result<QuotaLedger, ApiError> {
     let row = cursor.raw().next().transpose().map_err(sql_err)?;
     if let Some(SqlStorageValue::Blob(bytes)) = row.and_then(|r| r.into_iter().next()) {
         if let Err(e) = ledger.restore(&bytes) {
-            crate::log::warn("quota_ledger_reset", serde_json::json!({ "policy": pc.name, "reason": e.to_string() }));
+            crate::base::log::warn(
+                "quota_ledger_reset",
+                serde_json::json!({ "policy": pc.name, "reason": e.to_string() }),
+            );
         }
     }
     Ok(ledger)

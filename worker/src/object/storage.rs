@@ -27,7 +27,7 @@ use worker::SqlStorageValue;
 
 use super::sql::Sql;
 
-use crate::errors::ApiError;
+use crate::base::errors::ApiError;
 
 /// Merged counts of one key: `(limit, window start ns)` to `(count, expires at ns)`.
 pub type CentralCounts = BTreeMap<(usize, u64), (u64, u64)>;
@@ -151,7 +151,9 @@ pub fn load_central(mem: &mut Mem, sql: &Sql<'_>) -> Result<(), ApiError> {
         if let Some(SqlStorageValue::String(json)) = row.into_iter().next() {
             match serde_json::from_str::<Vec<(usize, u64, u64, u64)>>(&json) {
                 Ok(rows) => counts.extend(rows.into_iter().map(|(l, s, c, e)| ((l, s), (c, e)))),
-                Err(e) => crate::log::warn("stored_counts_dropped", serde_json::json!({ "reason": e.to_string() })),
+                Err(e) => {
+                    crate::base::log::warn("stored_counts_dropped", serde_json::json!({ "reason": e.to_string() }))
+                }
             }
         }
     }

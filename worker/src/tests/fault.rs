@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use worker::Request;
 
 use super::storage_fault::{self, Armed, StorageFault};
-use crate::config::Config;
-use crate::errors::ApiError;
+use crate::base::errors::ApiError;
+use crate::config::settings::Config;
 use crate::object::Mem;
 
 /// The header a test sets to make the Durable Object fail.

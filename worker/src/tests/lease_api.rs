@@ -7,12 +7,14 @@
 use serde_json::{json, Value};
 use worker::{Env, Request, Response};
 
-use crate::api::{json_response, percent_decode};
-use crate::api_request::{check_key, find_policy};
-use crate::config::Config;
-use crate::errors::ApiError;
-use crate::lock_wire::{LockOp, LockRequest, LEASE_LOST_CODE};
-use crate::multi_key::{self, CallError};
+use crate::base::errors::ApiError;
+use crate::config::settings::find_policy;
+use crate::config::settings::Config;
+use crate::decide::multi_key::{self, CallError};
+use crate::handlers::api::json_response;
+use crate::request::api_request::check_key;
+use crate::request::api_request::percent_decode;
+use crate::wire::lock_wire::{LockOp, LockRequest, LEASE_LOST_CODE};
 
 /// Serves one protocol step on `rest` = `{policy}/{key}`.
 pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {

@@ -8,14 +8,15 @@
 use serde_json::Value;
 use worker::{Env, Method, Request, Response};
 
-use crate::api::json_response;
-use crate::api_request::{find_policy, policy_and_key};
-use crate::config::Config;
-use crate::do_client::{self, call_pool};
-use crate::errors::ApiError;
-use crate::pool_request::find_pool;
-use crate::pool_wire::{PoolOp, PoolRequest};
-use crate::wire::{DoRequest, Op};
+use crate::base::errors::ApiError;
+use crate::calls::do_client::{self, call_pool};
+use crate::config::settings::find_policy;
+use crate::config::settings::Config;
+use crate::handlers::api::json_response;
+use crate::request::api_request::policy_and_key;
+use crate::request::pool_request::find_pool;
+use crate::wire::key_wire::{DoRequest, Op};
+use crate::wire::pool_wire::{PoolOp, PoolRequest};
 
 /// Where the test routes start, after the API prefix.
 pub const PREFIX: &str = "/test/";
@@ -49,7 +50,7 @@ pub async fn route(rest: &str, req: Request, env: &Env, cfg: &Config) -> Result<
         json_response(200, &reply.stored.unwrap_or(Value::Null))
     } else if let Some(p) = rest.strip_prefix("sync/") {
         only(Method::Get, "GET")?;
-        json_response(200, &crate::sync_mode::queue(find_policy(cfg, p)?)?)
+        json_response(200, &crate::decide::sync_mode::queue(find_policy(cfg, p)?)?)
     } else {
         Err(ApiError::not_found(&path))
     }

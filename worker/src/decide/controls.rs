@@ -1,0 +1,96 @@
+//! A policy's operator controls beside its limits: allow and deny lists (checked before the
+//! limits, by the core's `tollgate::access`) and shadow mode (decide and count, never block;
+//! respond/answer.rs admits the answer); the core's spec parses them (`tollgate::spec::parse_controls`). The penalty
+//! (`blockDuration`) is the core policy's own and needs nothing here.
+
+use tollgate::access::{check_lists, Listed};
+use tollgate::Nanos;
+
+use crate::config::settings::PolicyConfig;
+use crate::respond::answer::{self as respond, Answer};
+
+pub use tollgate::spec::CONTROL_FIELDS;
+
+/// Which list answers a hit on `keys`, or `None` for the limits to decide. With several keys
+/// (as the npm limiter): the deny list first, so that one denied key denies the hit, then the
+/// allow list. A listed hit is counted nowhere (respond/answer.rs answers it).
+pub fn lists(pc: &PolicyConfig, keys: &[String], ip: Option<&str>) -> Option<Listed> {
+    let c = &pc.controls;
+    if let [key] = keys {
+        return check_lists(&c.allow, &c.deny, key, ip);
+    }
+    let all = || keys.iter().filter_map(|k| check_lists(&c.allow, &c.deny, k, ip));
+    all().find(|l| *l == Listed::Deny).or_else(|| all().next())
+}
+
+/// The answer for a listed hit on one key, or `None` for the limits to decide.
+pub fn listed(pc: &PolicyConfig, key: &str, ip: Option<&str>, now: Nanos) -> Option<Answer> {
+    let c = &pc.controls;
+    check_lists(&c.allow, &c.deny, key, ip).map(|l| respond::listed(pc, l, now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::settings::parse_policy;
+    use crate::respond::answer::{shadowed, SHADOW_HEADER};
+    use serde_json::json;
+    use serde_json::Value;
+
+    /// The cases every edge is held to (tests/access-lists/cases.json), through the core's
+    /// lists as the Worker parses them.
+    #[test]
+    fn the_shared_list_cases() {
+        let cases: Value = serde_json::from_str(include_str!("../../../tests/access-lists/cases.json")).unwrap();
+        let pc = parse_policy(
+            "p",
+            &json!({ "algorithm": "gcra", "quota": "1/s", "allowList": cases["allowList"], "denyList": cases["denyList"] }),
+        )
+        .unwrap();
+        for c in cases["cases"].as_array().unwrap() {
+            let a = listed(&pc, c["key"].as_str().unwrap(), c["ip"].as_str(), Nanos::from_secs(1));
+            assert_eq!(a.as_ref().map(|a| a.body["reason"].as_str().unwrap()), c["reason"].as_str(), "{c}");
+        }
+        for bad in cases["invalid"].as_array().unwrap() {
+            let e = parse_policy("p", &json!({ "algorithm": "gcra", "quota": "1/s", "denyList": ["ok", bad] }))
+                .unwrap_err();
+            assert_eq!((e.code, e.field.as_str()), ("invalid_value", "denyList[1]"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_controls_are_refused_with_their_field() {
+        let p = |extra: Value| {
+            let mut v = json!({ "algorithm": "gcra", "quota": "1/s" });
+            v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            parse_policy("p", &v).map(|_| ()).map_err(|e| (e.code, e.field))
+        };
+        assert_eq!(p(json!({ "shadow": "yes" })), Err(("invalid_type", "shadow".into())));
+        assert_eq!(p(json!({ "allowList": "10.0.0.0/8" })), Err(("invalid_type", "allowList".into())));
+        assert_eq!(p(json!({ "allowList": [1] })), Err(("invalid_type", "allowList[0]".into())));
+        assert_eq!(p(json!({ "allowList": [""] })), Err(("invalid_type", "allowList[0]".into())));
+        assert_eq!(p(json!({ "shadow": true, "allowList": ["k"], "denyList": [] })), Ok(()));
+    }
+
+    #[test]
+    fn a_shadowed_denial_admits_and_says_what_enforcement_answered() {
+        let pc = parse_policy("p", &json!({ "algorithm": "gcra", "quota": "1/s", "shadow": true })).unwrap();
+        let mut states = [None];
+        let now = Nanos::from_secs(1_000);
+        let first = pc.policy.check(&mut states, now, 1).unwrap();
+        let second = pc.policy.check(&mut states, now, 1).unwrap();
+        assert!(first.allowed && !second.allowed, "the limits decide as enforcement");
+        let a = shadowed(&pc, crate::respond::answer::decision(&pc, &second, now, "k"));
+        assert_eq!((a.status, a.allowed()), (200, true));
+        assert_eq!((a.body["shadow"].as_bool(), a.body["wouldAllow"].as_bool()), (Some(true), Some(false)));
+        assert_eq!(a.body["blockedBy"], "default");
+        assert!(a.headers.iter().all(|(n, _)| *n != "Retry-After"));
+        assert!(a.headers.iter().any(|(n, v)| *n == SHADOW_HEADER && v == "deny"));
+        assert!(a.headers.iter().any(|(n, _)| *n == "RateLimit"));
+        // With jitter on, a would-be denial's headers are still exact: no one is to retry.
+        let mut jittered = pc.clone();
+        jittered.headers.jitter = true;
+        let j = shadowed(&jittered, crate::respond::answer::decision(&jittered, &second, now, "k"));
+        assert_eq!(j.headers, a.headers);
+    }
+}

@@ -1,0 +1,8 @@
+//! The routes and their handlers, the top layer: each reads its request, decides, answers.
+
+pub mod api;
+pub mod pools_api;
+pub mod proxy;
+pub mod reserve_api;
+pub mod routes;
+pub mod state_api;
