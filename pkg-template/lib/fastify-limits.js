@@ -18,7 +18,7 @@ import { RedisStore } from "./redis-store.js";
 import { headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
-import { DEFAULTS, TOLLGATE_LIMITS, maxOf, normalizeIP, tollgateFields, windowOf } from "./fastify-options.js";
+import { DEFAULTS, TOLLGATE_LIMITS, maxValue, normalizeIP, tollgateFields, windowValue } from "./fastify-options.js";
 
 const MAX_LIMITERS = 1000;
 
@@ -150,8 +150,8 @@ export class Limits {
     const p = this.params;
     const key = await this.keyOf(req);
     if (this.allowFn !== null ? await this.allowFn(req, key) : this.allowKeys?.includes(key)) return { isAllowed: true, key };
-    const max = typeof p.max === "function" ? maxOf(await p.max(req, key)) : p.max;
-    const timeWindow = typeof p.timeWindow === "function" ? windowOf(await p.timeWindow(req, key)) : p.timeWindow;
+    const max = typeof p.max === "function" ? maxValue(await p.max(req, key)) : p.max;
+    const timeWindow = typeof p.timeWindow === "function" ? windowValue(await p.timeWindow(req, key)) : p.timeWindow;
     const now = Date.now();
     if (this.customStore !== null) return this.#checkStore(key, max, timeWindow, increment, now);
     const limiter = this.limiterOf(max, timeWindow);
