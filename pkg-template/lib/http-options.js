@@ -129,12 +129,16 @@ export function denialBody(body) {
 /**
  * Once a counted request is answered: gives its hit back (to `limiter`, the deciding one) when
  * skipFailedRequests or skipSuccessfulRequests says it should not have counted. `succeeded()`
- * judges the answer (an adapter's `requestWasSuccessful`, awaited); one that throws, or a
- * refund that fails, leaves the hit counted.
+ * judges the answer (an adapter's `requestWasSuccessful`, awaited when it answers a promise);
+ * one that throws, or a refund that fails, leaves the hit counted. A judgement that is not a
+ * promise (a connection closed before its answer: failed) reaches the refund in the same
+ * turn, as express-rate-limit's `decrement` on `close` does: a store sees it before anything
+ * awaiting the request's end goes on.
  */
 export async function settleHit(o, succeeded, keys, cost, limiter = o.limiter) {
   try {
-    const success = (await succeeded()) === true;
-    if (success ? o.skipSuccessful : o.skipFailed) await limiter.refund(keys, { cost, now: Date.now() });
+    let success = succeeded();
+    if (typeof success?.then === "function") success = await success;
+    if (success === true ? o.skipSuccessful : o.skipFailed) await limiter.refund(keys, { cost, now: Date.now() });
   } catch {}
 }

@@ -207,12 +207,14 @@ export function rateLimit(passed = {}) {
   };
 
   /** Gives a counted hit back once the answer shows it should not count (skip*Requests). */
-  const settle = async (outcome, req, res, limiter, key, cost, decision) => {
-    const finished = await outcome;
-    // After its window reset, the count holds other hits: nothing of this one is left to give back.
-    const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
-    if (Date.now() < resetAt) await settleHit(o, () => finished && wasSuccessful(req, res), key, cost, limiter);
-  };
+  const settle = (outcome, req, res, limiter, key, cost, decision) =>
+    // One turn after the answer ends or the connection closes, as express-rate-limit's
+    // listeners: a test or a store watching for the decrement sees it when the close is over.
+    outcome.then((finished) => {
+      // After its window reset, the count holds other hits: nothing of this one is left to give back.
+      const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
+      if (Date.now() < resetAt) return settleHit(o, () => finished && wasSuccessful(req, res), key, cost, limiter);
+    });
 
   const middleware = async (req, res, next) => {
     let goesOn;

@@ -686,3 +686,83 @@ test("several limiters on one route: their draft-8 and draft-10 list members add
     assert.deepEqual((await request()).headers.get("ratelimit-policy").split(", ").map((m) => m.split(";")[0]), ['"burst"', '"hourly"']);
   });
 });
+
+/** express-rate-limit's test stores: modern (promises), legacy (callbacks), backward-compatible (both). */
+function erlStores() {
+  class Modern {
+    counter = 0;
+    decrementWasCalled = false;
+    async increment() {
+      this.counter += 1;
+      return { totalHits: this.counter, resetTime: undefined };
+    }
+    async decrement() {
+      this.counter -= 1;
+      this.decrementWasCalled = true;
+    }
+    async resetKey() {
+      this.counter = 0;
+    }
+  }
+  class Legacy {
+    counter = 0;
+    decrementWasCalled = false;
+    incr(key, cb) {
+      this.counter += 1;
+      cb(undefined, this.counter, undefined);
+    }
+    decrement() {
+      this.counter -= 1;
+      this.decrementWasCalled = true;
+    }
+    resetKey() {
+      this.counter = 0;
+    }
+  }
+  class Compat extends Modern {
+    incr(key, cb) {
+      this.counter += 1;
+      cb(undefined, this.counter, undefined);
+    }
+  }
+  return [["modern", new Modern()], ["legacy", new Legacy()], ["compat", new Compat()]];
+}
+
+test("skipFailedRequests: a response closed before it was sent gives its hit back by the time the middleware is done (express-rate-limit's mocked close, each store kind)", async () => {
+  const { EventEmitter } = await import("node:events");
+  for (const [name, store] of erlStores()) {
+    const middleware = rateLimit({ skipFailedRequests: true, store, validate: false });
+    const req = { ip: "127.0.0.1", method: "GET", path: "/", url: "/", headers: {}, app: { get: () => false } };
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableEnded: false, setHeader() {}, getHeader() {}, end() {} });
+    const running = middleware(req, res, () => {});
+    res.emit("close");
+    await running;
+    assert.equal(store.decrementWasCalled, true, name);
+  }
+});
+
+test("skipFailedRequests: a client that hangs up gives its hit back by the time its request's close is seen (express-rate-limit's server case, each store kind)", async () => {
+  const http = await import("node:http");
+  for (const [name, store] of erlStores()) {
+    const app = createServer(rateLimit({ skipFailedRequests: true, store, validate: false }));
+    let received;
+    const opened = new Promise((ok) => (received = ok));
+    let closed;
+    const gone = new Promise((ok) => (closed = ok));
+    app.get("/hang-server", (req) => {
+      received();
+      req.on("close", closed);
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((ok) => server.once("listening", ok));
+    let answered = false;
+    const hang = http.get(`http://127.0.0.1:${server.address().port}/hang-server`, () => (answered = true));
+    hang.on("error", () => {});
+    await opened;
+    hang.destroy();
+    await gone;
+    server.close();
+    assert.equal(store.decrementWasCalled, true, name);
+    assert.equal(answered, false, name);
+  }
+});
