@@ -124,6 +124,8 @@ test("denials: 429 with OpenAI's error body and headers; a call no limit can hol
     const third = await call(at, "d", b);
     assert.equal(third.status, 429);
     assert.equal(third.json.error.code, "rate_limit_exceeded");
+    assert.deepEqual(Object.keys(third.json.error).sort(), ["code", "message", "param", "type"], "OpenAI's error fields");
+    assert.equal(third.json.error.type, "requests");
     assert.equal(third.headers["x-ratelimit-remaining-requests"], "0");
     assert.ok(Number(third.headers["retry-after"]) > 0);
     const tokens = await call(at, "t", body({ max_tokens: 480 }));
@@ -131,6 +133,9 @@ test("denials: 429 with OpenAI's error body and headers; a call no limit can hol
     const over = await call(at, "t", body({ max_tokens: 480 }));
     assert.equal(over.status, 429);
     assert.match(over.json.error.message, /tokens/);
+    assert.equal(over.json.error.type, "tokens", "a tokens 429 says tokens, as OpenAI's");
+    // Its request hit was given back: of RPM 2, the first call's one is used.
+    assert.equal(over.headers["x-ratelimit-remaining-requests"], "1");
     // The denied call was not sent upstream: its request hit is given back, so a second call fits.
     assert.equal((await call(at, "t", body({ max_tokens: 1 }))).status, 200);
     const huge = await call(at, "h", body({ max_tokens: 5000 }));
