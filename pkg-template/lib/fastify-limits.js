@@ -17,6 +17,7 @@ import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { RedisStore } from "./redis-store.js";
 import { headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
+import { clientError, publicError } from "./http-options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
 import { DEFAULTS, TOLLGATE_LIMITS, maxValue, normalizeIP, tollgateFields, windowValue } from "./fastify-options.js";
 
@@ -165,7 +166,9 @@ export class Limits {
     } catch (e) {
       // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
       if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) {
-        throw this.ownRedis && e?.code === "redis_unavailable" && e.cause !== undefined ? e.cause : e;
+        // Fastify answers it (500, its message): never the key, the client's address or a stack.
+        const thrown = this.ownRedis && e?.code === "redis_unavailable" && e.cause !== undefined ? e.cause : e;
+        throw clientError(thrown) !== null ? thrown : publicError(thrown, [id, String(key), req.ip]);
       }
       // Admitted, nothing counted: @fastify/rate-limit's headers of a fresh key (all of `max` left, reset 0).
       const writer = headerWriter(max, Math.max(1, timeWindow), "default");
@@ -210,7 +213,7 @@ export class Limits {
     try {
       ({ current, ttl } = await call(store, increment ? "incr" : "read", key, timeWindow, max));
     } catch (e) {
-      if (!this.params.skipOnError) throw e;
+      if (!this.params.skipOnError) throw publicError(e, [String(key)]);
     }
     const isExceeded = current > max;
     const ttlInSeconds = Math.ceil(ttl / 1000);

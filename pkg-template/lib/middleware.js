@@ -7,7 +7,7 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { fail, objectOf, optionError } from "./options.js";
-import { clientError, denialBody, flag, httpOptions, settleHit } from "./http-options.js";
+import { clientError, denialBody, flag, httpOptions, publicError, secretsOf, settleHit } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlDraft8, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
@@ -159,7 +159,8 @@ export function rateLimit(passed = {}) {
     } catch (e) {
       const mistake = clientError(e);
       if (mistake !== null) return answerMistake(res, mistake);
-      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw e;
+      // Passed on without the key, the client's address or a stack (Express may answer with it).
+      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw publicError(e, secretsOf(key, req.ip ?? req.socket?.remoteAddress));
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       reportFailedOpen(options.onDecision, cost);
       return true;
