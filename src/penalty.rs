@@ -37,9 +37,10 @@
 //!   ([`Policy::with_exponential_backoff`]).
 //!
 //! Either way a denied hit is still counted by no limit: only the block (and, doubling, the
-//! number of denials it took, [`PolicyState::strikes`]) changes, and a store writes it. A clock
-//! that went back never shortens a block. Once a block ends, the key's next denial starts a
-//! block of `blockDuration` again.
+//! number of denials it took, [`PolicyState::strikes`]) changes, and a store writes it; the
+//! denial's wait covers the block as it left it. A peek knocks at nothing: it answers the block
+//! as it stands. A clock that went back never shortens a block. Once a block ends, the key's
+//! next denial starts a block of `blockDuration` again.
 //!
 //! ```
 //! use tollgate::{AnyAlgorithm, FixedWindow, Nanos, Quota};
@@ -132,12 +133,9 @@ impl Policy {
     }
 
     /// After a hit denied during a block (at `now`): renews or doubles the block of every key
-    /// blocked at `now`, as [`escalated_until`] said the decision's wait would be.
+    /// blocked at `now`.
     #[inline(never)]
     pub(crate) fn escalate_blocks(&self, states: &mut [Option<PolicyState>], now: Nanos) {
-        if !self.escalates() {
-            return;
-        }
         for st in states.iter_mut().flatten().filter(|st| st.blocked_until > now) {
             let (until, strikes) = self.escalated(st, now);
             st.blocked_until = until;
@@ -182,21 +180,6 @@ pub(crate) fn blocked_until(policy: &Policy, states: &[Option<PolicyState>]) -> 
     if policy.block_duration > Nanos::ZERO {
         for s in states.iter().flatten() {
             until = until.max(s.blocked_until);
-        }
-    }
-    until
-}
-
-/// Until when the keys whose states are `states` stay blocked once a hit at `now` is denied
-/// during their block: their blocks as they are, or as an escalating policy renews or doubles
-/// them (zero when none is blocked at `now`).
-#[inline(never)]
-pub(crate) fn escalated_until(policy: &Policy, states: &[Option<PolicyState>], now: Nanos) -> Nanos {
-    let mut until = Nanos::ZERO;
-    if policy.block_duration > Nanos::ZERO {
-        for s in states.iter().flatten().filter(|s| s.blocked_until > now) {
-            let u = if policy.escalates() { policy.escalated(s, now).0 } else { s.blocked_until };
-            until = until.max(u);
         }
     }
     until

@@ -356,9 +356,11 @@ impl Policy {
             if self.block_duration > Nanos::ZERO {
                 if !peeked.penalty {
                     self.start_block(states, now, &mut peeked);
-                } else {
-                    // A denial during a block: renewed or doubled when the policy says so.
+                } else if self.escalates() {
+                    // A denial during a block: renewed or doubled, and the wait covers that (a
+                    // peek, which knocks at nothing, answers the block as it stands).
                     self.escalate_blocks(states, now);
+                    crate::penalty::cover(&mut peeked, now, crate::penalty::blocked_until(self, states));
                 }
             }
             return Ok(peeked);
@@ -533,10 +535,7 @@ impl Policy {
             penalty: false,
         };
         if blocked_until > now {
-            // The block as this denial leaves it (a renewing penalty's check renews it), so a
-            // peek answers exactly as the check.
-            let until = crate::penalty::escalated_until(self, states, now).max(blocked_until);
-            crate::penalty::cover(&mut decided, now, until);
+            crate::penalty::cover(&mut decided, now, blocked_until);
         }
         Ok(decided)
     }

@@ -177,8 +177,9 @@ export class Limits {
     if (decision.reason === "allowList") return { isAllowed: true, key };
     const limit = this.tollgateLimits ? decision.limit : max;
     // A peek's `allowed` is whether one more hit fits; @fastify/rate-limit's peek reports
-    // exceeded only once a hit was denied, which tollgate never counts: nothing left is "at the limit".
-    const isExceeded = increment ? !decision.allowed : decision.reason === "denyList";
+    // exceeded only once a hit was denied, which tollgate never counts: nothing left is "at the
+    // limit", and a key a penalty blocks (a hit was denied) is exceeded.
+    const isExceeded = increment ? !decision.allowed : decision.reason === "denyList" || decision.penalty === true;
     let isBanned = false;
     if (isExceeded && p.ban >= 0 && decision.reason !== "denyList") {
       // Its own keys beside the limit's (over a store they share a key space).
