@@ -137,21 +137,13 @@ impl Policy {
     #[inline(never)]
     pub(crate) fn escalate_blocks(&self, states: &mut [Option<PolicyState>], now: Nanos) {
         for st in states.iter_mut().flatten().filter(|st| st.blocked_until > now) {
-            let (until, strikes) = self.escalated(st, now);
-            st.blocked_until = until;
-            st.strikes = strikes;
-            st.expires_at = st.expires_at.max(until);
+            if let Escalation::Double { .. } = self.escalation {
+                st.strikes = st.strikes.saturating_add(1);
+            }
+            // Never shorter than it was: a clock that went back does not shorten a block.
+            st.blocked_until = now.saturating_add(self.block_after(st.strikes)).max(st.blocked_until);
+            st.expires_at = st.expires_at.max(st.blocked_until);
         }
-    }
-
-    /// A blocked key's block and strikes after one more denial at `now`: never shorter than it
-    /// was (a clock that went back does not shorten a block).
-    fn escalated(&self, st: &PolicyState, now: Nanos) -> (Nanos, u32) {
-        let strikes = match self.escalation {
-            Escalation::Double { .. } => st.strikes.saturating_add(1),
-            _ => 0,
-        };
-        (now.saturating_add(self.block_after(strikes)).max(st.blocked_until), strikes)
     }
 
     /// After the limits denied a hit (`denied`, not a block's denial): blocks every key a

@@ -173,12 +173,9 @@ pub fn decode_policy(bytes: &[u8]) -> Result<Policy, DecodeError> {
         limits.push(Limit::new(&name, algorithm).map_err(|_| DecodeError::Invalid("limit name"))?);
     }
     r.finish()?;
-    let policy = Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))?.with_block_duration(block_duration);
-    Ok(match escalation {
-        Escalation::None => policy,
-        Escalation::Renew => policy.with_continue_exceeding(),
-        Escalation::Double { cap } => policy.with_exponential_backoff(cap),
-    })
+    let mut policy = Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))?.with_block_duration(block_duration);
+    policy.escalation = escalation;
+    Ok(policy)
 }
 
 fn decode_algorithm(r: &mut Reader<'_>) -> Result<AnyAlgorithm, DecodeError> {

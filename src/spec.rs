@@ -522,12 +522,12 @@ fn penalty<I: Input>(input: &I) -> Result<Penalty, SpecError> {
     let renew = flag(input, "continueExceeding")?;
     let double = flag(input, "exponentialBackoff")?;
     if renew && double {
-        let m = Msg::new("give continueExceeding (renew the block) or exponentialBackoff (double it), not both");
+        let m = Msg::new("give continueExceeding or exponentialBackoff, not both");
         return Err(SpecError::new(code::CONFLICTING_FIELDS, "exponentialBackoff", m));
     }
     let cap = duration(input, "maxBlockDuration", 1)?;
     if cap.is_some() && !double {
-        let m = Msg::new("maxBlockDuration caps a doubling block: it needs exponentialBackoff: true");
+        let m = Msg::new("maxBlockDuration needs exponentialBackoff: true");
         return Err(SpecError::new(code::UNSUPPORTED_OPTION, "maxBlockDuration", m));
     }
     let escalation = match (renew, double) {
@@ -559,12 +559,8 @@ fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, penalty: Penalty) -> Result
         (None, Escalation::None) => Nanos::ZERO,
         (None, _) => policy.longest_window(),
     };
-    let policy = policy.with_block_duration(block);
-    let policy = match penalty.escalation {
-        Escalation::None => policy,
-        Escalation::Renew => policy.with_continue_exceeding(),
-        Escalation::Double { cap } => policy.with_exponential_backoff(cap),
-    };
+    let mut policy = policy.with_block_duration(block);
+    policy.escalation = penalty.escalation;
     Ok(PolicySpec { policy, limits: specs })
 }
 
