@@ -169,3 +169,33 @@ test("concurrent clients: no key is admitted more tokens in its window than TPM 
     await new Promise((r) => setTimeout(r, 100));
     assertHeld(per, served, 3000);
   }));
+
+test("from its folder, `npm install && npm start` installs tollgate (a file: dependency on the repository's pkg/) and serves", async () => {
+  const { execFileSync, spawn } = await import("node:child_process");
+  const { existsSync } = await import("node:fs");
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--offline"], { cwd: example, stdio: "ignore", timeout: 120_000 });
+  assert.ok(existsSync(join(example, "node_modules/tollgate/package.json")), "tollgate installed");
+  const child = spawn("npm", ["start"], { cwd: example, env: { ...process.env, PORT: "0", UPSTREAM_PORT: "0" }, detached: true, stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const base = await new Promise((ok, fail) => {
+      let out = "";
+      const timer = setTimeout(() => fail(new Error(`not started: ${out}`)), 30_000);
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+        const m = /the gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          ok(m[1]);
+        }
+      });
+      child.once("exit", (code) => fail(new Error(`exited ${code}: ${out}`)));
+    });
+    const r = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer key-1" }, body: JSON.stringify(body({ max_tokens: 10 })) });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("x-ratelimit-remaining-requests"), "59");
+    await r.text();
+  } finally {
+    // npm and the node it started: the process group this test made.
+    process.kill(-child.pid, "SIGINT");
+  }
+});
