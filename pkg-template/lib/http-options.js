@@ -143,8 +143,8 @@ export async function settleHit(o, succeeded, keys, cost, limiter = o.limiter) {
   } catch {}
 }
 
-/** An IPv4 or IPv6 address anywhere in a text. */
-const ADDRESS = /\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\b/i;
+/** An IPv4 or IPv6 address anywhere in a text (an IPv6 one: four groups or more, or a "::"). */
+const ADDRESS = /\b\d{1,3}(?:\.\d{1,3}){3}\b|(?:[0-9a-f]{1,4}:){3,7}[0-9a-f]{1,4}|[0-9a-f]{0,4}::[0-9a-f]{0,4}/i;
 
 /**
  * The error a middleware passes on (to `next`, Fastify's or Hono's error handler, the runtime)
@@ -152,9 +152,12 @@ const ADDRESS = /\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2
  * framework may answer with. Its message is the original's when that names none of `secrets`
  * (the request's key and client address) and no IP address, else one that says only what
  * failed, by the original's code; its stack is that one line; `statusCode` is 500; the original
- * is its `cause`, for logs.
+ * is its `cause`, for logs. A `TypeError` or `RangeError` (the caller's mistake: a key or an
+ * answer that is not one, whose message shows no key) goes on as it is.
  */
 export function publicError(e, secrets = []) {
+  // A caller's mistake (a key or an answer that is not one) is the caller's to see, as it is.
+  if (e instanceof TypeError || e instanceof RangeError) return e;
   const message = typeof e?.message === "string" ? e.message : "";
   const code = typeof e?.code === "string" && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(e.code) ? e.code : undefined;
   const named = secrets.some((s) => typeof s === "string" && s.length > 0 && message.includes(s));
