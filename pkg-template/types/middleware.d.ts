@@ -2,19 +2,18 @@
 // its twin for fetch handlers (see the npm README,
 // "HTTP middleware"). What the middleware needs of a request and a response is structural, so
 // the package needs neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse
-// and Express's Request/Response all fit. Where the project has @types/express, the functions
-// of `rateLimit`'s options get Express's `Request` and `Response` by default (as
-// express-rate-limit types them: `res.status()` in a `handler`); elsewhere the structural types.
+// and Express's Request/Response all fit. The functions of `rateLimit`'s options get Express's
+// `Request` and `Response` by default where the project has @types/express (as express-rate-limit
+// types them: `res.status()` in a `handler`), and `any` where it has not (no missing module is
+// reported); `rateLimit<IncomingMessage, ServerResponse>` types them for node:http.
 import type { AsyncRateLimiter, ControlOptions, Decision, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
 // @ts-ignore -- Express's types where the project has them (@types/express); without them, `any`
 import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
 
-/** Whether `T` is `any` (Express's types are, where @types/express is not installed). */
-type IsAny<T> = 0 extends 1 & T ? true : false;
-/** The request `rateLimit`'s functions get by default: Express's `Request` where its types are installed. */
-export type DefaultRequest = IsAny<ExpressRequest> extends true ? MiddlewareRequest : ExpressRequest;
-/** The response `rateLimit`'s functions get by default: Express's `Response` where its types are installed. */
-export type DefaultResponse = IsAny<ExpressResponse> extends true ? MiddlewareResponse : ExpressResponse;
+/** The request `rateLimit`'s functions get by default: Express's `Request` (`any` without @types/express). */
+export type DefaultRequest = ExpressRequest;
+/** The response `rateLimit`'s functions get by default: Express's `Response` (`any` without @types/express). */
+export type DefaultResponse = ExpressResponse;
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {

@@ -2,7 +2,7 @@
 // @types): in an option's `handler`, `res` is Express's `Response` (`res.status()`) without
 // writing `rateLimit<Request, Response>`, as express-rate-limit types it; the middleware is an
 // Express `RequestHandler`, and still takes node:http's request and response. Without
-// @types/express the functions get the structural types, and nothing asks for Express.
+// @types/express nothing asks for Express, and the type arguments type node:http's.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -51,16 +51,18 @@ test("rateLimit's types with @types/express: res is Express's Response in a hand
   assert.match(tsc(pkg.project, ["bad.mts"]), /Property 'stauts' does not exist on type 'Response/);
 });
 
-test("rateLimit's types without @types/express: the structural request and response, and no missing module", (t) => {
+test("rateLimit's types without @types/express: no missing module; node:http's types by the type arguments", (t) => {
   const pkg = install();
   t.after(() => pkg.remove());
   mkdirSync(join(pkg.project, "node_modules/@types"), { recursive: true });
   symlinkSync(resolve(here, "node_modules/@types/node"), join(pkg.project, "node_modules/@types/node"));
   writeFileSync(join(pkg.project, "http.mts"), `${NODE_HTTP}
-    rateLimit({ handler: (req, res) => { res.statusCode = 429; res.end("slow down"); } });`);
+    import type { IncomingMessage, ServerResponse } from "node:http";
+    rateLimit<IncomingMessage, ServerResponse>({ handler: (req, res) => { res.statusCode = 429; res.end("slow down"); } });`);
   assert.equal(tsc(pkg.project, ["http.mts"]), "");
   writeFileSync(join(pkg.project, "bad.mts"), `
     import rateLimit from "tollgate";
-    rateLimit({ handler: (req, res) => { res.status(429); } });`);
-  assert.match(tsc(pkg.project, ["bad.mts"]), /Property 'status' does not exist on type 'MiddlewareResponse'/);
+    import type { IncomingMessage, ServerResponse } from "node:http";
+    rateLimit<IncomingMessage, ServerResponse>({ handler: (req, res) => { res.status(429); } });`);
+  assert.match(tsc(pkg.project, ["bad.mts"]), /Property 'status' does not exist on type 'ServerResponse/);
 });
