@@ -153,9 +153,8 @@ impl<S> BlockedCache<S> {
 
 impl BlockedCache<Option<PolicyState>> {
     /// The denial of a hit of `cost` on `key` at `now`, decided by `policy` over the trusted
-    /// cached state: `Ok(None)` when the key has no trusted entry, the hit would be admitted,
-    /// or the state still admits a hit of cost 1 (other writers' hits may have changed the
-    /// figures: ask the store), `Err` when the cost is invalid for the policy.
+    /// cached state: `Ok(None)` when the key has no trusted entry or the hit would be admitted
+    /// (ask the store), `Err` when the cost is invalid for the policy.
     pub fn denial(
         &self,
         policy: &Policy,
@@ -169,6 +168,8 @@ impl BlockedCache<Option<PolicyState>> {
         let Some(state) = self.state(key) else { return Ok(None) };
         let states = core::slice::from_ref(state);
         let d = policy.peek(states, now, cost)?;
+        // A state that still admits a hit of cost 1 may have taken other writers' hits since it
+        // was confirmed (its figures would be stale): ask the store (module docs).
         if d.allowed || (cost != 1 && policy.peek(states, now, 1)?.allowed) {
             return Ok(None);
         }
