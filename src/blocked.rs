@@ -154,7 +154,9 @@ impl<S> BlockedCache<S> {
 impl BlockedCache<Option<PolicyState>> {
     /// The denial of a hit of `cost` on `key` at `now`, decided by `policy` over the trusted
     /// cached state: `Ok(None)` when the key has no trusted entry or the hit would be admitted
-    /// (ask the store), `Err` when the cost is invalid for the policy.
+    /// (ask the store), `Err` when the cost is invalid for the policy. A policy whose blocks
+    /// escalate ([`Policy::escalates`]) is never denied from the cache: each denial renews or
+    /// doubles the block in the store, which must see it.
     pub fn denial(
         &self,
         policy: &Policy,
@@ -162,7 +164,7 @@ impl BlockedCache<Option<PolicyState>> {
         now: Nanos,
         cost: u64,
     ) -> Result<Option<PolicyDecision>, CheckError> {
-        if !self.trusted(key, now) {
+        if !self.trusted(key, now) || policy.escalates() {
             return Ok(None);
         }
         let Some(state) = self.state(key) else { return Ok(None) };

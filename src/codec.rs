@@ -5,6 +5,7 @@
 //! policy state  = 1  expires_at:varint  slots:varint  slot*
 //!               | 2  expires_at:varint  blocked_until:varint  slots:varint  slot*
 //!               | 3  expires_at:varint  blocked_until:varint  slots:varint  slot*  open:varint  entry*
+//!               | 4  expires_at:varint  blocked_until:varint  strikes:varint  slots:varint  slot*  open:varint  entry*
 //! entry         = id estimate reserved_at until mark*  (one mark per slot; crate::reserve)
 //! slot          = 0                                   (fresh)
 //!               | tag:u8 fields                       (tag 1..=7, see below)
@@ -17,10 +18,11 @@
 //! gcra                   7  tat
 //! ```
 //!
-//! Version 2 is written only for a key blocked by a penalty (crate::penalty), and version 3
-//! only for a key with open reservations (crate::reserve), so that every other state keeps
-//! its version-1 bytes (stored states and the equivalence fixtures stay valid); all three
-//! versions are read.
+//! Version 2 is written only for a key blocked by a penalty (crate::penalty), version 3
+//! only for a key with open reservations (crate::reserve), and version 4 only for a key whose
+//! block has doubled (`strikes`, crate::penalty's `exponentialBackoff`; its `open` may be
+//! zero), so that every other state keeps its version-1 bytes (stored states and the
+//! equivalence fixtures stay valid); all four versions are read.
 //!
 //! Every integer is an unsigned LEB128 varint (at most 10 bytes); times are nanoseconds since
 //! the epoch. A GCRA key is typically 12 bytes. Decoding never panics: truncated, overlong,
@@ -47,6 +49,8 @@ pub const FORMAT_VERSION: u8 = 1;
 pub const FORMAT_VERSION_BLOCKED: u8 = 2;
 /// The format version of a state with open reservations (and a penalty block, zero if none).
 pub const FORMAT_VERSION_RESERVED: u8 = 3;
+/// The format version of a state whose penalty block has taken strikes (and any reservations).
+pub const FORMAT_VERSION_STRIKES: u8 = 4;
 
 fn tag(kind: Kind) -> u8 {
     match kind {
@@ -248,9 +252,12 @@ impl PolicyState {
     /// ```
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(16);
-        let reserved = !self.open.is_empty();
+        let struck = self.strikes > 0;
+        let reserved = !self.open.is_empty() || struck;
         let blocked = self.blocked_until > Nanos::ZERO || reserved;
-        out.push(if reserved {
+        out.push(if struck {
+            FORMAT_VERSION_STRIKES
+        } else if reserved {
             FORMAT_VERSION_RESERVED
         } else if blocked {
             FORMAT_VERSION_BLOCKED
@@ -260,6 +267,9 @@ impl PolicyState {
         put(&mut out, self.expires_at.as_nanos());
         if blocked {
             put(&mut out, self.blocked_until.as_nanos());
+        }
+        if struck {
+            put(&mut out, u64::from(self.strikes));
         }
         put(&mut out, self.slots.len() as u64);
         for slot in &self.slots {
@@ -286,12 +296,20 @@ impl PolicyState {
     pub fn decode(bytes: &[u8]) -> Result<PolicyState, DecodeError> {
         let mut r = Reader { bytes };
         let version = r.byte()?;
-        if !(FORMAT_VERSION..=FORMAT_VERSION_RESERVED).contains(&version) {
+        if !(FORMAT_VERSION..=FORMAT_VERSION_STRIKES).contains(&version) {
             return Err(DecodeError::UnknownVersion(version));
         }
         let expires_at = r.time()?;
         // A block past the state's expiry ends with it: stores drop the key at its expiry.
         let blocked_until = if version >= FORMAT_VERSION_BLOCKED { r.time()?.min(expires_at) } else { Nanos::ZERO };
+        let strikes = if version == FORMAT_VERSION_STRIKES {
+            match r.len(u64::from(u32::MAX))? {
+                0 => return Err(DecodeError::Invalid("a state of strikes without a strike")),
+                n => n as u32,
+            }
+        } else {
+            0
+        };
         let n = r.len(MAX_LIMITS as u64)?;
         let mut slots = Vec::with_capacity(n);
         for _ in 0..n {
@@ -299,9 +317,9 @@ impl PolicyState {
             slots.push(if t == 0 { None } else { Some(decode_state_from(&mut r, t)?) });
         }
         let mut open = Vec::new();
-        if version == FORMAT_VERSION_RESERVED {
+        if version >= FORMAT_VERSION_RESERVED {
             let k = r.len(crate::reserve::MAX_OPEN as u64)?;
-            if k == 0 {
+            if k == 0 && version == FORMAT_VERSION_RESERVED {
                 return Err(DecodeError::Invalid("a reserved state without a reservation"));
             }
             for _ in 0..k {
@@ -317,6 +335,7 @@ impl PolicyState {
         }
         let mut state = policy_state(slots, expires_at);
         state.blocked_until = blocked_until;
+        state.strikes = strikes;
         state.open = open;
         Ok(state)
     }

@@ -27,9 +27,54 @@
 //! assert_eq!(later.decision.retry_after, Nanos::from_secs(30));
 //! assert!(policy.check(&mut states, now + Nanos::from_secs(60), 1).unwrap().allowed);
 //! ```
+//!
+//! Two escalations keep a client that keeps knocking out, as @fastify/rate-limit's options of
+//! the same names do ([`Escalation`]):
+//! - `continueExceeding`: each hit denied during a block renews it, to the block duration from
+//!   that hit ([`Policy::with_continue_exceeding`]);
+//! - `exponentialBackoff`: each hit denied during a block doubles it, from that hit: the n-th
+//!   denial of a block blocks for `blockDuration * 2^(n-1)`, at most a cap
+//!   ([`Policy::with_exponential_backoff`]).
+//!
+//! Either way a denied hit is still counted by no limit: only the block (and, doubling, the
+//! number of denials it took, [`PolicyState::strikes`]) changes, and a store writes it; the
+//! denial's wait covers the block as it left it. A peek knocks at nothing: it answers the block
+//! as it stands. A clock that went back never shortens a block. Once a block ends, the key's
+//! next denial starts a block of `blockDuration` again.
+//!
+//! ```
+//! use tollgate::{AnyAlgorithm, FixedWindow, Nanos, Quota};
+//! use tollgate::policy::Policy;
+//! let fw = AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_second(1).unwrap()));
+//! let policy = Policy::single(fw)
+//!     .with_block_duration(Nanos::from_secs(1))
+//!     .with_exponential_backoff(Nanos::from_secs(4));
+//! let mut states = [None];
+//! let t = Nanos::from_secs(1_000);
+//! assert!(policy.check(&mut states, t, 1).unwrap().allowed);
+//! for want in [1, 2, 4, 4] {
+//!     let d = policy.check(&mut states, t, 1).unwrap(); // 1 s, doubled, then the cap
+//!     assert_eq!(d.decision.retry_after, Nanos::from_secs(want));
+//! }
+//! ```
 
 use crate::policy::{Policy, PolicyDecision, PolicyState};
 use crate::time::Nanos;
+
+/// What a hit denied during a block does to the block.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Escalation {
+    /// Nothing: the block ends when it was set to (rate-limiter-flexible's `blockDuration`).
+    #[default]
+    None,
+    /// The block is renewed to the block duration from the denied hit (`continueExceeding`).
+    Renew,
+    /// The block doubles from the denied hit, to at most `cap` (`exponentialBackoff`).
+    Double {
+        /// The longest block (`maxBlockDuration`), at least the block duration.
+        cap: Nanos,
+    },
+}
 
 impl Policy {
     /// This policy with a penalty: a key the limits deny is blocked for `block_duration`
@@ -45,6 +90,62 @@ impl Policy {
         self.block_duration
     }
 
+    /// This policy with each hit denied during a block renewing the block
+    /// (`continueExceeding`); it takes effect with a block duration.
+    pub fn with_continue_exceeding(mut self) -> Policy {
+        self.escalation = Escalation::Renew;
+        self
+    }
+
+    /// This policy with each hit denied during a block doubling the block, to at most `cap`
+    /// (`exponentialBackoff`; a cap below the block duration is the block duration).
+    pub fn with_exponential_backoff(mut self, cap: Nanos) -> Policy {
+        self.escalation = Escalation::Double { cap };
+        self
+    }
+
+    /// What a hit denied during a block does to it.
+    #[inline]
+    pub fn escalation(&self) -> Escalation {
+        self.escalation
+    }
+
+    /// Whether a hit denied during a block changes the key's state (a store must then see
+    /// every such hit: a cached denial would not renew the block).
+    #[inline]
+    pub fn escalates(&self) -> bool {
+        self.block_duration > Nanos::ZERO && self.escalation != Escalation::None
+    }
+
+    /// How long a block lasts from the denial that gives it its `strikes`-th strike.
+    fn block_after(&self, strikes: u32) -> Nanos {
+        match self.escalation {
+            Escalation::Double { cap } => {
+                let cap = cap.max(self.block_duration);
+                if strikes >= 63 {
+                    cap
+                } else {
+                    self.block_duration.saturating_mul(1u64 << strikes).min(cap)
+                }
+            }
+            _ => self.block_duration,
+        }
+    }
+
+    /// After a hit denied during a block (at `now`): renews or doubles the block of every key
+    /// blocked at `now`.
+    #[inline(never)]
+    pub(crate) fn escalate_blocks(&self, states: &mut [Option<PolicyState>], now: Nanos) {
+        for st in states.iter_mut().flatten().filter(|st| st.blocked_until > now) {
+            if let Escalation::Double { .. } = self.escalation {
+                st.strikes = st.strikes.saturating_add(1);
+            }
+            // Never shorter than it was: a clock that went back does not shorten a block.
+            st.blocked_until = now.saturating_add(self.block_after(st.strikes)).max(st.blocked_until);
+            st.expires_at = st.expires_at.max(st.blocked_until);
+        }
+    }
+
     /// After the limits denied a hit (`denied`, not a block's denial): blocks every key a
     /// limit denied, from `now`, and makes the decision's wait cover the block.
     #[inline(never)]
@@ -54,6 +155,7 @@ impl Policy {
             // A limit denies only a key with state (a fresh one admits any valid cost).
             if let Some(Some(st)) = states.get_mut(l.at.key) {
                 st.blocked_until = until;
+                st.strikes = 0;
                 // The expiry covers the slots already; now it covers the block too.
                 st.expires_at = st.expires_at.max(until);
             }

@@ -76,6 +76,8 @@ pub struct Policy {
     /// How long a key stays blocked once the limits deny it (zero: no penalty); see
     /// [`crate::penalty`].
     pub(crate) block_duration: Nanos,
+    /// What a denial during a block does to it (none by default); see [`crate::penalty`].
+    pub(crate) escalation: crate::penalty::Escalation,
 }
 
 /// One key's state under a policy: one slot per limit, and when the whole key becomes fresh.
@@ -90,6 +92,10 @@ pub struct PolicyState {
     /// Until when the key is blocked by a penalty ([`Policy::with_block_duration`]); zero
     /// when it is not.
     pub(crate) blocked_until: Nanos,
+    /// How many denials the current block has taken since it started (an
+    /// [`Escalation::Double`](crate::penalty::Escalation::Double) block doubles with each); zero
+    /// when it is not blocked or the block does not escalate.
+    pub(crate) strikes: u32,
     /// The key's open reservations ([`crate::reserve`]): empty unless the key reserved.
     pub(crate) open: Vec<crate::reserve::Open>,
 }
@@ -109,6 +115,12 @@ impl PolicyState {
     /// Until when a penalty blocks the key (zero: never blocked, or the policy has none).
     pub fn blocked_until(&self) -> Nanos {
         self.blocked_until
+    }
+
+    /// How many denials the key's current block has taken since it started (zero: none, or
+    /// the policy's block does not escalate).
+    pub fn strikes(&self) -> u32 {
+        self.strikes
     }
 
     /// How many reservations are open on the key ([`crate::reserve`]).
@@ -226,12 +238,16 @@ impl Policy {
                 return Err(ConfigError::DuplicateLimitName { name: String::from(&*l.name) });
             }
         }
-        Ok(Policy { limits, block_duration: Nanos::ZERO })
+        Ok(Policy { limits, block_duration: Nanos::ZERO, escalation: crate::penalty::Escalation::None })
     }
 
     /// A policy of one limit named `default`.
     pub fn single(algorithm: AnyAlgorithm) -> Policy {
-        Policy { limits: alloc::vec![Limit { name: "default".into(), algorithm }], block_duration: Nanos::ZERO }
+        Policy {
+            limits: alloc::vec![Limit { name: "default".into(), algorithm }],
+            block_duration: Nanos::ZERO,
+            escalation: crate::penalty::Escalation::None,
+        }
     }
 
     /// The limits, in order.
@@ -337,8 +353,15 @@ impl Policy {
     ) -> Result<PolicyDecision, CheckError> {
         let mut peeked = self.decide_valid(states, now, cost)?;
         if !peeked.allowed {
-            if self.block_duration > Nanos::ZERO && !peeked.penalty {
-                self.start_block(states, now, &mut peeked);
+            if self.block_duration > Nanos::ZERO {
+                if !peeked.penalty {
+                    self.start_block(states, now, &mut peeked);
+                } else if self.escalates() {
+                    // A denial during a block: renewed or doubled, and the wait covers that (a
+                    // peek, which knocks at nothing, answers the block as it stands).
+                    self.escalate_blocks(states, now);
+                    crate::penalty::cover(&mut peeked, now, crate::penalty::blocked_until(self, states));
+                }
             }
             return Ok(peeked);
         }
@@ -636,11 +659,11 @@ fn one_pair_decision(decision: Decision) -> PolicyDecision {
 
 /// Builds a [`PolicyState`] from slots (the codec and tests use this).
 pub(crate) fn policy_state(slots: Vec<Option<AnyState>>, expires_at: Nanos) -> PolicyState {
-    PolicyState { slots, expires_at, blocked_until: Nanos::ZERO, open: Vec::new() }
+    PolicyState { slots, expires_at, blocked_until: Nanos::ZERO, strikes: 0, open: Vec::new() }
 }
 
 impl From<Limit> for Policy {
     fn from(limit: Limit) -> Policy {
-        Policy { limits: alloc::vec![limit], block_duration: Nanos::ZERO }
+        Policy { limits: alloc::vec![limit], block_duration: Nanos::ZERO, escalation: crate::penalty::Escalation::None }
     }
 }

@@ -7,6 +7,8 @@
 //! ```text
 //! policy = 1  limits:varint  limit*
 //!        | 2  block_duration:varint  limits:varint  limit*   (a policy with a penalty)
+//!        | 3  block_duration:varint  escalation  limits:varint  limit*   (a penalty that escalates)
+//! escalation = 1 (renew) | 2 cap:varint (double)
 //! limit  = name_len:varint name  tag:u8  parameters
 //! fixed window            1  limit  length  offset
 //! fixed window first-hit  2  limit  window
@@ -32,6 +34,7 @@ use crate::algorithms::{
 };
 use crate::codec::{put, Reader};
 use crate::error::DecodeError;
+use crate::penalty::Escalation;
 use crate::policy::{Limit, Policy, MAX_LIMITS};
 use crate::quota::Quota;
 use crate::time::Nanos;
@@ -41,6 +44,8 @@ pub const POLICY_FORMAT_VERSION: u8 = 1;
 /// The version written for a policy with a penalty (`block_duration`), so that every other
 /// policy keeps its version-1 bytes and stored states are not taken as reconfigured.
 pub const POLICY_FORMAT_VERSION_PENALTY: u8 = 2;
+/// The version written for a penalty that escalates (`continueExceeding`, `exponentialBackoff`).
+pub const POLICY_FORMAT_VERSION_ESCALATION: u8 = 3;
 
 /// The longest limit name (the rule of [`Limit::new`]).
 const MAX_NAME_LEN: u64 = 64;
@@ -62,7 +67,17 @@ fn put_time(out: &mut Vec<u8>, t: Nanos) {
 /// ```
 pub fn encode_policy(policy: &Policy) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 * policy.limits().len() + 2);
-    if policy.block_duration() > Nanos::ZERO {
+    if policy.escalates() {
+        out.push(POLICY_FORMAT_VERSION_ESCALATION);
+        put_time(&mut out, policy.block_duration());
+        match policy.escalation() {
+            Escalation::Double { cap } => {
+                out.push(2);
+                put_time(&mut out, cap);
+            }
+            _ => out.push(1),
+        }
+    } else if policy.block_duration() > Nanos::ZERO {
         out.push(POLICY_FORMAT_VERSION_PENALTY);
         put_time(&mut out, policy.block_duration());
     } else {
@@ -135,11 +150,19 @@ pub fn decode_policy(bytes: &[u8]) -> Result<Policy, DecodeError> {
     let version = r.byte()?;
     let block_duration = match version {
         POLICY_FORMAT_VERSION => Nanos::ZERO,
-        POLICY_FORMAT_VERSION_PENALTY => match r.time()? {
+        POLICY_FORMAT_VERSION_PENALTY | POLICY_FORMAT_VERSION_ESCALATION => match r.time()? {
             Nanos::ZERO => return Err(DecodeError::Invalid("a penalty of zero")),
             d => d,
         },
         _ => return Err(DecodeError::UnknownVersion(version)),
+    };
+    let escalation = match version {
+        POLICY_FORMAT_VERSION_ESCALATION => match r.byte()? {
+            1 => Escalation::Renew,
+            2 => Escalation::Double { cap: r.time()? },
+            _ => return Err(DecodeError::Invalid("escalation")),
+        },
+        _ => Escalation::None,
     };
     let n = r.len(MAX_LIMITS as u64)?;
     let mut limits = Vec::with_capacity(n);
@@ -150,7 +173,9 @@ pub fn decode_policy(bytes: &[u8]) -> Result<Policy, DecodeError> {
         limits.push(Limit::new(&name, algorithm).map_err(|_| DecodeError::Invalid("limit name"))?);
     }
     r.finish()?;
-    Ok(Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))?.with_block_duration(block_duration))
+    let mut policy = Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))?.with_block_duration(block_duration);
+    policy.escalation = escalation;
+    Ok(policy)
 }
 
 fn decode_algorithm(r: &mut Reader<'_>) -> Result<AnyAlgorithm, DecodeError> {

@@ -90,8 +90,13 @@ pub const CODES: [&str; 9] = [
 pub const LIMIT_FIELDS: [&str; 10] =
     ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
 
-/// A policy's own options beside its limits, at every edge: the penalty (crate::penalty).
-pub const POLICY_OPTIONS: [&str; 1] = ["blockDuration"];
+/// A policy's own options beside its limits, at every edge: the penalty (crate::penalty) and
+/// its escalations.
+pub const POLICY_OPTIONS: [&str; 4] = ["blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"];
+
+/// The longest block an `exponentialBackoff` penalty doubles to when `maxBlockDuration` is not
+/// given (or the block duration, when that is longer): one day.
+pub const DEFAULT_MAX_BLOCK_DURATION: Nanos = Nanos::from_secs(86_400);
 
 /// The algorithms by the one name every edge's configuration uses: [`Kind::name`] of each of
 /// [`KINDS`]. First-hit fixed windows are `fixed-window` with `align: "first-hit"` (the npm
@@ -458,13 +463,13 @@ fn path(at: &str, name: &str) -> String {
 /// limiter's `maxKeys`, the Worker's `syncRate`): accepted here, parsed by the edge.
 pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<PolicySpec, SpecError> {
     let limits_field: &[&str] = &["limits"];
-    let block_duration = duration(input, "blockDuration", 0)?.unwrap_or(Nanos::ZERO);
+    let penalty = penalty(input)?;
     let items = match input.get("limits") {
         Value::Missing => {
             known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields], "")?;
             let (name, spec, limit) = parse_limit(input, "", "default")?;
             let _ = name;
-            return finish(alloc::vec![limit], alloc::vec![spec], block_duration);
+            return finish(alloc::vec![limit], alloc::vec![spec], penalty);
         }
         Value::List(items) => items,
         other => return Err(wrong_type(input, "limits", &other, "a non-empty array of limits")),
@@ -500,14 +505,62 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         limits.push(limit);
         specs.push(spec);
     }
-    finish(limits, specs, block_duration)
+    finish(limits, specs, penalty)
 }
 
-fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, block_duration: Nanos) -> Result<PolicySpec, SpecError> {
+/// A policy's penalty as its options give it (crate::penalty): the block duration (zero for
+/// none) and its escalation.
+struct Penalty {
+    block: Option<Nanos>,
+    escalation: crate::penalty::Escalation,
+}
+
+/// Reads `blockDuration`, `continueExceeding`, `exponentialBackoff` and `maxBlockDuration`.
+fn penalty<I: Input>(input: &I) -> Result<Penalty, SpecError> {
+    use crate::penalty::Escalation;
+    let block = duration(input, "blockDuration", 0)?.filter(|d| *d > Nanos::ZERO);
+    let renew = flag(input, "continueExceeding")?;
+    let double = flag(input, "exponentialBackoff")?;
+    if renew && double {
+        let m = Msg::new("give continueExceeding or exponentialBackoff, not both");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "exponentialBackoff", m));
+    }
+    let cap = duration(input, "maxBlockDuration", 1)?;
+    if cap.is_some() && !double {
+        let m = Msg::new("maxBlockDuration needs exponentialBackoff: true");
+        return Err(SpecError::new(code::UNSUPPORTED_OPTION, "maxBlockDuration", m));
+    }
+    let escalation = match (renew, double) {
+        (true, _) => Escalation::Renew,
+        (_, true) => Escalation::Double { cap: cap.unwrap_or(DEFAULT_MAX_BLOCK_DURATION) },
+        _ => Escalation::None,
+    };
+    Ok(Penalty { block, escalation })
+}
+
+/// A boolean field, `false` when absent.
+fn flag<I: Input>(input: &I, field: &str) -> Result<bool, SpecError> {
+    match input.get(field) {
+        Value::Missing => Ok(false),
+        Value::Bool(b) => Ok(b),
+        other => Err(wrong_type(input, field, &other, "true or false")),
+    }
+}
+
+fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, penalty: Penalty) -> Result<PolicySpec, SpecError> {
+    use crate::penalty::Escalation;
     // Every rule `Policy::new` checks was checked above with the field named.
     let policy = Policy::new(limits)
-        .map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?
-        .with_block_duration(block_duration);
+        .map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?;
+    // An escalating penalty without a block duration blocks for the policy's longest window,
+    // as the peers' options renew or double "the window".
+    let block = match (penalty.block, penalty.escalation) {
+        (Some(d), _) => d,
+        (None, Escalation::None) => Nanos::ZERO,
+        (None, _) => policy.longest_window(),
+    };
+    let mut policy = policy.with_block_duration(block);
+    policy.escalation = penalty.escalation;
     Ok(PolicySpec { policy, limits: specs })
 }
 

@@ -18,8 +18,13 @@ export function estimateTokens(body) {
   return Math.ceil(text.length / 4) + (body.max_tokens ?? body.max_completion_tokens ?? DEFAULT_MAX_TOKENS);
 }
 
-const openaiError = (status, code, message, headers) => {
-  const response = Response.json({ error: { message, type: code === "rate_limit_exceeded" ? "requests" : "invalid_request_error", code } }, { status });
+/**
+ * An error answer as OpenAI's API writes one: `{ error: { message, type, param, code } }`. A
+ * 429's `type` is the kind of limit it hit, `"requests"` or `"tokens"` (OpenAI's own), any other
+ * error's `type` is `invalid_request_error` unless given.
+ */
+const openaiError = (status, code, message, headers, type = "invalid_request_error") => {
+  const response = Response.json({ error: { message, type, param: null, code } }, { status });
   for (const [name, value] of headers ?? []) response.headers.set(name, value);
   return response;
 };
@@ -110,7 +115,7 @@ export function gateway({ upstream, requests, tokens }) {
     if (!rpm.allowed && rpm.degraded !== undefined) return unavailable();
     if (!rpm.allowed) {
       const headers = rateLimitHeaders({ requests, rpm, now });
-      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for requests: ${rpm.limit} per minute`, headers);
+      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for requests: ${rpm.limit} per minute`, headers, "requests");
     }
     let tpm;
     try {
@@ -128,9 +133,9 @@ export function gateway({ upstream, requests, tokens }) {
     if (!tpm.allowed) {
       // Not sent upstream: the request hit is given back, as no call was made.
       await requests.refund(apiKey, { now });
-      const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now });
+      const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now, requestGivenBack: true });
       const what = tpm.blockedBy === "month" ? "the monthly token budget" : "tokens per minute";
-      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for ${what}: this call reserves ${estimate} tokens, ${tpm.remaining} remain`, headers);
+      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for ${what}: this call reserves ${estimate} tokens, ${tpm.remaining} remain`, headers, "tokens");
     }
     const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now });
     // A settlement that fails (a store down, a cost settle refuses) leaves the estimate charged.

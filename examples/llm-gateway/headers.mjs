@@ -16,11 +16,22 @@ export function openaiDuration(ms) {
 const LISTS = new Set(["ratelimit", "ratelimit-policy"]);
 
 /**
+ * `rpm` once its hit was given back (`requests.refund` of one unit, as a call the tokens limits
+ * denied is): each limit's `remaining` one more, never beyond its limit, as the refund left it.
+ */
+function givenBack(rpm) {
+  const back = (f) => ({ ...f, remaining: Math.min(f.limit, f.remaining + 1) });
+  return { ...back(rpm), limits: rpm.limits?.map(back) };
+}
+
+/**
  * The headers of an answer decided by `requests` (`rpm`, a decision of the requests limiter)
  * and `tokens` (`tpm`, the tokens limiter's reservation or settlement); either may be absent
- * when the request did not get that far.
+ * when the request did not get that far. `requestGivenBack`: the call's request hit was
+ * refunded after `rpm` (the tokens limits denied it), so the requests figures include it back.
  */
-export function rateLimitHeaders({ requests, rpm, tokens, tpm, now }) {
+export function rateLimitHeaders({ requests, rpm, tokens, tpm, now, requestGivenBack = false }) {
+  if (rpm && requestGivenBack) rpm = givenBack(rpm);
   const out = new Map();
   const draft = (limiter, decision) => {
     for (const [name, value] of Object.entries(limiter.headers(decision, { now, standardHeaders: "draft-10", legacyHeaders: false }))) {

@@ -1,4 +1,4 @@
-// `make llm-gateway` (or `npm start` here once tollgate is installed): the mock upstream on
+// `make llm-gateway` (or `npm install && npm start` here, tollgate a file: dependency on ../../pkg): the mock upstream on
 // UPSTREAM_PORT (default 8791) and the gateway in front of it on PORT (default 8790), with
 // RPM and TPM per API key (default 60 and 10000). Ctrl-C stops both.
 import { mockUpstream } from "./mock-upstream.mjs";

@@ -16,7 +16,7 @@ export const HEADER_DRAFTS = Object.freeze(["draft-6", "draft-7", "draft-8", "dr
 export const LIMIT_FIELDS = Object.freeze(["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"]);
 
 /** A policy's own options beside its limits (`tollgate::spec::POLICY_OPTIONS`). */
-export const POLICY_OPTIONS = Object.freeze(["blockDuration"]);
+export const POLICY_OPTIONS = Object.freeze(["blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"]);
 
 /** A capacity pool's fields (`tollgate::spec::POOL_FIELDS`). */
 export const POOL_FIELDS = Object.freeze(["partitions", "rate", "maxTtl"]);

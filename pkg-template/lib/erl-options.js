@@ -60,3 +60,40 @@ export function erlHeaderOptions(options, checks) {
   }
   return out;
 }
+
+/** The tokens of a header value outside its Structured Field strings, each through `f`. */
+function outsideStrings(value, f) {
+  return value.replace(/"(?:[^"\\]|\\.)*"|[^"]+/g, (t) => (t.startsWith('"') ? t : f(t)));
+}
+
+/**
+ * express-rate-limit's `pk` of a key: the base64 of the first 12 hex digits of its SHA-256
+ * (undefined where `node:crypto` cannot be had synchronously, before Node 20.16).
+ */
+export function erlPartitionKey(key) {
+  const crypto = globalThis.process?.getBuiltinModule?.("node:crypto");
+  if (crypto === undefined) return undefined;
+  const hex = crypto.createHash("sha256").update(String(key)).digest("hex").slice(0, 12);
+  return globalThis.Buffer.from(hex).toString("base64");
+}
+
+/**
+ * The core's draft-8 `RateLimit` and `RateLimit-Policy` (as `headers` wrote them) in the form
+ * express-rate-limit sends in its mode: parameters after `"; "` rather than `";"`, and each
+ * policy member's `pk` (express-rate-limit's hash of `key`, `erlPartitionKey`) on the policy
+ * only, unless `pk` is false. The figures are the core's, unchanged.
+ */
+export function erlDraft8(headers, key, pk = true) {
+  const out = { ...headers };
+  const hash = pk ? erlPartitionKey(key) : undefined;
+  for (const name of Object.keys(out)) {
+    const lower = name.toLowerCase();
+    if (lower !== "ratelimit" && lower !== "ratelimit-policy") continue;
+    let value = outsideStrings(String(out[name]), (t) => t.replace(/;pk=:[^:]*:/g, "").replace(/;(?=[a-z]+=)/g, "; "));
+    if (lower === "ratelimit-policy" && hash !== undefined) {
+      value = `${outsideStrings(value, (t) => t.replace(/, /g, `; pk=:${hash}:, `))}; pk=:${hash}:`;
+    }
+    out[name] = value;
+  }
+  return out;
+}

@@ -17,8 +17,9 @@ import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { RedisStore } from "./redis-store.js";
 import { headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
+import { clientError, publicError } from "./http-options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
-import { DEFAULTS, TOLLGATE_LIMITS, maxOf, normalizeIP, tollgateFields, windowOf } from "./fastify-options.js";
+import { DEFAULTS, TOLLGATE_LIMITS, maxValue, normalizeIP, tollgateFields, windowValue } from "./fastify-options.js";
 
 const MAX_LIMITERS = 1000;
 
@@ -150,8 +151,8 @@ export class Limits {
     const p = this.params;
     const key = await this.keyOf(req);
     if (this.allowFn !== null ? await this.allowFn(req, key) : this.allowKeys?.includes(key)) return { isAllowed: true, key };
-    const max = typeof p.max === "function" ? maxOf(await p.max(req, key)) : p.max;
-    const timeWindow = typeof p.timeWindow === "function" ? windowOf(await p.timeWindow(req, key)) : p.timeWindow;
+    const max = typeof p.max === "function" ? maxValue(await p.max(req, key)) : p.max;
+    const timeWindow = typeof p.timeWindow === "function" ? windowValue(await p.timeWindow(req, key)) : p.timeWindow;
     const now = Date.now();
     if (this.customStore !== null) return this.#checkStore(key, max, timeWindow, increment, now);
     const limiter = this.limiterOf(max, timeWindow);
@@ -165,7 +166,9 @@ export class Limits {
     } catch (e) {
       // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
       if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) {
-        throw this.ownRedis && e?.code === "redis_unavailable" && e.cause !== undefined ? e.cause : e;
+        // Fastify answers it (500, its message): never the key, the client's address or a stack.
+        const thrown = this.ownRedis && e?.code === "redis_unavailable" && e.cause !== undefined ? e.cause : e;
+        throw clientError(thrown) !== null ? thrown : publicError(thrown, [id, String(key), req.ip]);
       }
       // Admitted, nothing counted: @fastify/rate-limit's headers of a fresh key (all of `max` left, reset 0).
       const writer = headerWriter(max, Math.max(1, timeWindow), "default");
@@ -174,8 +177,9 @@ export class Limits {
     if (decision.reason === "allowList") return { isAllowed: true, key };
     const limit = this.tollgateLimits ? decision.limit : max;
     // A peek's `allowed` is whether one more hit fits; @fastify/rate-limit's peek reports
-    // exceeded only once a hit was denied, which tollgate never counts: nothing left is "at the limit".
-    const isExceeded = increment ? !decision.allowed : decision.reason === "denyList";
+    // exceeded only once a hit was denied, which tollgate never counts: nothing left is "at the
+    // limit", and a key a penalty blocks (a hit was denied) is exceeded.
+    const isExceeded = increment ? !decision.allowed : decision.reason === "denyList" || decision.penalty === true;
     let isBanned = false;
     if (isExceeded && p.ban >= 0 && decision.reason !== "denyList") {
       // Its own keys beside the limit's (over a store they share a key space).
@@ -210,7 +214,7 @@ export class Limits {
     try {
       ({ current, ttl } = await call(store, increment ? "incr" : "read", key, timeWindow, max));
     } catch (e) {
-      if (!this.params.skipOnError) throw e;
+      if (!this.params.skipOnError) throw publicError(e, [String(key)]);
     }
     const isExceeded = current > max;
     const ttlInSeconds = Math.ceil(ttl / 1000);

@@ -1,9 +1,12 @@
-// @fastify/rate-limit v11's options, read as it reads them (its defaults, its lenient
-// fallbacks for a `max`, `timeWindow`, `ban` or `ipv6Subnet` that is not one), and translated
-// into tollgate's limit options (docs/vocabulary.md). Only names and values are translated
-// here; every decision is a tollgate limiter's (fastify-limits.js).
+// @fastify/rate-limit v11's options, read with its defaults and validated as tollgate's own: a
+// `max`, `timeWindow` or `ban` that is not one throws at registration with a `code` and a
+// `field` (a `NaN` is taken as not given, as @fastify/rate-limit reads it; an `ipv6Subnet` out
+// of range falls back to 64, as there), and translated into tollgate's limit options
+// (docs/vocabulary.md). `continueExceeding` and `exponentialBackoff` are the core's penalty
+// options of the same names. Only names and values are translated here; every decision is a
+// tollgate limiter's (fastify-limits.js).
 import { ipKey, isIPv6 } from "./client-ip.js";
-import { LIMITER_FIELDS, LIMIT_FIELDS, fail, known, optionError } from "./options.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, MAX, fail, known, optionError, show } from "./options.js";
 
 /** @fastify/rate-limit's defaults. */
 export const DEFAULTS = Object.freeze({ max: 1000, timeWindow: 60_000, hook: "onRequest", ipv6Subnet: 64, cache: 5000 });
@@ -30,12 +33,6 @@ export const TOLLGATE_LIMITS = ["algorithm", "quota", "limits", "limit", "window
  */
 const HTTP_OPTIONS = ["cost", "estimatedCost", "actualCost"];
 
-/** @fastify/rate-limit's options this plugin cannot give the same meaning, with tollgate's way. */
-const UNSUPPORTED = {
-  continueExceeding: "continueExceeding (renew the window on every hit while limited) has no counterpart in tollgate's limiters, which never count a denied hit; for a block after a denial give blockDuration (e.g. blockDuration: \"1m\": once denied, a key is denied that long)",
-  exponentialBackoff: "exponentialBackoff (a block doubling with every denied hit) has no counterpart in tollgate's limiters, which never count a denied hit; for a block after a denial give blockDuration (a fixed length), or a gcra or token-bucket algorithm for a smooth rate",
-};
-
 /** `@lukeed/ms`'s `parse` (what @fastify/rate-limit reads a string `timeWindow` with): "1 minute", "2h", "500". */
 const MS = /^(-?(?:\d+)?\.?\d+) *(m(?:illiseconds?|s(?:ecs?)?))?(s(?:ec(?:onds?|s)?)?)?(m(?:in(?:utes?|s)?)?)?(h(?:ours?|rs?)?)?(d(?:ays?)?)?(w(?:eeks?|ks?)?)?(y(?:ears?|rs?)?)?$/;
 export function parseMs(text) {
@@ -57,17 +54,59 @@ export function formatMs(ms) {
   return `${sign}${n} ${unit}${n !== 1 ? "s" : ""}`;
 }
 
-/** A `max` as @fastify/rate-limit reads it: a number from 0 (truncated), a function, else the default. */
-export function maxOf(v, fallback = DEFAULTS.max) {
-  if (Number.isFinite(v) && v >= 0) return Math.trunc(v);
-  return typeof v === "function" ? v : fallback;
+/** Whether `v` is not given: absent, or `NaN` (@fastify/rate-limit's tests pass `NaN` for "the default"). */
+const unset = (v) => v === undefined || v === null || Number.isNaN(v);
+
+/** A whole number from `min` to `MAX`, or an `out_of_range` error naming `field`. */
+function wholeFrom(field, v, min, what = "") {
+  if (Number.isInteger(v) && v >= min && v <= MAX) return v;
+  throw optionError("out_of_range", field, `${field} must be a whole number${what} from ${min} to ${MAX}, got ${show(v)}`);
 }
 
-/** A `timeWindow` as @fastify/rate-limit reads it: ms from 0 (truncated), an ms string, a function, else the default. */
+/** A `max` option: a whole number from 0, a function of the request, or not given (the default); else it throws. */
+export function maxOf(v, fallback = DEFAULTS.max) {
+  if (unset(v)) return fallback;
+  if (typeof v === "function") return v;
+  if (typeof v !== "number") throw fail("max", v, "a whole number from 0, or a function of the request");
+  return wholeFrom("max", v, 0);
+}
+
+/**
+ * A `timeWindow` option: whole milliseconds from 1, a duration string as @fastify/rate-limit
+ * reads one ("1 minute", "2h", "500"), a function of the request, or not given (the default);
+ * anything else ("banana", "1 fortnight", -5, true) throws.
+ */
 export function windowOf(v, fallback = DEFAULTS.timeWindow) {
-  if (Number.isFinite(v) && v >= 0) return Math.trunc(v);
-  if (typeof v === "string") return parseMs(v) ?? fallback;
-  return typeof v === "function" ? v : fallback;
+  if (unset(v)) return fallback;
+  if (typeof v === "function") return v;
+  if (typeof v === "string") {
+    const ms = parseMs(v);
+    if (ms === undefined) {
+      throw optionError("invalid_value", "timeWindow", `timeWindow ${show(v)} is not a duration (write milliseconds, or a duration such as "1 minute", "30s", "2h")`);
+    }
+    if (!(ms >= 1)) throw optionError("out_of_range", "timeWindow", `timeWindow ${show(v)} must be longer than zero`);
+    return wholeFrom("timeWindow", Math.ceil(ms), 1, " of milliseconds");
+  }
+  if (typeof v !== "number") throw fail("timeWindow", v, 'a number of milliseconds, a duration such as "1 minute", or a function of the request');
+  return wholeFrom("timeWindow", v, 1, " of milliseconds");
+}
+
+/** A `ban` option: a whole number of denials from 0, or not given (no ban, -1); else it throws. */
+export function banOf(v) {
+  if (unset(v)) return -1;
+  if (typeof v !== "number") throw fail("ban", v, "a whole number of denials from 0");
+  return wholeFrom("ban", v, 0);
+}
+
+/** A `max` a function answered for a request: as `maxOf`, its default for what is not one (a request is not refused for it). */
+export function maxValue(v) {
+  return Number.isInteger(v) && v >= 0 ? v : DEFAULTS.max;
+}
+
+/** A `timeWindow` a function answered for a request: as `windowOf`, its default for what is not one. */
+export function windowValue(v) {
+  if (typeof v === "string") v = parseMs(v);
+  return Number.isFinite(v) && v >= 1 ? Math.ceil(v) : DEFAULTS.timeWindow;
 }
 
 /** `ipv6Subnet` as @fastify/rate-limit reads it: 0 to 128 (truncated), else 64. */
@@ -94,9 +133,6 @@ export function normalizeIP(ip, ipv6Subnet = DEFAULTS.ipv6Subnet) {
  */
 export function checkNames(options, at = "") {
   known(options, [...new Set([...FASTIFY_OPTIONS, ...TOLLGATE_OPTIONS, ...HTTP_OPTIONS])], at, { windowMs: "timeWindow (@fastify/rate-limit's name; or window, tollgate's, with an algorithm)" });
-  for (const [name, why] of Object.entries(UNSUPPORTED)) {
-    if (options[name] === true) throw optionError("unsupported_option", name, why);
-  }
   if (options.groupId !== undefined && typeof options.groupId !== "string") throw new Error("groupId must be a string");
   for (const name of ["cost", "keyGenerator", "errorResponseBuilder", "onExceeding", "onExceeded", "onBanReach"]) {
     if (options[name] !== undefined && typeof options[name] !== "function") throw fail(name, options[name], "a function");

@@ -7,7 +7,7 @@
 // limiter's `headers(decision)` (the core's writer, draft-6 mode, under @fastify/rate-limit's
 // names); Fastify itself is never imported.
 import { Limits, childStore } from "./fastify-limits.js";
-import { DEFAULTS, checkNames, formatMs, maxOf, normalizeIP, subnetOf, windowOf } from "./fastify-options.js";
+import { DEFAULTS, banOf, checkNames, formatMs, maxOf, normalizeIP, subnetOf, windowOf } from "./fastify-options.js";
 import { optionError } from "./options.js";
 import { clientError } from "./http-options.js";
 import { settleReservation } from "./cost-after.js";
@@ -42,7 +42,7 @@ function globalParamsOf(settings) {
     timeWindow: windowOf(settings.timeWindow),
     hook: settings.hook || DEFAULTS.hook,
     allowList: settings.allowList || null,
-    ban: Number.isFinite(settings.ban) && settings.ban >= 0 ? Math.trunc(settings.ban) : -1,
+    ban: banOf(settings.ban),
     onBanReach: typeof settings.onBanReach === "function" ? settings.onBanReach : nothing,
     onExceeding: typeof settings.onExceeding === "function" ? settings.onExceeding : nothing,
     onExceeded: typeof settings.onExceeded === "function" ? settings.onExceeded : nothing,
@@ -59,7 +59,7 @@ function mergeParams(global, options, routeInfo) {
   const r = { ...global, ...options, routeInfo };
   r.timeWindow = windowOf(r.timeWindow);
   r.max = maxOf(r.max);
-  r.ban = Number.isFinite(r.ban) && r.ban >= 0 ? Math.trunc(r.ban) : -1;
+  r.ban = options.ban === undefined ? global.ban : banOf(r.ban);
   r.ipv6Subnet = subnetOf(r.ipv6Subnet);
   for (const name of ["onBanReach", "onExceeding", "onExceeded"]) if (typeof r[name] !== "function") r[name] = nothing;
   if (typeof r.errorResponseBuilder !== "function") r.errorResponseBuilder = defaultErrorResponse;
@@ -191,19 +191,14 @@ export async function fastifyRateLimit(fastify, settings = {}) {
     fastify.decorate("rateLimit", (options) => hookOf(decoratorLimits(options), ran));
   }
 
-  const groups = new Map();
   fastify.addHook("onRoute", (routeOptions) => {
     const config = routeOptions.config?.rateLimit;
     if (config != null) {
       if (typeof config === "object") {
         const params = mergeParams(globalParams, config, routeOptions);
-        // Routes of one groupId share one count per key (the first route's limits).
-        let limits = typeof params.groupId === "string" ? groups.get(params.groupId) : undefined;
-        if (limits === undefined) {
-          limits = limitsOf(params, routeOptions);
-          if (typeof params.groupId === "string") groups.set(params.groupId, limits);
-        }
-        addRouteHook(routeOptions, params.hook, hookOf(limits, ran));
+        // Each route counts apart, with or without a groupId (which only suffixes the key), as
+        // @fastify/rate-limit's per-route store `child`.
+        addRouteHook(routeOptions, params.hook, hookOf(limitsOf(params, routeOptions), ran));
       } else if (config !== false) {
         throw new Error("Unknown value for route rate-limit configuration");
       }

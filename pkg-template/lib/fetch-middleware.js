@@ -14,7 +14,7 @@
 // - The headers are set on the handler's `Response`, or on a copy when its headers are
 //   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
 //   it is, since a copy would lose its socket.
-import { clientError, denialBody, httpOptions, settleHit } from "./http-options.js";
+import { clientError, denialBody, httpOptions, publicError, secretsOf, settleHit } from "./http-options.js";
 import { shadowReport } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "./options.js";
 import { dropCopy, reserve, settleReservation, splitResponse, waitUntilOf } from "./cost-after.js";
@@ -64,7 +64,8 @@ export function rateLimitFetch(options) {
         decision = after !== null ? await reserve(limiter, keys, cost, now) : await limiter.limit(keys, { cost, now });
       } catch (e) {
         const mistake = clientError(e);
-        if (mistake === null) throw e;
+        // A runtime may answer the error: without the key or a stack.
+        if (mistake === null) throw publicError(e, secretsOf(keys));
         return Response.json(mistake.body, { status: mistake.status });
       }
       // A hit a list answered (controls.js) was decided by no limit: no rate-limit header, and

@@ -5,6 +5,7 @@
 // as hono-rate-limiter's own, a tollgate store); the header and skip options are
 // http-options.js's. Nothing here decides a request.
 import { LIMIT_FIELDS, fail, fnOf, objectOf, optionError, wholeIn } from "./options.js";
+import { POLICY_OPTIONS } from "./contract.generated.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { httpOptions } from "./http-options.js";
 import { translate } from "./erl-options.js";
@@ -109,7 +110,7 @@ export function honoOptions(passed, kind) {
 function byWorkerPolicy(options, spec) {
   const store = options.store;
   if (store === null || typeof store !== "object" || typeof store.policy !== "string" || typeof store.limiter !== "function") return spec;
-  if (options.limiter !== undefined || [...LIMIT_FIELDS, "limits", "blockDuration"].some((f) => spec[f] !== undefined)) return spec;
+  if (options.limiter !== undefined || [...LIMIT_FIELDS, "limits", ...POLICY_OPTIONS].some((f) => spec[f] !== undefined)) return spec;
   options.limiter = new AsyncRateLimiter({ ...spec, store });
   for (const f of [...Object.keys(spec), "store"]) delete options[f];
   return {};

@@ -8,6 +8,7 @@
 // methods (`c.set`, `c.header`, `c.status`, `c.text`, `c.json`, `c.res`).
 import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
 import { shadowReport } from "./shadow-report.js";
+import { clientError, publicError, secretsOf } from "./http-options.js";
 import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
 
 export { webSocketLimiter } from "./hono-websocket.js";
@@ -38,7 +39,17 @@ export function rateLimiter(options) {
     const limiter = await limits.forRequest(c);
     limits.handOver(limiter, key);
     const now = Date.now();
-    const decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limiter.limit(key, { cost, now });
+    let decision;
+    try {
+      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limiter.limit(key, { cost, now });
+    } catch (e) {
+      // A client's mistake (a cost that is not one) is a 400; anything else goes to onError
+      // without the key or a stack.
+      const mistake = clientError(e);
+      if (mistake === null) throw publicError(e, secretsOf(key));
+      c.status(mistake.status);
+      return c.json(mistake.body);
+    }
     const info = rateLimitInfo(decision, key, cost);
     c.set(h.property, info);
     c.set(h.storeProperty, h.storeMethods);

@@ -129,12 +129,45 @@ export function denialBody(body) {
 /**
  * Once a counted request is answered: gives its hit back (to `limiter`, the deciding one) when
  * skipFailedRequests or skipSuccessfulRequests says it should not have counted. `succeeded()`
- * judges the answer (an adapter's `requestWasSuccessful`, awaited); one that throws, or a
- * refund that fails, leaves the hit counted.
+ * judges the answer (an adapter's `requestWasSuccessful`, awaited when it answers a promise);
+ * one that throws, or a refund that fails, leaves the hit counted. A judgement that is not a
+ * promise (a connection closed before its answer: failed) reaches the refund in the same
+ * turn, as express-rate-limit's `decrement` on `close` does: a store sees it before anything
+ * awaiting the request's end goes on.
  */
 export async function settleHit(o, succeeded, keys, cost, limiter = o.limiter) {
   try {
-    const success = (await succeeded()) === true;
-    if (success ? o.skipSuccessful : o.skipFailed) await limiter.refund(keys, { cost, now: Date.now() });
+    let success = succeeded();
+    if (typeof success?.then === "function") success = await success;
+    if (success === true ? o.skipSuccessful : o.skipFailed) await limiter.refund(keys, { cost, now: Date.now() });
   } catch {}
+}
+
+/** An IPv4 or IPv6 address anywhere in a text. */
+const ADDRESS = /\b\d{1,3}(?:\.\d{1,3}){3}\b|\b[0-9a-f]{0,4}(?::[0-9a-f]{0,4}){2,7}\b/i;
+
+/**
+ * The error a middleware passes on (to `next`, Fastify's or Hono's error handler, the runtime)
+ * when a store or a limiter failed: never a store key, a client address or a stack in what a
+ * framework may answer with. Its message is the original's when that names none of `secrets`
+ * (the request's key and client address) and no IP address, else one that says only what
+ * failed, by the original's code; its stack is that one line; `statusCode` is 500; the original
+ * is its `cause`, for logs.
+ */
+export function publicError(e, secrets = []) {
+  const message = typeof e?.message === "string" ? e.message : "";
+  const code = typeof e?.code === "string" && /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(e.code) ? e.code : undefined;
+  const named = secrets.some((s) => typeof s === "string" && s.length > 0 && message.includes(s));
+  const shown = message !== "" && !named && !ADDRESS.test(message) ? message : `the rate limiter could not decide this request${code === undefined ? "" : ` (${code})`}`;
+  const out = new Error(shown, { cause: e });
+  if (code !== undefined) out.code = code;
+  out.statusCode = 500;
+  out.stack = `Error: ${shown}`;
+  return out;
+}
+
+/** The strings a request's error answer must not show: its key(s) and its client address. */
+export function secretsOf(keys, address) {
+  const list = Array.isArray(keys) ? keys.map((k) => (typeof k === "string" ? k : String(k?.key ?? k))) : [typeof keys === "string" ? keys : String(keys ?? "")];
+  return [...list, typeof address === "string" ? address : ""];
 }

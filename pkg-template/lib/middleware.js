@@ -7,8 +7,8 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { fail, objectOf, optionError } from "./options.js";
-import { clientError, denialBody, flag, httpOptions, settleHit } from "./http-options.js";
-import { MIDDLEWARE_ONLY, erlHeaderOptions, translate } from "./erl-options.js";
+import { clientError, denialBody, flag, httpOptions, publicError, secretsOf, settleHit } from "./http-options.js";
+import { MIDDLEWARE_ONLY, erlDraft8, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
 import { controlsOf, firstLimit, listedDecision } from "./controls.js";
@@ -50,6 +50,8 @@ export function rateLimit(passed = {}) {
   // In drafts 8 and 10 these headers are lists, one member per limit: several limiters on one
   // route each add theirs (as express-rate-limit appends them) instead of replacing the others'.
   const listsHeaders = ["draft-8", "draft-10"].includes(options.standardHeaders ?? "draft-10");
+  // express-rate-limit's draft-8 form in its mode: "; " between parameters, its `pk` on the policy.
+  const erlDraft8Form = erlMode && options.standardHeaders === "draft-8";
   const subnet = options.ipv6Subnet ?? 56;
   // A subnet that cannot be one is reported here and fails the IPv6 requests (ipKey throws).
   if (typeof subnet !== "function") v.ipv6Subnet(subnet);
@@ -157,7 +159,8 @@ export function rateLimit(passed = {}) {
     } catch (e) {
       const mistake = clientError(e);
       if (mistake !== null) return answerMistake(res, mistake);
-      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw e;
+      // Passed on without the key, the client's address or a stack (Express may answer with it).
+      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw publicError(e, secretsOf(key, req.ip ?? req.socket?.remoteAddress));
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       reportFailedOpen(options.onDecision, cost);
       return true;
@@ -171,7 +174,8 @@ export function rateLimit(passed = {}) {
     const info = withRateLimitInfo(decision, key, cost);
     if (property !== false) req[property] = info;
     if (sendsHeaders && !res.headersSent) {
-      for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) {
+      const written = o.headers(limiter, decision, key, now);
+      for (const [name, value] of Object.entries(erlDraft8Form ? erlDraft8(written, key, options.partitionKey !== false) : written)) {
         res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }
     }
@@ -207,12 +211,14 @@ export function rateLimit(passed = {}) {
   };
 
   /** Gives a counted hit back once the answer shows it should not count (skip*Requests). */
-  const settle = async (outcome, req, res, limiter, key, cost, decision) => {
-    const finished = await outcome;
-    // After its window reset, the count holds other hits: nothing of this one is left to give back.
-    const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
-    if (Date.now() < resetAt) await settleHit(o, () => finished && wasSuccessful(req, res), key, cost, limiter);
-  };
+  const settle = (outcome, req, res, limiter, key, cost, decision) =>
+    // One turn after the answer ends or the connection closes, as express-rate-limit's
+    // listeners: a test or a store watching for the decrement sees it when the close is over.
+    outcome.then((finished) => {
+      // After its window reset, the count holds other hits: nothing of this one is left to give back.
+      const resetAt = decision.resetTime === undefined && store !== null ? Infinity : decision.resetAt;
+      if (Date.now() < resetAt) return settleHit(o, () => finished && wasSuccessful(req, res), key, cost, limiter);
+    });
 
   const middleware = async (req, res, next) => {
     let goesOn;

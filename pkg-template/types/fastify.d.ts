@@ -67,7 +67,7 @@ export interface RateLimitOptions extends TollgateLimitOptions {
   keyGenerator?: (request: FastifyRequest) => Maybe<string | number>;
   /** IPv6 prefix length of the default key (default 64). */
   ipv6Subnet?: number;
-  /** Routes of one `groupId` share a count per key. */
+  /** Appended to the key, as in @fastify/rate-limit; each route counts apart. */
   groupId?: string;
   /** The error (or object) thrown on a denial, answered by Fastify's error handler. */
   errorResponseBuilder?: (request: FastifyRequest, context: RateLimitErrorContext) => object;
@@ -80,10 +80,12 @@ export interface RateLimitOptions extends TollgateLimitOptions {
   onBanReach?: (request: FastifyRequest, key: string) => void;
   /** A store error lets the request through instead of failing it. */
   skipOnError?: boolean;
-  /** Refused when true (tollgate never counts a denied hit): give `blockDuration`. */
-  continueExceeding?: false;
-  /** Refused when true (tollgate never counts a denied hit): give `blockDuration`. */
-  exponentialBackoff?: false;
+  /** Each hit denied during a block renews it (`blockDuration`, default `timeWindow`), counted by no limit. */
+  continueExceeding?: boolean;
+  /** Each hit denied during a block doubles it (from `blockDuration`, default `timeWindow`), to at most `maxBlockDuration`. */
+  exponentialBackoff?: boolean;
+  /** The longest block `exponentialBackoff` doubles to (ms or a duration; default a day). */
+  maxBlockDuration?: number | string;
   /** In-memory keys kept (default 5000). */
   cache?: number;
 }

@@ -63,6 +63,9 @@ export interface HonoLimitOptions<C> {
   limits?: LimitOptions[];
   maxKeys?: number;
   blockDuration?: Duration;
+  continueExceeding?: boolean;
+  exponentialBackoff?: boolean;
+  maxBlockDuration?: Duration;
   shadow?: boolean;
   allowList?: string[];
   denyList?: string[];

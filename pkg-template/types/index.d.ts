@@ -40,6 +40,12 @@ export interface LimitOptions {
 export interface ControlOptions {
   /** A penalty: once the limits deny a key, it is denied for this long, counted nowhere (rate-limiter-flexible's name); 0: none. */
   blockDuration?: Duration;
+  /** Each hit denied during a block renews it to `blockDuration` from that hit (@fastify/rate-limit's name); without `blockDuration`, the longest window. */
+  continueExceeding?: boolean;
+  /** Each hit denied during a block doubles it from that hit (@fastify/rate-limit's name), to at most `maxBlockDuration`; without `blockDuration`, from the longest window. */
+  exponentialBackoff?: boolean;
+  /** The longest block `exponentialBackoff` doubles to (default a day); only with `exponentialBackoff: true`. */
+  maxBlockDuration?: Duration;
   /** Decide and count as enforcement would, but admit every hit: decisions say `shadow: true` and `wouldAllow`. */
   shadow?: boolean;
   /** Keys, IP addresses and networks (CIDR, v4 and v6) admitted without counting, checked before the limits. */

@@ -1,9 +1,20 @@
 // `rateLimit`: HTTP middleware for Express, Connect and plain node:http, and `rateLimitFetch`,
 // its twin for fetch handlers (see the npm README,
-// "HTTP middleware"). The request and response types are structural, so the package needs
-// neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse and Express's
-// Request/Response all fit.
+// "HTTP middleware"). What the middleware needs of a request and a response is structural, so
+// the package needs neither @types/node nor @types/express: Node's IncomingMessage/ServerResponse
+// and Express's Request/Response all fit. Where the project has @types/express, the functions
+// of `rateLimit`'s options get Express's `Request` and `Response` by default (as
+// express-rate-limit types them: `res.status()` in a `handler`); elsewhere the structural types.
 import type { AsyncRateLimiter, ControlOptions, Decision, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
+// @ts-ignore -- Express's types where the project has them (@types/express); without them, `any`
+import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
+
+/** Whether `T` is `any` (Express's types are, where @types/express is not installed). */
+type IsAny<T> = 0 extends 1 & T ? true : false;
+/** The request `rateLimit`'s functions get by default: Express's `Request` where its types are installed. */
+export type DefaultRequest = IsAny<ExpressRequest> extends true ? MiddlewareRequest : ExpressRequest;
+/** The response `rateLimit`'s functions get by default: Express's `Response` where its types are installed. */
+export type DefaultResponse = IsAny<ExpressResponse> extends true ? MiddlewareResponse : ExpressResponse;
 
 /** What the middleware reads of a request: Express's `ip` (honouring `trust proxy`), else the socket's address. */
 export interface MiddlewareRequest {
@@ -179,8 +190,9 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   logger?: Logger;
 }
 
-export interface RateLimitMiddleware<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse> {
-  (req: Req, res: Res, next: (err?: unknown) => void): Promise<void>;
+export interface RateLimitMiddleware<Req extends MiddlewareRequest = DefaultRequest, Res extends MiddlewareResponse = DefaultResponse> {
+  /** An Express `RequestHandler`, and callable with any node:http request and response. */
+  (req: MiddlewareRequest, res: MiddlewareResponse, next: (err?: unknown) => void): Promise<void>;
   /** The limiter it decides by (to `reset` a key, `peek`, ...); null when `limit` or `identifier` is a function (a limiter per value). */
   readonly limiter: RateLimiter | AsyncRateLimiter | null;
   /** Forgets a key's count (express-rate-limit's `resetKey`). */
@@ -190,7 +202,7 @@ export interface RateLimitMiddleware<Req extends MiddlewareRequest = MiddlewareR
 }
 
 /** Middleware deciding each request, answering 429 when denied: a drop-in for express-rate-limit v8 (see the npm README). */
-export declare function rateLimit<Req extends MiddlewareRequest = MiddlewareRequest, Res extends MiddlewareResponse = MiddlewareResponse>(
+export declare function rateLimit<Req extends MiddlewareRequest = DefaultRequest, Res extends MiddlewareResponse = DefaultResponse>(
   options?: MiddlewareOptions<Req, Res>,
 ): RateLimitMiddleware<Req, Res>;
 

@@ -212,6 +212,12 @@ fn every_mistake_has_a_code_and_a_field() {
         (gcra(vec![("blockDuration", N(-1.0))]), "out_of_range", "blockDuration"),
         (gcra(vec![("blockDuration", N(1.5))]), "out_of_range", "blockDuration"),
         (gcra(vec![("blockDuration", B(true))]), "invalid_type", "blockDuration"),
+        (gcra(vec![("continueExceeding", S("yes"))]), "invalid_type", "continueExceeding"),
+        (gcra(vec![("exponentialBackoff", N(1.0))]), "invalid_type", "exponentialBackoff"),
+        (gcra(vec![("continueExceeding", B(true)), ("exponentialBackoff", B(true))]), "conflicting_fields", "exponentialBackoff"),
+        (gcra(vec![("maxBlockDuration", S("1h"))]), "unsupported_option", "maxBlockDuration"),
+        (gcra(vec![("exponentialBackoff", B(true)), ("maxBlockDuration", N(0.0))]), "out_of_range", "maxBlockDuration"),
+        (gcra(vec![("exponentialBackoff", B(true)), ("maxBlockDuration", S("soon"))]), "invalid_value", "maxBlockDuration"),
         (
             O(vec![("algorithm", S("fixed-window")), ("quota", S("1/s")), ("align", S("sometimes"))]),
             "invalid_value",
@@ -261,7 +267,8 @@ fn every_mistake_has_a_code_and_a_field() {
     assert_eq!(
         err(gcra(vec![("brust", N(5.0))])).message,
         "brust is not an option (the options are algorithm, limit, window, quota, burst, refillAmount, align, \
-         precision, offset, name, limits, blockDuration, maxKeys)"
+         precision, offset, name, limits, blockDuration, continueExceeding, exponentialBackoff, maxBlockDuration, \
+         maxKeys)"
     );
     let _ = Box::new(0);
 }
@@ -302,6 +309,33 @@ fn block_duration_is_a_policy_option_beside_one_limit_or_several() {
     let off =
         parse_policy(&O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), ("blockDuration", N(0.0))]), &[]).unwrap();
     assert_eq!(off.policy.block_duration(), Nanos::ZERO, "0 is no penalty, as in rate-limiter-flexible");
+}
+
+#[test]
+fn the_escalations_are_policy_options_whose_block_defaults_to_the_window() {
+    use crate::penalty::Escalation;
+    let fw = |extra: Vec<(&'static str, J)>| {
+        let mut fields = vec![("algorithm", S("fixed-window")), ("quota", S("5/30s"))];
+        fields.extend(extra);
+        parse_policy(&O(fields), &[]).unwrap().policy
+    };
+    let renew = fw(vec![("continueExceeding", B(true))]);
+    assert_eq!(renew.escalation(), Escalation::Renew);
+    assert_eq!(renew.block_duration(), Nanos::from_secs(30), "the peers renew the window");
+    let renew = fw(vec![("continueExceeding", B(true)), ("blockDuration", S("2m"))]);
+    assert_eq!((renew.escalation(), renew.block_duration()), (Escalation::Renew, Nanos::from_secs(120)));
+    let double = fw(vec![("exponentialBackoff", B(true))]);
+    assert_eq!(double.escalation(), Escalation::Double { cap: DEFAULT_MAX_BLOCK_DURATION });
+    assert_eq!(double.block_duration(), Nanos::from_secs(30));
+    let capped = fw(vec![("exponentialBackoff", B(true)), ("maxBlockDuration", S("1h"))]);
+    assert_eq!(capped.escalation(), Escalation::Double { cap: Nanos::from_secs(3600) });
+    let off = fw(vec![("continueExceeding", B(false)), ("exponentialBackoff", B(false))]);
+    assert_eq!((off.escalation(), off.block_duration()), (Escalation::None, Nanos::ZERO));
+    // The configuration's bytes carry the escalation (what a stored state was written under).
+    for p in [renew, capped, off] {
+        let back = crate::policy_codec::decode_policy(&crate::policy_codec::encode_policy(&p)).unwrap();
+        assert_eq!(back, p);
+    }
 }
 
 /// A pool's fields, and the code, field and message of the mistake among them.

@@ -517,8 +517,8 @@ test("headers: the README's setup (draft-8, no legacy headers) and express-rate-
   await serving(createServer(mw), async (request) => {
     const ok = await request();
     assert.deepEqual(names(ok), ["ratelimit", "ratelimit-policy"]);
-    assert.match(ok.headers.get("ratelimit-policy"), /^"2-in-15min";q=2;w=900/);
-    assert.match(ok.headers.get("ratelimit"), /^"2-in-15min";r=1;t=\d+/);
+    assert.match(ok.headers.get("ratelimit-policy"), /^"2-in-15min"; q=2; w=900; pk=:[A-Za-z0-9+/]{16}:$/);
+    assert.match(ok.headers.get("ratelimit"), /^"2-in-15min"; r=1; t=\d+$/);
     await request();
     const denied = await request();
     assert.equal(denied.status, 429);
@@ -673,10 +673,10 @@ test("several limiters on one route: their draft-8 and draft-10 list members add
     rateLimit({ windowMs: [5_000, 60_000, 2 * 86_400_000][i], limit, keyGenerator: () => "foo", ...extra }));
   await serving(createServer(stacked({ standardHeaders: "draft-8" })), async (request) => {
     const r = await request();
-    assert.deepEqual(r.headers.get("ratelimit-policy").split(", ").map((m) => m.split(";").slice(0, 2).join(";")),
-      ['"1-in-5sec";q=1', '"5-in-1min";q=5', '"8-in-2days";q=8']);
-    assert.deepEqual(r.headers.get("ratelimit").split(", ").map((m) => m.split(";").slice(0, 2).join(";")),
-      ['"1-in-5sec";r=0', '"5-in-1min";r=4', '"8-in-2days";r=7']);
+    // Exactly as express-rate-limit sends them (its headers-test's "multiple headers ... draft 8").
+    assert.equal(r.headers.get("ratelimit-policy"),
+      '"1-in-5sec"; q=1; w=5; pk=:MmMyNmI0NmI2OGZm:, "5-in-1min"; q=5; w=60; pk=:MmMyNmI0NmI2OGZm:, "8-in-2days"; q=8; w=172800; pk=:MmMyNmI0NmI2OGZm:');
+    assert.equal(r.headers.get("ratelimit"), '"1-in-5sec"; r=0; t=5, "5-in-1min"; r=4; t=60, "8-in-2days"; r=7; t=172800');
   });
   await serving(createServer(stacked({ standardHeaders: "draft-7" })), async (request) => {
     assert.equal((await request()).headers.get("ratelimit"), "limit=8, remaining=7, reset=172800");
@@ -685,4 +685,97 @@ test("several limiters on one route: their draft-8 and draft-10 list members add
   await serving(createServer(own), async (request) => {
     assert.deepEqual((await request()).headers.get("ratelimit-policy").split(", ").map((m) => m.split(";")[0]), ['"burst"', '"hourly"']);
   });
+  // express-rate-limit's "correct headers for the standard draft 8" and its `identifier`.
+  for (const [identifier, name] of [[undefined, "5-in-2hrs"], ["keep-kalm", "keep-kalm"]]) {
+    const mw = rateLimit({ windowMs: 2 * 60 * 60 * 1000, limit: 5, standardHeaders: "draft-8", keyGenerator: () => "foo", identifier });
+    await serving(createServer(mw), async (request) => {
+      const r = await request();
+      assert.equal(r.headers.get("ratelimit-policy"), `"${name}"; q=5; w=7200; pk=:MmMyNmI0NmI2OGZm:`);
+      assert.equal(r.headers.get("ratelimit"), `"${name}"; r=4; t=7200`);
+    });
+  }
+  // tollgate's own limit options keep the core's form (RFC 8941 serialisation, no spaces).
+  await serving(createServer(rateLimit({ algorithm: "gcra", quota: "10/s", name: "burst", key: () => "k", standardHeaders: "draft-8" })), async (request) => {
+    assert.match((await request()).headers.get("ratelimit"), /^"burst";r=9;t=\d+$/);
+  });
+});
+
+/** express-rate-limit's test stores: modern (promises), legacy (callbacks), backward-compatible (both). */
+function erlStores() {
+  class Modern {
+    counter = 0;
+    decrementWasCalled = false;
+    async increment() {
+      this.counter += 1;
+      return { totalHits: this.counter, resetTime: undefined };
+    }
+    async decrement() {
+      this.counter -= 1;
+      this.decrementWasCalled = true;
+    }
+    async resetKey() {
+      this.counter = 0;
+    }
+  }
+  class Legacy {
+    counter = 0;
+    decrementWasCalled = false;
+    incr(key, cb) {
+      this.counter += 1;
+      cb(undefined, this.counter, undefined);
+    }
+    decrement() {
+      this.counter -= 1;
+      this.decrementWasCalled = true;
+    }
+    resetKey() {
+      this.counter = 0;
+    }
+  }
+  class Compat extends Modern {
+    incr(key, cb) {
+      this.counter += 1;
+      cb(undefined, this.counter, undefined);
+    }
+  }
+  return [["modern", new Modern()], ["legacy", new Legacy()], ["compat", new Compat()]];
+}
+
+test("skipFailedRequests: a response closed before it was sent gives its hit back by the time the middleware is done (express-rate-limit's mocked close, each store kind)", async () => {
+  const { EventEmitter } = await import("node:events");
+  for (const [name, store] of erlStores()) {
+    const middleware = rateLimit({ skipFailedRequests: true, store, validate: false });
+    const req = { ip: "127.0.0.1", method: "GET", path: "/", url: "/", headers: {}, app: { get: () => false } };
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableEnded: false, setHeader() {}, getHeader() {}, end() {} });
+    const running = middleware(req, res, () => {});
+    res.emit("close");
+    await running;
+    assert.equal(store.decrementWasCalled, true, name);
+  }
+});
+
+test("skipFailedRequests: a client that hangs up gives its hit back by the time its request's close is seen (express-rate-limit's server case, each store kind)", async () => {
+  const http = await import("node:http");
+  for (const [name, store] of erlStores()) {
+    const app = createServer(rateLimit({ skipFailedRequests: true, store, validate: false }));
+    let received;
+    const opened = new Promise((ok) => (received = ok));
+    let closed;
+    const gone = new Promise((ok) => (closed = ok));
+    app.get("/hang-server", (req) => {
+      received();
+      req.on("close", closed);
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((ok) => server.once("listening", ok));
+    let answered = false;
+    const hang = http.get(`http://127.0.0.1:${server.address().port}/hang-server`, () => (answered = true));
+    hang.on("error", () => {});
+    await opened;
+    hang.destroy();
+    await gone;
+    server.close();
+    assert.equal(store.decrementWasCalled, true, name);
+    assert.equal(answered, false, name);
+  }
 });

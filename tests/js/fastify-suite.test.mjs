@@ -102,3 +102,13 @@ test("@fastify/rate-limit 11.2.0's own suite: at least 90% of its applicable tes
   assert.deepEqual(counted?.slice(1).map(Number), [passed, applicable], "docs/fastify.md's count");
   assert.ok(passed / applicable >= 0.9, `${passed} of ${applicable}`);
 });
+
+test("the npm README's count of @fastify/rate-limit's suite is docs/fastify.md's, its Redis file included", () => {
+  const page = readFileSync(resolve(here, "../../docs/fastify.md"), "utf8");
+  const local = /\*\*(\d+) of (\d+)\*\* applicable tests pass/.exec(page)?.slice(1).map(Number);
+  const redis = /\*\*(\d+) of (\d+)\*\* applicable Redis tests pass/.exec(page)?.slice(1).map(Number);
+  assert.ok(local && redis, "docs/fastify.md's two counts");
+  const readme = readFileSync(resolve(here, "../../pkg-template/README.md"), "utf8");
+  const shown = /\*\*(\d+) of (\d+)\*\* of its tests pass/.exec(readme)?.slice(1).map(Number);
+  assert.deepEqual(shown, [local[0] + redis[0], local[1] + redis[1]], "pkg-template/README.md's count");
+});

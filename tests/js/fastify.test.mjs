@@ -98,7 +98,7 @@ test("README: 404s rate limited through fastify.rateLimit() as the not-found han
   assert.deepEqual(await statuses(fastify, 5, "/nothing-here"), [404, 404, 404, 404, 429]);
 });
 
-test("README, options on the endpoint: global false, per-route limits, an unlimited route, a shared groupId", async () => {
+test("README, options on the endpoint: global false, per-route limits, an unlimited route, a groupId (each route counts apart, as @fastify/rate-limit's)", async () => {
   const fastify = await app({ global: false, max: 3000, allowList: ["192.168.0.10"] }, (f) => {
     f.get("/", { config: { rateLimit: { max: 3, timeWindow: "1 minute" } } }, async () => "root");
     f.get("/public", async () => "public");
@@ -110,7 +110,9 @@ test("README, options on the endpoint: global false, per-route limits, an unlimi
   assert.equal((await fastify.inject("/public")).headers["x-ratelimit-limit"], undefined);
   const otp = [];
   for (const path of ["/otp/send", "/otp/resend", "/otp/send", "/otp/resend"]) otp.push((await fastify.inject(path)).statusCode);
-  assert.deepEqual(otp, [200, 200, 200, 429], "one count for the group");
+  assert.deepEqual(otp, [200, 200, 200, 200], "each route of the group counts apart");
+  assert.deepEqual(await statuses(fastify, 2, "/otp/send"), [200, 429]);
+  assert.equal((await fastify.inject("/otp/resend")).statusCode, 200, "the other route of the group still has its own");
 });
 
 test("README: a route disables the global limit with config.rateLimit false, another overrides max", async () => {
@@ -324,8 +326,27 @@ test("cost, a function of the request: a request's units; a cost that is not one
 
 test("options that cannot mean the same are refused at start-up with tollgate's way; a misspelt one with the likely name", async () => {
   const registering = (options) => app(options);
-  await assert.rejects(registering({ continueExceeding: true }), { code: "unsupported_option", field: "continueExceeding", message: /blockDuration/ });
-  await assert.rejects(registering({ exponentialBackoff: true }), { code: "unsupported_option", field: "exponentialBackoff", message: /blockDuration/ });
+  // max, timeWindow and ban are validated as tollgate's own (a code and a field), never a silent default.
+  for (const [options, code, field] of [
+    [{ timeWindow: "banana" }, "invalid_value", "timeWindow"],
+    [{ timeWindow: "1 fortnight" }, "invalid_value", "timeWindow"],
+    [{ timeWindow: -5 }, "out_of_range", "timeWindow"],
+    [{ timeWindow: 1.5 }, "out_of_range", "timeWindow"],
+    [{ timeWindow: true }, "invalid_type", "timeWindow"],
+    [{ max: -1 }, "out_of_range", "max"],
+    [{ max: "ten" }, "invalid_type", "max"],
+    [{ ban: -2 }, "out_of_range", "ban"],
+    [{ ban: "1" }, "invalid_type", "ban"],
+    [{ continueExceeding: "yes" }, "invalid_type", "continueExceeding"],
+    [{ continueExceeding: true, exponentialBackoff: true }, "conflicting_fields", "exponentialBackoff"],
+  ]) {
+    await assert.rejects(registering(options), { code, field }, JSON.stringify(options));
+  }
+  await assert.rejects(
+    app({}, (f) => f.get("/", { config: { rateLimit: { timeWindow: "banana" } } }, async () => "x")),
+    { code: "invalid_value", field: "timeWindow" },
+    "a route's options at the route's registration",
+  );
   await assert.rejects(registering({ timewindow: 1000 }), { code: "unknown_field", field: "timewindow", message: /did you mean timeWindow\?$/ });
   await assert.rejects(registering({ windowMs: 1000 }), { code: "renamed", field: "windowMs", message: /timeWindow/ });
   await assert.rejects(
@@ -335,6 +356,35 @@ test("options that cannot mean the same are refused at start-up with tollgate's 
   await assert.rejects(registering({ algorithm: "gcra", quota: "1/s", burst: "5" }), { code: "invalid_type", field: "burst" });
   // The defaults of the two are accepted.
   await (await registering({ continueExceeding: false, exponentialBackoff: false })).close();
+});
+
+test("continueExceeding: each denied hit renews the block of timeWindow; a denied hit is counted nowhere", async () => {
+  const tick = frozenClock();
+  const fastify = await app({ max: 2, timeWindow: 1000, continueExceeding: true });
+  assert.deepEqual(await statuses(fastify, 3), [200, 200, 429]);
+  for (let i = 0; i < 3; i++) {
+    tick(900);
+    const d = await fastify.inject("/");
+    assert.deepEqual([d.statusCode, d.headers["retry-after"]], [429, "1"], "renewed by the knock");
+  }
+  tick(1000);
+  const back = await fastify.inject("/");
+  assert.deepEqual([back.statusCode, back.headers["x-ratelimit-remaining"]], [200, "1"]);
+});
+
+test("exponentialBackoff: each denied hit doubles the block, from timeWindow, to maxBlockDuration", async () => {
+  const tick = frozenClock();
+  const fastify = await app({ max: 1, timeWindow: 1000, exponentialBackoff: true, maxBlockDuration: "4s" });
+  assert.equal((await fastify.inject("/")).statusCode, 200);
+  const waits = [];
+  for (let i = 0; i < 5; i++) {
+    const d = await fastify.inject("/");
+    assert.equal(d.statusCode, 429);
+    waits.push(d.json().message);
+  }
+  assert.deepEqual(waits, ["1 second", "2 seconds", "4 seconds", "4 seconds", "4 seconds"].map((w) => `Rate limit exceeded, retry in ${w}`));
+  tick(4000);
+  assert.equal((await fastify.inject("/")).statusCode, 200, "once the block ends, the key starts over");
 });
 
 test("onDecision, the decision hook, reports each request the plugin decides: allowed, near-limit, denied", async () => {

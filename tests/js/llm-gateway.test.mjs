@@ -124,6 +124,8 @@ test("denials: 429 with OpenAI's error body and headers; a call no limit can hol
     const third = await call(at, "d", b);
     assert.equal(third.status, 429);
     assert.equal(third.json.error.code, "rate_limit_exceeded");
+    assert.deepEqual(Object.keys(third.json.error).sort(), ["code", "message", "param", "type"], "OpenAI's error fields");
+    assert.equal(third.json.error.type, "requests");
     assert.equal(third.headers["x-ratelimit-remaining-requests"], "0");
     assert.ok(Number(third.headers["retry-after"]) > 0);
     const tokens = await call(at, "t", body({ max_tokens: 480 }));
@@ -131,6 +133,9 @@ test("denials: 429 with OpenAI's error body and headers; a call no limit can hol
     const over = await call(at, "t", body({ max_tokens: 480 }));
     assert.equal(over.status, 429);
     assert.match(over.json.error.message, /tokens/);
+    assert.equal(over.json.error.type, "tokens", "a tokens 429 says tokens, as OpenAI's");
+    // Its request hit was given back: of RPM 2, the first call's one is used.
+    assert.equal(over.headers["x-ratelimit-remaining-requests"], "1");
     // The denied call was not sent upstream: its request hit is given back, so a second call fits.
     assert.equal((await call(at, "t", body({ max_tokens: 1 }))).status, 200);
     const huge = await call(at, "h", body({ max_tokens: 5000 }));
@@ -164,3 +169,33 @@ test("concurrent clients: no key is admitted more tokens in its window than TPM 
     await new Promise((r) => setTimeout(r, 100));
     assertHeld(per, served, 3000);
   }));
+
+test("from its folder, `npm install && npm start` installs tollgate (a file: dependency on the repository's pkg/) and serves", async () => {
+  const { execFileSync, spawn } = await import("node:child_process");
+  const { existsSync } = await import("node:fs");
+  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--offline"], { cwd: example, stdio: "ignore", timeout: 120_000 });
+  assert.ok(existsSync(join(example, "node_modules/tollgate/package.json")), "tollgate installed");
+  const child = spawn("npm", ["start"], { cwd: example, env: { ...process.env, PORT: "0", UPSTREAM_PORT: "0" }, detached: true, stdio: ["ignore", "pipe", "inherit"] });
+  try {
+    const base = await new Promise((ok, fail) => {
+      let out = "";
+      const timer = setTimeout(() => fail(new Error(`not started: ${out}`)), 30_000);
+      child.stdout.on("data", (chunk) => {
+        out += chunk;
+        const m = /the gateway on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          ok(m[1]);
+        }
+      });
+      child.once("exit", (code) => fail(new Error(`exited ${code}: ${out}`)));
+    });
+    const r = await fetch(`${base}/v1/chat/completions`, { method: "POST", headers: { authorization: "Bearer key-1" }, body: JSON.stringify(body({ max_tokens: 10 })) });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("x-ratelimit-remaining-requests"), "59");
+    await r.text();
+  } finally {
+    // npm and the node it started: the process group this test made.
+    process.kill(-child.pid, "SIGINT");
+  }
+});

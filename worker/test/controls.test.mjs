@@ -12,6 +12,8 @@ const limit = { limits: [{ name: "per-second", algorithm: "fixed-window", limit:
 const CONTROLLED = {
   ...POLICIES,
   penalized: { ...limit, blockDuration: "10s" },
+  renewing: { ...limit, blockDuration: "10s", continueExceeding: true },
+  doubling: { ...limit, blockDuration: "1s", exponentialBackoff: true, maxBlockDuration: "4s" },
   enforcing: limit,
   shadowed: { ...limit, shadow: true },
   listed: { ...limit, allowList: ["vip", "192.0.2.0/24"], denyList: ["bad", "2001:db8:dead::/48"] },
@@ -54,6 +56,24 @@ test("blockDuration: the Durable Object blocks a denied key for the block, with 
   assert.deepEqual([back.body.allowed, back.body.remaining], [true, 1], "nothing was counted during the block");
   const described = (await get(s.url, "/v1/policies")).body;
   assert.equal(JSON.stringify(described).includes("\"blockDuration\":10000"), true);
+});
+
+test("continueExceeding and exponentialBackoff: the Durable Object renews or doubles a block with each denied hit, as the core and every store", async () => {
+  const key = freshKey("renew");
+  for (let i = 0; i < 2; i++) assert.equal((await hit("renewing", key, T)).body.allowed, true);
+  for (const [at, wait] of [[0, 10_000], [5_000, 10_000], [9_000, 10_000]]) {
+    const d = (await hit("renewing", key, T + at)).body;
+    assert.deepEqual([d.allowed, d.penalty, d.retryAfter], [false, true, wait], `renewed at +${at} ms`);
+  }
+  const back = (await hit("renewing", key, T + 19_000)).body;
+  assert.deepEqual([back.allowed, back.remaining], [true, 1], "nothing was counted during the block");
+  const doubled = freshKey("double");
+  for (let i = 0; i < 2; i++) assert.equal((await hit("doubling", doubled, T)).body.allowed, true);
+  for (const [at, wait] of [[0, 1000], [500, 2000], [1000, 4000], [1500, 4000]]) {
+    const d = (await hit("doubling", doubled, T + at)).body;
+    assert.deepEqual([d.allowed, d.penalty, d.retryAfter], [false, true, wait], `doubled at +${at} ms, to the cap`);
+  }
+  assert.equal((await hit("doubling", doubled, T + 5500)).body.allowed, true);
 });
 
 test("blockDuration over several keys: the denial blocks each denied key in its object, and the block survives export and import", async () => {
