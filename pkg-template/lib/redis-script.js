@@ -58,8 +58,8 @@ export class LoadedScript {
     this.#source = source;
   }
 
-  #load() {
-    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", this.#source]).then(
+  #load(deadline) {
+    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", this.#source], deadline).then(
       (sha) => {
         this.#sha = String(sha);
         this.#loading = null;
@@ -79,13 +79,15 @@ export class LoadedScript {
 
   /** `EVALSHA <sha> <numkeys> ...rest`; `args` is `[numkeys, ...keys, ...argv]`, all strings. */
   async run(args) {
-    if (this.#sha === null) await this.#load();
+    // One deadline for the call's commands: none is sent after it (redis-client.js).
+    const deadline = this.#client.deadline();
+    if (this.#sha === null) await this.#load(deadline);
     try {
-      return await this.#client.send(["EVALSHA", this.#sha, ...args]);
+      return await this.#client.send(["EVALSHA", this.#sha, ...args], deadline);
     } catch (e) {
       // Nothing ran: the script is unknown to this server (restarted or flushed).
       if (!/NOSCRIPT/.test(String(e?.message))) throw e;
-      return this.#client.send(["EVAL", this.#source, ...args]);
+      return this.#client.send(["EVAL", this.#source, ...args], deadline);
     }
   }
 }
