@@ -4,13 +4,11 @@
 // raw commands of strings only (state values are hex text, see redis-value.js), so every
 // client stays on its plain-string path.
 //
-// Every command carries its deadline, by default `ms` after it was sent; a script call's
-// commands (SCRIPT LOAD, EVALSHA, EVAL after NOSCRIPT) share the deadline of the call, so that a
-// decision abandoned during an outage sends nothing new once Redis is back. One still in the
-// client's offline queue at its deadline (sent while Redis was gone, or unanswered when the connection dropped and queued
-// to be sent again on reconnect: both clients' defaults) is dropped, never sent late. By then
-// its decision was answered by the failure mode, so a write that landed after a restart would
-// count a hit its caller was told was not counted (docs/redis.md, "After an outage").
+// Every command carries its deadline, `ms` after it was sent. One still in the client's
+// offline queue then (sent while Redis was gone, or unanswered when the connection dropped and
+// queued to be sent again on reconnect: both clients' defaults) is dropped, never sent late. By
+// then its decision was answered by the failure mode, so a write that landed after a restart
+// would count a hit its caller was told was not counted (docs/redis.md, "After an outage").
 import { fail } from "./options.js";
 import { RedisUnavailableError } from "./redis-errors.js";
 
@@ -19,29 +17,31 @@ const clock = () => performance.now();
 
 /**
  * Wraps `client` (node-redis or ioredis, connected or connecting, a single server or a
- * cluster) as `{ kind, cluster, send(args, deadline), deadline() }`, where `args` is
- * `[command, ...arguments]`, all strings, and `deadline` (of `performance.now()`; default
- * `deadline()`, `ms` from now) is when the command is dropped if still unsent. On a cluster, each command goes to the node of its key (the first key of a script
+ * cluster) as `{ kind, cluster, send(args), epoch() }`, where `args` is `[command,
+ * ...arguments]`, all strings, dropped if still unsent `ms` after, and `epoch()` counts the
+ * client's connections (its "ready" events): a script call whose connection changed under it
+ * sends nothing more (redis-script.js). On a cluster, each command goes to the node of its key (the first key of a script
  * call; keys of one command must share a hash slot, see `keySlot`). Throws a `TypeError` for
  * anything else (code `invalid_type`, field `client`).
  */
 export function adaptClient(client, ms = 500) {
   if (client !== null && typeof client === "object") {
+    let connections = 0;
+    client.on?.("ready", () => connections++);
+    const epoch = () => connections;
     if (typeof client.call === "function" && typeof client.callBuffer === "function") {
       // ioredis routes a Cluster's commands by their keys itself (EVALSHA's by its numkeys).
-      return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms), deadline: () => clock() + ms };
+      return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms), epoch };
     }
     if (typeof client.sendCommand === "function") {
       // node-redis drops a command from its queue when its signal aborts (v4 reads `signal`).
       const cluster = "masters" in client;
-      const send = (args, deadline = clock() + ms) => {
-        const left = Math.ceil(deadline - clock());
-        if (left <= 0) return Promise.reject(dropped(ms));
-        const signal = AbortSignal.timeout(left);
+      const send = (args) => {
+        const signal = AbortSignal.timeout(ms);
         const options = { abortSignal: signal, signal };
         return cluster ? client.sendCommand(routingKey(args), false, args, options) : client.sendCommand(args, options);
       };
-      return { kind: "node-redis", cluster, send, deadline: () => clock() + ms };
+      return { kind: "node-redis", cluster, send, epoch };
     }
   }
   throw fail("client", client, 'a node-redis client (createClient or createCluster from "redis") or an ioredis client (new Redis() or new Cluster())');
@@ -58,7 +58,7 @@ export function adaptClient(client, ms = 500) {
 function ioredisSend(client, ms) {
   const Command = client.constructor?.Command;
   if (typeof Command !== "function" || typeof client.sendCommand !== "function") {
-    return (args, deadline = clock() + ms) => (deadline > clock() ? client.call(...args) : Promise.reject(dropped(ms)));
+    return (args) => client.call(...args);
   }
   class DeadlineCommand extends Command {
     toWritable(socket) {
@@ -71,10 +71,9 @@ function ioredisSend(client, ms) {
       return super.toWritable(socket);
     }
   }
-  return (args, deadline = clock() + ms) => {
-    if (deadline <= clock()) return Promise.reject(dropped(ms));
+  return (args) => {
     const command = new DeadlineCommand(args[0], args.slice(1), { keyPrefix: client.options?.keyPrefix, replyEncoding: "utf8" });
-    command.deadline = deadline;
+    command.deadline = clock() + ms;
     return client.sendCommand(command);
   };
 }

@@ -4,7 +4,7 @@
 // for one key, that what it holds is covered by the write's guard (redis-guard.js).
 import { toValue, fromValue, HELD_LUA } from "./redis-value.js";
 import { GUARD_LUA } from "./redis-guard.js";
-import { RedisStateError } from "./redis-errors.js";
+import { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
 
 /**
  * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
@@ -58,8 +58,8 @@ export class LoadedScript {
     this.#source = source;
   }
 
-  #load(deadline) {
-    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", this.#source], deadline).then(
+  #load() {
+    this.#loading ??= this.#client.send(["SCRIPT", "LOAD", this.#source]).then(
       (sha) => {
         this.#sha = String(sha);
         this.#loading = null;
@@ -79,15 +79,25 @@ export class LoadedScript {
 
   /** `EVALSHA <sha> <numkeys> ...rest`; `args` is `[numkeys, ...keys, ...argv]`, all strings. */
   async run(args) {
-    // One deadline for the call's commands: none is sent after it (redis-client.js).
-    const deadline = this.#client.deadline();
-    if (this.#sha === null) await this.#load(deadline);
+    // Each command carries its deadline (redis-client.js). A command sent after a reply
+    // (EVALSHA after SCRIPT LOAD, EVAL after NOSCRIPT) is sent only on the connection the call
+    // began on: a call that spans a reconnect was sent before an outage, and its caller was
+    // answered by the failure mode; nothing of it may land after the restart.
+    const epoch = this.#client.epoch();
+    const same = () => {
+      if (this.#client.epoch() !== epoch) throw new RedisUnavailableError("Redis reconnected during the call: nothing more is sent");
+    };
+    if (this.#sha === null) {
+      await this.#load();
+      same();
+    }
     try {
-      return await this.#client.send(["EVALSHA", this.#sha, ...args], deadline);
+      return await this.#client.send(["EVALSHA", this.#sha, ...args]);
     } catch (e) {
       // Nothing ran: the script is unknown to this server (restarted or flushed).
       if (!/NOSCRIPT/.test(String(e?.message))) throw e;
-      return this.#client.send(["EVAL", this.#source, ...args], deadline);
+      same();
+      return this.#client.send(["EVAL", this.#source, ...args]);
     }
   }
 }
