@@ -19,16 +19,18 @@ const clock = () => performance.now();
  * Wraps `client` (node-redis or ioredis, connected or connecting, a single server or a
  * cluster) as `{ kind, cluster, send(args), epoch() }`, where `args` is `[command,
  * ...arguments]`, all strings, dropped if still unsent `ms` after, and `epoch()` counts the
- * client's connections (its "ready" events): a script call whose connection changed under it
- * sends nothing more (redis-script.js). On a cluster, each command goes to the node of its key (the first key of a script
+ * connections the client lost (its "reconnecting" events): a script call whose connection was
+ * lost under it sends nothing more (redis-script.js). On a cluster, each command goes to the node of its key (the first key of a script
  * call; keys of one command must share a hash slot, see `keySlot`). Throws a `TypeError` for
  * anything else (code `invalid_type`, field `client`).
  */
 export function adaptClient(client, ms = 500) {
   if (client !== null && typeof client === "object") {
-    let connections = 0;
-    client.on?.("ready", () => connections++);
-    const epoch = () => connections;
+    // Connections lost so far: both clients say "reconnecting" after a lost connection (not
+    // on the first connect).
+    let lost = 0;
+    client.on?.("reconnecting", () => lost++);
+    const epoch = () => lost;
     if (typeof client.call === "function" && typeof client.callBuffer === "function") {
       // ioredis routes a Cluster's commands by their keys itself (EVALSHA's by its numkeys).
       return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms), epoch };

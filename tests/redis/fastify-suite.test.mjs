@@ -88,7 +88,6 @@ test(`@fastify/rate-limit 11.2.0's ${FILE} on a real redis-server: every test do
   assert.equal((text.match(/port: Number\(process\.env\.REDIS_PORT\)/g) ?? []).length, (text.match(/new Redis\(/g) ?? []).length, "every client on this file's server");
   const rows = documented();
   const { tests, exited } = results(project, server.port);
-  assert.ok(exited, "the file's run did not end on its own within 120 s: something keeps the event loop alive");
   assert.equal(tests.length, 16, tests.map((t) => t.name).join(", "));
   let passed = 0;
   let applicable = 0;
@@ -107,6 +106,9 @@ test(`@fastify/rate-limit 11.2.0's ${FILE} on a real redis-server: every test do
     }
   }
   assert.deepEqual(unexpected, [], "tests that fail and docs/fastify.md does not list");
+  // A test of the file that fails ends before its `redis.quit()`, and its client keeps the run
+  // alive: so this is asserted once every test is known to pass.
+  assert.ok(exited, "the file's run did not end on its own within 120 s: something keeps the event loop alive");
   assert.deepEqual(fixed, [], "tests docs/fastify.md lists as failing that pass: update the table");
   const counted = /\*\*(\d+) of (\d+)\*\* applicable Redis tests pass/.exec(readFileSync(doc, "utf8"));
   assert.deepEqual(counted?.slice(1).map(Number), [passed, applicable], "docs/fastify.md's Redis count");
