@@ -17,23 +17,16 @@ const clock = () => performance.now();
 
 /**
  * Wraps `client` (node-redis or ioredis, connected or connecting, a single server or a
- * cluster) as `{ kind, cluster, send(args), epoch() }`, where `args` is `[command,
- * ...arguments]`, all strings, dropped if still unsent `ms` after, and `epoch()` counts the
- * connections the client lost (its "reconnecting" events): a script call whose connection was
- * lost under it sends nothing more (redis-script.js). On a cluster, each command goes to the node of its key (the first key of a script
+ * cluster) as `{ kind, cluster, send(args) }`, where `args` is `[command, ...arguments]`,
+ * all strings, dropped if still unsent `ms` after it was sent. On a cluster, each command goes to the node of its key (the first key of a script
  * call; keys of one command must share a hash slot, see `keySlot`). Throws a `TypeError` for
  * anything else (code `invalid_type`, field `client`).
  */
 export function adaptClient(client, ms = 500) {
   if (client !== null && typeof client === "object") {
-    // Connections lost so far: both clients say "reconnecting" after a lost connection (not
-    // on the first connect).
-    let lost = 0;
-    client.on?.("reconnecting", () => lost++);
-    const epoch = () => lost;
     if (typeof client.call === "function" && typeof client.callBuffer === "function") {
       // ioredis routes a Cluster's commands by their keys itself (EVALSHA's by its numkeys).
-      return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms), epoch };
+      return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms) };
     }
     if (typeof client.sendCommand === "function") {
       // node-redis drops a command from its queue when its signal aborts (v4 reads `signal`).
@@ -43,7 +36,7 @@ export function adaptClient(client, ms = 500) {
         const options = { abortSignal: signal, signal };
         return cluster ? client.sendCommand(routingKey(args), false, args, options) : client.sendCommand(args, options);
       };
-      return { kind: "node-redis", cluster, send, epoch };
+      return { kind: "node-redis", cluster, send };
     }
   }
   throw fail("client", client, 'a node-redis client (createClient or createCluster from "redis") or an ioredis client (new Redis() or new Cluster())');

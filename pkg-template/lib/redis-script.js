@@ -4,7 +4,7 @@
 // for one key, that what it holds is covered by the write's guard (redis-guard.js).
 import { toValue, fromValue, HELD_LUA } from "./redis-value.js";
 import { GUARD_LUA } from "./redis-guard.js";
-import { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
+import { RedisStateError } from "./redis-errors.js";
 
 /**
  * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
@@ -79,27 +79,17 @@ export class LoadedScript {
 
   /** `EVALSHA <sha> <numkeys> ...rest`; `args` is `[numkeys, ...keys, ...argv]`, all strings. */
   async run(args) {
-    // Each command carries its deadline (redis-client.js). A command sent after a reply
-    // (EVALSHA after SCRIPT LOAD, EVAL after NOSCRIPT) is sent only on the connection the call
-    // began on: a call that spans a reconnect was sent before an outage, and its caller was
-    // answered by the failure mode; nothing of it may land after the restart.
-    const epoch = this.#client.epoch();
-    const same = () => {
-      if (this.#client.epoch() !== epoch) throw new RedisUnavailableError("Redis reconnected during the call: nothing more is sent");
-    };
-    if (this.#sha === null) {
-      await this.#load();
-      same();
-    }
+    // Each command carries its deadline (redis-client.js).
+    if (this.#sha === null) await this.#load();
     try {
       return await this.#client.send(["EVALSHA", this.#sha, ...args]);
     } catch (e) {
       // Nothing ran: the script is unknown to this server (restarted or flushed).
       if (!/NOSCRIPT/.test(String(e?.message))) throw e;
-      same();
       return this.#client.send(["EVAL", this.#source, ...args]);
     }
   }
+
 }
 
 /** Runs the CAS script through `client`, all or nothing over its keys. */
