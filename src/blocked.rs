@@ -6,13 +6,15 @@
 //! heavier hit gets its own wait and the state's real `remaining`, exactly as the store would
 //! answer if nothing else had happened to the key since the state was confirmed.
 //!
-//! Why a cached denial is safe: other writers can only add hits, and every algorithm only
-//! gets more permissive as time passes without hits, so a key that is blocked over the cached
-//! state is at least as blocked in the store. Two things break that, and bound how long an
-//! entry is trusted: a reset or refund by another writer, and other writers' hits, which the
-//! cached state does not hold (its wait can then be shorter than the store's). So an entry is
-//! trusted for at most `trust` after the store confirmed it; after that the caller asks the
-//! store again and remembers what it answers.
+//! Why a cached denial is safe and exact: every algorithm only gets more permissive as time
+//! passes without hits, so a state that admits no hit at all (not one of cost 1) at `now`
+//! admitted none since it was confirmed: no other writer can have added a hit, and a denial
+//! over it has the store's own figures (`remaining`, `retryAfter`) for any cost. A state that
+//! still admits a lighter hit may have taken other writers' hits, which it does not hold (its
+//! `remaining` would be too high and its wait too short): a denial over it asks the store.
+//! What remains is a reset or refund by another writer, which bounds how long an entry is
+//! trusted: at most `trust` after the store confirmed it; after that the caller asks the store
+//! again and remembers what it answers.
 //!
 //! Bounded: at most `max_entries` keys; remembering one more drops the entry confirmed
 //! longest ago. No clock: every function takes the time it is asked about.
@@ -166,8 +168,14 @@ impl BlockedCache<Option<PolicyState>> {
             return Ok(None);
         }
         let Some(state) = self.state(key) else { return Ok(None) };
-        let d = policy.peek(core::slice::from_ref(state), now, cost)?;
-        Ok((!d.allowed).then_some(d))
+        let states = core::slice::from_ref(state);
+        let d = policy.peek(states, now, cost)?;
+        // A state that still admits a hit of cost 1 may have taken other writers' hits since it
+        // was confirmed (its figures would be stale): ask the store (module docs).
+        if d.allowed || (cost != 1 && policy.peek(states, now, 1)?.allowed) {
+            return Ok(None);
+        }
+        Ok(Some(d))
     }
 }
 
@@ -193,12 +201,42 @@ mod tests {
         for (dt, cost) in [(7, 1), (7, 4), (8, 4), (20, 9), (30, 2)] {
             let now = t + Nanos::from_millis(dt);
             let want = policy.peek(&states, now, cost).unwrap();
+            let shut = !policy.peek(&states, now, 1).unwrap().allowed;
             let got = cache.denial(&policy, "k", now, cost).unwrap();
-            assert_eq!(got, (!want.allowed).then_some(want), "dt {dt} cost {cost}");
+            assert_eq!(got, (!want.allowed && shut).then_some(want), "dt {dt} cost {cost}");
         }
         // cost 4 after a denial of cost 1 waits 30 ms more than cost 1 would (10 ms per unit).
         let heavy = cache.denial(&policy, "k", t + Nanos::from_millis(7), 4).unwrap().unwrap();
         assert_eq!(heavy.decision.retry_after, light.decision.retry_after + Nanos::from_millis(30));
+    }
+
+    #[test]
+    fn a_state_that_admits_a_lighter_hit_asks_the_store_for_a_heavier_one() {
+        // Two writers, sliding log 4 per 10 s, costs 1, 2, 1, 2: the first writer's cached state
+        // holds 3 hits (its own and the second's, answered on its lost race); the second writer
+        // then adds 1. A denial of cost 2 over the cached 3 would say remaining 1 and the wait
+        // of the oldest hit; the store holds 4: remaining 0 and the wait of the second-oldest.
+        let policy = Policy::single(AnyAlgorithm::SlidingLog(SlidingLog::new(Quota::new(4, Nanos::from_secs(10)).unwrap()).unwrap()));
+        let t = Nanos::from_secs(100);
+        let mut store = [None];
+        policy.check(&mut store, t, 1).unwrap();
+        policy.check(&mut store, t + Nanos::from_millis(700), 2).unwrap();
+        let cached = store.clone();
+        policy.check(&mut store, t + Nanos::from_millis(1400), 1).unwrap();
+        let mut cache = BlockedCache::new(8, Nanos::from_secs(1));
+        let now = t + Nanos::from_millis(2099);
+        cache.remember("k", cached[0].clone(), now);
+        let stale = policy.peek(&cached, now, 2).unwrap();
+        assert!(!stale.allowed && stale.decision.remaining == 1);
+        assert!(policy.peek(&cached, now, 1).unwrap().allowed);
+        assert_eq!(cache.denial(&policy, "k", now, 2).unwrap(), None, "asks the store");
+        let truth = policy.peek(&store, now, 2).unwrap();
+        assert_eq!((truth.decision.remaining, truth.decision.retry_after), (0, Nanos::from_millis(8601) + Nanos::new(1)), "free 1 ns after the window");
+        assert_eq!(stale.decision.retry_after, Nanos::from_millis(7901) + Nanos::new(1));
+        // Once the cached state admits nothing, its denial is the store's, for any cost.
+        cache.remember("k", store[0].clone(), now);
+        assert_eq!(cache.denial(&policy, "k", now, 2).unwrap(), Some(truth));
+        assert_eq!(cache.denial(&policy, "k", now, 1).unwrap(), Some(policy.peek(&store, now, 1).unwrap()));
     }
 
     #[test]

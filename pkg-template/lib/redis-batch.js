@@ -10,7 +10,7 @@
 // delayed by more than the rest of the current tick.
 import { LoadedScript } from "./redis-script.js";
 import { GUARD_LUA } from "./redis-guard.js";
-import { toValue, fromValue } from "./redis-value.js";
+import { toValue, fromValue, HELD_LUA } from "./redis-value.js";
 import { RedisStateError } from "./redis-errors.js";
 
 /**
@@ -23,7 +23,7 @@ import { RedisStateError } from "./redis-errors.js";
  * key holds can be taken for it), and the other keys are unaffected. Entries for one key in one
  * call (two limiters sharing keys) are compared in order, each against what the one before left.
  */
-export const BATCH_SCRIPT = `${GUARD_LUA}
+export const BATCH_SCRIPT = `${GUARD_LUA}${HELD_LUA}
 local out = {}
 for i = 1, #KEYS do
   local k = KEYS[i]
@@ -31,7 +31,7 @@ for i = 1, #KEYS do
   if type(cur) == 'table' and cur.err then
     out[i] = {cur.err}
   else
-    cur = cur or ''
+    cur = held(cur or '')
     local e, v = ARGV[4 * i - 3], ARGV[4 * i - 2]
     if cur ~= e then
       local w, s = guarded(cur, e, v, ARGV[4 * i])
@@ -124,7 +124,7 @@ export class SwapBatcher {
         } else if (Array.isArray(r)) {
           const error = String(r[0]);
           // Another type of value at the key (a hash, a list): not an outage, and not ours.
-          s.reject(/WRONGTYPE/.test(error) ? new RedisStateError(s.key, `the key holds another type of value (${error})`) : new Error(error));
+          s.reject(/WRONGTYPE/.test(error) ? new RedisStateError("the key holds another type of value (WRONGTYPE)") : new Error(error));
         } else s.resolve([fromValue(s.key, String(r))]);
       } catch (e) {
         s.reject(e);

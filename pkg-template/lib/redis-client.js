@@ -3,29 +3,79 @@
 // isReadonly, args)`) and ioredis (`call(...args)`, a `Redis` or a `Cluster`). The store sends
 // raw commands of strings only (state values are hex text, see redis-value.js), so every
 // client stays on its plain-string path.
+//
+// Every command carries its deadline, `ms` after it was sent. One still in the client's
+// offline queue then (sent while Redis was gone, or unanswered when the connection dropped and
+// queued to be sent again on reconnect: both clients' defaults) is dropped, never sent late. By
+// then its decision was answered by the failure mode, so a write that landed after a restart
+// would count a hit its caller was told was not counted (docs/redis.md, "After an outage").
 import { fail } from "./options.js";
+import { RedisUnavailableError } from "./redis-errors.js";
+
+/** A monotonic clock in ms. */
+const clock = () => performance.now();
 
 /**
  * Wraps `client` (node-redis or ioredis, connected or connecting, a single server or a
- * cluster) as `{ kind, cluster, send(args) }`, where `args` is `[command, ...arguments]`, all
- * strings. On a cluster, each command goes to the node of its key (the first key of a script
+ * cluster) as `{ kind, cluster, send(args) }`, where `args` is `[command, ...arguments]`,
+ * all strings, dropped if still unsent `ms` after it was sent. On a cluster, each command goes to the node of its key (the first key of a script
  * call; keys of one command must share a hash slot, see `keySlot`). Throws a `TypeError` for
  * anything else (code `invalid_type`, field `client`).
  */
-export function adaptClient(client) {
+export function adaptClient(client, ms = 500) {
   if (client !== null && typeof client === "object") {
     if (typeof client.call === "function" && typeof client.callBuffer === "function") {
       // ioredis routes a Cluster's commands by their keys itself (EVALSHA's by its numkeys).
-      return { kind: "ioredis", cluster: client.isCluster === true, send: (args) => client.call(...args) };
+      return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms) };
     }
     if (typeof client.sendCommand === "function") {
-      if ("masters" in client) {
-        return { kind: "node-redis", cluster: true, send: (args) => client.sendCommand(routingKey(args), false, args) };
-      }
-      return { kind: "node-redis", cluster: false, send: (args) => client.sendCommand(args) };
+      // node-redis drops a command from its queue when its signal aborts (v4 reads `signal`).
+      const cluster = "masters" in client;
+      const send = (args) => {
+        const signal = AbortSignal.timeout(ms);
+        const options = { abortSignal: signal, signal };
+        return cluster ? client.sendCommand(routingKey(args), false, args, options) : client.sendCommand(args, options);
+      };
+      return { kind: "node-redis", cluster, send };
     }
   }
   throw fail("client", client, 'a node-redis client (createClient or createCluster from "redis") or an ioredis client (new Redis() or new Cluster())');
+}
+
+/**
+ * ioredis's `send`: each command as the client's own `Command` class (what `call` makes, with
+ * its `keyPrefix` and string replies) carrying its deadline. ioredis writes a command to the
+ * socket as it is sent when connected; one written later (from the offline queue, or sent
+ * again after a reconnect) past its deadline is written as a `PING` instead, as ioredis's own
+ * scripts swap `EVALSHA` for `EVAL` at that moment, and is rejected when the reply comes. A
+ * client without the class (a Cluster) sends through `call`.
+ */
+function ioredisSend(client, ms) {
+  const Command = client.constructor?.Command;
+  if (typeof Command !== "function" || typeof client.sendCommand !== "function") {
+    return (args) => client.call(...args);
+  }
+  class DeadlineCommand extends Command {
+    toWritable(socket) {
+      if (clock() > this.deadline) {
+        const reject = this.reject;
+        this.resolve = () => reject(dropped(ms));
+        this.name = "ping";
+        this.args = [];
+      }
+      return super.toWritable(socket);
+    }
+  }
+  return (args) => {
+    const command = new DeadlineCommand(args[0], args.slice(1), { keyPrefix: client.options?.keyPrefix, replyEncoding: "utf8" });
+    command.deadline = clock() + ms;
+    return client.sendCommand(command);
+  };
+}
+
+/** A command past its deadline, never sent. */
+function dropped(ms) {
+  return new RedisUnavailableError(`a command was dropped: not sent within ${ms} ms of its call`);
 }
 
 /** The key a node-redis cluster routes `args` by (`undefined`: any node will do). */

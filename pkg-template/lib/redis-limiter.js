@@ -56,11 +56,14 @@ export class RedisLimiter extends StoreLimiter {
   #cache;
   /** Redis key -> this process's hits on it waiting for the next batch (see #enqueue). */
   #queues = new Map();
+  /** The limiter's namespace and its Redis keys (redis-store.js `keySpace`). */
+  #space;
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
-  constructor(store, policy, options) {
+  constructor(store, policy, options, space) {
     super(store, options);
     this.#store = store;
+    this.#space = space;
     this.#policy = policy;
     this.#wasm = policy._store;
     this.#names = policy.names;
@@ -72,6 +75,16 @@ export class RedisLimiter extends StoreLimiter {
   /** The low-level policy this limiter decides by. */
   get policy() {
     return this.#policy;
+  }
+
+  /** The namespace of this limiter's Redis keys (`<prefix><namespace>:<key>`; `""`: none). */
+  get namespace() {
+    return this.#space.namespace;
+  }
+
+  /** The Redis key of `key`. @internal */
+  _key(key) {
+    return this.#space.key(key);
   }
 
   /** Decides a hit and counts it if allowed; resolves to the decision. */
@@ -119,21 +132,21 @@ export class RedisLimiter extends StoreLimiter {
   /** `op(rkeys, now)` for `keys`, checked, under `#guard`; `now` is the caller's, else the store's clock. */
   #guarded(keys, options, op) {
     validateKeys(keys);
-    const rkeys = keys.map((k) => this.#store._key(k));
+    const rkeys = keys.map((k) => this.#space.key(k));
     checkSlots(this.#store, keys, rkeys);
     return this.#guard(rkeys, async () => op(rkeys, options?.now ?? (await this.#store._now())));
   }
 
   /** `#swapLoop` of `call(states)`, a `StorePolicy` step answering the bytes to write (`null`: none). */
   #swapWith(rkeys, call, now, trustCache) {
-    return this.#swapLoop(rkeys, (states) => this.#step(rkeys, states, call, now), trustCache, {});
+    return this.#swapLoop(rkeys, (states) => this.#step(rkeys, states, call, now), trustCache, {}, now);
   }
 
   /** Forgets the key(s) in Redis. */
   async reset(key) {
     const keys = keysOf(key);
     validateKeys(keys);
-    const rkeys = keys.map((k) => this.#store._key(k));
+    const rkeys = keys.map((k) => this.#space.key(k));
     await this.#guard(rkeys, async () => {
       for (const k of rkeys) this.#cache.delete(k);
       const client = this.#store._client;
@@ -145,7 +158,7 @@ export class RedisLimiter extends StoreLimiter {
 
   /** The key's state as the core's bytes (`null`: fresh), as the in-memory limiter's `export`. */
   async export(key) {
-    const rkey = this.#store._key(checkStateKey(key));
+    const rkey = this.#space.key(checkStateKey(key));
     return this.#guard([rkey], async () => {
       const [state] = await this.#read([rkey]);
       if (state !== null) this.#decodeOr(() => this.#policy.validateState(state), [rkey], [state]);
@@ -159,7 +172,7 @@ export class RedisLimiter extends StoreLimiter {
    * the in-memory limiter (`invalid_state`) and change nothing.
    */
   async import(key, state) {
-    const rkey = this.#store._key(checkStateKey(key));
+    const rkey = this.#space.key(checkStateKey(key));
     stateBytes(state);
     let expiresAt = 0;
     if (state !== null) {
@@ -185,7 +198,7 @@ export class RedisLimiter extends StoreLimiter {
     const keys = keysOf(key);
     const { cost } = callOptions(options);
     checkKeys(keys);
-    const rkeys = keys.map((k) => this.#store._key(k));
+    const rkeys = keys.map((k) => this.#space.key(k));
     checkSlots(this.#store, keys, rkeys);
     const timeout = this.#store._timeoutMs;
     let now;
@@ -302,7 +315,9 @@ export class RedisLimiter extends StoreLimiter {
       }
       return { write, ttls: [ttl], guard: write === null ? null : guardText(w.lastGuard()) };
     };
-    await this.#swapLoop(rkeys, step, true, queue);
+    let latest = -Infinity;
+    for (const h of batch) latest = Math.max(latest, h.now);
+    await this.#swapLoop(rkeys, step, true, queue, latest);
     for (let i = 0; i < batch.length; i++) {
       const r = results[i];
       if (r instanceof Passthrough) batch[i].reject(r);
@@ -319,7 +334,7 @@ export class RedisLimiter extends StoreLimiter {
       return next;
     };
     hit.track = hit;
-    await this.#swapLoop(rkeys, step, true, hit);
+    await this.#swapLoop(rkeys, step, true, hit, now);
     return decision;
   }
 
@@ -346,10 +361,10 @@ export class RedisLimiter extends StoreLimiter {
    * other bytes is not a lost race: `step(current, true)` decides the same hits again over the
    * bytes Redis held, which gives the bytes Redis wrote.
    */
-  async #swapLoop(rkeys, step, trustCache, track) {
-    const run = this.#protocol.begin(trustCache && this.#trusted(rkeys));
+  async #swapLoop(rkeys, step, trustCache, track, latest) {
+    let states = rkeys.map((k) => this.#cached(k));
+    const run = this.#protocol.begin(trustCache && this.#trusted(rkeys) && this.#shut(states, latest));
     try {
-      let states = rkeys.map((k) => this.#cached(k));
       for (let next = 0; next >= 0; ) {
         const { write, ttls, guard } = step(states, false);
         const send = run.decided(write !== null);
@@ -411,7 +426,7 @@ export class RedisLimiter extends StoreLimiter {
         this.#policy.validateState(states[i]);
       } catch (bad) {
         this.#cache.delete(rkeys[i]);
-        return new RedisStateError(rkeys[i], bad.message.replace(/^state: /, ""));
+        return new RedisStateError(bad.message.replace(/^state: /, ""), this.#space.namespace);
       }
     }
     return null;
@@ -423,7 +438,7 @@ export class RedisLimiter extends StoreLimiter {
     if (e instanceof Contention) return this.#contended(keys, e.states, now, cost);
     if (e instanceof RedisStateError) {
       for (const k of rkeys) this.#cache.delete(k);
-      throw e;
+      throw e.within(this.#space.namespace);
     }
     // The write may or may not have happened: forget what this process thought was there.
     for (const k of rkeys) this.#cache.delete(k);
@@ -450,7 +465,7 @@ export class RedisLimiter extends StoreLimiter {
   #guard(rkeys, op) {
     return withTimeout(op(), this.#store._timeoutMs).catch((e) => {
       if (e instanceof Passthrough) throw e.error;
-      if (e instanceof RedisStateError) throw e;
+      if (e instanceof RedisStateError) throw e.within(this.#space.namespace);
       if (e instanceof Contention) {
         throw new RedisUnavailableError(`gave up after ${this.#protocol.maxAttempts} attempts: other writers kept changing the key`);
       }
@@ -483,6 +498,29 @@ export class RedisLimiter extends StoreLimiter {
     for (let i = 0; i < rkeys.length; i++) this.#cache.remember(rkeys[i], states[i], at);
   }
 
+  /**
+   * Whether every key's cached state, alone, admits no hit at all (not one of cost 1) at
+   * `latest`, the latest time of the hits to decide: then no other process can have added a hit
+   * since Redis confirmed it (a state only gets more permissive as time passes without hits),
+   * so a denial over it has Redis's own figures (`remaining`, `retryAfter`), for any cost. A
+   * state that still admits a lighter hit may have taken other processes' hits: a denial
+   * over it asks Redis (issue: costs 1, 2, 1, 2 from two processes on 4 per window). Reads
+   * the core's peek before the step decides (it writes the same output buffer).
+   */
+  #shut(states, latest) {
+    const w = this.#wasm;
+    try {
+      for (const s of states) {
+        if (s === null) return false;
+        w.peek([s], latest, 1);
+        if (readDecision(w.outPtr, this.#names, ONE, extrasOutView()).allowed) return false;
+      }
+      return true;
+    } catch {
+      return false; // a bad time is the hit's own error, which its step reports
+    }
+  }
+
   /** Whether a denial over the keys' cached bytes may stand without asking Redis. */
   #trusted(rkeys) {
     if (this.#store._blockedCacheMs === 0) return false;
@@ -491,6 +529,9 @@ export class RedisLimiter extends StoreLimiter {
   }
 
 }
+
+/** The keys of a one-key decision, for `readDecision`. */
+const ONE = [""];
 
 /**
  * The keys as the in-memory limiter takes them. The common case (one short non-empty key) is
@@ -507,9 +548,12 @@ function checkStateKey(key) {
   return key;
 }
 
-/** A failure of Redis (or of the client) as the caller sees it. */
+/**
+ * A failure of Redis (or of the client) as the caller sees it: the client's error, whose
+ * message may name a server's address, is only the `cause`.
+ */
 function unavailable(e) {
-  return e instanceof RedisUnavailableError ? e : new RedisUnavailableError(`Redis failed: ${e?.message ?? e}`, e);
+  return e instanceof RedisUnavailableError ? e : new RedisUnavailableError("Redis failed (the client's error is the cause)", e);
 }
 
 /**
@@ -525,7 +569,7 @@ function checkSlots(store, keys, rkeys) {
     throw optionError(
       "invalid_value",
       `keys[${i}]`,
-      `keys[${i}] ${JSON.stringify(keys[i])} is in another Redis Cluster hash slot than keys[0] ${JSON.stringify(keys[0])}: ` +
+      `keys[${i}] is in another Redis Cluster hash slot than keys[0]: ` +
         "the keys of one hit must share a slot (give them a common hash tag, e.g. \"{user:42}:ip\" and \"{user:42}:acct\")",
       RangeError,
     );

@@ -2,7 +2,7 @@
 // keys. It knows nothing of any algorithm (the decision is the wasm core's, re-run on a
 // conflict); it only checks that every key still holds what the decision was made over, or,
 // for one key, that what it holds is covered by the write's guard (redis-guard.js).
-import { toValue, fromValue } from "./redis-value.js";
+import { toValue, fromValue, HELD_LUA } from "./redis-value.js";
 import { GUARD_LUA } from "./redis-guard.js";
 import { RedisStateError } from "./redis-errors.js";
 
@@ -14,10 +14,10 @@ import { RedisStateError } from "./redis-errors.js";
  * written}; otherwise writes nothing and returns {0, current values...}, so that a conflict
  * costs one more round trip, not two.
  */
-export const CAS_SCRIPT = `${GUARD_LUA}
+export const CAS_SCRIPT = `${GUARD_LUA}${HELD_LUA}
 local n = #KEYS
 for i = 1, n do
-  local cur = redis.call('GET', KEYS[i]) or ''
+  local cur = held(redis.call('GET', KEYS[i]) or '')
   if cur ~= ARGV[i] then
     if n == 1 then
       local w, s = guarded(cur, ARGV[1], ARGV[2], ARGV[4])
@@ -27,7 +27,7 @@ for i = 1, n do
       end
     end
     local out = {0}
-    for j = 1, n do out[j + 1] = redis.call('GET', KEYS[j]) or '' end
+    for j = 1, n do out[j + 1] = held(redis.call('GET', KEYS[j]) or '') end
     return out
   end
 end
@@ -79,6 +79,7 @@ export class LoadedScript {
 
   /** `EVALSHA <sha> <numkeys> ...rest`; `args` is `[numkeys, ...keys, ...argv]`, all strings. */
   async run(args) {
+    // Each command carries its deadline (redis-client.js).
     if (this.#sha === null) await this.#load();
     try {
       return await this.#client.send(["EVALSHA", this.#sha, ...args]);
@@ -88,6 +89,7 @@ export class LoadedScript {
       return this.#client.send(["EVAL", this.#source, ...args]);
     }
   }
+
 }
 
 /** Runs the CAS script through `client`, all or nothing over its keys. */
@@ -117,11 +119,8 @@ export class CasScript {
       reply = await this.#script.run(args);
     } catch (e) {
       if (!/WRONGTYPE/.test(String(e?.message))) throw e;
-      // Another type of value at one of the keys: not an outage, and not ours. Which key?
-      // One TYPE each, on this error path only.
-      const types = await Promise.all(keys.map((k) => this.#script.client.send(["TYPE", k])));
-      const at = Math.max(0, types.findIndex((t) => String(t) !== "string" && String(t) !== "none"));
-      throw new RedisStateError(keys[at], `the key holds another type of value (${e.message})`);
+      // Another type of value at one of the keys: not an outage, and not ours.
+      throw new RedisStateError("a key holds another type of value (WRONGTYPE)");
     }
     if (Number(reply[0]) === 1) return null;
     if (Number(reply[0]) === 2) {

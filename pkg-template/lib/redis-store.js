@@ -39,7 +39,7 @@ export class RedisStore {
     known(options, ["prefix", "namespace", "clock", "syncRate", "maxAttempts", "batchKeys", "clockRefreshMs", ...STORE_OPTIONS], "", RENAMED);
     const {
       prefix = "tollgate:",
-      namespace = "",
+      namespace,
       clock = "local",
       syncRate = 0,
       maxAttempts,
@@ -47,8 +47,8 @@ export class RedisStore {
       clockRefreshMs = 1000,
     } = options;
     if (typeof prefix !== "string") throw fail("prefix", prefix, "a string");
-    if (typeof namespace !== "string") throw fail("namespace", namespace, "a string");
-    if (namespace.includes("\n")) throw optionError("invalid_value", "namespace", `namespace must not hold a line break, got ${show(namespace)}`);
+    if (namespace !== undefined && typeof namespace !== "string") throw fail("namespace", namespace, "a string");
+    if (namespace?.includes("\n")) throw optionError("invalid_value", "namespace", `namespace must not hold a line break, got ${show(namespace)}`);
     const now = applyStoreOptions(this, options, 500);
     oneOf("clock", clock, CLOCKS);
     // 0: every hit decided in Redis; > 0: synced every that many ms; < 0: local only. A
@@ -58,13 +58,14 @@ export class RedisStore {
     // Absent: the core's default (`tollgate::store_protocol::DEFAULT_MAX_ATTEMPTS`).
     this._maxAttempts = maxAttempts === undefined ? undefined : wholeIn("maxAttempts", maxAttempts, 1, MAX);
     const refreshMs = wholeIn("clockRefreshMs", clockRefreshMs, 1, MAX, " of milliseconds");
-    this._client = adaptClient(client);
+    this._client = adaptClient(client, this._timeoutMs);
     /** A Redis Cluster client: each command's keys must share a slot (redis-client.js). */
     this._cluster = this._client.cluster;
     if (this._cluster && batchKeys === true) {
       throw optionError("conflicting_fields", "batchKeys", "batchKeys cannot be true with a Redis Cluster client: one script call cannot span hash slots");
     }
-    this._prefix = prefix + (namespace === "" ? "" : `${namespace}:`);
+    this._prefix = prefix;
+    /** The namespace the user named (`""`: none, keys are `<prefix><key>`); `undefined`: each limiter's own. */
     this._namespace = namespace;
     /** This process's clock; `_now` below is the deciding one (Redis's with `clock: "redis"`). */
     this._local = now;
@@ -87,18 +88,35 @@ export class RedisStore {
     this.clock = clock;
   }
 
-  /** The Redis key of a limiter key. @internal */
-  _key(key) {
-    return this._prefix + key;
-  }
-
   /**
    * A limiter over this store (what `new RateLimiter({ ..., store })` returns): exact over
-   * Redis, or synced (`syncRate` != 0, window counters only).
+   * Redis, or synced (`syncRate` != 0, window counters only). Its keys are
+   * `<prefix><namespace>:<key>`, the namespace the store's `namespace` option or, by default,
+   * the limiter's own (`policyNamespace`): limiters of different policies never share a key.
    */
   limiter(options) {
     const policy = new Policy(options);
-    if (this._syncRate !== 0) return new SyncedRedisLimiter(this, policy);
-    return new RedisLimiter(this, policy, options);
+    const space = keySpace(this._prefix, this._namespace ?? policyNamespace(policy));
+    if (this._syncRate !== 0) return new SyncedRedisLimiter(this, policy, space);
+    return new RedisLimiter(this, policy, options, space);
   }
+}
+
+/**
+ * The default namespace of a limiter: 12 hex digits of the 64-bit FNV-1a hash of its policy's
+ * configuration bytes (the core's `policy_codec::encode_policy`: equal for configurations that
+ * decide alike, and for nothing else). Deterministic, so every process of a service with the
+ * same options shares one namespace, and limiters of other options (another limit, window,
+ * algorithm, limit name or penalty) have another.
+ */
+export function policyNamespace(policy) {
+  let h = 0xcbf29ce484222325n;
+  for (const b of policy._wasm.configBytes()) h = BigInt.asUintN(64, (h ^ BigInt(b)) * 0x100000001b3n);
+  return h.toString(16).padStart(16, "0").slice(0, 12);
+}
+
+/** The namespace of a limiter's keys and its Redis key of a key (`""`: no namespace). @internal */
+function keySpace(prefix, namespace) {
+  const full = prefix + (namespace === "" ? "" : `${namespace}:`);
+  return { namespace, key: (key) => full + key };
 }

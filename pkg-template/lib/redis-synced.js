@@ -27,10 +27,13 @@ export class SyncedRedisLimiter extends StoreLimiter {
   #closed = false;
   /** Keys whose merged counts this process has read at least once (bounded, oldest out). */
   #seen = new Map();
+  /** The limiter's namespace and its Redis keys (redis-store.js `keySpace`). */
+  #space;
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
-  constructor(store, policy) {
+  constructor(store, policy, space) {
     super(store, null);
+    this.#space = space;
     this.#store = store;
     this.#policy = policy;
     if (policy._wasm.blockDurationMs > 0) {
@@ -40,7 +43,7 @@ export class SyncedRedisLimiter extends StoreLimiter {
     }
     try {
       const { Synced } = extras();
-      this.#wasm = new Synced(policy._options, POLICY_FIELDS, store._namespace, store._syncRate);
+      this.#wasm = new Synced(policy._options, POLICY_FIELDS, space.namespace, store._syncRate);
     } catch (e) {
       if (!(e instanceof TypeError)) throw e;
       // The code and field wrangler.toml's policy parser gives the same policy (worker/src/config.rs).
@@ -52,6 +55,11 @@ export class SyncedRedisLimiter extends StoreLimiter {
 
   get policy() {
     return this.#policy;
+  }
+
+  /** The namespace of this limiter's Redis keys (`<prefix><namespace>:<key>:counts`; `""`: none). */
+  get namespace() {
+    return this.#space.namespace;
   }
 
   /** Decides a hit from what this process knows (no round trip) and counts it if allowed. */
@@ -153,7 +161,7 @@ export class SyncedRedisLimiter extends StoreLimiter {
   }
 
   #rkey(key) {
-    return this.#store._key(key) + ":counts";
+    return this.#space.key(key) + ":counts";
   }
 
   async #sync(at) {

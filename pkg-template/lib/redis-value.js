@@ -6,6 +6,20 @@ import { RedisStateError } from "./redis-errors.js";
 
 const HEX = /^(?:[0-9a-f]{2})*$/;
 
+/**
+ * Lua shared by both scripts: `held(v)` is what a compare-and-swap takes a key's value `v` for.
+ * A peer's counter (the decimal integer @fastify/rate-limit, rate-limiter-flexible and
+ * rate-limit-redis keep at a key: "0" or no leading zero) is fresh, so the first write replaces
+ * it; nothing is written for a denial. No state's text is one: every state starts with its
+ * format version, one byte below 16, so its text with "0" and another digit.
+ */
+export const HELD_LUA = `
+local function held(v)
+  if v == '0' or string.find(v, '^%-?[1-9]%d*$') then return '' end
+  return v
+end
+`;
+
 /** The text of `bytes` (`""` for none: the script's "absent"). */
 export function toValue(bytes) {
   if (bytes === null) return "";
@@ -20,7 +34,7 @@ export function fromValue(key, value) {
   if (value === null || value === undefined) return null;
   const s = typeof value === "string" ? value : String(value);
   if (s.length === 0) return null;
-  if (!HEX.test(s)) throw new RedisStateError(key, "the value is not the hex text of a state");
+  if (!HEX.test(s)) throw new RedisStateError("the value is not the hex text of a state");
   if (typeof Buffer === "function") return new Uint8Array(Buffer.from(s, "hex"));
   const out = new Uint8Array(s.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(s.slice(2 * i, 2 * i + 2), 16);

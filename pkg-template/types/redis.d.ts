@@ -10,7 +10,11 @@ export type RedisFailureMode = NonNullable<StoreOptions["failure"]>;
 export interface RedisStoreOptions extends StoreOptions {
   /** Put before every key (default `"tollgate:"`). */
   prefix?: string;
-  /** Keeps separate configurations apart: keys become `<prefix><namespace>:<key>` (default none). */
+  /**
+   * The namespace of every limiter of this store: keys become `<prefix><namespace>:<key>`
+   * (`""`: `<prefix><key>`). Default: each limiter's own, 12 hex digits derived from its
+   * policy, so limiters of different options never share a key (docs/redis.md, "Namespaces").
+   */
   namespace?: string;
   /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
   clock?: "local" | "redis";
@@ -37,6 +41,8 @@ export interface RedisStoreOptions extends StoreOptions {
 /** A Redis-backed limiter: the in-memory limiter's methods, asynchronous; `export` and `import` in exact mode only. */
 export interface RedisRateLimiter extends AsyncRateLimiter, Partial<Pick<WorkerRateLimiter, "export" | "import">> {
   readonly policy: Policy;
+  /** The namespace of this limiter's Redis keys (the store's `namespace`, or derived from the policy). */
+  readonly namespace: string;
   /** Pushes diffs and reads back merged counts now (`syncRate` > 0; a no-op otherwise). */
   sync?(now?: number): Promise<void>;
   /** Stops the sync timer and pushes what is left. */
@@ -54,16 +60,25 @@ export class RedisStore {
   limiter(options: LimiterOptions): RedisRateLimiter;
 }
 
-/** A Redis value that is not a state of this limiter's policy (`code: "redis_state_invalid"`). */
+/**
+ * A Redis value that is not a state of this limiter's policy (`code: "redis_state_invalid"`):
+ * another limiter or program writes under its namespace. The message names the namespace,
+ * never a Redis key.
+ */
 export class RedisStateError extends Error {
   readonly code: "redis_state_invalid";
-  /** The Redis key. */
-  readonly key: string;
+  readonly field: "namespace";
+  /** The limiter's namespace. */
+  readonly namespace?: string;
 }
 
-/** Redis failed or timed out and `failure` is `"throw"` (`code: "redis_unavailable"`). */
+/**
+ * Redis failed or timed out and `failure` is `"throw"` (`code: "redis_unavailable"`); the
+ * client's own error, if any, is the `cause`.
+ */
 export class RedisUnavailableError extends Error {
   readonly code: "redis_unavailable";
+  readonly field: "store";
 }
 
 export type { Decision };

@@ -64,7 +64,7 @@ for (const kind of CLIENTS) {
     // Another process counts a hit on "b": this process's cached bytes for "b" are stale.
     assert.deepEqual(await theirs.limit("b", { now: now + 1 }), memory.limit("b", { now: now + 1 }));
     // A key of another type among them.
-    await r.send(["HSET", `${prefix}h`, "f", "v"]);
+    await r.send(["HSET", `${prefix}${mine.namespace}:h`, "f", "v"]);
     const settled = await Promise.allSettled(["a", "b", "h", "c"].map((k) => mine.limit(k, { now: now + 2 })));
     assert.deepEqual(settled[0].value, memory.limit("a", { now: now + 2 }));
     // "b" lost the swap, was decided again over what Redis held (both hits counted).
@@ -73,7 +73,7 @@ for (const kind of CLIENTS) {
     assert.equal(settled[2].status, "rejected");
     assert.match(String(settled[2].reason?.message), /WRONGTYPE/);
     assert.deepEqual(settled[3].value, memory.limit("c", { now: now + 2 }));
-    assert.equal(String(await r.send(["TYPE", `${prefix}h`])), "hash", "the bad key is left as it was");
+    assert.equal(String(await r.send(["TYPE", `${prefix}${mine.namespace}:h`])), "hash", "the bad key is left as it was");
   });
 
   test(`batchKeys: false sends one call per key, with the same decisions (${kind})`, async (t) => {

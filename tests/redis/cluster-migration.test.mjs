@@ -71,8 +71,8 @@ for (const kind of ["node-redis", "ioredis"]) {
     const memory = new RateLimiter(options);
     const busy = "user:busy";
     const other = "user:other";
-    const slot = keySlot(`${prefix}${busy}`);
-    assert.notEqual(keySlot(`${prefix}${other}`), slot);
+    const slot = keySlot(stored._key(busy));
+    assert.notEqual(keySlot(stored._key(other)), slot);
 
     let now = 1_700_000_000_000;
     let real = Date.now();
@@ -106,15 +106,15 @@ for (const kind of ["node-redis", "ioredis"]) {
     await hit(4, "slot migrating, key still on its source");
 
     const keys = (await cli(source.port, "CLUSTER", "GETKEYSINSLOT", slot, 100)).split("\n").filter(Boolean);
-    assert.ok(keys.includes(`${prefix}${busy}`), `the busy key is in its slot: ${keys}`);
+    assert.ok(keys.includes(stored._key(busy)), `the busy key is in its slot: ${keys}`);
     assert.equal(await cli(source.port, "MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", ...keys), "OK");
-    assert.match(await cli(source.port, "EXISTS", `${prefix}${busy}`), new RegExp(`^ASK ${slot} 127.0.0.1:${target.port}$`), "moved off the source, which now answers ASK");
+    assert.match(await cli(source.port, "EXISTS", stored._key(busy)), new RegExp(`^ASK ${slot} 127.0.0.1:${target.port}$`), "moved off the source, which now answers ASK");
     await hit(4, "key moved, slot still migrating (ASK)");
 
     for (const n of cluster.nodes) assert.equal(await cli(n.port, "CLUSTER", "SETSLOT", slot, "NODE", targetId), "OK");
     await hit(6, "slot owned by its new node (MOVED)");
     assert.equal((await ownerOf(slot)).port, target.port);
-    assert.equal(await cli(target.port, "EXISTS", `${prefix}${busy}`), "1", "the state lives on the new node");
+    assert.equal(await cli(target.port, "EXISTS", stored._key(busy)), "1", "the state lives on the new node");
     assert.ok(denials > 0 && denials < hits, `the run has denials and admissions: ${denials} of ${hits}`);
   });
 }

@@ -116,7 +116,9 @@ for (const kind of ["node-redis", "ioredis"]) {
     // Different slots: a RangeError naming both keys, even with failure: "open" (not an outage).
     const apart = ["user:1", "user:2"];
     assert.notEqual(keySlot(`m:${kind}:user:1`), keySlot(`m:${kind}:user:2`));
-    await assert.rejects(limiter.limit(apart, { now }), { name: "RangeError", message: /keys\[1\] "user:2" is in another Redis Cluster hash slot than keys\[0\] "user:1"/ });
+    await assert.rejects(limiter.limit(apart, { now }), { name: "RangeError", code: "invalid_value", field: "keys[1]", message: /^keys\[1\] is in another Redis Cluster hash slot than keys\[0\]/ });
+    // The keys themselves (often a client's address) are not in the message.
+    await assert.rejects(limiter.limit(apart, { now }), (e) => !e.message.includes("user:1") && !e.message.includes("user:2"));
     await assert.rejects(limiter.refund(apart, { now }), { name: "RangeError", message: /hash slot/ });
     const fresh = (await limiter.peek("never-hit", { now })).remaining;
     for (const k of apart) assert.equal((await limiter.peek(k, { now })).remaining, fresh, `nothing was counted for ${k}`);

@@ -75,7 +75,7 @@ for (const kind of CLIENTS) {
     await assert.rejects(redis.import("k", "bytes"), TypeError);
     await assert.rejects(redis.export(42), TypeError);
     // A Redis value that is not a state: the store's own error, as for a decision.
-    await client[("call" in client) ? "call" : "sendCommand"](...(("call" in client) ? ["SET", `${prefix}junk`, "zz"] : [["SET", `${prefix}junk`, "zz"]]));
+    await client[("call" in client) ? "call" : "sendCommand"](...(("call" in client) ? ["SET", `${prefix}${redis.namespace}:junk`, "zz"] : [["SET", `${prefix}${redis.namespace}:junk`, "zz"]]));
     await assert.rejects(redis.export("junk"), RedisStateError);
   });
 }

@@ -163,12 +163,12 @@ for (const kind of CLIENTS) {
       const before28 = varints(b).map((v) => v >> 28n);
       if (varints(c).some((v, j) => (g.fields >> j) & 1 && v >> 28n !== before28[j])) tally.carried++;
       if (t0 > 9_000_000_000_000) tally.near63++;
-      await r.send(["SET", store._key(key), hex(c), "PX", "3600000"]);
+      await r.send(["SET", limiter._key(key), hex(c), "PX", "3600000"]);
       const guardedBefore = store._guarded.writes;
       const started = Date.now();
       const decisions = await Promise.all(hits.map((h) => limiter.limit(key, { now: h.now, cost: h.cost })));
-      const held = await r.send(["GET", store._key(key)]);
-      const pttl = Number(await r.send(["PTTL", store._key(key)]));
+      const held = await r.send(["GET", limiter._key(key)]);
+      const pttl = Number(await r.send(["PTTL", limiter._key(key)]));
       const elapsed = Date.now() - started;
       const core = coreDecides(policy, c, hits);
       const what = `case ${i} (seed ${seed}): ${JSON.stringify({ config, t0, hits, g, delta, b: hex(b), c: hex(c) })}`;

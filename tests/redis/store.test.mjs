@@ -36,14 +36,14 @@ for (const kind of CLIENTS) {
     });
     const now = Date.now();
     await limiter.limit("k", { now });
-    const pttl = Number(await r.send(["PTTL", `ttl:${kind}:k`]));
+    const pttl = Number(await r.send(["PTTL", `ttl:${kind}:${limiter.namespace}:k`]));
     assert.ok(pttl > 0, `PTTL ${pttl}: no expiry set`);
     // Fresh again at the end of the current minute window at the latest (fixed window, clock).
     assert.ok(pttl <= 60_000 - (now % 60_000) + 20_000, `PTTL ${pttl}`);
     // One emission interval long enough that a loaded machine reads the TTL before it lapses.
     const g = new RateLimiter({ algorithm: "gcra", quota: "1/h", store: new RedisStore(client, { prefix: `ttl:${kind}:` }) });
     await g.limit("g");
-    const gttl = Number(await r.send(["PTTL", `ttl:${kind}:g`]));
+    const gttl = Number(await r.send(["PTTL", `ttl:${kind}:${g.namespace}:g`]));
     assert.ok(gttl > 3_600_000 - 60_000 && gttl <= 3_600_000, `gcra PTTL ${gttl}: one emission interval`);
   });
 
@@ -52,26 +52,31 @@ for (const kind of CLIENTS) {
     t.after(close);
     const r = raw(client);
     const prefix = `bad:${kind}:`;
-    await r.send(["SET", `${prefix}k`, "not a tollgate state"]);
     const limiter = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix }) });
+    assert.match(limiter.namespace, /^[0-9a-f]{12}$/);
+    const rkey = `${prefix}${limiter.namespace}:k`;
+    await r.send(["SET", rkey, "not a tollgate state"]);
     for (let i = 0; i < 2; i++) {
       await assert.rejects(limiter.limit("k"), (e) => {
         assert.ok(e instanceof RedisStateError);
         assert.equal(e.code, "redis_state_invalid");
-        assert.equal(e.key, `${prefix}k`);
-        assert.match(e.message, /does not hold a tollgate state/);
+        assert.equal(e.field, "namespace");
+        assert.equal(e.namespace, limiter.namespace);
+        assert.match(e.message, new RegExp(`under namespace "${limiter.namespace}" is not a tollgate state`));
+        // Never the Redis key, its prefix or the caller's key (often a client's address).
+        assert.ok(!e.message.includes(prefix) && !e.message.includes(rkey) && !("key" in e), e.message);
         return true;
       });
     }
     await assert.rejects(limiter.peek("k"), RedisStateError);
-    assert.equal(String(await r.send(["GET", `${prefix}k`])), "not a tollgate state");
-    // A state of another policy is refused as well.
-    const other = new RateLimiter({ algorithm: "sliding-log", limit: 3, window: "1s", store: new RedisStore(client, { prefix: `${prefix}o:` }) });
+    assert.equal(String(await r.send(["GET", rkey])), "not a tollgate state");
+    // A state of another policy under one namespace the user named for both is refused, naming it.
+    const other = new RateLimiter({ algorithm: "sliding-log", limit: 3, window: "1s", store: new RedisStore(client, { prefix, namespace: "shared" }) });
     await other.limit("k");
-    const theirs = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix: `${prefix}o:` }) });
-    await assert.rejects(theirs.limit("k"), RedisStateError);
+    const theirs = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix, namespace: "shared" }) });
+    await assert.rejects(theirs.limit("k"), { name: "RedisStateError", code: "redis_state_invalid", field: "namespace", namespace: "shared", message: /namespace "shared"/ });
     // A key of another type: the script's GET fails, failure mode "throw" reports it.
-    await r.send(["HSET", `${prefix}h`, "f", "v"]);
+    await r.send(["HSET", `${prefix}${limiter.namespace}:h`, "f", "v"]);
     const strict = new RateLimiter({ algorithm: "gcra", quota: "10/s", store: new RedisStore(client, { prefix, failure: "throw" }) });
     await assert.rejects(strict.limit("h"), /WRONGTYPE/);
     // After a reset the key works again.

@@ -38,7 +38,7 @@ test("the Redis store's types: async with a store, sync without, wrong uses refu
     if (mr.reservation !== null) memory.settle(mr.reservation, 1).refunded.toFixed();
     const bytes: Uint8Array | null = memory.export("k");
     function why(e: unknown): string {
-      if (e instanceof RedisStateError) { const c: "redis_state_invalid" = e.code; return c + e.key; }
+      if (e instanceof RedisStateError) { const c: "redis_state_invalid" = e.code; return c + e.field + (e.namespace ?? ""); }
       if (e instanceof RedisUnavailableError) { const c: "redis_unavailable" = e.code; return c; }
       return "other";
     }
