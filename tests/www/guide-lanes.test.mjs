@@ -35,8 +35,13 @@ async function arrive(p, id) {
   const root = p.locator(`[data-live='${id}']`);
   await root.scrollIntoViewIfNeeded();
   await p.waitForFunction((id) => document.querySelector(`[data-live='${id}']`).dataset.fresh === "1", id);
+  heights[id] = await height(p, id);
   return root;
 }
+/** The widget's height on arrival: its presses must not move the page (its slot reserves it). */
+const heights = {};
+const height = (p, id) => p.locator(`[data-live='${id}']`).evaluate((e) => e.getBoundingClientRect().height);
+const unmoved = async (p, id) => assert.equal(await height(p, id), heights[id], `${id}: nothing below it moved`);
 /** Waits for a press to be over (its sentence said). */
 const settled = (p, id, before) => p.waitForFunction(([id, b]) => document.querySelector(`[data-live='${id}'] .said`).textContent !== b, [id, before]);
 
@@ -74,6 +79,7 @@ test("store outage: up, the core decides (✓✓✓✗); down and open, admitted
   assert.match(text, /^Store up: 3 admitted, 1 refused by the limit\. Store down: 4 admitted uncounted, 4 refused by failure "closed"\./);
   assert.ok(text.endsWith(`The store counts ${counted} in the last 4 s.`), text);
   assert.match(await root.locator("svg").getAttribute("aria-label"), /Store down: 4 admitted uncounted/);
+  await unmoved(page, "outage");
   await shot(page, "outage", "outage");
   // Reset: the store back up, a fresh client.
   await root.getByRole("button", { name: "Reset" }).click();
@@ -97,7 +103,8 @@ test("hot key: one round refuses the hot key at its limit (✓✓✓✗) while e
   const rl = new RateLimiter(t.options);
   const all = Object.entries(t.log).flatMap(([k, hs]) => hs.map((h) => ({ k, ...h }))).sort((a, c) => a.at - c.at);
   for (const h of all) assert.equal(rl.limit(h.k, { now: h.at }).allowed, h.allowed, `${h.k} at ${h.at}`);
-  assert.equal(await said(page, "hot"), "office NAT: 3 admitted, 1 refused, 4 updates of its one key. The 5 cold keys: 5 admitted, 0 refused, 1 updates each at most.");
+  assert.equal(await said(page, "hot"), "office NAT: 3 admitted, 1 refused, 4 updates of its one key. The 5 cold keys: 5 admitted, 0 refused, 1 update each at most.");
+  await unmoved(page, "hot");
   await shot(page, "hot", "hot-key");
   assert.deepEqual(page.problems, []);
 });
@@ -118,6 +125,7 @@ test("the ending, live: one Hit ×4 and all seven algorithms decide the same hit
   const text = await said(page, "side");
   assert.equal((text.match(/✓✓✓✗ \(3 of 4 admitted\)/g) ?? []).length, 7, text);
   assert.equal(await root.locator("svg text").filter({ hasText: "GCRA" }).count(), 1, "a lane each, named");
+  await unmoved(page, "side");
   await shot(page, "side", "side-live");
   await root.getByRole("button", { name: "Reset" }).click();
   assert.equal((await tape(page, "side")).times.length, 0);
@@ -141,6 +149,7 @@ test("reduced motion: the lanes widgets send nothing by themselves, step with +1
     const last = Number(await root.getAttribute("data-at"));
     await root.getByRole("button", { name: "+1 s: move the clock one second on" }).click();
     assert.equal(Number(await root.getAttribute("data-at")), last + 1000);
+    await unmoved(p, id);
   }
   const hot = await arrive(p, "hot");
   await hot.getByRole("button", { name: "Send a round" }).click();

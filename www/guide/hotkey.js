@@ -47,7 +47,8 @@ export class HotKeyLive extends LiveLanes {
     const hot = this.log[HOT];
     const cold = COLD.flatMap((k) => this.log[k]);
     const ok = (hs) => hs.filter((h) => h.allowed).length;
-    return `${HOT}: ${ok(hot)} admitted, ${hot.length - ok(hot)} refused, ${hot.length} updates of its one key. The ${COLD.length} cold keys: ${ok(cold)} admitted, ${cold.length - ok(cold)} refused, ${Math.max(...COLD.map((k) => this.log[k].length))} updates each at most.`;
+    const most = Math.max(...COLD.map((k) => this.log[k].length));
+    return `${HOT}: ${ok(hot)} admitted, ${hot.length - ok(hot)} refused, ${hot.length} updates of its one key. The ${COLD.length} cold keys: ${ok(cold)} admitted, ${cold.length - ok(cold)} refused, ${most} ${most === 1 ? "update" : "updates"} each at most.`;
   }
   tape() {
     return { options: this.options, log: structuredClone(this.log) };

@@ -1,5 +1,6 @@
 // The guide: loads the core, mounts the story (the chat), one widget per algorithm (the same
-// Widget, its options and its drawing per algorithm), the boundary table, and fills every
+// Widget, its options and its drawing per algorithm), the lanes widgets (the store outage, the
+// hot key, the ending's live side-by-side), the boundary table, and fills every
 // figure the text states from facts.js (the core's decisions). It redraws what is on screen
 // once per frame; under reduced motion only when something happens.
 //
