@@ -1,8 +1,9 @@
-// Break it: a hot key. One key (an office behind one NAT'd address) sends four requests a round,
+// Break it: a hot key. One key (an office behind one NAT'd address) sends four requests a round (Hit ×4's gaps),
 // five cold keys one each; one RateLimiter (one store) decides every key on its own state. The
 // hot key is refused at its limit while the cold keys pass, and every one of its requests is an
 // update of the same key's state: the store's one object or row for it takes them in turn.
 import { LiveLanes } from "./live-lanes.js";
+import { BURST_GAP } from "./widget.js";
 
 const HOT = "office NAT";
 const COLD = ["alice", "bob", "carol", "dan", "erin"];
@@ -25,8 +26,8 @@ export class HotKeyLive extends LiveLanes {
     this.round = at;
     for (let i = 0; i < 4; i++) {
       if (i > 0) {
-        if (this.stepped) this.step(100);
-        else await new Promise((r) => setTimeout(r, 100));
+        if (this.stepped) this.step(BURST_GAP);
+        else await new Promise((r) => setTimeout(r, BURST_GAP));
       }
       const now = this.now();
       this.log[HOT].push({ at: now, allowed: this.rl.limit(HOT, { now }).allowed });
