@@ -1,5 +1,6 @@
 // The guide: loads the core, mounts the story (the chat), one widget per algorithm (the same
-// Widget, its options and its drawing per algorithm), the boundary table, and fills every
+// Widget, its options and its drawing per algorithm), the lanes widgets (the store outage, the
+// hot key, the ending's live side-by-side), the boundary table, and fills every
 // figure the text states from facts.js (the core's decisions). It redraws what is on screen
 // once per frame; under reduced motion only when something happens.
 //
@@ -18,6 +19,9 @@ import * as buckets from "./draw-buckets.js";
 import * as log from "./draw-log.js";
 import * as bucket from "./draw-bucket.js";
 import * as gcra from "./draw-gcra.js";
+import { SideLive } from "./side-live.js";
+import { OutageLive } from "./outage.js";
+import { HotKeyLive } from "./hotkey.js";
 
 const options = Object.fromEntries(ALGORITHMS.map(([id, , o]) => [id, o]));
 const secs = (ms) => `${(Math.ceil(Math.max(0, ms) / 100) / 10).toFixed(1)} s`;
@@ -60,6 +64,12 @@ async function main() {
     widgets[id] = new Widget(root, core, { id, windowMs: WINDOW, gapMs: (WINDOW / LIMIT) * 0.6, ...WIDGETS[id] });
   }
   const chat = new ChatDemo(document.getElementById("chat"), core, t0);
+  // The lanes widgets: the store outage and the hot key (sliding log, 3 per 4 s), the live ending.
+  const lanes = {};
+  const live = (id) => document.querySelector(`[data-live='${id}']`);
+  if (live("outage")) lanes.outage = new OutageLive(live("outage"), core, options["sliding-log"], WINDOW);
+  if (live("hot")) lanes.hot = new HotKeyLive(live("hot"), core, options["sliding-log"], WINDOW);
+  if (live("side")) lanes.side = new SideLive(live("side"), core, ALGORITHMS.map(([id, , o]) => [id, SHORT[id], o]), WINDOW);
 
   // Every stated figure, from the core's decisions.
   const { facts, rows, retries, side, two, queue } = await computeFacts({ RateLimiter: core.RateLimiter, Pacer: core.Pacer, describe: core.describe });
@@ -101,29 +111,22 @@ async function main() {
       queue.times.at(-1) + 600,
       START,
     );
-    drawLanes(
-      document.querySelector("#side svg"),
-      side.map((r) => ({ name: SHORT[r.id], hits: TRACE.map((at, i) => ({ at, allowed: r.verdicts[i] })) })),
-      START - 300,
-      TRACE.at(-1) + 500,
-      START,
-    );
   };
   pictures();
   for (const a of document.querySelectorAll("a[data-playground]")) a.href = PLAYGROUND;
 
   // Only what is on screen moves: traffic and redraws follow visibility.
-  const live = [...Object.values(widgets), chat];
+  const moving = [...Object.values(widgets), ...Object.values(lanes), chat];
   const visible = new Set();
   const io = new IntersectionObserver((entries) => {
     for (const e of entries) {
-      const w = live.find((x) => x.root === e.target);
+      const w = moving.find((x) => x.root === e.target);
       if (e.isIntersecting) visible.add(w);
       else visible.delete(w);
       w.setVisible(e.isIntersecting);
     }
   });
-  for (const w of live) io.observe(w.root);
+  for (const w of moving) io.observe(w.root);
   const frame = () => {
     if (!reduced()) for (const w of visible) w.render?.(w.now());
     requestAnimationFrame(frame);
@@ -133,7 +136,7 @@ async function main() {
   addEventListener("resize", () => {
     if (innerWidth === width) return;
     width = innerWidth;
-    for (const w of Object.values(widgets)) w.render(w.now());
+    for (const w of [...Object.values(widgets), ...Object.values(lanes)]) w.render(w.now());
     renderBoundary(document.getElementById("boundary"), rows);
     pictures();
   });
@@ -142,6 +145,8 @@ async function main() {
     widgets: Object.keys(widgets),
     tape: (id) => widgets[id].tape(),
     chat: () => chat.tape(),
+    lanes: Object.keys(lanes),
+    laneTape: (id) => lanes[id].tape(),
     facts,
   };
   document.body.dataset.ready = "1";
