@@ -73,7 +73,7 @@ test("bad input throws TypeError/RangeError naming field and value, and changes 
 test("a misspelt or misplaced option is refused, not ignored (a burst of 50 that silently was none)", () => {
   assert.throws(() => new RateLimiter({ algorithm: "token-bucket", limit: 10, window: "1s", brust: 50 }), {
     name: "TypeError",
-    message: "brust is not an option (the options are algorithm, limit, window, quota, burst, refillAmount, align, precision, offset, name, limits, blockDuration, maxKeys, onDecision, store, shadow, allowList, denyList)",
+    message: "brust is not an option (the options are algorithm, limit, window, quota, burst, refillAmount, align, precision, offset, name, limits, blockDuration, continueExceeding, exponentialBackoff, maxBlockDuration, maxKeys, onDecision, store, shadow, allowList, denyList)",
   });
   assert.throws(() => new RateLimiter({ limits: [{ algorithm: "gcra", quota: "1/s" }, { algorithm: "gcra", quota: "9/m", windw: 1 }] }), {
     name: "TypeError",
