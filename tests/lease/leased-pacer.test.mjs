@@ -5,10 +5,12 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { LeasedPacer, LeaseError, PacerCostError, PacerQueueFullError } from "tollgate";
-import { startWorker, Miniflare, TOKEN, CAPACITY, WINDOW_MS, sleep, eventually } from "./worker.mjs";
+import { startWorker, Miniflare, build, TOKEN, CAPACITY, WINDOW_MS, sleep, eventually } from "./worker.mjs";
 import { maxInWindow } from "./service.mjs";
 
 let w;
@@ -258,14 +260,19 @@ test("errors: the Worker's refusals are LeaseErrors with its code; bad costs and
 });
 
 test("in workerd (the package's workerd entry), a LeasedPacer grants, paces and releases", async () => {
-  // A Worker of the user's own, in a second workerd, holding a lease of the real Worker.
+  // A Worker of the user's own, in a second workerd, holding a lease of the real Worker, bundled
+  // as wrangler does: the "workerd" condition picks the package's loaders for its "#wasm"
+  // imports, the .wasm files left external (workerd imports them as compiled modules), in a
+  // folder of its own with the installed package's .wasm files one level up, where the loaders'
+  // ../*.wasm find them.
   const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "node_modules/tollgate/dist");
-  const mf = new Miniflare({
-    modules: true,
-    modulesRoot: dist,
-    scriptPath: path.resolve(dist, "edge.js"),
-    script: `
-      import { LeasedPacer } from "./workerd/index.js";
+  const root = mkdtempSync(path.join(tmpdir(), "tollgate-lease-workerd-"));
+  for (const f of readdirSync(dist).filter((f) => f.endsWith(".wasm"))) copyFileSync(path.join(dist, f), path.join(root, f));
+  const outfile = path.join(root, "worker/edge.js");
+  await build({
+    stdin: {
+      contents: `
+      import { LeasedPacer } from "tollgate";
       export default {
         async fetch(request, env) {
           const lp = new LeasedPacer({ url: env.URL, pool: "edge", holder: "edge-1", partitions: 2, ttlMs: 3000, token: env.TOKEN });
@@ -275,6 +282,16 @@ test("in workerd (the package's workerd entry), a LeasedPacer grants, paces and 
           return Response.json({ heldRate: st.heldRate, waited: start - st.usableUntil + 3000 - 600, released });
         },
       };`,
+      resolveDir: path.dirname(fileURLToPath(import.meta.url)),
+      loader: "js",
+    },
+    bundle: true, format: "esm", platform: "neutral", conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"], external: ["*.wasm"], outfile, logLevel: "warning",
+  });
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: root,
+    scriptPath: outfile,
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
@@ -291,5 +308,6 @@ test("in workerd (the package's workerd entry), a LeasedPacer grants, paces and 
     assert.ok(body.waited >= WINDOW_MS, `the first start came ${body.waited} ms after the grant was asked`);
   } finally {
     await mf.dispose();
+    rmSync(root, { recursive: true, force: true });
   }
 });

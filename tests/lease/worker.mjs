@@ -6,6 +6,8 @@ import { start, get, post } from "../../worker/test/harness.mjs";
 
 /** Miniflare as the Worker's tests have it (worker/node_modules), for a user's own Worker. */
 export const { Miniflare } = createRequire(new URL("../../worker/package.json", import.meta.url))("miniflare");
+/** esbuild as the Worker's tests have it (worker/node_modules), to bundle a user's Worker as wrangler does. */
+export const { build } = createRequire(new URL("../../worker/package.json", import.meta.url))("esbuild");
 
 export const TOKEN = "lease-test-token";
 export const CAPACITY = 500;
