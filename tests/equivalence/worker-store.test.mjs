@@ -14,7 +14,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { isDeepStrictEqual } from "node:util";
-import { dirname, resolve } from "node:path";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RateLimiter, WorkerStore, WorkerUnavailableError, WorkerRequestError, WaitTimeoutError } from "tollgate";
 import { start } from "../../worker/test/harness.mjs";
@@ -22,6 +25,8 @@ import { LIMITERS, trace, policyOf, npmDecisions } from "./fixture.mjs";
 import { MULTI_LIMITERS, nativeFixture } from "../js/fixture.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
+/** esbuild as the Worker's tests have it (worker/node_modules), to bundle the client Worker as wrangler does. */
+const { build } = createRequire(resolve(here, "../../worker/package.json"))("esbuild");
 /**
  * Per limiter: the first HOT_HITS hits of its busiest key (a key's first hits are decided the
  * same whatever follows, so a prefix is a whole trace of its own; it brings the denials), then
@@ -43,7 +48,7 @@ const PATIENT = 60_000;
 
 /** A client Worker: runs one limiter call through `WorkerStore({ binding })` per request. */
 const CLIENT = `
-  import { RateLimiter, WorkerStore } from "./workerd/index.js";
+  import { RateLimiter, WorkerStore } from "tollgate";
   const limiters = new Map();
   function limiterOf(env, policy) {
     if (!limiters.has(policy)) limiters.set(policy, new RateLimiter({ store: new WorkerStore({ binding: env.TOLLGATE, policy, timeoutMs: ${PATIENT} }) }));
@@ -60,7 +65,7 @@ const CLIENT = `
     },
   };`;
 
-let hits, npm, s, sequences;
+let hits, npm, s, sequences, clientRoot;
 before(async () => {
   hits = trace();
   npm = npmDecisions(hits, NEVER_FITS_EVERY);
@@ -94,12 +99,24 @@ before(async () => {
     pair: patient({ limits: [{ name: "total", algorithm: "fixed-window", quota: "6/h" }] }),
     moved: patient({ limits: [{ name: "burst", algorithm: "token-bucket", quota: "10/s", burst: 4 }, { name: "minute", algorithm: "sliding-log", quota: "7/m" }] }),
   };
+  // The client Worker bundled as wrangler does: the "workerd" condition picks the package's
+  // loaders for its "#wasm" imports, the .wasm files left external (workerd imports them as
+  // compiled modules), in a folder of its own with the installed package's .wasm files one level
+  // up, where the loaders' ../*.wasm find them.
+  const dist = resolve(here, "node_modules/tollgate/dist");
+  clientRoot = mkdtempSync(join(tmpdir(), "tollgate-client-worker-"));
+  for (const f of readdirSync(dist).filter((f) => f.endsWith(".wasm"))) copyFileSync(join(dist, f), join(clientRoot, f));
+  const scriptPath = join(clientRoot, "worker/client.js");
+  await build({
+    stdin: { contents: CLIENT, resolveDir: here, loader: "js" },
+    bundle: true, format: "esm", platform: "neutral", conditions: ["workerd", "worker", "browser"],
+    mainFields: ["module", "main"], external: ["*.wasm"], outfile: scriptPath, logLevel: "warning",
+  });
   const client = {
     name: "client",
     modules: true,
-    modulesRoot: resolve(here, "node_modules/tollgate/dist"),
-    scriptPath: resolve(here, "node_modules/tollgate/dist/client.js"),
-    script: CLIENT,
+    modulesRoot: clientRoot,
+    scriptPath,
     modulesRules: [
       { type: "ESModule", include: ["**/*.js"] },
       { type: "CompiledWasm", include: ["**/*.wasm"] },
@@ -111,6 +128,7 @@ before(async () => {
 });
 after(async () => {
   await s?.stop();
+  if (clientRoot) rmSync(clientRoot, { recursive: true, force: true });
 });
 
 /** Runs `run(sequence)` over the sequences, `CONCURRENCY` at a time (each key's hits in order). */
