@@ -79,6 +79,6 @@ npm_ci() {
 }
 
 if need npm; then
-  for d in tests/js tests/redis tests/www tests/targets worker bench/js bench/redis; do npm_ci "$d"; done
+  for d in tests/js tests/erl tests/redis tests/www tests/targets worker bench/js bench/redis; do npm_ci "$d"; done
 fi
 log "done ($want)"

@@ -779,3 +779,17 @@ test("skipFailedRequests: a client that hangs up gives its hit back by the time 
     assert.equal(answered, false, name);
   }
 });
+
+test("headers are not written on a response whose headers were sent (express-rate-limit's headersSent test, through the middleware): every header mode, admitted and denied", async () => {
+  for (const options of [{ legacyHeaders: true, standardHeaders: false }, ...["draft-6", "draft-7", "draft-8"].map((d) => ({ standardHeaders: d }))]) {
+    const limiter = rateLimit({ windowMs: 60_000, limit: 1, validate: false, handler: () => {}, ...options });
+    for (const allowed of [true, false]) {
+      const written = [];
+      const res = { headersSent: true, statusCode: 200, setHeader: (...a) => written.push(a), getHeader: () => undefined, on() {}, once() {} };
+      let passed = false;
+      await limiter({ ip: "192.0.2.1", headers: {}, method: "GET", socket: {}, app: { get: () => undefined } }, res, () => (passed = true));
+      assert.equal(passed, allowed, JSON.stringify(options));
+      assert.deepEqual(written, [], `${JSON.stringify(options)}, ${allowed ? "admitted" : "denied"}`);
+    }
+  }
+});
