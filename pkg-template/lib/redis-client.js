@@ -51,7 +51,7 @@ export function adaptClient(client, ms = 500) {
  * client without the class (a Cluster) sends through `call`.
  */
 function ioredisSend(client, ms) {
-  const Command = client.constructor?.Command;
+  const Command = client.isCluster === true ? undefined : commandClass(client);
   if (typeof Command !== "function" || typeof client.sendCommand !== "function") {
     return (args) => client.call(...args);
   }
@@ -71,6 +71,37 @@ function ioredisSend(client, ms) {
     command.deadline = clock() + ms;
     return client.sendCommand(command);
   };
+}
+
+const MADE = Symbol("made");
+
+/**
+ * ioredis's `Command` class, as `call` makes its commands. Not `client.constructor.Command`:
+ * ioredis mixes EventEmitter's prototype into its client classes, `constructor` included, so
+ * an instance's `constructor` is EventEmitter (and every command went through `call`, without
+ * a deadline). So one command is made by `call` and caught before it is sent (the client's
+ * `sendCommand`, shadowed for that one synchronous call), and its class taken: an `INFO`,
+ * which ioredis never auto-pipelines, so `call` hands it to `sendCommand` at once.
+ */
+function commandClass(client) {
+  if (typeof client.sendCommand !== "function" || typeof client.call !== "function") return undefined;
+  const own = Object.prototype.hasOwnProperty.call(client, "sendCommand");
+  const send = client.sendCommand;
+  let made;
+  client.sendCommand = (command) => {
+    made = command;
+    throw MADE;
+  };
+  try {
+    client.call("info");
+  } catch (e) {
+    if (e !== MADE) throw e;
+  } finally {
+    if (own) client.sendCommand = send;
+    else delete client.sendCommand;
+  }
+  const Command = made?.constructor;
+  return typeof Command === "function" && typeof Command.prototype.toWritable === "function" ? Command : undefined;
 }
 
 /** A command past its deadline, never sent. */
