@@ -34,14 +34,15 @@ impl ApiError {
         ApiError::new(400, code, message)
     }
 
-    /// 404 for a path the API does not have.
-    pub fn not_found(path: &str) -> ApiError {
-        ApiError::new(404, "not_found", format!("no route for {path}"))
+    /// 404 for a path the API does not have. The answer does not repeat the path: it may hold
+    /// a key (often a client's address) or anything a client sent.
+    pub fn not_found() -> ApiError {
+        ApiError::new(404, "not_found", "no route for this path (the API's routes: worker/README.md)")
     }
 
-    /// 405 naming the methods the path takes.
-    pub fn method_not_allowed(method: &str, path: &str, allow: &'static str) -> ApiError {
-        ApiError::new(405, "method_not_allowed", format!("{method} is not allowed on {path}; use {allow}"))
+    /// 405 naming the methods the route takes (and not the path, as [`ApiError::not_found`]).
+    pub fn method_not_allowed(method: &str, allow: &'static str) -> ApiError {
+        ApiError::new(405, "method_not_allowed", format!("{method} is not allowed on this route; use {allow}"))
             .with_header("Allow", allow)
     }
 

@@ -28,9 +28,14 @@ pub fn warn(event: &str, fields: Value) {
     worker::console_warn!("{}", line("warn", event, fields));
 }
 
-/// Logs at level `error` (console.error).
+/// Logs at level `error` (console.error; standard error in the crate's native unit tests,
+/// where there is no console).
 pub fn error(event: &str, fields: Value) {
-    worker::console_error!("{}", line("error", event, fields));
+    let line = line("error", event, fields);
+    #[cfg(target_arch = "wasm32")]
+    worker::console_error!("{}", line);
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("{line}");
 }
 
 #[cfg(test)]

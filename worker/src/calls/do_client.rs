@@ -132,9 +132,12 @@ pub fn pool_failure(status: u16, text: &str) -> ApiError {
     }
 }
 
-/// 503 for a Durable Object that failed or did not answer (retry in a second).
-pub fn unavailable(what: &str, message: String) -> ApiError {
-    ApiError::new(503, "unavailable", format!("the {what}'s Durable Object failed: {message}"))
+/// 503 for a Durable Object that failed or did not answer (retry in a second). `detail` (the
+/// object's own error, the runtime's message) is logged, not answered: it may name the
+/// object (`policy/key`, a key often being a client's address) or hold a stack.
+pub fn unavailable(what: &str, detail: String) -> ApiError {
+    crate::base::log::error("object_unavailable", serde_json::json!({ "object": what, "detail": detail }));
+    ApiError::new(503, "unavailable", format!("the {what}'s Durable Object failed or did not answer; retry"))
         .with_header("Retry-After", "1")
 }
 

@@ -83,11 +83,10 @@ fn pool_request(
 
 /// Everything under `/v1/pools/` (`rest` is the path after it).
 pub async fn handle(rest: &str, mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let path = req.path();
-    let Some((pool, route)) = parse_route(rest)? else { return Err(ApiError::not_found(&path)) };
+    let Some((pool, route)) = parse_route(rest)? else { return Err(ApiError::not_found()) };
     let method = req.method();
     if method.as_ref() != route.method() {
-        return Err(ApiError::method_not_allowed(method.as_ref(), &path, route.method()));
+        return Err(ApiError::method_not_allowed(method.as_ref(), route.method()));
     }
     let pc = find_pool(cfg, &pool)?;
     let query = req.url()?.query().map(str::to_string);

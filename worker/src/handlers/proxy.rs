@@ -88,7 +88,11 @@ pub async fn forward(
     let resp = Fetch::Request(upstream)
         .send()
         .await
-        .map_err(|e| ApiError::new(502, "origin_unreachable", format!("the origin did not answer: {e}")))?;
+        .map_err(|e| {
+            // The runtime's message may name the origin's address: logged, not answered.
+            crate::base::log::error("origin_unreachable", serde_json::json!({ "detail": e.to_string() }));
+            ApiError::new(502, "origin_unreachable", "the origin did not answer")
+        })?;
     // The origin's headers are immutable: copy them and add the rate-limit headers.
     let headers = Headers::new();
     for (name, value) in resp.headers().entries() {

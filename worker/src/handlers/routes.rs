@@ -21,11 +21,11 @@ use crate::wire::key_wire::Op;
 /// The static assets binding in wrangler.toml.
 pub const ASSETS: &str = "ASSETS";
 
-fn only(method: &Method, allowed: Method, path: &str, allow: &'static str) -> Result<(), ApiError> {
+fn only(method: &Method, allowed: Method, allow: &'static str) -> Result<(), ApiError> {
     if *method == allowed {
         Ok(())
     } else {
-        Err(ApiError::method_not_allowed(method.as_ref(), path, allow))
+        Err(ApiError::method_not_allowed(method.as_ref(), allow))
     }
 }
 
@@ -58,7 +58,7 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
     let method = req.method();
     if path == "/healthz" {
         // Liveness only, for anyone: nothing about the configuration (that is behind auth).
-        only(&method, Method::Get, &path, "GET")?;
+        only(&method, Method::Get, "GET")?;
         config(env)?;
         return api::json_response(200, &json!({ "ok": true }));
     }
@@ -72,7 +72,7 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
             _ => None,
         };
         if let Some((allowed, allow)) = one {
-            only(&method, allowed, &path, allow)?;
+            only(&method, allowed, allow)?;
         }
         return match rest {
             "/limit" => api::limit(req, env, ctx, &cfg, Op::Check).await,
@@ -97,12 +97,12 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
                         state_api::handle(rest, req, env, &cfg).await
                     }
                     _ if rest.ends_with(state_api::SUFFIX) => {
-                        Err(ApiError::method_not_allowed(method.as_ref(), &path, "GET, PUT, DELETE"))
+                        Err(ApiError::method_not_allowed(method.as_ref(), "GET, PUT, DELETE"))
                     }
-                    _ => Err(ApiError::method_not_allowed(method.as_ref(), &path, "DELETE")),
+                    _ => Err(ApiError::method_not_allowed(method.as_ref(), "DELETE")),
                 }
             }
-            _ => Err(ApiError::not_found(&path)),
+            _ => Err(ApiError::not_found()),
         };
     }
     if let Some(p) = &cfg.proxy {
@@ -110,6 +110,6 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
     }
     match env.assets(ASSETS) {
         Ok(assets) => Ok(assets.fetch_request(req).await?),
-        Err(_) => Err(ApiError::not_found(&path)),
+        Err(_) => Err(ApiError::not_found()),
     }
 }

@@ -126,7 +126,7 @@ impl KeyLimiter {
             }
             Op::Inspect => {
                 if !cfg.test_hooks() {
-                    return Err(ApiError::not_found("inspect"));
+                    return Err(ApiError::not_found());
                 }
                 let rows = storage::stored_rows(&self.mem, &sql)?;
                 let alarm = storage.get_alarm().await?;
@@ -191,7 +191,7 @@ pub(crate) fn js_sys_date(ms: u64) -> worker::js_sys::Date {
 /// The body of a request from an isolate, which only posts.
 pub(crate) async fn post_body(req: &mut Request) -> std::result::Result<Vec<u8>, ApiError> {
     if req.method() != Method::Post {
-        return Err(ApiError::method_not_allowed(req.method().as_ref(), &req.path(), "POST"));
+        return Err(ApiError::method_not_allowed(req.method().as_ref(), "POST"));
     }
     Ok(req.bytes().await?)
 }

@@ -53,7 +53,7 @@ impl CapacityPool {
         let sql = storage.sql();
         if r.op == PoolOp::Inspect {
             if !cfg.test_hooks() {
-                return Err(ApiError::not_found("inspect"));
+                return Err(ApiError::not_found());
             }
             let rows = pool_storage::stored_rows(&mut self.mem.borrow_mut(), &sql)?;
             let alarm = storage.get_alarm().await?;

@@ -48,18 +48,31 @@ pub fn check_key(key: &str) -> Result<(), ApiError> {
     validate_keys(&[key]).map_err(|e| key_error(&e, true))
 }
 
+/// The JSON type of `v`, for a message: never the value, which may hold keys (often a
+/// client's address) that an answer does not repeat.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// A body's `keys`: an array of 1 to `MAX_KEYS_PER_HIT` distinct keys, each checked like
 /// `key`, with the code and field the npm limiter gives the same list (`keys[2]`).
 pub fn parse_keys(v: &Value) -> Result<Vec<String>, ApiError> {
     let items = v.as_array().ok_or_else(|| {
-        ApiError::bad_request("invalid_type", format!("keys must be an array of strings, got {v}")).with_field("keys")
+        ApiError::bad_request("invalid_type", format!("keys must be an array of strings, got {}", kind_of(v))).with_field("keys")
     })?;
     let mut keys = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         match item {
             Value::String(k) => keys.push(k.clone()),
             other => {
-                let m = format!("keys[{i}] must be a string, got {other}");
+                let m = format!("keys[{i}] must be a string, got {}", kind_of(other));
                 return Err(ApiError::bad_request("invalid_type", m).with_field(format!("keys[{i}]")));
             }
         }
@@ -197,7 +210,7 @@ pub fn parse<'c>(
         (Some(Value::String(k)), None) => (k.clone(), None),
         (None, None) => return Err(ApiError::bad_request("missing_key", "key is required").with_field("key")),
         (Some(other), None) => {
-            let m = format!("key must be a string, got {other}");
+            let m = format!("key must be a string, got {}", kind_of(other));
             return Err(ApiError::bad_request("invalid_type", m).with_field("key"));
         }
     };

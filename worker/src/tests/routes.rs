@@ -23,17 +23,17 @@ pub const PREFIX: &str = "/test/";
 
 /// Serves `rest`, the path after [`PREFIX`].
 pub async fn route(rest: &str, req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let (method, path) = (req.method(), req.path());
+    let method = req.method();
     let only = |allowed: Method, allow: &'static str| {
         if method == allowed {
             Ok(())
         } else {
-            Err(ApiError::method_not_allowed(method.as_ref(), &path, allow))
+            Err(ApiError::method_not_allowed(method.as_ref(), allow))
         }
     };
     if let Some(p) = rest.strip_prefix("state/") {
         only(Method::Get, "GET")?;
-        let (pc, key) = policy_and_key(p, cfg, ApiError::not_found(p))?;
+        let (pc, key) = policy_and_key(p, cfg, ApiError::not_found())?;
         let req = DoRequest::new(Op::Inspect, &pc.name, &key, 0, None);
         let reply =
             do_client::call(env, &req, pc.timeout_ms).await.map_err(|(_, m)| do_client::unavailable("key", m))?;
@@ -52,6 +52,6 @@ pub async fn route(rest: &str, req: Request, env: &Env, cfg: &Config) -> Result<
         only(Method::Get, "GET")?;
         json_response(200, &crate::decide::sync_mode::queue(find_policy(cfg, p)?)?)
     } else {
-        Err(ApiError::not_found(&path))
+        Err(ApiError::not_found())
     }
 }
