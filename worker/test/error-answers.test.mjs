@@ -1,7 +1,8 @@
 // No error answer of the Worker carries internals (issue 43, item 2; the npm middlewares' side
 // is tests/js/error-answers.test.mjs): on every error path of the API and of proxy mode (bad
 // JSON, bad bodies and keys, unknown policies, routes and methods, a key's Durable Object that
-// fails, times out or whose storage fails, a bad state, an origin that is gone), no body or
+// fails, times out or whose storage fails, a bad state, an origin that is gone, a missing or
+// wrong token, a bad configuration), no body or
 // header holds a store key (a Durable Object's name `policy/key`, the proxy's `ip:` and `key:`
 // keys), a client's address, the origin's address or a stack. The keys of these requests are
 // client addresses, so an answer that echoes a key shows one. Every error answer is recorded
@@ -107,6 +108,22 @@ test("proxy mode: no client address, and an origin that is gone", async () => {
   record("proxy: no client address", await request(proxied.url, "/some/page"));
   record("proxy: the origin is gone", await request(proxied.url, `/some/${CLIENT}`, { headers: { "cf-connecting-ip": CLIENT } }));
   record("proxy: the origin is gone (IPv6 client)", await request(proxied.url, "/some/page", { headers: { "cf-connecting-ip": CLIENT6 } }));
+});
+
+test("a token that is missing or wrong, and a bad configuration", async () => {
+  const guarded = await start({ bindings: { API_TOKEN: "t0ken", PUBLIC: undefined } });
+  try {
+    record("no token", await post(guarded.url, "/v1/limit", { key: CLIENT, policy: "api" }));
+    record("a wrong token", await post(guarded.url, "/v1/limit", { key: CLIENT, policy: "api" }, { authorization: `Bearer ${CLIENT}` }));
+  } finally {
+    await guarded.stop();
+  }
+  const broken = await start({ bindings: { POLICIES: { api: { limits: [{ name: "x", algorithm: "gcra", quota: "5/fortnight" }] } } } });
+  try {
+    record("a bad configuration", await post(broken.url, "/v1/limit", { key: CLIENT, policy: "api" }));
+  } finally {
+    await broken.stop();
+  }
 });
 
 test("the recorded error answers hold no store key, client or origin address, or stack", () => {
