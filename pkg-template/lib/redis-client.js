@@ -4,13 +4,15 @@
 // raw commands of strings only (state values are hex text, see redis-value.js), so every
 // client stays on its plain-string path.
 //
-// Every command carries its deadline, `ms` after it was sent. One still in the client's
+// Every command carries its deadline, `ms` after it was sent (ioredis's queued commands: `ms` of
+// this process's own time, as the caller's timeout counts). One still in the client's
 // offline queue then (sent while Redis was gone, or unanswered when the connection dropped and
 // queued to be sent again on reconnect: both clients' defaults) is dropped, never sent late. By
 // then its decision was answered by the failure mode, so a write that landed after a restart
 // would count a hit its caller was told was not counted (docs/redis.md, "After an outage").
 import { fail } from "./options.js";
 import { RedisUnavailableError } from "./redis-errors.js";
+import { Deadline } from "./deadline.js";
 
 /** A monotonic clock in ms. */
 const clock = () => performance.now();
@@ -29,12 +31,19 @@ export function adaptClient(client, ms = 500) {
       return { kind: "ioredis", cluster: client.isCluster === true, send: ioredisSend(client, ms) };
     }
     if (typeof client.sendCommand === "function") {
-      // node-redis drops a command from its queue when its signal aborts (v4 reads `signal`).
+      // node-redis drops a command from its queue when its signal aborts (v4 reads `signal`):
+      // after `ms` of this process's own time, as the caller's timeout counts it (deadline.js),
+      // so that a command queued while the client connects is not dropped because the process
+      // was held meanwhile.
       const cluster = "masters" in client;
       const send = (args) => {
-        const signal = AbortSignal.timeout(ms);
-        const options = { abortSignal: signal, signal };
-        return cluster ? client.sendCommand(routingKey(args), false, args, options) : client.sendCommand(args, options);
+        const controller = new AbortController();
+        const deadline = new Deadline(ms, () => controller.abort(dropped(ms)));
+        const options = { abortSignal: controller.signal, signal: controller.signal };
+        const reply = cluster ? client.sendCommand(routingKey(args), false, args, options) : client.sendCommand(args, options);
+        const done = () => deadline.clear();
+        reply.then(done, done);
+        return reply;
       };
       return { kind: "node-redis", cluster, send };
     }
@@ -45,10 +54,13 @@ export function adaptClient(client, ms = 500) {
 /**
  * ioredis's `send`: each command as the client's own `Command` class (what `call` makes, with
  * its `keyPrefix` and string replies) carrying its deadline. ioredis writes a command to the
- * socket as it is sent when connected; one written later (from the offline queue, or sent
- * again after a reconnect) past its deadline is written as a `PING` instead, as ioredis's own
- * scripts swap `EVALSHA` for `EVAL` at that moment, and is rejected when the reply comes. A
- * client without the class (a Cluster) sends through `call`.
+ * socket as it is sent when connected. One it queues instead (the client is connecting or
+ * reconnecting) may be written only while its caller still waits: for `ms` of this process's
+ * own time, counted as the caller's timeout counts it (deadline.js: a process held meanwhile is
+ * not an outage); then it is rejected, and written as a `PING` if ioredis writes it later. One
+ * written and then sent again after the connection dropped is written again only within `ms`
+ * of its first write. A `PING` is written in its place as ioredis's own scripts swap `EVALSHA`
+ * for `EVAL` at that moment. A client without the class (a Cluster) sends through `call`.
  */
 function ioredisSend(client, ms) {
   const Command = client.isCluster === true ? undefined : commandClass(client);
@@ -57,19 +69,31 @@ function ioredisSend(client, ms) {
   }
   class DeadlineCommand extends Command {
     toWritable(socket) {
-      if (clock() > this.deadline) {
+      if (this.expired || (this.writtenAt !== undefined && clock() > this.writtenAt + ms)) {
         const reject = this.reject;
         this.resolve = () => reject(dropped(ms));
         this.name = "ping";
         this.args = [];
+      } else {
+        this.writtenAt ??= clock();
       }
+      this.waiting?.clear();
+      this.waiting = null;
       return super.toWritable(socket);
     }
   }
   return (args) => {
     const command = new DeadlineCommand(args[0], args.slice(1), { keyPrefix: client.options?.keyPrefix, replyEncoding: "utf8" });
-    command.deadline = clock() + ms;
-    return client.sendCommand(command);
+    const reply = client.sendCommand(command);
+    if (command.writtenAt === undefined) {
+      // Queued: its time runs only while this process can run, as its caller's does.
+      command.waiting = new Deadline(ms, () => {
+        command.waiting = null;
+        command.expired = true;
+        command.reject(dropped(ms));
+      });
+    }
+    return reply;
   };
 }
 

@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { RateLimiter, RedisStore } from "tollgate";
 import { RedisServer } from "./redis-server.mjs";
 import { CLIENTS, connect, reconnected } from "./clients.mjs";
+import { createClient } from "redis";
+import { Redis } from "ioredis";
 
 /** The store's timeout in the busy tests: Redis on loopback answers in well under a millisecond. */
 const T = 100;
@@ -79,6 +81,28 @@ function storeOptions(prefix, failure, errors) {
 }
 
 for (const kind of CLIENTS) {
+  test(`the first call while the client still connects (its defaults: an offline queue), the loop held 2 x timeoutMs once it is queued: exact, not degraded (${kind})`, { timeout: 60_000 }, async (t) => {
+    const client = kind === "ioredis" ? new Redis({ host: "127.0.0.1", port: server.port }) : createClient({ socket: { host: "127.0.0.1", port: server.port } });
+    client.on("error", () => {});
+    const connecting = kind === "ioredis" ? null : client.connect();
+    t.after(async () => {
+      await connecting;
+      if (kind === "ioredis") client.disconnect();
+      else client.destroy();
+    });
+    const errors = [];
+    const redis = new RateLimiter({ ...config, store: new RedisStore(client, storeOptions(`connecting:${kind}:`, "open", errors)) });
+    const memory = new RateLimiter(config);
+    const p = redis.limit("k", { now: T0 });
+    // The call's first command is sent within the tick (the store batches a tick's calls), and
+    // queued by the client: one turn of the loop is too short for it to connect and be ready.
+    await new Promise(setImmediate);
+    if (kind === "ioredis") assert.ok(client.offlineQueue.length > 0, `queued (${client.status})`);
+    hold(2 * T);
+    assert.deepEqual(await p, memory.limit("k", { now: T0 }));
+    assert.deepEqual(errors, []);
+  });
+
   for (const failure of FAILURES) {
     test(`the loop held 2 x timeoutMs after each call: every decision exact, none degraded (${kind}, failure ${failure})`, { timeout: 60_000 }, async (t) => {
       const { client, close } = await connect(kind, server.port);
