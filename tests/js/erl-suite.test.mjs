@@ -16,6 +16,7 @@ import { execFileSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { install, here } from "./packed.mjs";
+import { tally } from "./peer-suite.mjs";
 
 const erl = resolve(here, "../erl");
 const doc = resolve(here, "../../docs/express.md");
@@ -102,22 +103,8 @@ function results() {
 test("express-rate-limit 8.6.2's own suite under jest: every applicable test passes, as docs/express.md and the npm README count them", () => {
   const rows = documented();
   const tests = results();
-  let passed = 0;
-  let applicable = 0;
-  const unexpected = [];
-  const fixed = [];
-  for (const t of tests) {
-    if (t.skipped) continue;
-    const listed = rows.find((d) => d.file === t.file && d.name === t.name);
-    if (listed?.kind === "not applicable") continue;
-    applicable++;
-    if (t.ok) {
-      passed++;
-      if (listed !== undefined) fixed.push(`${t.file}: ${t.name}`);
-    } else if (listed === undefined) {
-      unexpected.push(`${t.file}: ${t.name}\n${t.message}`);
-    }
-  }
+  const { passed, applicable, unexpected: failing, fixed } = tally(tests, rows);
+  const unexpected = failing.map((n) => `${n}\n${tests.find((t) => `${t.file}: ${t.name}` === n).message}`);
   const stale = rows.filter((d) => !tests.some((t) => t.file === d.file && t.name === d.name)).map((d) => `${d.file}: ${d.name}`);
   assert.deepEqual(unexpected, [], "tests that fail and docs/express.md does not list");
   assert.deepEqual(fixed, [], "tests docs/express.md lists as failing that pass: update the table");

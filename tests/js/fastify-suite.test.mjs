@@ -10,6 +10,7 @@ import { cpSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, wr
 import { join, resolve } from "node:path";
 import { install, here } from "./packed.mjs";
 import { execFileSync } from "node:child_process";
+import { tally } from "./peer-suite.mjs";
 
 const suite = resolve(here, "node_modules/@fastify/rate-limit/test");
 /** Files that test through Redis: `make test-redis` runs them (tests/redis/fastify-suite.test.mjs). */
@@ -76,26 +77,13 @@ test("@fastify/rate-limit 11.2.0's own suite: at least 90% of its applicable tes
   const documented = documentedFailures();
   const files = testFiles(join(project, "test")).filter((f) => !NOT_RUN.includes(f)).sort();
   assert.ok(files.length >= 10, files.join(", "));
-  let passed = 0;
-  let applicable = 0;
-  const unexpected = [];
-  const fixed = [];
+  const tests = [];
   for (const file of files) {
-    const tests = results(`test/${file}`, project);
-    assert.ok(tests.length > 0, `${file}: no test ran`);
-    for (const t of tests) {
-      if (t.skipped) continue;
-      const listed = documented.find((d) => d.file === file && d.name === t.name);
-      if (listed?.kind === "not applicable") continue;
-      applicable++;
-      if (t.ok) {
-        passed++;
-        if (listed !== undefined) fixed.push(`${file}: ${t.name}`);
-      } else if (listed === undefined) {
-        unexpected.push(`${file}: ${t.name}`);
-      }
-    }
+    const ran = results(`test/${file}`, project);
+    assert.ok(ran.length > 0, `${file}: no test ran`);
+    tests.push(...ran.map((t) => ({ ...t, file })));
   }
+  const { passed, applicable, unexpected, fixed } = tally(tests, documented);
   assert.deepEqual(unexpected, [], "tests that fail and docs/fastify.md does not list");
   assert.deepEqual(fixed, [], "tests docs/fastify.md lists as failing that pass: update the table");
   const counted = /\*\*(\d+) of (\d+)\*\* applicable tests pass/.exec(readFileSync(resolve(here, "../../docs/fastify.md"), "utf8"));

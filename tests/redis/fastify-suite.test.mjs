@@ -17,18 +17,19 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RedisServer } from "./redis-server.mjs";
+import { tally } from "../js/peer-suite.mjs";
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 const FILE = "redis-rate-limit.test.js";
 const suite = resolve(here, "../js/node_modules/@fastify/rate-limit/test", FILE);
 const doc = resolve(here, "../../docs/fastify.md");
 
-/** docs/fastify.md's rows for this file: `{ name, kind }`, `name` as "describe > test". */
+/** docs/fastify.md's rows for this file: `{ file, name, kind }`, `name` as "describe > test". */
 function documented() {
   const rows = [];
   for (const line of readFileSync(doc, "utf8").split("\n")) {
     const m = /^\| `([^`]+)` \| (.+?) \| (fails|not applicable) \|/.exec(line);
-    if (m && m[1] === FILE) rows.push({ name: m[2].replace(/\\\|/g, "|"), kind: m[3] });
+    if (m && m[1] === FILE) rows.push({ file: FILE, name: m[2].replace(/\\\|/g, "|"), kind: m[3] });
   }
   return rows;
 }
@@ -89,22 +90,7 @@ test(`@fastify/rate-limit 11.2.0's ${FILE} on a real redis-server: every test do
   const rows = documented();
   const { tests, exited } = results(project, server.port);
   assert.equal(tests.length, 16, tests.map((t) => t.name).join(", "));
-  let passed = 0;
-  let applicable = 0;
-  const unexpected = [];
-  const fixed = [];
-  for (const t of tests) {
-    if (t.skipped) continue;
-    const listed = rows.find((d) => d.name === t.name);
-    if (listed?.kind === "not applicable") continue;
-    applicable++;
-    if (t.ok) {
-      passed++;
-      if (listed !== undefined) fixed.push(t.name);
-    } else if (listed === undefined) {
-      unexpected.push(t.name);
-    }
-  }
+  const { passed, applicable, unexpected, fixed } = tally(tests.map((t) => ({ ...t, file: FILE })), rows);
   assert.deepEqual(unexpected, [], "tests that fail and docs/fastify.md does not list");
   // A test of the file that fails ends before its `redis.quit()`, and its client keeps the run
   // alive: so this is asserted once every test is known to pass.
