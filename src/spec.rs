@@ -508,6 +508,18 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
     finish(limits, specs, penalty)
 }
 
+/// A policy of one limit at the top and no penalty: [`parse_policy`] without the code for a
+/// list of limits or a penalty, for an edge that decides by one limit only (the npm package's
+/// lite module, which refuses `limits` and the penalty's options itself before calling this,
+/// and so carries neither parser). Here those fields are unknown fields.
+pub fn parse_one_limit<I: Input>(input: &I, policy_fields: &[&str]) -> Result<PolicySpec, SpecError> {
+    known_fields(input, &[&LIMIT_FIELDS, policy_fields], "")?;
+    let (_, spec, limit) = parse_limit(input, "", "default")?;
+    let policy = Policy::new(alloc::vec![limit])
+        .map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?;
+    Ok(PolicySpec { policy, limits: alloc::vec![spec] })
+}
+
 /// A policy's penalty as its options give it (crate::penalty): the block duration (zero for
 /// none) and its escalation.
 struct Penalty {
