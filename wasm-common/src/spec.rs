@@ -65,13 +65,17 @@ pub fn build_policy(options: JsValue, fields: &[String]) -> Result<Policy, JsVal
 /// [`build_policy`] for an edge that decides by one limit without a penalty (the lite module):
 /// options giving `limits` or a penalty option (`blockDuration`, ...) throw `refusal` as a
 /// `TypeError`, and the parsers of both stay out of the module (`tollgate::spec::parse_one_limit`).
+/// Their names stay options of this edge (refused here, by name), so an unknown option's error
+/// lists the same options as the full module's.
 pub fn build_one_limit(options: JsValue, fields: &[String], refusal: &str) -> Result<Policy, JsValue> {
-    let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    let mut names: Vec<&str> = fields.iter().map(String::as_str).collect();
+    names.push("limits");
+    names.extend_from_slice(&POLICY_OPTIONS);
     let input = options_object(options)?;
-    if core::iter::once("limits").chain(POLICY_OPTIONS).any(|f| !matches!(input.get(f), Value::Missing)) {
+    if names[fields.len()..].iter().any(|f| !matches!(input.get(f), Value::Missing)) {
         return Err(js_sys::TypeError::new(refusal).into());
     }
-    parse_one_limit(&input, &fields).map(|p| p.policy).map_err(|e: SpecError| spec_error(&e))
+    parse_one_limit(&input, &names).map(|p| p.policy).map_err(|e: SpecError| spec_error(&e))
 }
 
 /// `options` if it is an object (not an array), else the core's error naming `options`.
