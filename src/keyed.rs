@@ -227,7 +227,13 @@ impl<K, S, F: Fn(&S) -> Nanos> FreshTable for WithFreshness<'_, K, S, F> {
 
 impl<K: Hash + Eq, S> KeyMap<K, S> {
     pub(crate) fn new() -> KeyMap<K, S> {
-        KeyMap { table: HashTable::new(), hasher: DefaultHashBuilder::default(), rules: KeyRules::new(None) }
+        KeyMap::with_hasher(DefaultHashBuilder::default())
+    }
+
+    /// A map hashing with `hasher`: a caller holding the same hasher may hash a key once and
+    /// hand the hash to [`find_mut`](KeyMap::find_mut) (the sharded limiter's shards).
+    pub(crate) fn with_hasher(hasher: DefaultHashBuilder) -> KeyMap<K, S> {
+        KeyMap { table: HashTable::new(), hasher, rules: KeyRules::new(None) }
     }
 
     pub(crate) fn set_max_keys(&mut self, max: Option<usize>) {
@@ -378,6 +384,13 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         KeyedLimiter { algorithm, keys: KeyMap::new() }
     }
 
+    /// A limiter whose map hashes keys with `hasher`, for a caller that hashes each key once
+    /// with the same hasher and passes the hash to [`check_hashed`](KeyedLimiter::check_hashed).
+    #[cfg(feature = "std")]
+    pub(crate) fn with_hasher(algorithm: A, hasher: DefaultHashBuilder) -> KeyedLimiter<A, K> {
+        KeyedLimiter { algorithm, keys: KeyMap::with_hasher(hasher) }
+    }
+
     /// Caps the number of keys held (see the module docs for the eviction rule).
     pub fn with_max_keys(mut self, max_keys: usize) -> KeyedLimiter<A, K> {
         self.keys.set_max_keys(Some(max_keys));
@@ -401,7 +414,19 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToKey<K> + ?Sized,
     {
-        match self.keys.find_mut(self.keys.hash(key), key) {
+        self.check_hashed(self.keys.hash(key), key, now, cost)
+    }
+
+    /// [`check`](KeyedLimiter::check) of a key whose hash by this map's hasher the caller has
+    /// computed (the sharded limiter, which chose the key's shard by the same hash). A hash of
+    /// another hasher finds nothing and would store the key twice.
+    #[inline(always)]
+    pub(crate) fn check_hashed<Q>(&mut self, hash: u64, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToKey<K> + ?Sized,
+    {
+        match self.keys.find_mut(hash, key) {
             Some(state) => decide::count(|_| &self.algorithm, &mut Held(state), now, cost, |_, _| {}),
             None => {
                 let mut slot = None;
@@ -513,7 +538,7 @@ impl<A: Algorithm, K: Hash + Eq> KeyedLimiter<A, K> {
 /// the compiler may leave as a call: here every step is inlined into the check).
 #[allow(clippy::manual_hash_one)]
 #[inline(always)]
-fn hash_of<Q: Hash + ?Sized>(hasher: &impl BuildHasher, key: &Q) -> u64 {
+pub(crate) fn hash_of<Q: Hash + ?Sized>(hasher: &impl BuildHasher, key: &Q) -> u64 {
     let mut state = hasher.build_hasher();
     key.hash(&mut state);
     state.finish()

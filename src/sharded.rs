@@ -34,7 +34,7 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::borrow::Borrow;
-use core::hash::{BuildHasher, Hash};
+use core::hash::Hash;
 
 use hashbrown::DefaultHashBuilder;
 
@@ -43,7 +43,7 @@ use loom::sync::{Mutex, MutexGuard};
 #[cfg(not(loom))]
 use std::sync::{Mutex, MutexGuard};
 
-use crate::keyed::{KeyedLimiter, ToKey};
+use crate::keyed::{hash_of, KeyedLimiter, ToKey};
 use crate::{Algorithm, CheckError, Decision, Nanos};
 
 /// One shard: a keyed limiter behind its lock, on cache lines of its own (128 bytes: two
@@ -55,8 +55,10 @@ struct Shard<A: Algorithm, K>(Mutex<KeyedLimiter<A, K>>);
 /// A keyed limiter for many threads: see the [module docs](self).
 pub struct ShardedLimiter<A: Algorithm, K = Box<str>> {
     shards: Box<[Shard<A, K>]>,
-    /// Picks a key's shard; seeded apart from each shard's own map, so that the keys of one
-    /// shard still spread over its table.
+    /// Hashes each key once: its bits 40 and up (below the top seven) pick the key's shard,
+    /// and the same hash finds the key in the shard's map, which hashes with a copy of this
+    /// hasher. The map reads its hash's low bits (the bucket, fewer than 40 of them below 2^40
+    /// buckets) and its top seven (the tag), so the keys of one shard still spread over its table.
     hasher: DefaultHashBuilder,
     /// `shards.len() - 1` (a power of two less one).
     mask: usize,
@@ -86,9 +88,11 @@ impl<A: Algorithm + Clone, K: Hash + Eq> ShardedLimiter<A, K> {
     /// A limiter with `shards` shards (rounded up to a power of two; at least 1).
     pub fn with_shards(algorithm: A, shards: usize) -> ShardedLimiter<A, K> {
         let n = shards.max(1).next_power_of_two();
-        let shards: Vec<Shard<A, K>> =
-            (0..n).map(|_| Shard(Mutex::new(KeyedLimiter::with_key_type(algorithm.clone())))).collect();
-        ShardedLimiter { shards: shards.into_boxed_slice(), hasher: DefaultHashBuilder::default(), mask: n - 1 }
+        let hasher = DefaultHashBuilder::default();
+        let shards: Vec<Shard<A, K>> = (0..n)
+            .map(|_| Shard(Mutex::new(KeyedLimiter::with_hasher(algorithm.clone(), hasher))))
+            .collect();
+        ShardedLimiter { shards: shards.into_boxed_slice(), hasher, mask: n - 1 }
     }
 
     /// Caps the keys held at about `max_keys`: each shard holds at most its share, rounded up,
@@ -114,20 +118,32 @@ impl<A: Algorithm, K: Hash + Eq> ShardedLimiter<A, K> {
     /// is: a decision writes a key's state only once it is made, so no state is half written.
     #[inline(always)]
     fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> MutexGuard<'_, KeyedLimiter<A, K>> {
-        // The high bits: the map inside the shard reads its own hash's low bits and top seven.
-        let i = (self.hasher.hash_one(key) >> 32) as usize & self.mask;
-        lock(&self.shards[i].0)
+        self.shard_of(self.hash(key))
+    }
+
+    /// `key`'s hash, by the hasher every shard's map shares.
+    #[inline(always)]
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        hash_of(&self.hasher, key)
+    }
+
+    /// The shard of the key whose hash is `hash`, locked.
+    #[inline(always)]
+    fn shard_of(&self, hash: u64) -> MutexGuard<'_, KeyedLimiter<A, K>> {
+        lock(&self.shards[(hash >> 40) as usize & self.mask].0)
     }
 
     /// Decides a hit of `cost` for `key` at `now`, counting it if admitted; exact across
-    /// threads (the key's shard is locked for the decision).
+    /// threads (the key's shard is locked for the decision). The key is hashed once, for its
+    /// shard and its place in the shard's map.
     #[inline]
     pub fn check<Q>(&self, key: &Q, now: Nanos, cost: u64) -> Result<Decision, CheckError>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToKey<K> + ?Sized,
     {
-        self.shard(key).check(key, now, cost)
+        let hash = self.hash(key);
+        self.shard_of(hash).check_hashed(hash, key, now, cost)
     }
 
     /// The decision `check` would make, changing nothing.

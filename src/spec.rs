@@ -458,6 +458,18 @@ fn path(at: &str, name: &str) -> String {
     }
 }
 
+/// A policy of one limit at the top and no penalty: [`parse_policy`] without the code for a
+/// list of limits or a penalty, for an edge that decides by one limit only (the npm package's
+/// lite module, which refuses `limits` and the penalty's options itself before calling this,
+/// and so carries neither parser). Here those fields are unknown fields.
+pub fn parse_one_limit<I: Input>(input: &I, policy_fields: &[&str]) -> Result<PolicySpec, SpecError> {
+    known_fields(input, &[&LIMIT_FIELDS, policy_fields], "")?;
+    let (_, spec, limit) = parse_limit(input, "", "default")?;
+    let policy = Policy::new(alloc::vec![limit])
+        .map_err(|_| SpecError::new(code::INVALID_VALUE, "limits", Msg::new("invalid limits")))?;
+    Ok(PolicySpec { policy, limits: alloc::vec![spec] })
+}
+
 /// Parses a policy: one limit's fields at the top (`{ algorithm, quota }`), or `limits`, a
 /// list of them. `policy_fields` are the edge's own fields beside the limits (the npm
 /// limiter's `maxKeys`, the Worker's `syncRate`): accepted here, parsed by the edge.

@@ -1,8 +1,8 @@
 // `tollgate/lite`: `RateLimiter` over the lite wasm module, smaller than the full module
 // (sizes in docs/benchmarks.md): one limit per limiter and one key per call, every algorithm, `peek`, `refund`,
-// `reset`, `headers`, state export/import (the same bytes as the full module's), key count and
-// pruning. No multi-limit policies, no several keys at once, no key handles or `limitBatch`:
-// those throw a TypeError naming the full entry. Same methods and decisions otherwise (the
+// `reset`, `headers`, state export (the same bytes as the full module's, which imports them), key
+// count and pruning. No multi-limit policies or penalty, no several keys at once, no key handles,
+// `limitBatch` or state import: those throw a TypeError naming the full entry. Same methods and decisions otherwise (the
 // same Rust code, built without its `full` feature; docs/js-layer.md, "The lite module").
 import { Controls, Limiter, Policy, durationMs, wasmMemory } from "./lite-wasm.js";
 import { float64View } from "./decision.js";

@@ -233,7 +233,9 @@ export class MemoryLimiter extends LimiterBase {
     return this.#wasm.exportState(stringKey(key)) ?? null;
   }
 
+  /** Sets the key's state from `export`'s bytes (`null`: fresh). Not in tollgate/lite. */
   import(key, state) {
+    this.#fast("state imports (import)");
     stringKey(key);
     stateBytes(state);
     try {

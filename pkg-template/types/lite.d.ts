@@ -1,8 +1,8 @@
-// `tollgate/lite`: the in-memory RateLimiter over the lite wasm module (39 KB gzipped against
-// the full module's 51): one limit per limiter, one key per decision. No `limits` list, no
-// several keys at once for `limit`/`peek`, no key handles or `limitBatch` (they throw a
-// TypeError at run time; these types leave them out). Decisions, headers and exported states
-// are the full module's.
+// `tollgate/lite`: the in-memory RateLimiter over the lite wasm module (sizes in the README):
+// one limit per limiter, one key per decision. No `limits` list or penalty, no several keys at
+// once for `limit`/`peek`, no key handles, `limitBatch` or `import` (they throw a TypeError at
+// run time; these types leave them out). Decisions, headers and exported states are the full
+// module's (`tollgate`'s `import` takes the lite module's exports).
 import type { AsyncRateLimiter, CallOptions, Decision, Keys, LimitOptions, RateLimiter as FullRateLimiter, SingleLimitOptions } from "./index.js";
 
 export type {
@@ -26,7 +26,7 @@ export declare const RateLimiter: LiteRateLimiterConstructor;
  * `tollgate`'s RateLimiter less what the lite module lacks (key handles, batches) and with
  * one key per `limit`/`peek` (a string, or an array of exactly one).
  */
-export interface RateLimiter extends Omit<FullRateLimiter, "limit" | "peek" | "refund" | "reset" | "key" | "release" | "limitBatch"> {
+export interface RateLimiter extends Omit<FullRateLimiter, "limit" | "peek" | "refund" | "reset" | "key" | "release" | "limitBatch" | "import"> {
   limit(key: string | readonly [string], options?: CallOptions): Decision;
   peek(key: string | readonly [string], options?: CallOptions): Decision;
   /** Gives back `cost` units to each key, never beyond fresh. */

@@ -64,6 +64,23 @@ fn one_limit_in_each_quota_form() {
     }
 }
 
+/// `parse_one_limit` (the lite module's parser) reads one limit at the top as `parse_policy`
+/// does, and knows neither `limits` nor the penalty's options.
+#[test]
+fn one_limit_alone_parses_as_in_a_policy_and_knows_no_list_or_penalty() {
+    let one = O(vec![("algorithm", S("sliding-buckets")), ("quota", S("12/1s")), ("precision", N(250.0)), ("offset", S("100ms")), ("maxKeys", N(5.0))]);
+    let (a, b) = (parse_one_limit(&one, &["maxKeys"]).unwrap(), parse_policy(&one, &["maxKeys"]).unwrap());
+    assert_eq!((a.limits, a.policy), (b.limits, b.policy));
+    let bad = O(vec![("algorithm", S("gcra")), ("quota", S("0/s"))]);
+    let (a, b) = (parse_one_limit(&bad, &[]).unwrap_err(), parse_policy(&bad, &[]).unwrap_err());
+    assert_eq!((a.code, a.field, a.message), (b.code, b.field, b.message));
+    for field in ["limits", "blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"] {
+        let v = O(vec![("algorithm", S("gcra")), ("quota", S("1/s")), (field, B(false))]);
+        let e = parse_one_limit(&v, &["maxKeys"]).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), (code::UNKNOWN_FIELD, field), "{}", e.message);
+    }
+}
+
 #[test]
 fn every_option_reaches_the_core() {
     let v = O(vec![(

@@ -1,6 +1,6 @@
 // `tollgate/lite` (the lite wasm module) against `tollgate` (the full one), imported straight
 // from pkg/. The equivalence trace holds both to the native crate for `limit`; here peek,
-// refund, reset and export/import join it, and the one-key in-place paths both modules share
+// refund, reset and export join it, and the one-key in-place paths both modules share
 // (records, or the slab's one-state `Policy::check`/`peek`, and `refund_one`) are held to the full
 // module's general all-or-nothing path, which a second limit that never binds forces.
 import test from "node:test";
@@ -69,16 +69,17 @@ for (const options of ONE_LIMIT) {
   });
 }
 
-test("tollgate/lite: a state moves between the two modules both ways", () => {
+test("tollgate/lite: its exported state imports into tollgate and decides on there", () => {
   const options = { algorithm: "sliding-log", quota: "3/1s" };
   const lite = new Lite(options);
   const full = new RateLimiter(options);
   lite.limit("a", { now: T0 });
   lite.limit("a", { now: T0 + 10 });
   full.import("a", lite.export("a"));
+  lite.limit("a", { now: T0 + 20 });
   full.limit("a", { now: T0 + 20 });
-  lite.import("a", full.export("a"));
-  assert.deepEqual(figures(lite.limit("a", { now: T0 + 30 })), [false, 3, 0, T0 + 1021, 971]);
+  assert.deepEqual(full.export("a"), lite.export("a"));
+  assert.deepEqual(figures(full.limit("a", { now: T0 + 30 })), [false, 3, 0, T0 + 1021, 971]);
 });
 
 test("tollgate/lite: bad input and what it lacks throw, naming why, and change nothing", () => {
@@ -99,7 +100,7 @@ test("tollgate/lite: bad input and what it lacks throw, naming why, and change n
     [() => lite.peek(["a", "b"], { now: T0 }), TypeError, /one key per call/],
     [() => lite.key("a"), TypeError, /key handles are not in tollgate\/lite/],
     [() => lite.limitBatch("a", { now: T0 }), TypeError, /limitBatch/],
-    [() => lite.import("a", new Uint8Array([1, 2, 3])), TypeError, /state bytes end too early/],
+    [() => lite.import("a", lite.export("a")), TypeError, /state imports \(import\) are not in tollgate\/lite; use RateLimiter from "tollgate"/],
     [() => lite.refund("a", { now: T0, cost: 0 }), RangeError, /cost/],
   ];
   for (const [call, type, message] of bad) assert.throws(call, (e) => e instanceof type && message.test(e.message), call.toString());
@@ -109,6 +110,11 @@ test("tollgate/lite: bad input and what it lacks throw, naming why, and change n
     assert.throws(() => new Lite(options), (e) => e instanceof TypeError || e instanceof RangeError, JSON.stringify(options));
   }
   assert.throws(() => new Lite({ limits: [{ algorithm: "gcra", quota: "1/s" }, { algorithm: "gcra", quota: "5/m" }] }), /tollgate\/lite decides by one limit/);
+  // The penalty's options, whatever their value: the lite module has no parser for them.
+  for (const penalty of [{ blockDuration: "1m" }, { blockDuration: 0 }, { continueExceeding: true }, { exponentialBackoff: false }, { exponentialBackoff: true, maxBlockDuration: "1h" }, { limits: [options] }]) {
+    assert.throws(() => new Lite({ ...options, ...penalty }), (e) => e instanceof TypeError && /tollgate\/lite decides by one limit, without blockDuration/.test(e.message), JSON.stringify(penalty));
+    assert.doesNotThrow(() => new RateLimiter({ ...(penalty.limits ? {} : options), ...penalty }), JSON.stringify(penalty));
+  }
   // The allow and deny lists are the limiter's module's: a TypeError naming the full entry.
   for (const lists of [{ allowList: ["10.0.0.0/8"] }, { denyList: ["bad"] }, { allowList: [] }]) {
     assert.throws(() => new Lite({ ...options, ...lists }), (e) => e instanceof TypeError && /tollgate\/lite has no allowList or denyList/.test(e.message) && /"tollgate"/.test(e.message));

@@ -7,7 +7,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::{Array, Object, Reflect};
 use tollgate::policy::Policy;
-use tollgate::spec::{parse_policy, Input, SpecError, Value};
+use tollgate::spec::{parse_one_limit, parse_policy, Input, SpecError, Value, POLICY_OPTIONS};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::errors::spec_error;
@@ -58,12 +58,34 @@ impl Input for Js {
 /// limits (the limiter's `maxKeys`, `store`), accepted and left to it.
 pub fn build_policy(options: JsValue, fields: &[String]) -> Result<Policy, JsValue> {
     let fields: Vec<&str> = fields.iter().map(String::as_str).collect();
+    let input = options_object(options)?;
+    parse_policy(&input, &fields).map(|p| p.policy).map_err(|e: SpecError| spec_error(&e))
+}
+
+/// [`build_policy`] for an edge that decides by one limit without a penalty (the lite module):
+/// options giving `limits` or a penalty option (`blockDuration`, ...) throw `refusal` as a
+/// `TypeError`, and the parsers of both stay out of the module (`tollgate::spec::parse_one_limit`).
+/// Their names stay options of this edge (refused here, by name), so an unknown option's error
+/// lists the same options as the full module's.
+pub fn build_one_limit(options: JsValue, fields: &[String], refusal: &str) -> Result<Policy, JsValue> {
+    let mut names: Vec<&str> = fields.iter().map(String::as_str).collect();
+    names.push("limits");
+    names.extend_from_slice(&POLICY_OPTIONS);
+    let input = options_object(options)?;
+    if names[fields.len()..].iter().any(|f| !matches!(input.get(f), Value::Missing)) {
+        return Err(js_sys::TypeError::new(refusal).into());
+    }
+    parse_one_limit(&input, &names).map(|p| p.policy).map_err(|e: SpecError| spec_error(&e))
+}
+
+/// `options` if it is an object (not an array), else the core's error naming `options`.
+fn options_object(options: JsValue) -> Result<Js, JsValue> {
     let input = Js(options);
     if !input.0.is_object() || Array::is_array(&input.0) {
         let got = value(input.0.clone());
         return Err(spec_error(&tollgate::spec::wrong_type(&input, "options", &got, "an object")));
     }
-    parse_policy(&input, &fields).map(|p| p.policy).map_err(|e: SpecError| spec_error(&e))
+    Ok(input)
 }
 
 /// A duration option around a limit written as a string (a store's `syncRate` or

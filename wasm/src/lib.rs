@@ -34,6 +34,7 @@ mod policy_states;
 mod record_words;
 #[cfg(feature = "full")]
 mod reservations;
+#[cfg(feature = "full")]
 mod validate_keys;
 
 // The bindings every module shares, under the names the files here use (`crate::errors`, ...).
@@ -45,7 +46,8 @@ pub use controls::Controls;
 pub use limiter::Limiter;
 pub use policy::Policy;
 
-/// What the lite module (built without the `full` feature) answers a policy of several limits.
+/// What the lite module (built without the `full` feature) answers a policy of several limits
+/// or a penalty (`limits` or a penalty option given: `wasm-common`'s `build_one_limit`).
 #[cfg(not(feature = "full"))]
 const LITE_ONE_LIMIT: &str =
     "tollgate/lite decides by one limit, without blockDuration; for several or a penalty, use RateLimiter from \"tollgate\" or \"tollgate/limiter\"";

@@ -24,7 +24,9 @@ use tollgate::keyed::FreshTable;
 use tollgate::limiter::{key_refs, validate_keys, LimitError};
 #[cfg(feature = "full")]
 use tollgate::policy::PolicyDecision;
-use tollgate::policy::{Policy as CorePolicy, PolicyState};
+use tollgate::policy::Policy as CorePolicy;
+#[cfg(feature = "full")]
+use tollgate::policy::PolicyState;
 #[cfg(feature = "full")]
 use tollgate::Store;
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Nanos};
@@ -454,7 +456,10 @@ impl Limiter {
     }
 
     /// Replaces the key's state with `state` (`undefined`: fresh), after validating it
-    /// against the policy; on error nothing changes.
+    /// against the policy; on error nothing changes. Not in the lite module: the state's
+    /// decoder and its checks against the policy are about 2.7 KB of it gzipped, and its users
+    /// export states (the playground reads a key's state) but import them into `tollgate`.
+    #[cfg(feature = "full")]
     #[wasm_bindgen(js_name = importState)]
     pub fn import_state(&mut self, key: &str, state: Option<Vec<u8>>) -> Result<(), JsValue> {
         validate_keys(&[key]).map_err(|e| key_error(&e, true))?;

@@ -9,6 +9,7 @@ use tollgate::policy::Policy as CorePolicy;
 use tollgate::Algorithm;
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "full")]
 use crate::spec::build_policy;
 
 #[wasm_bindgen]
@@ -22,11 +23,12 @@ impl Policy {
     /// caller's own options beside the limits.
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<Policy, JsValue> {
+        #[cfg(feature = "full")]
         let inner = build_policy(options, &fields)?;
+        // The lite module refuses `limits` and the penalty's options before parsing, so it
+        // carries neither parser.
         #[cfg(not(feature = "full"))]
-        if inner.limits().len() > 1 || inner.block_duration() > tollgate::Nanos::ZERO {
-            return Err(js_sys::TypeError::new(crate::LITE_ONE_LIMIT).into());
-        }
+        let inner = crate::spec::build_one_limit(options, &fields, crate::LITE_ONE_LIMIT)?;
         Ok(Policy { inner })
     }
 
