@@ -145,7 +145,7 @@ bench-worker:
 ## key's per-call APIs against the plain-JS GCRA and the floor of a call; then several keys and
 ## several limits through the compact store's Store::update (docs/benchmarks.md).
 bench-js:
-	scripts/setup.sh npm
+	scripts/setup.sh npm,npm-bench
 	scripts/pkg-current.sh
 	node --expose-gc bench/js/bench.mjs
 	node --expose-gc bench/js/resident.mjs

@@ -8,7 +8,7 @@
 # Prints Markdown tables for docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh redis,npm >/dev/null
+scripts/setup.sh redis,npm,npm-bench >/dev/null
 scripts/pkg-current.sh tests/redis
 echo "## decisions per second (node bench/redis/bench.mjs, 3 s per run; BENCH_SECONDS to change)"
 timeout 300 node bench/redis/bench.mjs

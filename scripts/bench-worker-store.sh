@@ -4,7 +4,7 @@
 # latency on one hot key and on 10,000 keys. Prints a Markdown table for docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh worker,redis,npm >/dev/null
+scripts/setup.sh worker,redis,npm,npm-bench >/dev/null
 scripts/pkg-current.sh
 sh worker/scripts/build.sh >/dev/null
 (cd bench/redis && [ -d node_modules/redis ] || npm ci --no-audit --no-fund --loglevel=error)

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# Builds the npm package into pkg/: cargo builds of its three wasm modules (wasm/, the
-# limiter's, and the same crate without its `full` feature, the lite module; wasm-extras/, the
-# pacer's, the lease holder's and the Redis store's Synced; both depend on wasm-common/, the
-# bindings every module shares; see docs/js-layer.md), then per
-# module wasm-bindgen for the `web` glue and wasm-opt. Each .wasm file is shipped once, in
-# dist/: Node ESM, browsers, bundlers and workerd load it through the `web` glue, CommonJS
-# through the same glue converted to CommonJS (dist/cjs/). Then the JS layer of
-# pkg-template/lib is copied next to each target's wasm.js, and the type declarations are
-# written twice: .d.ts for `import`, .d.cts for `require`.
+# Builds the npm package into pkg/: cargo builds of its two wasm modules (wasm/, the limiter's,
+# with wasm-extras/ linked in: the pacer, the lease holder and the Redis store's classes; and
+# the same crate without its `full` feature, the lite module; both depend on wasm-common/, the
+# bindings every module shares; see docs/js-layer.md), then per module wasm-bindgen for the
+# `web` glue and wasm-opt. Each .wasm file is shipped once, in dist/, with its glue. Then the
+# one copy of the JavaScript (pkg-template/lib, dist/lib/), the loaders per runtime (dist/load/)
+# and the CommonJS entries (dist/cjs/, a few lines each over dist/lib/), and the type
+# declarations: .d.ts for `import`, .d.cts for `require`.
 #   scripts/build-pkg.sh          release (size-optimised, no panic hook)
 #   scripts/build-pkg.sh debug    debug build with console_error_panic_hook
 # A release build ends by writing target/pkg-stamp/built, dated when it began, the one stamp
@@ -24,7 +23,7 @@ if [ ! -x "$tools/esbuild" ] || [ ! -x "$tools/wasm-opt" ]; then
   (cd tests/js && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-modules="tollgate_wasm tollgate_wasm_extras tollgate_wasm_lite"
+modules="tollgate_wasm tollgate_wasm_lite"
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 stamp=target/pkg-stamp/built
 mkdir -p "$(dirname "$stamp")" && rm -f "$stamp" && touch "$work/began"
@@ -35,22 +34,21 @@ if [ "$mode" = debug ]; then
   built=target/wasm32-unknown-unknown/debug
   cargo build -p tollgate-wasm --no-default-features --features debug --target wasm32-unknown-unknown
   cp "$built/tollgate_wasm.wasm" "$work/tollgate_wasm_lite.wasm"
-  cargo build -p tollgate-wasm -p tollgate-wasm-extras --target wasm32-unknown-unknown \
-    --features tollgate-wasm/debug,tollgate-wasm-extras/debug
+  cargo build -p tollgate-wasm --features debug --target wasm32-unknown-unknown
 else
   built=target/wasm32-unknown-unknown/wasm-release
   cargo build -p tollgate-wasm --no-default-features --target wasm32-unknown-unknown --profile wasm-release
   cp "$built/tollgate_wasm.wasm" "$work/tollgate_wasm_lite.wasm"
-  cargo build -p tollgate-wasm -p tollgate-wasm-extras --target wasm32-unknown-unknown --profile wasm-release
+  cargo build -p tollgate-wasm --target wasm32-unknown-unknown --profile wasm-release
 fi
-cp "$built/tollgate_wasm.wasm" "$built/tollgate_wasm_extras.wasm" "$work/"
+cp "$built/tollgate_wasm.wasm" "$work/"
 
 out=pkg
-rm -rf "$out" && mkdir -p "$out/dist/cjs"
+rm -rf "$out" && mkdir -p "$out/dist"
 
 for m in $modules; do
-  # The `web` glue, with `initSync` and an async `init`: Node (ESM and CommonJS) and workerd
-  # call initSync with the module's bytes, browsers and bundlers the async init.
+  # The `web` glue, with `initSync` and an async `init`: Node, Bun, Deno and workerd call
+  # initSync with the module's bytes or compiled module, browsers and bundlers the async init.
   wasm-bindgen --target web --out-dir "$work/web" --no-typescript "$work/$m.wasm"
   # initSync takes a compiled module by its brand, not by `instanceof`: the Next.js Edge runtime
   # compiles a `?module` import in another realm than the sandbox the glue runs in, where
@@ -65,51 +63,37 @@ for m in $modules; do
       "$work/web/${m}_bg.wasm" -o "$work/web/${m}_bg.wasm"
   fi
   cp "$work/web/$m.js" "$work/web/${m}_bg.wasm" "$out/dist/"
-  # The same glue as CommonJS (its async init, which reads import.meta.url, is never called
-  # there: the CommonJS targets call initSync with ../<module>_bg.wasm).
-  "$tools/esbuild" "$work/web/$m.js" --format=cjs --platform=node --log-level=warning \
-    --log-override:empty-import-meta=silent --outfile="$out/dist/cjs/$m.js"
 done
-echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 
-# One copy of the JavaScript, dist/lib/ (pkg-template/lib as it is, ESM). Its three imports of
-# a wasm module, ./wasm.js (the limiter's), ./lite-wasm.js (the lite module's) and ./extras.js
-# (the extras module's, imported only by the modules that use it: Pacer, LeasedPacer, Policy, the
-# Redis and Worker stores), become the package's own specifiers #wasm, #wasm-lite and
-# #wasm-extras, which package.json's "imports" maps per runtime to a loader in dist/load/ (from
-# pkg-template/targets/): node, bun, deno, workerd, edge-light, and browsers and bundlers.
+# One copy of the JavaScript, dist/lib/ (pkg-template/lib as it is, ESM). Its imports of a wasm
+# module, ./wasm.js and ./extras.js (the limiter's module: its classes, and `extras()`, the
+# module's glue, for the classes a RateLimiter never uses), and ./lite-wasm.js (the lite
+# module's) become the package's own specifiers #wasm and #wasm-lite, which package.json's
+# "imports" maps per runtime to a loader in dist/load/ (from pkg-template/targets/): node, bun,
+# deno, workerd, edge-light, and browsers and bundlers.
 mkdir -p "$out/dist/lib" "$out/dist/load"
 for f in pkg-template/lib/*.js; do
   sed -E -e 's#from "\./wasm\.js"#from "\#wasm"#' -e 's#from "\./lite-wasm\.js"#from "\#wasm-lite"#' \
-    -e 's#from "\./extras\.js"#from "\#wasm-extras"#' "$f" > "$out/dist/lib/$(basename "$f")"
+    -e 's#from "\./extras\.js"#from "\#wasm"#' "$f" > "$out/dist/lib/$(basename "$f")"
 done
 if grep -lE 'from "\./(wasm|lite-wasm|extras)\.js"' "$out"/dist/lib/*.js; then
   echo "build-pkg: an import of a loader was left unrewritten (above)" >&2; exit 1
 fi
 for t in node bun deno workerd edge web; do
-  for s in "" -lite -extras; do cp "pkg-template/targets/$t$s.js" "$out/dist/load/"; done
+  for s in "" -lite; do cp "pkg-template/targets/$t$s.js" "$out/dist/load/"; done
 done
 cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/load/"
-# CommonJS: one bundle of everything (dist/cjs/tollgate.js: the main entry's, tollgate/fastify's
-# and tollgate/hono's exports, each under its own name), the glue of each module a separate
-# module it requires; each entry is a few lines over it (pkg-template/targets/cjs-*.js), so
-# `instanceof` and key handles agree across them. tollgate/lite is its own small bundle over the
-# lite module's glue, so requiring it never loads the limiter's module.
-mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/" && cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
-cp pkg-template/targets/cjs-extras.js "$work/cjslib/extras.js"
-printf '%s\n' 'export * as main from "./index.js";' 'export * as fastify from "./fastify.js";' 'export * as hono from "./hono.js";' > "$work/cjslib/all.js"
-"$tools/esbuild" "$work/cjslib/all.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm.js --external:./tollgate_wasm_extras.js --outfile="$out/dist/cjs/tollgate.js"
-cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
-"$tools/esbuild" "$work/cjslib/lite.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
-for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
+# CommonJS: `require` loads dist/lib's ES modules (Node 20.19 and 22.12 load a graph without
+# top-level await synchronously, and the node loader has none), so each entry is a few lines
+# over the entry of the same name (pkg-template/targets/cjs-*.js): one copy of the JavaScript,
+# and `require` and `import` share every class.
+mkdir -p "$out/dist/cjs" && echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
+for e in index fastify hono limiter lite; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
 
 # Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
-# traces and `constructor.name`): the installed size budget (tests/js/tarball.test.mjs) holds
-# three wasm modules, and the comments are pkg-template's, the types' docs are kept whole.
+# traces and `constructor.name`): the tarball's size budget (tests/js/tarball.test.mjs), and the comments are pkg-template's, the types' docs are kept whole.
 if [ "$mode" = release ]; then
-  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/*.js; do
+  for f in "$out"/dist/lib/*.js "$out"/dist/*.js; do
     "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
   done
 fi

@@ -23,7 +23,7 @@ else
   # (package.json's "imports", as a bundler would resolve them for a browser).
   cp pkg/dist/load/web*.js pkg/dist/load/start.js "$out/load/"
   for f in pkg/dist/lib/*.js; do
-    sed -E 's#"\#wasm"#"../load/web.js"#g; s#"\#wasm-lite"#"../load/web-lite.js"#g; s#"\#wasm-extras"#"../load/web-extras.js"#g' "$f" > "$out/web/$(basename "$f")"
+    sed -E 's#"\#wasm"#"../load/web.js"#g; s#"\#wasm-lite"#"../load/web-lite.js"#g' "$f" > "$out/web/$(basename "$f")"
   done
   echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_lite_bg.wasm") bytes of wasm for the page)"
 fi

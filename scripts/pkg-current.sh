@@ -23,6 +23,8 @@ stale() { # stale <output> <inputs...>: the output is missing or an input is new
   [ ! -e "$1" ] || [ -n "$(find "${@:2}" -newer "$1" -type f -print -quit 2>/dev/null)" ]
 }
 
+# One caller at a time (test lanes run side by side): a second waits, then finds pkg/ current.
+mkdir -p "$stamps" && exec 9>"$stamps/lock" && flock 9
 if [ ! -f pkg/package.json ] || stale "$built" "${sources[@]}"; then
   scripts/build-pkg.sh >&2 # writes $built when it succeeds; its log on stderr, stdout is the tarball
 fi

@@ -12,7 +12,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm | bench
+want="${1:-all}"   # all | rust | wasm | worker | browser | redis | npm | npm-worker | npm-bench | bench
 
 need() { [ "$want" = all ] || [[ ",$want," == *",$1,"* ]]; }
 
@@ -71,14 +71,25 @@ if need bench; then apt_install valgrind; fi  # make bench-instructions (callgri
 npm_ci() {
   local dir="$1"
   [ -f "$dir/package-lock.json" ] || return 0
+  # One install of a folder at a time (`make test` starts them in the background,
+  # scripts/prebuild-worker.sh): a later call waits for it, then finds the folder current.
+  mkdir -p target && exec 8>"target/npm-ci-${dir//\//-}.lock" && flock 8
   # Re-install only when the lock file is newer than the installed tree.
   if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
     log "npm ci in $dir"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
+  exec 8>&-
 }
 
+# npm: what the tests and `make run` use (the Worker's first: its build needs them, and
+# npm-worker is that folder alone); npm-bench: the benches' own clients (`make bench-*`).
 if need npm; then
-  for d in tests/js tests/erl tests/redis tests/www tests/targets worker bench/js bench/redis; do npm_ci "$d"; done
+  for d in worker tests/js tests/erl tests/redis tests/www tests/targets; do npm_ci "$d"; done
+elif need npm-worker; then
+  npm_ci worker
+fi
+if need npm-bench; then
+  for d in bench/js bench/redis; do npm_ci "$d"; done
 fi
 log "done ($want)"

@@ -12,9 +12,8 @@ import { gzipSync } from "node:zlib";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const DOCS = ["README.md", "pkg-template/README.md", "docs/js-layer.md"];
 const MODULES = [
-  ["tollgate_wasm", "`tollgate`, `tollgate/limiter`: the limiter's module"],
+  ["tollgate_wasm", "`tollgate`, `tollgate/limiter`: the limiter's module, with `Pacer`, `LeasedPacer`, `Policy`, the Redis and Worker stores"],
   ["tollgate_wasm_lite", "`tollgate/lite`: the lite module (the same crate without its `full` feature)"],
-  ["tollgate_wasm_extras", "the extras module: `Pacer`, `LeasedPacer`, `Policy`, the Redis and Worker stores, loaded on first use"],
 ];
 const OPEN = "<!-- wasm-sizes: written by scripts/wasm-sizes.mjs from the build; do not edit -->";
 const CLOSE = "<!-- /wasm-sizes -->";

@@ -364,10 +364,13 @@ pub fn decode_states<T: AsRef<[u8]>>(
 ///
 /// A key whose bytes are not a state of `policy` is `Err((its index, why))`; nothing is
 /// decided then.
-pub fn cas_step<R, T: AsRef<[u8]>>(
+///
+/// `f` is generic (a `dyn FnMut` is one too): each caller's closure is called directly, so a
+/// wasm module with several callers (the npm package's limiter module) needs no function table.
+pub fn cas_step<R, T: AsRef<[u8]>, F: FnMut(&mut [Option<PolicyState>]) -> R + ?Sized>(
     policy: &Policy,
     raw: &[Option<T>],
-    f: &mut dyn FnMut(&mut [Option<PolicyState>]) -> R,
+    f: &mut F,
 ) -> Result<CasStep<R>, (usize, DecodeError)> {
     let mut states = decode_states(policy, raw)?;
     let result = f(&mut states);

@@ -7,4 +7,8 @@ import wasmPath from "../tollgate_wasm_bg.wasm" with { type: "file" };
 import * as glue from "../tollgate_wasm.js";
 import { started } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, readFileSync(new URL(wasmPath, import.meta.url)));
+const wasm = started(glue, readFileSync(new URL(wasmPath, import.meta.url)));
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = wasm;
+/** The classes a `RateLimiter` never uses (`Pacer`, `LeaseHolder`, `StorePolicy`, `StoreRetry`,
+ * `BlockedCache`, `Synced`, `countedDecision`), in the same module: lib/ reaches them as `extras()`. */
+export const extras = () => wasm;

@@ -1,7 +1,12 @@
-// Node CommonJS, `require("tollgate")`: as express-rate-limit's CommonJS export, the middleware
-// itself, callable (`const rateLimit = require("tollgate"); app.use(rateLimit({...}))`), with
-// every named export on it, `default` included (what a transpiled `import rateLimit from` reads).
-// The classes and functions are those of the one bundle, dist/cjs/tollgate.js.
-const { main } = require("./tollgate.js");
+// Node CommonJS, `require("tollgate")`: the package's one copy of its JavaScript, the ES modules
+// of dist/lib/, loaded by `require` (Node 20.19 and 22.12 load an ES module graph without
+// top-level await synchronously; the node loader has none), so `require` and `import` share
+// every class and key handle. As express-rate-limit's CommonJS export, the middleware itself,
+// callable (`const rateLimit = require("tollgate"); app.use(rateLimit({...}))`), with every
+// named export on it, `default` included (what a transpiled `import rateLimit from` reads).
+const tollgate = require("../lib/index.js");
 
-module.exports = Object.assign(main.rateLimit, main);
+function rateLimit(options) {
+  return tollgate.rateLimit(options);
+}
+module.exports = Object.assign(rateLimit, tollgate, { rateLimit, default: rateLimit });

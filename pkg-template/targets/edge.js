@@ -5,4 +5,8 @@ import wasmModule from "../tollgate_wasm_bg.wasm?module";
 import * as glue from "../tollgate_wasm.js";
 import { started } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, wasmModule);
+const wasm = started(glue, wasmModule);
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = wasm;
+/** The classes a `RateLimiter` never uses (`Pacer`, `LeaseHolder`, `StorePolicy`, `StoreRetry`,
+ * `BlockedCache`, `Synced`, `countedDecision`), in the same module: lib/ reaches them as `extras()`. */
+export const extras = () => wasm;

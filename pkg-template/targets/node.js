@@ -4,4 +4,8 @@ import { wasmFile } from "./node-file.js";
 import * as glue from "../tollgate_wasm.js";
 import { started } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, wasmFile("../tollgate_wasm_bg.wasm", import.meta.url));
+const wasm = started(glue, wasmFile("../tollgate_wasm_bg.wasm", import.meta.url));
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = wasm;
+/** The classes a `RateLimiter` never uses (`Pacer`, `LeaseHolder`, `StorePolicy`, `StoreRetry`,
+ * `BlockedCache`, `Synced`, `countedDecision`), in the same module: lib/ reaches them as `extras()`. */
+export const extras = () => wasm;

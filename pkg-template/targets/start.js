@@ -14,9 +14,3 @@ export async function fetched(glue, url) {
   await glue.default({ module_or_path: String(url) });
   return glue;
 }
-
-/** A loader's `extras()`: `load()` once, on first use, for the modules that need the extras module. */
-export function once(load) {
-  let glue;
-  return () => (glue ??= load());
-}

@@ -2,7 +2,7 @@
 // the browser platform (so the `browser` condition of package.json's "imports" picks dist/load/web.js), run in headless
 // Chromium. esbuild leaves `new URL("../tollgate_wasm_bg.wasm", import.meta.url)` as it is
 // (webpack 5 and Vite emit that asset themselves), so, as the npm README says, the .wasm files
-// (the limiter's module and the extras module, or the lite module) are copied to where the
+// (the limiter's module, or the lite module) are copied to where the
 // bundle's URLs point.
 import test, { before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -103,16 +103,16 @@ test("esbuild bundles an import of tollgate for the browser, and the bundle runs
     const d = limiter.limit("user:7", { now });
     const pacer = new Pacer({ rate: "10/s", grain: "100ms" });
     globalThis.result = JSON.stringify([Array.from(batch.allowed), d.allowed, d.remaining, pacer.maxCost]);`,
-  ["tollgate_wasm_bg.wasm", "tollgate_wasm_extras_bg.wasm"]);
+  ["tollgate_wasm_bg.wasm"]);
   assert.doesNotMatch(bundle, /node:fs|readFileSync/, "the browser condition must not pull in the Node entry");
   assert.deepEqual(errors, []);
   assert.equal(result, "[[1,1,0],true,1,1]");
-  assert.ok(requests.includes("/tollgate_wasm_extras_bg.wasm"), "a bundle with the Pacer loads the extras module");
+  assert.deepEqual(requests.filter((u) => u.endsWith(".wasm")), ["/tollgate_wasm_bg.wasm"], "the Pacer is in the limiter's module");
 });
 
-test("a bundle of RateLimiter alone leaves the extras module out: not in the bundle, never fetched", async () => {
-  // The limiter's module is all an in-memory limiter needs (51 KB gzipped of the 96 KB both
-  // modules take); esbuild drops the modules that use the extras (sideEffects: false).
+test("a bundle of RateLimiter alone leaves the stores' and the pacer's JavaScript out", async () => {
+  // The limiter's module is all an in-memory limiter needs; esbuild drops the JavaScript of the
+  // stores, the pacer and the lease (sideEffects: false).
   const { bundle, errors, result, requests } = await bundleAndRun(`
     import { RateLimiter } from "tollgate";
     const limiter = new RateLimiter({ limits: [{ algorithm: "sliding-log", limit: 2, window: "1s" }, { algorithm: "gcra", quota: "5/s" }] });
@@ -120,8 +120,8 @@ test("a bundle of RateLimiter alone leaves the extras module out: not in the bun
     const d = [1, 2, 3].map(() => limiter.limit("user:42", { now }));
     const state = limiter.export("user:42");
     globalThis.result = JSON.stringify([d.map((x) => x.allowed), d[2].blockedBy, state.length > 0, "Retry-After" in limiter.headers(d[2], now)]);`,
-  ["tollgate_wasm_bg.wasm"]); // the extras module is not even served
-  assert.doesNotMatch(bundle, /tollgate_wasm_extras|StorePolicy|LeaseHolder/, "nothing of the extras module is bundled");
+  ["tollgate_wasm_bg.wasm"]);
+  assert.doesNotMatch(bundle, /RedisStore|LeasedPacer|WorkerStore|PacerQueueFullError/, "no store's, pacer's or lease's JavaScript is bundled");
   assert.deepEqual(errors, []);
   assert.equal(result, '[[true,true,false],"limit-0",true,true]');
   assert.deepEqual(requests.filter((u) => u.endsWith(".wasm")), ["/tollgate_wasm_bg.wasm"]);
@@ -137,8 +137,8 @@ test("a bundle of tollgate/lite holds and fetches only the lite module", async (
     let refused = "";
     try { limiter.limitBatch("user:42"); } catch (e) { refused = e.constructor.name; }
     globalThis.result = JSON.stringify([d.map((x) => x.allowed), d[2].retryAfter, limiter.export("user:42").length > 0, refused]);`,
-  ["tollgate_wasm_lite_bg.wasm"]); // neither of the other modules is even served
-  assert.doesNotMatch(bundle, /tollgate_wasm_bg|tollgate_wasm_extras|limitBatchKeys/, "nothing of the other modules is bundled");
+  ["tollgate_wasm_lite_bg.wasm"]); // the limiter's module is not even served
+  assert.doesNotMatch(bundle, /tollgate_wasm_bg|limitBatchKeys/, "nothing of the limiter's module is bundled");
   assert.deepEqual(errors, []);
   // An entry exactly a window old still counts: the log admits again 1 ns after it, 1001 ms.
   assert.equal(result, '[[true,true,false],1001,true,"TypeError"]');
@@ -156,7 +156,7 @@ async function runUnbundled(app) {
   // The entries, and the package's own "#wasm" imports as its "browser" condition maps them.
   const importMap = { imports: {
     tollgate: `${dist}/lib/index.js`, "tollgate/limiter": `${dist}/lib/limiter.js`, "tollgate/lite": `${dist}/lib/lite.js`,
-    "#wasm": `${dist}/load/web.js`, "#wasm-lite": `${dist}/load/web-lite.js`, "#wasm-extras": `${dist}/load/web-extras.js`,
+    "#wasm": `${dist}/load/web.js`, "#wasm-lite": `${dist}/load/web-lite.js`,
   } };
   const html = `<!doctype html><script type="importmap">${JSON.stringify(importMap)}</script><script type="module">${app}</script>`;
   const { errors, result, requests } = await runPage(project, html);
@@ -164,7 +164,7 @@ async function runUnbundled(app) {
   return { result, wasm: requests.filter((u) => u.endsWith(".wasm")).map((u) => u.split("/").pop()).sort() };
 }
 
-test("unbundled ESM: tollgate/lite fetches only the lite module, tollgate/limiter only the limiter's, tollgate both of its own", async () => {
+test("unbundled ESM: tollgate/lite fetches only the lite module, tollgate/limiter and tollgate only the limiter's", async () => {
   const app = (entry) => `
     import { RateLimiter } from "${entry}";
     const limiter = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
@@ -178,5 +178,5 @@ test("unbundled ESM: tollgate/lite fetches only the lite module, tollgate/limite
   assert.deepEqual(limiterOnly.wasm, ["tollgate_wasm_bg.wasm"]);
   const everything = await runUnbundled(app("tollgate"));
   assert.equal(everything.result, "[true,true,false]");
-  assert.deepEqual(everything.wasm, ["tollgate_wasm_bg.wasm", "tollgate_wasm_extras_bg.wasm"]);
+  assert.deepEqual(everything.wasm, ["tollgate_wasm_bg.wasm"]);
 });

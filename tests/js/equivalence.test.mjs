@@ -97,7 +97,7 @@ test("Chromium makes the native crate's decisions, with tollgate and with tollga
     const page = await browser.newPage();
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     // Unbundled, the package's own "#wasm" imports resolve as its "browser" condition maps them.
-    const imports = { "#wasm": "/dist/load/web.js", "#wasm-lite": "/dist/load/web-lite.js", "#wasm-extras": "/dist/load/web-extras.js" };
+    const imports = { "#wasm": "/dist/load/web.js", "#wasm-lite": "/dist/load/web-lite.js" };
     await page.setContent(`<script type="importmap">${JSON.stringify({ imports })}</script>`);
     const result = await page.evaluate(
       async ([src, LIMITERS, ONE_LIMIT, csv]) => {

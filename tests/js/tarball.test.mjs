@@ -48,19 +48,21 @@ test("the tarball holds the licenses, the metadata and each wasm module once", (
   for (const f of ["LICENSE-MIT", "LICENSE-APACHE", "README.md", "index.d.ts", "index.d.cts", "lite.d.cts", "limiter.d.cts", "fastify.d.ts", "fastify.d.cts"]) {
     assert.ok(files.includes(f), f);
   }
-  assert.deepEqual(files.filter((f) => f.endsWith(".wasm")).sort(), ["dist/tollgate_wasm_bg.wasm", "dist/tollgate_wasm_extras_bg.wasm", "dist/tollgate_wasm_lite_bg.wasm"]);
+  assert.deepEqual(files.filter((f) => f.endsWith(".wasm")).sort(), ["dist/tollgate_wasm_bg.wasm", "dist/tollgate_wasm_lite_bg.wasm"]);
   const manifest = JSON.parse(run("tar", ["-xzOf", tarball, "package/package.json"]));
-  assert.equal(manifest.engines.node, ">=20");
+  // `require` loads the ES modules: Node 20.19 and 22.12 are the first to do so unflagged.
+  assert.equal(manifest.engines.node, "^20.19.0 || >=22.12.0");
   for (const field of ["repository", "homepage", "bugs", "keywords", "license"]) assert.ok(manifest[field], field);
 });
 
 test("the tarball's weight: packed and installed sizes", () => {
   const [packed] = JSON.parse(run("npm", ["pack", "--dry-run", "--json", pkgDir], pkgDir));
-  // Issue 42 asks for 250,000 packed and 1,000,000 installed; the three wasm modules alone are
-  // about 215 KB gzipped and 490 KB raw, so these guard today's figures (one copy of the
-  // JavaScript, minified: 400,121 packed and 1,127,031 installed) until the modules shrink.
-  assert.ok(packed.size <= 410_000, `packed ${packed.size} bytes`);
-  assert.ok(packed.unpackedSize <= 1_140_000, `installed ${packed.unpackedSize} bytes`);
+  // Issue 42 asks for 250,000 packed and 1,000,000 installed. Installed holds; packed does not:
+  // the two wasm modules alone are about 183 KB gzipped (the limiter's 126, the lite module's
+  // 57), so the packed bound guards today's figure (one copy of the JavaScript, minified, and
+  // CommonJS entries of a few lines over it: 310,088 packed, 826,268 installed).
+  assert.ok(packed.size <= 315_000, `packed ${packed.size} bytes`);
+  assert.ok(packed.unpackedSize <= 1_000_000, `installed ${packed.unpackedSize} bytes`);
 });
 
 test("CommonJS: require(\"tollgate\") is callable, as express-rate-limit's export, with the named exports on it", () => {
@@ -81,20 +83,26 @@ test("ESM import decides synchronously", () => {
   assert.equal(run("node", ["esm.mjs"]).trim(), "[true,500,497,0,1]");
 });
 
-test("CommonJS require gives the same limiter, and loads the extras module on first use only", () => {
+test("CommonJS require loads the package's one copy of its JavaScript: the classes import gives, one wasm module", () => {
   writeFileSync(join(project, "cjs.cjs"), `
+    // Every wasm module compiled, by its size (the loaders compile the shipped bytes).
+    const compiled = [];
+    const Module = WebAssembly.Module;
+    WebAssembly.Module = function (bytes, ...rest) { compiled.push(bytes.byteLength); return new Module(bytes, ...rest); };
     const { RateLimiter, Pacer } = require("tollgate");
-    const extrasLoaded = () => Object.keys(require.cache).some((f) => f.endsWith("tollgate_wasm_extras.js"));
     const limiter = new RateLimiter({ algorithm: "fixed-window", quota: "2/s" });
     const now = 1_700_000_000_000;
-    const before = extrasLoaded();
     const d = [1, 2, 3].map(() => limiter.limit("ip:1.2.3.4", { now }).allowed).join(",");
     const maxCost = new Pacer({ rate: "10/s", grain: "100ms" }).maxCost;
     const { rateLimit, rateLimitFetch, ipKey } = require("tollgate");
     const middleware = typeof rateLimit({ algorithm: "gcra", quota: "1/s" }) + ":" + ipKey("2001:db8::1") + ":" +
       typeof rateLimitFetch({ algorithm: "gcra", quota: "1/s", key: () => "k" })(() => new Response("ok"));
-    console.log([d, before, extrasLoaded(), maxCost, middleware].join(" "));`);
-  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false false true 1 function:2001:db8::/56:function");
+    const size = require("node:fs").statSync(require.resolve("tollgate/package.json").replace("package.json", "dist/tollgate_wasm_bg.wasm")).size;
+    import("tollgate").then((esm) => {
+      const same = esm.RateLimiter === RateLimiter && esm.Pacer === Pacer && esm.ipKey === ipKey;
+      console.log([d, maxCost, middleware, same, compiled.join("+") === String(size)].join(" "));
+    });`);
+  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false 1 function:2001:db8::/56:function true true");
 });
 
 test("tollgate/limiter: the same RateLimiter in ESM and CommonJS, without the rest of the package", () => {
@@ -136,13 +144,16 @@ test("tollgate/lite: ESM and CommonJS decide as tollgate does, share its state b
     console.log([d, same, refused, RateLimiter === full.RateLimiter, Object.keys(entry).join("+")].join(" "));`);
   assert.equal(run("node", ["lite.mjs"]).trim(), "true,true,false true TypeError false RateLimiter");
   writeFileSync(join(project, "lite.cjs"), `
+    const compiled = [];
+    const Module = WebAssembly.Module;
+    WebAssembly.Module = function (bytes, ...rest) { compiled.push(bytes.byteLength); return new Module(bytes, ...rest); };
     const { RateLimiter } = require("tollgate/lite");
-    const loaded = (m) => Object.keys(require.cache).some((f) => f.endsWith(m));
     const limiter = new RateLimiter({ algorithm: "gcra", quota: "1/s" });
     const now = 1_700_000_000_000;
     const d = [limiter.limit("k", { now }).allowed, limiter.limit("k", { now }).allowed].join(",");
-    console.log([d, loaded("tollgate_wasm_lite.js"), loaded("tollgate_wasm.js"), loaded("tollgate_wasm_extras.js")].join(" "));`);
-  assert.equal(run("node", ["lite.cjs"]).trim(), "true,false true false false");
+    const size = require("node:fs").statSync(require.resolve("tollgate/package.json").replace("package.json", "dist/tollgate_wasm_lite_bg.wasm")).size;
+    console.log([d, compiled.join("+") === String(size)].join(" "));`);
+  assert.equal(run("node", ["lite.cjs"]).trim(), "true,false true");
 });
 
 test("a TypeScript user's file type-checks, and a wrong option does not", () => {

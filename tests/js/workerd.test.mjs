@@ -1,6 +1,6 @@
 // The package's `workerd` entry in the real workerd runtime (Miniflare): the wasm module is
 // imported as a compiled module and instantiated synchronously; decisions work in a Worker, and
-// the extras module (here: the pacer) is instantiated on first use, inside a request.
+// the pacer (in the same module) decides inside a request.
 import test from "node:test";
 import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";

@@ -17,7 +17,6 @@ extern crate alloc;
 // The shared bindings, under the names the files here use (`crate::errors`, ...).
 use tollgate_wasm_common::{errors, msg, out, spec, time};
 
-tollgate_wasm_common::allocator!();
 
 mod answer;
 mod blocked_cache;

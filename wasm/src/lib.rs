@@ -15,6 +15,8 @@
 #![cfg_attr(not(feature = "full"), allow(dead_code))]
 
 extern crate alloc;
+#[cfg(feature = "full")]
+extern crate tollgate_wasm_extras;
 
 #[cfg(feature = "full")]
 mod batch;
