@@ -140,7 +140,7 @@ pub fn parse_settle<'c>(body: &[u8], cfg: &'c Config) -> Result<SettleRequest<'c
         }
         Some(a) => api_request::whole(a, "actual", 0, "invalid_cost")?,
     };
-    let now = api_request::test_now(obj.get("now"), cfg)?;
+    let now = crate::request::clock::requested(obj.get("now"), cfg.test_hooks())?;
     let policy = find_policy(cfg, &reservation.policy).map_err(|e| e.with_field("reservation"))?;
     api_request::parse_keys(&json!(reservation.keys))
         .map_err(|e| ApiError::bad_request("invalid_reservation", e.message).with_field("reservation"))?;

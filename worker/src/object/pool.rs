@@ -161,8 +161,8 @@ impl DurableObject for CapacityPool {
                 pool_storage::load(&mut mem, &sql, &cfg, None).map_err(|e| worker::Error::RustError(e.message))?;
             match loaded {
                 Some(loaded) => {
-                    let test_clock = loaded.test_now.is_some();
-                    let now = alarm_now(real, loaded.test_now);
+                    let test_clock = loaded.sent.is_some();
+                    let now = alarm_now(real, loaded.sent);
                     loaded.pool.expire(now);
                     let next = pool_storage::save(&sql, loaded, real, now, test_clock)
                         .map_err(|e| worker::Error::RustError(e.message))?;
