@@ -50,9 +50,10 @@ test-core:
 	scripts/test-loom.sh
 
 ## Rewrites the contracts generated from the core (tests/contracts.rs: algorithm names, option
-## fields, error codes, the wasm boundary's layouts) for the npm package; test-core checks them.
+## fields, error codes, the wasm boundary's layouts, the Worker's JSON fields) for the npm package,
+## and the Lua guard's vectors (tests/guard_vectors.rs); test-core checks them.
 contracts:
-	TOLLGATE_CONTRACTS=write cargo test --quiet --test contracts
+	TOLLGATE_CONTRACTS=write cargo test --quiet --test contracts --test guard_vectors
 
 ## The core builds without std for wasm32 (no_std + alloc).
 test-nostd:

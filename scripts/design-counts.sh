@@ -166,7 +166,7 @@ for f in FILES:
 # a ternary or a literal on the right: `max - current`, `Math.max(d.retryAfter, ms)`), compares
 # a count with its limit (`current > max`), or a function named as the answers the core makes
 # (`listedDecision`, `shadowed`, `deny`, `withFiguresLimit`, `figures`). Heuristic: by the
-# text of each line. `--check` fails while any is found outside the parts PENDING names.
+# text of each line. `--check` fails while any is found.
 # An object literal's field (`{ allowed: ...`, `, allowed: ...`) or an assignment.
 JS_ALLOWED = re.compile(r"(?:(?:^|[{,])\s*allowed\s*:|\ballowed\s*=(?!=))\s*([^,;}]*)")
 JS_FIGURE = re.compile(r"(?:(?:^|[{,])\s*(?:remaining|retryAfter)\s*:|\b(?:remaining|retryAfter)\s*=(?!=))\s*([^,;}]*)")
@@ -174,11 +174,6 @@ RS_ALLOWED = re.compile(r"(?:\.allowed|\[\"allowed\"\]|\"allowed\")\s*(?::|=(?!=
 RS_FIGURE = re.compile(r"(?:\[\"(?:remaining|retryAfter)\"\]|\"(?:remaining|retryAfter)\")\s*(?::|=(?!=))\s*([^,;}]*)")
 COUNT_CMP = re.compile(r"\b(?:current|used|count|totalHits|hits)\s*[<>]=?\s*(?:max|limit)\b")
 NAMED = re.compile(r"\b(?:function\s+|fn\s+|const\s+(?=\w+\s*=\s*(?:async\s*)?\())(listedDecision|shadowed|deny|withFiguresLimit|figures)\b")
-PENDING = {
-    "worker/src": "issue 44 item 4: the Worker serialises tollgate::answer (its own branch)",
-    "pkg-template/lib/fastify.js": "issue 43: a peek's remaining with the hit, which the core's peek is to give",
-}
-
 def decides(rhs):
     rhs = rhs.strip()
     if re.fullmatch(r"(?:true|false)", rhs) or re.fullmatch(r"Value::Bool\((?:true|false)\)", rhs):
@@ -226,42 +221,13 @@ for f in FILES:
             start, name = enclosing_fn(lines, i) if rust else js_fn(lines, i)
             figure_fns.setdefault((f, start + 1, name), []).append(i + 1)
 
-def pending(f):
-    return next((why for root, why in PENDING.items() if under(f, [root])), None)
 
-figures_failing = {k: v for k, v in figure_fns.items() if pending(k[0]) is None}
-
-# 5. Non-test lines of the edges that exist today, beside the core's: files whose first five
-# lines say they are generated aside, and files that hold only a feature added after the count's
-# baseline (#33 counts those apart, by name); lines such features added inside older files stay in.
-FEATURES = {
-    "pkg-template/lib/cost-after.js": "#36 cost after the answer",
-    "pkg-template/lib/reserve.js": "#36 reserve and settle",
-    "pkg-template/types/reserve.d.ts": "#36 reserve and settle",
-    "wasm-common/src/reserve.rs": "#36 reserve and settle",
-    "wasm-extras/src/store_reserve.rs": "#36 reserve and settle",
-    "wasm/src/reservations.rs": "#36 reserve and settle",
-    "worker/src/handlers/reserve_api.rs": "#36 reserve and settle",
-    "pkg-template/lib/fastify.js": "#35 tollgate/fastify",
-    "pkg-template/lib/fastify-options.js": "#35 tollgate/fastify",
-    "pkg-template/lib/fastify-limits.js": "#35 tollgate/fastify",
-    "pkg-template/types/fastify.d.ts": "#35 tollgate/fastify",
-    "pkg-template/lib/hono.js": "#35 tollgate/hono",
-    "pkg-template/lib/hono-options.js": "#35 tollgate/hono",
-    "pkg-template/lib/hono-websocket.js": "#35 tollgate/hono",
-    "pkg-template/types/hono.d.ts": "#35 tollgate/hono",
-    "pkg-template/lib/decision-hook.js": "#35 the decision hook",
-    "pkg-template/lib/deadline.js": "#38 busy is not an outage",
-    "worker/src/request/proxy_headers.rs": "#34 a proxy an origin can trust",
-    "worker/src/decide/leased_mode.rs": "#34 leased quota",
-    "worker/src/wire/quota_wire.rs": "#34 leased quota",
-    "worker/src/object/quota.rs": "#34 leased quota",
-    "worker/src/calls/flight.rs": "#34 leased quota",
-    "worker/src/calls/key_queue.rs": "#34 floods through the proxy",
-}
+# 5. Non-test lines of the edges that exist today, beside the core's: every tracked code file
+# counts but those whose first five lines say they are generated (never set apart to meet a
+# number).
 PARTS = [("core", ["src"]), ("wasm*/", ["wasm", "wasm-common", "wasm-extras"]), ("worker/src", ["worker/src"]),
          ("pkg-template/lib", ["pkg-template/lib"]), ("pkg-template/types", ["pkg-template/types"])]
-counts, aside, features = {}, [], {}
+counts, aside = {}, []
 for label, roots in PARTS:
     n = 0
     for f in FILES:
@@ -271,14 +237,9 @@ for label, roots in PARTS:
         if generated([l or "" for l in lines]):
             aside.append(f)
             continue
-        lines_here = sum(1 for l in lines if l is not None)
-        if f in FEATURES:
-            features[f] = lines_here
-            continue
-        n += lines_here
+        n += sum(1 for l in lines if l is not None)
     counts[label] = n
 edges = sum(v for k, v in counts.items() if k != "core")
-feature_lines = sum(features.values())
 
 def fmt(n):
     return f"{n:,}"
@@ -290,12 +251,11 @@ if table:
     print(f"| retry or compare-and-swap loops outside `src/` | {len(loops)} |")
     print(f"| files outside `src/` listing five or more algorithm names by hand | {len(lists)} |")
     print(f"| JS limiter classes that decide | {len(deciders)} |")
-    print(f"| functions outside `src/` that decide or compute a figure | {len(figure_fns)} ({len(figure_fns) - len(figures_failing)} in parts pending) |")
+    print(f"| functions outside `src/` that decide or compute a figure | {len(figure_fns)} |")
     print(f"| non-test lines: the core `src/` | {fmt(counts['core'])} |")
     for label, _ in PARTS[1:]:
         print(f"| non-test lines: `{label}` | {fmt(counts[label])} |")
     print(f"| non-test lines: the edges together | {fmt(edges)} ({edges / counts['core']:.2f}x the core) |")
-    print(f"| non-test lines: new features' own files, apart | {fmt(feature_lines)} in {len(features)} files |")
     sys.exit(0)
 
 print(f"1. functions calling an algorithm's check/peek: {len(calls)}")
@@ -312,17 +272,13 @@ for f, name, hits in deciders:
     print(f"   {f} class {name} (lines {', '.join(map(str, hits))})")
 print(f"6. functions outside src/ that decide or compute a figure: {len(figure_fns)}")
 for (f, line, name), at in sorted(figure_fns.items()):
-    why = pending(f)
-    print(f"   {f}:{line} {name} (lines {', '.join(map(str, at))})" + (f" [pending: {why}]" if why else ""))
+    print(f"   {f}:{line} {name} (lines {', '.join(map(str, at))})")
 print("5. non-test lines:")
 for label, _ in PARTS:
     print(f"   {label}: {fmt(counts[label])}")
 print(f"   the edges together: {fmt(edges)} ({edges / counts['core']:.2f}x the core)")
 print(f"   generated, aside: {', '.join(aside) or 'none'}")
-print(f"   new features' own files, apart: {fmt(feature_lines)}")
-for f, n in sorted(features.items()):
-    print(f"      {f} ({fmt(n)}; {FEATURES[f]})")
-if check and figures_failing:
-    print(f"design-counts --check: {len(figures_failing)} functions outside src/ decide or compute a figure (6. above)", file=sys.stderr)
+if check and figure_fns:
+    print(f"design-counts --check: {len(figure_fns)} functions outside src/ decide or compute a figure (6. above)", file=sys.stderr)
     sys.exit(1)
 PY

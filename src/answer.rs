@@ -111,6 +111,8 @@ pub enum Body<'a> {
         policy: &'a Policy,
         /// Whether the figures are an estimate (not the key's own object's).
         estimate: bool,
+        /// The keys decided (several: the body lists every pair's answer in `limits`).
+        keys: &'a [String],
     },
 }
 
@@ -258,25 +260,32 @@ impl Answer {
                 s.push('}');
                 s
             }
-            Body::Worker { name, policy, estimate } => self.worker_json(name, policy, estimate),
+            Body::Worker { name, policy, estimate, keys } => self.worker_json(name, policy, estimate, keys),
             _ => String::new(),
         }
     }
 
-    /// The Worker's JSON decision (docs/worker.md): `allowed`, `limit`, `remaining`, `resetAt`
-    /// (epoch ms, rounded up), `retryAfter` (ms, rounded up; 0 when admitted), `policy`,
-    /// `blockedBy`, `limitName` (the limit the figures are about, null when none decided
-    /// them: a client never guesses it), `estimate`, and when they apply `penalty`, `reason`,
-    /// `shadow` with `wouldAllow`, and `degraded`.
-    pub fn worker_json(&self, name: &str, policy: &Policy, estimate: bool) -> String {
+    /// `retryAfter` in whole milliseconds, rounded up: 0 when admitted by the limits (a
+    /// shadowed answer keeps enforcement's wait, as its other figures).
+    pub fn retry_after_ms(&self) -> u64 {
+        if self.allowed() && self.would_allow.is_none() { 0 } else { self.decision.decision.retry_after.as_millis_ceil() }
+    }
+
+    /// The Worker's JSON decision (docs/worker.md), its fields [`WORKER_FIELDS`] in that
+    /// order: `allowed`, `limit`, `remaining`, `resetAt` (epoch ms, rounded up), `retryAfter`
+    /// ([`Answer::retry_after_ms`]), `policy`, `blockedBy`, `limitName` (the limit the figures
+    /// are about, null when none decided them: a client never guesses it), `estimate`, and
+    /// when they apply `penalty`, `reason`, `shadow` with `wouldAllow`, `degraded`, and with
+    /// several `keys` `limits`: every (key, limit) pair's own answer ([`WORKER_LIMIT_FIELDS`]),
+    /// as the npm decision for several keys has them.
+    pub fn worker_json(&self, name: &str, policy: &Policy, estimate: bool, keys: &[String]) -> String {
         let d = &self.decision.decision;
         let mut s = String::from("{\"allowed\":");
         s.push_str(bool_str(self.allowed()));
         num(&mut s, ",\"limit\":", d.limit);
         num(&mut s, ",\"remaining\":", d.remaining);
         num(&mut s, ",\"resetAt\":", d.reset_at.as_millis_ceil());
-        let retry = if self.allowed() && self.would_allow.is_none() { 0 } else { d.retry_after.as_millis_ceil() };
-        num(&mut s, ",\"retryAfter\":", retry);
+        num(&mut s, ",\"retryAfter\":", self.retry_after_ms());
         s.push_str(",\"policy\":");
         json_str(&mut s, name);
         s.push_str(",\"blockedBy\":");
@@ -300,9 +309,55 @@ impl Answer {
             s.push_str(",\"degraded\":");
             json_str(&mut s, g);
         }
+        if keys.len() > 1 {
+            s.push_str(",\"limits\":[");
+            for (i, l) in self.decision.limits.iter().enumerate() {
+                let x = &l.decision;
+                s.push_str(if i == 0 { "{\"name\":" } else { ",{\"name\":" });
+                json_str(&mut s, policy.limit_name(l.at));
+                s.push_str(",\"key\":");
+                opt_str(&mut s, keys.get(l.at.key).map(String::as_str));
+                s.push_str(",\"allowed\":");
+                s.push_str(bool_str(x.allowed));
+                num(&mut s, ",\"limit\":", x.limit);
+                num(&mut s, ",\"remaining\":", x.remaining);
+                num(&mut s, ",\"resetAt\":", x.reset_at.as_millis_ceil());
+                num(&mut s, ",\"retryAfter\":", if x.allowed { 0 } else { x.retry_after.as_millis_ceil() });
+                num(&mut s, ",\"nextUnitAfter\":", x.next_unit_after.as_millis_ceil());
+                s.push('}');
+            }
+            s.push(']');
+        }
         s.push('}');
         s
     }
+}
+
+/// The fields of the Worker's JSON decision ([`Answer::worker_json`]), in the order it writes
+/// them: the first nine in every answer, the rest when they apply. The Worker's routes add
+/// their own beside them (`reservation`; `refunded`; [`crate::reserve::SETTLED_FIELDS`]).
+pub const WORKER_FIELDS: [&str; 15] = [
+    "allowed", "limit", "remaining", "resetAt", "retryAfter", "policy", "blockedBy", "limitName", "estimate",
+    "penalty", "reason", "shadow", "wouldAllow", "degraded", "limits",
+];
+
+/// How many of [`WORKER_FIELDS`] every Worker answer carries.
+pub const WORKER_FIELDS_ALWAYS: usize = 9;
+
+/// The fields of one pair's answer in the Worker's `limits` (several keys), in order.
+pub const WORKER_LIMIT_FIELDS: [&str; 8] =
+    ["name", "key", "allowed", "limit", "remaining", "resetAt", "retryAfter", "nextUnitAfter"];
+
+/// The figures of `keys` fresh keys (at least one) under `policy` at `now` for `cost`: the
+/// policy's peek of no state, which [`Answer::degraded`] and [`Answer::contention`] stand on
+/// when no store's state is known; a cost the policy refuses is peeked as 1, and a policy
+/// that refuses that too (none does) gives [`crate::counted`]'s figures of none.
+pub fn fresh(policy: &Policy, keys: usize, now: Nanos, cost: u64) -> PolicyDecision {
+    let none: Vec<Option<crate::PolicyState>> = alloc::vec![None; keys.max(1)];
+    policy
+        .peek(&none, now, cost)
+        .or_else(|_| policy.peek(&none, now, 1))
+        .unwrap_or_else(|_| unlimited(crate::counted::counted(0, 0, now, now)))
 }
 
 /// Whether shadow mode admits a hit enforcement answered `enforced`: always (it decides and
@@ -481,18 +536,104 @@ mod tests {
         let now = Nanos::from_secs(1_000);
         let d = p.peek(&[None], now, 1).unwrap();
         let a = Answer::decided(d, Status::default());
-        let json = a.worker_json("api", &p, false);
+        let json = a.worker_json("api", &p, false, &[]);
         assert!(json.contains("\"limitName\":\"per-second\""), "{json}");
         assert!(json.contains("\"blockedBy\":null"), "{json}");
         let s = a.clone().shadowed();
-        assert!(s.worker_json("api", &p, true).ends_with("\"estimate\":true,\"shadow\":true,\"wouldAllow\":true}"));
-        let listed = Answer::listed(Listed::Deny, 10, now).worker_json("api", &p, false);
+        assert!(s.worker_json("api", &p, true, &[]).ends_with("\"estimate\":true,\"shadow\":true,\"wouldAllow\":true}"));
+        let listed = Answer::listed(Listed::Deny, 10, now).worker_json("api", &p, false, &[]);
         assert!(listed.contains("\"limitName\":null") && listed.contains("\"reason\":\"denyList\""), "{listed}");
         // A closed failure mode without a policy's figures: only Retry-After.
         let none = unlimited(crate::counted::counted(0, 0, now, now));
         let closed = Answer::degraded(none, false, Nanos::from_millis(1500), false);
         assert_eq!(closed.headers(&p, now, &Default::default()), alloc::vec![("Retry-After", String::from("2"))]);
-        assert!(closed.worker_json("api", &p, false).ends_with("\"degraded\":\"unavailable\"}"));
+        assert!(closed.worker_json("api", &p, false, &[]).ends_with("\"degraded\":\"unavailable\"}"));
+    }
+
+    /// The top-level field names of a JSON object, in order (the strings followed by `:` at
+    /// depth one).
+    fn fields(json: &str) -> Vec<String> {
+        let (mut depth, mut out, mut i) = (0, Vec::new(), 0);
+        let b = json.as_bytes();
+        while i < b.len() {
+            match b[i] {
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => depth -= 1,
+                b'"' => {
+                    let start = i + 1;
+                    i += 1;
+                    while b[i] != b'"' {
+                        i += if b[i] == b'\\' { 2 } else { 1 };
+                    }
+                    if depth == 1 && b.get(i + 1) == Some(&b':') {
+                        out.push(String::from(&json[start..i]));
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn the_worker_json_writes_the_fields_listed_and_no_other() {
+        let p = policy();
+        let now = Nanos::from_secs(1_000);
+        let keys = [String::from("u1"), String::from("o1")];
+        let always: Vec<String> = WORKER_FIELDS[..WORKER_FIELDS_ALWAYS].iter().map(|f| String::from(*f)).collect();
+        let mut seen: Vec<String> = Vec::new();
+        let mut states = [None, None];
+        for _ in 0..12 {
+            p.check(&mut states, now, 1).unwrap();
+        }
+        let denied = Answer::decided(p.peek(&states, now, 1).unwrap(), Status::default());
+        let answers = [
+            (Answer::decided(p.peek(&[None], now, 1).unwrap(), Status::default()), &keys[..1]),
+            (denied.clone().shadowed(), &keys[..]),
+            (Answer::listed(Listed::Allow, 10, now), &keys[..1]),
+            (Answer::degraded(fresh(&p, 1, now, 1), false, Nanos::from_secs(1), true), &keys[..1]),
+            (Answer::decided(PolicyDecision { penalty: true, ..denied.decision.clone() }, Status::default()), &keys[..1]),
+        ];
+        for (a, k) in &answers {
+            let f = fields(&a.worker_json("api", &p, false, k));
+            assert_eq!(f[..WORKER_FIELDS_ALWAYS], always[..], "every answer starts with the same fields");
+            let order: Vec<usize> = f.iter().map(|x| WORKER_FIELDS.iter().position(|w| w == x).unwrap()).collect();
+            assert!(order.windows(2).all(|w| w[0] < w[1]), "in the listed order: {f:?}");
+            seen.extend(f);
+        }
+        seen.sort();
+        seen.dedup();
+        let mut listed: Vec<String> = WORKER_FIELDS.iter().map(|f| String::from(*f)).collect();
+        listed.sort();
+        assert_eq!(seen, listed, "every listed field is written by some answer");
+        // Several keys: every pair's answer, with its key and the listed fields.
+        let json = denied.worker_json("api", &p, false, &keys);
+        let pairs = &json[json.find("\"limits\":[").unwrap() + 10..];
+        assert_eq!(pairs.matches("{\"name\"").count(), 4, "{json}");
+        assert_eq!(fields(&pairs[..pairs.find('}').unwrap() + 1]), WORKER_LIMIT_FIELDS.map(String::from).to_vec());
+        assert!(pairs.contains("\"key\":\"o1\""), "{json}");
+        assert!(!Answer::decided(p.peek(&[None], now, 1).unwrap(), Status::default())
+            .worker_json("api", &p, false, &keys[..1])
+            .contains("limits"));
+    }
+
+    #[test]
+    fn a_failed_store_answers_over_fresh_figures() {
+        let p = policy();
+        let now = Nanos::from_secs(1_000);
+        let open = Answer::degraded(fresh(&p, 2, now, 3), true, Nanos::from_secs(1), true);
+        assert!(open.allowed());
+        assert_eq!(open.decision.limits.len(), 4, "every pair of both keys");
+        assert_eq!(open.decision, p.peek(&[None, None], now, 3).unwrap());
+        assert_eq!(open.retry_after_ms(), 0);
+        let closed = Answer::degraded(fresh(&p, 1, now, 1), false, Nanos::from_secs(1), true);
+        assert_eq!((closed.decision.decision.remaining, closed.retry_after_ms(), closed.status), (0, 1000, 503));
+        // A cost no limit holds is peeked as 1: the answer is still the policy's.
+        assert_eq!(fresh(&p, 1, now, 1_000), p.peek(&[None], now, 1).unwrap());
+        let busy = Answer::contention(fresh(&p, 1, now, 1), Nanos::from_secs(1));
+        assert_eq!((busy.status, busy.allowed(), busy.retry_after_ms()), (429, false, 1000));
+        assert_eq!(busy.shadowed().retry_after_ms(), 1000, "a shadowed answer keeps enforcement's wait");
     }
 
     #[test]

@@ -19,6 +19,17 @@ pub fn counted(limit: u64, used: u64, reset_at: Nanos, now: Nanos) -> Decision {
     Decision { allowed, limit, remaining, reset_at, retry_after, next_unit_after }
 }
 
+/// The figures of a key as it stands before the hit a peek `d` asked about (of `cost`): what
+/// is left now (the hit's `remaining`, plus the hit when it would be admitted, at most the
+/// limit), and when all of the limit is left no window open (reset `now`). This is what
+/// @fastify/rate-limit's peek (`increment: false`) reports for a key: its count without
+/// the hit, and a ttl of 0 for a key holding nothing.
+pub fn standing(d: &Decision, cost: u64, now: Nanos) -> Decision {
+    let remaining = if d.allowed { d.remaining.saturating_add(cost).min(d.limit) } else { d.remaining };
+    let reset_at = if remaining >= d.limit { now } else { d.reset_at };
+    Decision { remaining, reset_at, ..*d }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,5 +47,19 @@ mod tests {
         assert_eq!(counted(5, 9, now, reset).retry_after, Nanos::ZERO);
         let unknown = counted(0, 0, now, now);
         assert!(unknown.allowed && unknown.limit == 0 && unknown.reset_at == now);
+    }
+
+    #[test]
+    fn a_peek_stands_before_its_hit() {
+        let (now, reset) = (Nanos::from_secs(10), Nanos::from_secs(70));
+        // 5 of 10 used: a peek of 2 would leave 3; the key stands at 5 left.
+        let s = standing(&counted(10, 7, reset, now), 2, now);
+        assert_eq!((s.remaining, s.reset_at), (5, reset));
+        // A denied peek leaves what is left as it is.
+        let s = standing(&counted(10, 11, reset, now), 2, now);
+        assert_eq!((s.remaining, s.reset_at, s.allowed), (0, reset, false));
+        // A key holding nothing has no window open; never more than the limit left.
+        let s = standing(&counted(10, 3, reset, now), 5, now);
+        assert_eq!((s.remaining, s.reset_at), (10, now));
     }
 }

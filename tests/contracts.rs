@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use tollgate::answer::{WORKER_FIELDS, WORKER_FIELDS_ALWAYS, WORKER_LIMIT_FIELDS};
 use tollgate::headers::Standard;
 use tollgate::layout::{
     ANSWER_CLOSED, ANSWER_CONTENTION, ANSWER_OPEN, DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE,
@@ -79,6 +80,8 @@ fn js() -> String {
         "SETTLED_FIELDS",
         &SETTLED_FIELDS,
     );
+    names("The Worker's JSON answer's fields, in order (`tollgate::answer::WORKER_FIELDS`).", "WORKER_FIELDS", &WORKER_FIELDS);
+    names("A pair's fields in the Worker's `limits` (`tollgate::answer::WORKER_LIMIT_FIELDS`).", "WORKER_LIMIT_FIELDS", &WORKER_LIMIT_FIELDS);
     names(
         "A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`).",
         "DECISION_SUMMARY",
@@ -115,6 +118,7 @@ fn js() -> String {
     number("The summary's `allowed` of a hit denied by a penalty's block.", "DENIED_BY_PENALTY", DENIED_BY_PENALTY);
     number("Numbers in the header record before its pairs.", "HEADER_RECORD_LEN", HEADER_RECORD.len() as f64);
     number("Numbers per counter diff.", "SYNC_DIFF_LEN", SYNC_DIFF.len() as f64);
+    number("How many of `WORKER_FIELDS` every Worker answer carries (the first ones).", "WORKER_FIELDS_ALWAYS", WORKER_FIELDS_ALWAYS as f64);
     for (name, n) in [
         ("SWAP_FINAL", SWAP_FINAL),
         ("SWAP_WRITE", SWAP_WRITE),

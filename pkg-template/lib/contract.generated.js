@@ -30,6 +30,12 @@ export const SETTLE_ERROR_CODES = Object.freeze(["unknown_reservation", "invalid
 /** What a settlement answers beside the key's figures (`tollgate::reserve::SETTLED_FIELDS`). */
 export const SETTLED_FIELDS = Object.freeze(["refunded", "charged", "forgiven"]);
 
+/** The Worker's JSON answer's fields, in order (`tollgate::answer::WORKER_FIELDS`). */
+export const WORKER_FIELDS = Object.freeze(["allowed", "limit", "remaining", "resetAt", "retryAfter", "policy", "blockedBy", "limitName", "estimate", "penalty", "reason", "shadow", "wouldAllow", "degraded", "limits"]);
+
+/** A pair's fields in the Worker's `limits` (`tollgate::answer::WORKER_LIMIT_FIELDS`). */
+export const WORKER_LIMIT_FIELDS = Object.freeze(["name", "key", "allowed", "limit", "remaining", "resetAt", "retryAfter", "nextUnitAfter"]);
+
 /** A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`). */
 export const DECISION_SUMMARY = Object.freeze(["allowed", "limit", "remaining", "resetAt", "retryAfter", "bindingKey", "bindingLimit", "pairs"]);
 
@@ -66,6 +72,9 @@ export const HEADER_RECORD_LEN = 10;
 
 /** Numbers per counter diff. */
 export const SYNC_DIFF_LEN = 6;
+
+/** How many of `WORKER_FIELDS` every Worker answer carries (the first ones). */
+export const WORKER_FIELDS_ALWAYS = 9;
 
 /** A compare-and-swap run's code (`tollgate::layout`, the extras module's `SwapRun`). */
 export const SWAP_FINAL = 0;

@@ -11,6 +11,7 @@ import { DEFAULTS, banOf, checkNames, formatMs, maxOf, normalizeIP, subnetOf, wi
 import { optionError } from "./options.js";
 import { clientError } from "./http-options.js";
 import { settleReservation } from "./cost-after.js";
+import { extras } from "./extras.js";
 
 const LEGACY_LABELS = Object.freeze({ rateLimit: "x-ratelimit-limit", rateRemaining: "x-ratelimit-remaining", rateReset: "x-ratelimit-reset", retryAfter: "retry-after" });
 const DRAFT_LABELS = Object.freeze({ rateLimit: "ratelimit-limit", rateRemaining: "ratelimit-remaining", rateReset: "ratelimit-reset", retryAfter: "retry-after" });
@@ -139,14 +140,9 @@ async function check(limits, req, callOptions) {
   if (r.isAllowed) return r;
   const { limiter, decision, now, cost = 1, ...answer } = r;
   if (callOptions?.increment === false && decision !== null && decision.reason === undefined) {
-    // A peek's decision is the one the hit would get: what is left now is that plus the hit,
-    // when it would be admitted. A key holding nothing has no window open (ttl 0), as
-    // @fastify/rate-limit reports it.
-    if (decision.allowed) answer.remaining = Math.min(answer.max, answer.remaining + cost);
-    if (answer.remaining >= answer.max) {
-      answer.ttl = 0;
-      answer.ttlInSeconds = 0;
-    }
+    // A peek's decision is the one the hit would get; @fastify/rate-limit reports the key as
+    // it stands before it (the core's `standing`): what is left now, ttl 0 when it holds nothing.
+    [answer.remaining, answer.ttl, answer.ttlInSeconds] = extras().standingFigures(decision.allowed ? 1 : 0, answer.max, answer.remaining, decision.resetAt, now, cost);
   }
   decided.set(answer, { limiter, decision, now, cost });
   return answer;

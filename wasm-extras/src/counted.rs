@@ -3,7 +3,8 @@
 //! and the figures of a policy not known yet.
 
 use js_sys::Float64Array;
-use tollgate::counted::counted;
+use tollgate::counted::{counted, standing};
+use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
 use crate::time::{ms_ceil, nanos_of_valid_ms, now_from_ms, now_in_range};
@@ -34,5 +35,27 @@ pub fn counted_decision(limit: f64, used: f64, reset_at: f64, now: f64, closed_r
         ms_ceil(d.reset_at),
         ms_ceil(d.retry_after),
     ];
+    Ok(Float64Array::from(&figures[..]))
+}
+
+/// A peek's figures (`allowed` 1 or 0, `limit`, `remaining`, `resetAt` epoch ms) for a hit of
+/// `cost` at `now`, as the key stands before that hit (`tollgate::counted::standing`):
+/// `[remaining, ttl, ttlInSeconds]`, the ttl in ms (rounded up) and whole seconds (rounded up)
+/// until the reset, 0 for a key holding nothing: @fastify/rate-limit's peek.
+#[wasm_bindgen(js_name = standingFigures)]
+pub fn standing_figures(allowed: f64, limit: f64, remaining: f64, reset_at: f64, now: f64, cost: f64) -> Result<Float64Array, JsValue> {
+    let now = now_from_ms(now)?;
+    let reset_at = if now_in_range(reset_at) { nanos_of_valid_ms(reset_at) } else { now };
+    let peeked = Decision {
+        allowed: allowed == 1.0,
+        limit: limit as u64,
+        remaining: remaining as u64,
+        reset_at,
+        retry_after: Nanos::ZERO,
+        next_unit_after: Nanos::ZERO,
+    };
+    let s = standing(&peeked, cost as u64, now);
+    let ttl = s.reset_at.saturating_sub(now);
+    let figures = [s.remaining as f64, ms_ceil(ttl), ttl.as_nanos().div_ceil(1_000_000_000) as f64];
     Ok(Float64Array::from(&figures[..]))
 }

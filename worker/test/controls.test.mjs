@@ -6,6 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { start, post, get, request, freshKey, POLICIES } from "./harness.mjs";
+import { WORKER_FIELDS, WORKER_FIELDS_ALWAYS, WORKER_LIMIT_FIELDS } from "../../pkg-template/lib/contract.generated.js";
 
 const T = 1_700_000_000_000;
 const limit = { limits: [{ name: "per-second", algorithm: "fixed-window", limit: 2, window: "1s" }] };
@@ -164,4 +165,25 @@ test("a bad list entry or shadow value is a config error naming its field", asyn
   } finally {
     await bad.stop();
   }
+});
+
+test("every answer's JSON is the core's: its fields are tollgate::answer::WORKER_FIELDS, in that order", async () => {
+  const seen = new Set();
+  const check = (r) => {
+    const fields = Object.keys(r.body);
+    assert.deepEqual(fields.slice(0, WORKER_FIELDS_ALWAYS), WORKER_FIELDS.slice(0, WORKER_FIELDS_ALWAYS), r.text);
+    const at = fields.map((f) => WORKER_FIELDS.indexOf(f));
+    assert.ok(at.every((i, n) => i >= 0 && (n === 0 || i > at[n - 1])), r.text);
+    for (const f of fields) seen.add(f);
+    return r;
+  };
+  for (const policy of ["enforcing", "penalized", "shadowed"]) {
+    const key = freshKey("wire");
+    for (let i = 0; i < 3; i++) check(await post(s.url, "/v1/limit", { key, policy, now: T }));
+  }
+  for (const key of ["vip", "bad"]) check(await post(s.url, "/v1/limit", { key, policy: "listed", now: T }));
+  const several = check(await post(s.url, "/v1/limit", { keys: [freshKey("wire"), freshKey("wire")], policy: "enforcing", now: T }));
+  for (const pair of several.body.limits) assert.deepEqual(Object.keys(pair), WORKER_LIMIT_FIELDS);
+  check(await post(s.url, "/v1/limit", { key: freshKey("wire"), policy: "closed" }, { "tollgate-test-fault": "error" }));
+  assert.deepEqual([...seen].sort(), [...WORKER_FIELDS].sort(), "together, every field the core lists");
 });

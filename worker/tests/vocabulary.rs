@@ -8,8 +8,11 @@ use serde_json::json;
 use tollgate::spec::{CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, SERVING_FIELDS};
 use tollgate::Nanos;
 
+use tollgate::access::Listed;
+use tollgate::answer::{WORKER_FIELDS, WORKER_FIELDS_ALWAYS, WORKER_LIMIT_FIELDS};
 use tollgate_worker::config::pool_config::POOL_EDGE_FIELDS;
-use tollgate_worker::config::settings::parse_policy;
+use tollgate_worker::config::settings::{parse_policy, PolicyConfig};
+use tollgate_worker::respond::answer::{answer, Answer, Failure, Outcome};
 use tollgate_worker::request::pool_request::{GRANT_FIELDS, RENEW_FIELDS};
 
 /// The names of `kind` the table gives `edge`.
@@ -60,6 +63,16 @@ fn bodies_take_exactly_the_tables_http_options() {
     assert_eq!(accepted, table("http", "option"));
 }
 
+/// An answer's JSON body.
+fn body(a: &Answer) -> serde_json::Value {
+    serde_json::from_str(&a.body()).unwrap()
+}
+
+/// The answer to the limits' decision `d` over `keys`.
+fn decided(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
+    answer(pc, &Outcome::Decided(d.clone(), now), keys, 1)
+}
+
 /// Several keys' decision is one key's fields plus `limits`, the pairs of limit and key.
 #[test]
 fn several_keys_answer_one_keys_fields_and_limits() {
@@ -70,19 +83,15 @@ fn several_keys_answer_one_keys_fields_and_limits() {
     for _ in 0..2 {
         let now = Nanos::from_secs(1_000);
         let d = pc.policy.check(&mut states, now, 1).unwrap();
-        let one: BTreeSet<String> = tollgate_worker::respond::answer::decision(&pc, &d, now, "k")
-            .body
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        let one: BTreeSet<String> = body(&decided(&pc, &d, now, &keys[..1])).as_object().unwrap().keys().cloned().collect();
         assert!(!one.contains("limits"), "one key answers without the pairs");
         let d = pc.policy.check(&mut both, now, 1).unwrap();
-        let several = tollgate_worker::respond::answer::several(&pc, &d, now, &keys).body;
+        let several = body(&decided(&pc, &d, now, &keys));
         let several_fields: BTreeSet<String> = several.as_object().unwrap().keys().cloned().collect();
         assert_eq!(several_fields, one.iter().cloned().chain(["limits".to_string()]).collect());
         assert_eq!(several["limits"][1]["key"], "o");
+        let pair: Vec<&str> = several["limits"][0].as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(set([&pair[..]]), set([&WORKER_LIMIT_FIELDS[..]]), "a pair's fields are the core's list");
     }
 }
 
@@ -98,39 +107,69 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
     };
     let now = Nanos::from_secs(1_000);
     let mut all = BTreeSet::new();
-    let mut add = |body: &serde_json::Value| {
-        let fields: BTreeSet<String> = body.as_object().unwrap().keys().cloned().collect();
+    let mut add = |a: &Answer| {
+        let fields: BTreeSet<String> = body(a).as_object().unwrap().keys().cloned().collect();
         assert!(fields.is_subset(&table("http", "field")), "{fields:?}");
         all.extend(fields);
     };
+    let k = ["k".to_string()];
     for pc in [policy(json!({})), policy(json!({ "blockDuration": "1m" })), policy(json!({ "shadow": true }))] {
         let mut states = [None];
         for _ in 0..2 {
             let d = pc.policy.check(&mut states, now, 1).unwrap();
-            add(&tollgate_worker::respond::answer::shadowed(
-                &pc,
-                tollgate_worker::respond::answer::decision(&pc, &d, now, "k"),
-            )
-            .body);
+            add(&decided(&pc, &d, now, &k));
         }
-        for key in ["vip", "bad"] {
-            add(&tollgate_worker::decide::controls::listed(&pc, key, None, now).unwrap().body);
+        for listed in [Listed::Allow, Listed::Deny] {
+            add(&answer(&pc, &Outcome::Listed(listed, now), &k, 1));
         }
     }
     let pc = policy(json!({}));
     let mut both = [None, None];
     let d = pc.policy.check(&mut both, now, 1).unwrap();
-    add(&tollgate_worker::respond::answer::several(&pc, &d, now, &["k".to_string(), "o".to_string()]).body);
+    add(&decided(&pc, &d, now, &["k".to_string(), "o".to_string()]));
     // A reservation's answer and a settlement's (reserve_api.rs).
     let mut states = [None];
     let d = pc.policy.reserve(&mut states, now, 1, 7).unwrap();
-    let answer = tollgate_worker::respond::answer::decision(&pc, &d, now, "k");
-    add(&tollgate_worker::handlers::reserve_api::with_reservation(answer, Some("token".into())).body);
+    add(&decided(&pc, &d, now, &k).with("reservation", json!("token")));
     let settled = pc.policy.settle(&mut states, now, 7, 1, 0).unwrap();
-    add(&tollgate_worker::handlers::reserve_api::settled_answer(&pc, &settled, now, &["k".to_string()]).body);
+    add(&tollgate_worker::handlers::reserve_api::settled_answer(&pc, &settled, now, &k));
     // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
     all.extend(["policy", "key", "state", "imported"].map(String::from));
     assert_eq!(all, table("http", "field"));
+}
+
+/// The Worker's JSON answer is the core's: every outcome (decided, estimated, cached, listed,
+/// shadowed, penalized, a failed object's either way, contention, several keys) writes fields
+/// of `tollgate::answer::WORKER_FIELDS`, the first `WORKER_FIELDS_ALWAYS` in each, and together
+/// every one of them.
+#[test]
+fn the_worker_json_fields_are_the_cores_list() {
+    let policy = |extra: serde_json::Value| {
+        let mut v = json!({ "limits": [{ "name": "a", "algorithm": "gcra", "quota": "1/s" }, { "name": "b", "algorithm": "fixed-window", "quota": "5/m" }] });
+        v.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        parse_policy("api", &v).unwrap()
+    };
+    let now = Nanos::from_secs(1_000);
+    let keys = ["k".to_string(), "o".to_string()];
+    let mut seen = BTreeSet::new();
+    for pc in [policy(json!({})), policy(json!({ "shadow": true, "failure": "closed" })), policy(json!({ "blockDuration": "1m" }))] {
+        let mut states = [None];
+        let mut outcomes = vec![Outcome::Listed(Listed::Deny, now), Outcome::Unmade(Failure::Error, now), Outcome::Unmade(Failure::Contention, now)];
+        for _ in 0..2 {
+            let d = pc.policy.check(&mut states, now, 1).unwrap();
+            outcomes.extend([Outcome::Decided(d.clone(), now), Outcome::Estimated(d.clone(), now), Outcome::Cached(d, now)]);
+        }
+        for o in &outcomes {
+            for n in [1, 2] {
+                let a = answer(&pc, o, &keys[..n], 1);
+                let fields: Vec<String> = body(&a).as_object().unwrap().keys().cloned().collect();
+                assert!(set([&WORKER_FIELDS[..WORKER_FIELDS_ALWAYS]]).iter().all(|f| fields.contains(f)), "{fields:?}");
+                assert!(fields.iter().all(|f| WORKER_FIELDS.contains(&f.as_str())), "{fields:?}");
+                seen.extend(fields);
+            }
+        }
+    }
+    assert_eq!(seen, set([&WORKER_FIELDS[..]]));
 }
 
 /// Every code of a configuration mistake is in the table for both Worker edges.

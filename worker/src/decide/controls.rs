@@ -4,10 +4,8 @@
 //! (`blockDuration`) is the core policy's own and needs nothing here.
 
 use tollgate::access::{check_lists, Listed};
-use tollgate::Nanos;
 
 use crate::config::settings::PolicyConfig;
-use crate::respond::answer::{self as respond, Answer};
 
 pub use tollgate::spec::CONTROL_FIELDS;
 
@@ -23,19 +21,14 @@ pub fn lists(pc: &PolicyConfig, keys: &[String], ip: Option<&str>) -> Option<Lis
     all().find(|l| *l == Listed::Deny).or_else(|| all().next())
 }
 
-/// The answer for a listed hit on one key, or `None` for the limits to decide.
-pub fn listed(pc: &PolicyConfig, key: &str, ip: Option<&str>, now: Nanos) -> Option<Answer> {
-    let c = &pc.controls;
-    check_lists(&c.allow, &c.deny, key, ip).map(|l| respond::listed(pc, l, now))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::settings::parse_policy;
-    use crate::respond::answer::{shadowed, SHADOW_HEADER};
+    use crate::respond::answer::{answer, Outcome, SHADOW_HEADER};
     use serde_json::json;
     use serde_json::Value;
+    use tollgate::Nanos;
 
     /// The cases every edge is held to (tests/access-lists/cases.json), through the core's
     /// lists as the Worker parses them.
@@ -48,8 +41,15 @@ mod tests {
         )
         .unwrap();
         for c in cases["cases"].as_array().unwrap() {
-            let a = listed(&pc, c["key"].as_str().unwrap(), c["ip"].as_str(), Nanos::from_secs(1));
-            assert_eq!(a.as_ref().map(|a| a.body["reason"].as_str().unwrap()), c["reason"].as_str(), "{c}");
+            let keys = [c["key"].as_str().unwrap().to_string()];
+            let l = lists(&pc, &keys, c["ip"].as_str());
+            assert_eq!(l.map(Listed::reason), c["reason"].as_str(), "{c}");
+            if let Some(l) = l {
+                let a = answer(&pc, &Outcome::Listed(l, Nanos::from_secs(1)), &keys, 1);
+                let body: Value = serde_json::from_str(&a.body()).unwrap();
+                assert_eq!((body["reason"].as_str(), a.status), (Some(l.reason()), if l == Listed::Allow { 200 } else { 403 }));
+                assert!(a.headers.is_empty(), "no limit applied to a listed hit");
+            }
         }
         for bad in cases["invalid"].as_array().unwrap() {
             let e = parse_policy("p", &json!({ "algorithm": "gcra", "quota": "1/s", "denyList": ["ok", bad] }))
@@ -80,17 +80,19 @@ mod tests {
         let first = pc.policy.check(&mut states, now, 1).unwrap();
         let second = pc.policy.check(&mut states, now, 1).unwrap();
         assert!(first.allowed && !second.allowed, "the limits decide as enforcement");
-        let a = shadowed(&pc, crate::respond::answer::decision(&pc, &second, now, "k"));
+        let keys = ["k".to_string()];
+        let a = answer(&pc, &Outcome::Decided(second.clone(), now), &keys, 1);
+        let body: Value = serde_json::from_str(&a.body()).unwrap();
         assert_eq!((a.status, a.allowed()), (200, true));
-        assert_eq!((a.body["shadow"].as_bool(), a.body["wouldAllow"].as_bool()), (Some(true), Some(false)));
-        assert_eq!(a.body["blockedBy"], "default");
+        assert_eq!((body["shadow"].as_bool(), body["wouldAllow"].as_bool()), (Some(true), Some(false)));
+        assert_eq!(body["blockedBy"], "default");
         assert!(a.headers.iter().all(|(n, _)| *n != "Retry-After"));
         assert!(a.headers.iter().any(|(n, v)| *n == SHADOW_HEADER && v == "deny"));
         assert!(a.headers.iter().any(|(n, _)| *n == "RateLimit"));
         // With jitter on, a would-be denial's headers are still exact: no one is to retry.
         let mut jittered = pc.clone();
         jittered.headers.jitter = true;
-        let j = shadowed(&jittered, crate::respond::answer::decision(&jittered, &second, now, "k"));
+        let j = answer(&jittered, &Outcome::Decided(second, now), &keys, 1);
         assert_eq!(j.headers, a.headers);
     }
 }

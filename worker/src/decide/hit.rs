@@ -50,7 +50,7 @@ pub async fn decide(env: &Env, ctx: &Context, pc: &PolicyConfig, hit: &Hit<'_>, 
             (_, keys) => multi_key::decide(env, pc, keys, hit.cost, hit.clock, op).await?,
         },
     };
-    Ok(respond::answer(pc, &outcome, hit.keys))
+    Ok(respond::answer(pc, &outcome, hit.keys, hit.cost))
 }
 
 /// Several keys at once under a leased policy: each key's quota is leased on its own, so

@@ -70,9 +70,8 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
         }
         _ => multi_key::refund(env, pc, keys, r.cost, &clock).await?,
     };
-    let mut answer = respond::as_enforced(pc, &outcome, keys);
+    let mut answer = respond::as_enforced(pc, &outcome, keys, 1).with("refunded", json!(r.cost));
     answer.status = 200;
-    answer.body["refunded"] = json!(r.cost);
     Ok(answer.to_response())
 }
 

@@ -15,7 +15,8 @@ use crate::calls::do_client::call_pool;
 use crate::config::pool_config::PoolConfig;
 use crate::config::settings::Config;
 use crate::handlers::api::json_response;
-use crate::request::pool_request::{find_pool, parse_grant, parse_renew, parse_route, query_now, PoolRoute};
+use crate::request::clock::query_now;
+use crate::request::pool_request::{find_pool, parse_grant, parse_renew, parse_route, PoolRoute};
 use crate::wire::pool_wire::{PoolOp, PoolReply, PoolRequest};
 
 fn ms(n: u64) -> u64 {

@@ -96,15 +96,9 @@ pub async fn reserve(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
             }
         }
     };
-    let mut answer = with_reservation(respond::answer(pc, &outcome, &keys), token);
+    let mut answer = respond::answer(pc, &outcome, &keys, r.cost).with("reservation", token.map_or(Value::Null, Value::String));
     answer.set_deny_status(status.unwrap_or(pc.deny_status));
     Ok(answer.to_response())
-}
-
-/// `answer` with its `reservation` (`null`: nothing was reserved).
-pub fn with_reservation(mut answer: Answer, token: Option<String>) -> Answer {
-    answer.body["reservation"] = token.map_or(Value::Null, Value::String);
-    answer
 }
 
 /// A validated `/v1/settle` body.
@@ -146,7 +140,7 @@ pub fn parse_settle<'c>(body: &[u8], cfg: &'c Config) -> Result<SettleRequest<'c
         }
         Some(a) => api_request::whole(a, "actual", 0, "invalid_cost")?,
     };
-    let now = api_request::test_now(obj.get("now"), cfg)?;
+    let now = crate::request::clock::requested(obj.get("now"), cfg.test_hooks())?;
     let policy = find_policy(cfg, &reservation.policy).map_err(|e| e.with_field("reservation"))?;
     api_request::parse_keys(&json!(reservation.keys))
         .map_err(|e| ApiError::bad_request("invalid_reservation", e.message).with_field("reservation"))?;
@@ -178,24 +172,24 @@ pub async fn settle(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
         Round::Decided(Err(e), _) => return Err(settle_error(e)),
         // An object failed or the keys stayed contended: nothing was settled, and the
         // reservation stays open (the caller may settle it again).
-        Round::Answered(o) => return Err(not_settled(respond::answer(pc, &o, keys))),
+        Round::Answered(o) => return Err(not_settled(respond::answer(pc, &o, keys, 1))),
     };
     Ok(answer.to_response())
 }
 
 /// The keys' figures after a settlement, with what it did.
 pub fn settled_answer(pc: &PolicyConfig, s: &Settled, now: Nanos, keys: &[String]) -> Answer {
-    let mut a = respond::of_keys(pc, &s.decision, now, keys);
+    let mut a = respond::of_keys(pc, &s.decision, now, keys)
+        .with("refunded", json!(s.refunded))
+        .with("charged", json!(s.charged))
+        .with("forgiven", json!(s.forgiven));
     a.status = 200;
-    a.body["refunded"] = json!(s.refunded);
-    a.body["charged"] = json!(s.charged);
-    a.body["forgiven"] = json!(s.forgiven);
     a
 }
 
 /// A settlement no object decided: 503 `unavailable` (retry; the reservation is still open).
 fn not_settled(a: Answer) -> ApiError {
-    let why = a.body["degraded"].as_str().unwrap_or("unavailable").to_string();
+    let why = a.core.reason.degraded().unwrap_or("unavailable");
     crate::calls::do_client::unavailable("key", format!("nothing was settled ({why})"))
 }
 

@@ -66,8 +66,7 @@ impl KeyLimiter {
         let r: LockRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
-        test_clock_allowed(r.now, &cfg)?;
-        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
+        let now = acting_now(r.now, &cfg)?;
         let storage = self.state.storage();
         let sql = sql::Sql::new(storage.sql(), &self.faults);
         let (reply, alarm) = lock::serve(&self.gate, &self.mem, &sql, pc, &r, now).await?;
@@ -80,11 +79,10 @@ impl KeyLimiter {
         let r: crate::wire::quota_wire::QuotaRequest = request_of(body)?;
         let cfg = config(&self.env)?;
         let pc = policy_of(&cfg, &r.policy)?;
-        test_clock_allowed(r.now, &cfg)?;
+        let now = acting_now(r.now, &cfg)?;
         if pc.mode() != crate::config::settings::Mode::Leased {
             return Err(ApiError::bad_request("invalid_body", format!("policy {:?} is not leased", pc.name)));
         }
-        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let sql = sql::Sql::new(self.state.storage().sql(), &self.faults);
         if r.quota_op == crate::wire::quota_wire::QuotaOp::Peek {
             return quota::peek(&self.mem, &sql, pc, &r, now);
@@ -102,11 +100,10 @@ impl KeyLimiter {
         if let Some(fault) = r.fault {
             self.inject(fault, &cfg).await?;
         }
-        test_clock_allowed(r.now, &cfg)?;
+        let now = acting_now(r.now, &cfg)?;
         if r.op != Op::Inspect {
             lock::wait_free(&self.gate, lock::wait_budget_ms(pc)).await?;
         }
-        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
         let storage = self.state.storage();
         let sql = sql::Sql::new(storage.sql(), &self.faults);
         match r.op {
@@ -196,15 +193,14 @@ pub(crate) async fn post_body(req: &mut Request) -> std::result::Result<Vec<u8>,
     Ok(req.bytes().await?)
 }
 
-/// Refuses a request's own clock unless the test hooks are on.
-pub(crate) fn test_clock_allowed(
-    now: Option<u64>,
-    cfg: &crate::config::settings::Config,
-) -> std::result::Result<(), ApiError> {
-    if now.is_some() && !cfg.test_hooks() {
-        return Err(ApiError::bad_request("test_mode_disabled", "now is only accepted with TEST_MODE on"));
+/// The instant an object acts at: the one its caller sent (`Clock::sent`, ns), taken only by
+/// a build with the test hooks on (else `test_mode_disabled`), or the runtime's clock.
+pub(crate) fn acting_now(sent: Option<u64>, cfg: &crate::config::settings::Config) -> std::result::Result<Nanos, ApiError> {
+    match sent {
+        Some(_) if !cfg.test_hooks() => Err(crate::request::clock::refused()),
+        Some(ns) => Ok(Nanos::new(ns)),
+        None => Ok(clock()),
     }
-    Ok(())
 }
 
 /// An object's answer: the response, or the error as JSON, logged as `event` when the

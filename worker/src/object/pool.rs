@@ -15,8 +15,8 @@ use tollgate::Nanos;
 use worker::{durable_object, DurableObject, Env, Request, Response, Result, State};
 
 use super::pool_storage::{self, alarm_now, PoolMem};
-use super::{answer, js_sys_date, post_body, request_of, test_clock_allowed};
-use crate::base::clock::{clock, real_ms};
+use super::{acting_now, answer, js_sys_date, post_body, request_of};
+use crate::base::clock::real_ms;
 use crate::base::errors::ApiError;
 use crate::config::env_config::config;
 use crate::wire::pool_wire::{PoolOp, PoolReply, PoolRequest};
@@ -46,8 +46,7 @@ impl CapacityPool {
         if !cfg.pools.contains_key(&r.pool) {
             return Err(ApiError::new(404, "unknown_pool", format!("no pool named {:?}", r.pool)));
         }
-        test_clock_allowed(r.now, &cfg)?;
-        let now = r.now.map(Nanos::new).unwrap_or_else(clock);
+        let now = acting_now(r.now, &cfg)?;
         let real = real_ms();
         let storage = self.state.storage();
         let sql = storage.sql();
@@ -161,8 +160,8 @@ impl DurableObject for CapacityPool {
                 pool_storage::load(&mut mem, &sql, &cfg, None).map_err(|e| worker::Error::RustError(e.message))?;
             match loaded {
                 Some(loaded) => {
-                    let test_clock = loaded.test_now.is_some();
-                    let now = alarm_now(real, loaded.test_now);
+                    let test_clock = loaded.sent.is_some();
+                    let now = alarm_now(real, loaded.sent);
                     loaded.pool.expire(now);
                     let next = pool_storage::save(&sql, loaded, real, now, test_clock)
                         .map_err(|e| worker::Error::RustError(e.message))?;

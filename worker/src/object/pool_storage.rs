@@ -1,12 +1,12 @@
 //! A pool object's memory and its SQLite table.
 //!
 //! ```sql
-//! pool (id = 0, name TEXT, bytes BLOB, deadline INTEGER, test_now INTEGER NULL)
+//! pool (id = 0, name TEXT, bytes BLOB, deadline INTEGER, sent INTEGER NULL)
 //! ```
 //! `bytes` is `LeasePool::encode()`; `name` the pool's name, so the alarm (which has no
 //! request) can find the pool's configuration; `deadline` the real time (Unix ms) the next
-//! lease lapses; `test_now` the test clock (ms) of the last write when a test passed `now`,
-//! NULL on the real clock; the column is the test build's only (feature `test-hooks`): a
+//! lease lapses; `sent` the instant (ms) the last write was decided at when the request
+//! brought its own clock (`Clock::sent`: the test build's request clock), NULL on the object's; the column is the test build's only (feature `test-hooks`): a
 //! production build neither creates, reads nor writes it (a table that has it keeps it NULL).
 //! The row is deleted when no lease is left. Reads and writes use
 //! the synchronous SQL API, so no request can interleave between a read and its write.
@@ -26,10 +26,11 @@ pub struct Loaded {
     pub name: String,
     /// The leases (the core's state machine).
     pub pool: LeasePool,
-    /// The test clock of the last write, `None` when it was the real clock. The alarm cannot
-    /// know a test's clock: it then takes this instant as the pool's time, never later, so it
-    /// can never take away a lease a test's next request still sees as live.
-    pub test_now: Option<Nanos>,
+    /// The instant the last write was decided at when the request brought its own clock
+    /// (`Clock::sent`), `None` on the object's. The alarm cannot know a request's clock: it then
+    /// takes this instant as the pool's time, never later, so it can never take away a lease
+    /// the next request on that clock still sees as live.
+    pub sent: Option<Nanos>,
 }
 
 /// What the object keeps in memory.
@@ -60,17 +61,17 @@ fn ensure_schema(mem: &mut PoolMem, sql: &SqlStorage) -> Result<(), ApiError> {
 
 #[cfg(feature = "test-hooks")]
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS pool (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL, \
-     bytes BLOB NOT NULL, deadline INTEGER NOT NULL, test_now INTEGER)";
+     bytes BLOB NOT NULL, deadline INTEGER NOT NULL, sent INTEGER)";
 #[cfg(not(feature = "test-hooks"))]
 const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS pool (id INTEGER PRIMARY KEY CHECK (id = 0), name TEXT NOT NULL, \
      bytes BLOB NOT NULL, deadline INTEGER NOT NULL)";
 
 #[cfg(feature = "test-hooks")]
-const READ: &str = "SELECT name, bytes, test_now FROM pool WHERE id = 0";
+const READ: &str = "SELECT name, bytes, sent FROM pool WHERE id = 0";
 #[cfg(not(feature = "test-hooks"))]
 const READ: &str = "SELECT name, bytes FROM pool WHERE id = 0";
 
-/// The stored row: name, bytes, test_now (`None` on the real clock, and always in a
+/// The stored row: name, bytes, sent (`None` on the object's clock, and always in a
 /// production build).
 type Row = (String, Vec<u8>, Option<Nanos>);
 
@@ -115,17 +116,17 @@ pub fn load<'m>(
         };
         let Some(pc) = cfg.pools.get(&pool_name) else { return Ok(None) };
         let mut pool = pc.pool.clone();
-        let mut test_now = None;
+        let mut sent = None;
         if let Some((stored_name, bytes, t)) = row {
             if stored_name != pool_name {
                 worker::console_warn!("stored pool {stored_name:?} is not {pool_name:?}: dropped");
             } else if let Err(e) = pool.restore(&bytes) {
                 worker::console_warn!("stored leases of pool {pool_name:?} dropped: {e}");
             } else {
-                test_now = t;
+                sent = t;
             }
         }
-        mem.loaded = Some(Loaded { name: pool_name, pool, test_now });
+        mem.loaded = Some(Loaded { name: pool_name, pool, sent });
     }
     let loaded = mem.loaded.as_mut().filter(|l| name.is_none_or(|n| n == l.name));
     match loaded {
@@ -135,28 +136,28 @@ pub fn load<'m>(
 }
 
 /// The pool's time for the alarm at the real time `real_ms`: the real clock, or, when the
-/// last write was on a test clock, that test instant (see [`Loaded::test_now`]).
-pub fn alarm_now(real_ms: u64, test_now: Option<Nanos>) -> Nanos {
-    test_now.unwrap_or(Nanos::from_millis(real_ms))
+/// last write was on a request's own clock, that instant (see [`Loaded::sent`]).
+pub fn alarm_now(real_ms: u64, sent: Option<Nanos>) -> Nanos {
+    sent.unwrap_or(Nanos::from_millis(real_ms))
 }
 
-/// Writes the pool through as it is at `now` (real time `real_ms`; `test_clock` when `now`
-/// came from a test): the row, or no row when no lease is left. Returns the real time (ms)
+/// Writes the pool through as it is at `now` (real time `real_ms`; `sent` when `now` came
+/// from the request's own clock): the row, or no row when no lease is left. Returns the real time (ms)
 /// the next lease lapses, `None` when the row was deleted.
 pub fn save(
     sql: &SqlStorage,
     loaded: &mut Loaded,
     real_ms: u64,
     now: Nanos,
-    test_clock: bool,
+    sent: bool,
 ) -> Result<Option<u64>, ApiError> {
     let Some(next) = loaded.pool.next_expiry() else {
         sql.exec("DELETE FROM pool", None).map_err(sql_err)?;
-        loaded.test_now = None;
+        loaded.sent = None;
         return Ok(None);
     };
     let deadline = real_deadline(real_ms, now, next);
-    let test_now = test_clock.then_some(now);
+    let stored = sent.then_some(now);
     let values = vec![
         SqlStorageValue::String(loaded.name.clone()),
         SqlStorageValue::Blob(loaded.pool.encode()),
@@ -164,17 +165,17 @@ pub fn save(
     ];
     #[cfg(feature = "test-hooks")]
     let (write, values) = (
-        "INSERT OR REPLACE INTO pool (id, name, bytes, deadline, test_now) VALUES (0, ?, ?, ?, ?)",
+        "INSERT OR REPLACE INTO pool (id, name, bytes, deadline, sent) VALUES (0, ?, ?, ?, ?)",
         [
             values,
-            vec![test_now.map_or(SqlStorageValue::Null, |t| SqlStorageValue::Integer(t.as_millis_floor() as i64))],
+            vec![stored.map_or(SqlStorageValue::Null, |t| SqlStorageValue::Integer(t.as_millis_floor() as i64))],
         ]
         .concat(),
     );
     #[cfg(not(feature = "test-hooks"))]
     let write = "INSERT OR REPLACE INTO pool (id, name, bytes, deadline) VALUES (0, ?, ?, ?)";
     sql.exec(write, values).map_err(sql_err)?;
-    loaded.test_now = test_now;
+    loaded.sent = stored;
     Ok(Some(deadline))
 }
 

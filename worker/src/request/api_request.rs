@@ -9,7 +9,6 @@ use serde_json::{Map, Value};
 use tollgate::limiter::{validate_keys, KeyError};
 use tollgate::messages::{key_field, key_message};
 use tollgate::quota::MAX_LIMIT;
-use tollgate::time::MAX_EPOCH_MS;
 use tollgate::Nanos;
 
 use crate::base::errors::ApiError;
@@ -87,15 +86,6 @@ pub fn whole(v: &Value, field: &str, min: u64, code: &'static str) -> Result<u64
     v.as_u64().filter(|&n| (min..=MAX_LIMIT).contains(&n)).ok_or_else(|| {
         ApiError::bad_request(code, format!("{field} must be a whole number from {min} to {MAX_LIMIT}, not {v}"))
             .with_field(field)
-    })
-}
-
-/// A body's `now` (`TEST_MODE`): epoch milliseconds, fractions allowed, in the range every edge
-/// takes (`Nanos::from_epoch_ms`), so the npm package and the Worker take or refuse it alike.
-fn now_of(v: &Value) -> Result<Nanos, ApiError> {
-    v.as_f64().and_then(Nanos::from_epoch_ms).ok_or_else(|| {
-        let m = format!("now must be epoch milliseconds between 0 and {MAX_EPOCH_MS}, got {v}");
-        ApiError::bad_request("invalid_now", m).with_field("now")
     })
 }
 
@@ -235,20 +225,8 @@ pub fn parse<'c>(
         };
         ApiError::bad_request("invalid_cost", format!("{e}{limit}")).with_field("cost")
     })?;
-    let now = test_now(obj.get("now"), config)?;
+    let now = crate::request::clock::requested(obj.get("now"), config.test_hooks())?;
     Ok(HitRequest { policy, key, keys, cost, now })
-}
-
-/// A body's `now`: the test clock, taken only with the test switch on.
-pub fn test_now(v: Option<&Value>, config: &Config) -> Result<Option<Nanos>, ApiError> {
-    match v {
-        None => Ok(None),
-        Some(_) if !config.test_hooks() => Err(ApiError::bad_request(
-            "test_mode_disabled",
-            "now may only be given when the TEST_MODE var is on; the Durable Object's clock decides",
-        )),
-        Some(n) => now_of(n).map(Some),
-    }
 }
 
 #[cfg(test)]

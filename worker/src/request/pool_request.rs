@@ -21,6 +21,7 @@ use crate::config::pool_config::PoolConfig;
 use crate::config::settings::Config;
 use crate::request::api_request::percent_decode;
 use crate::request::api_request::{bad_path, json_object};
+use crate::request::clock::requested;
 
 /// What a path under `/v1/pools/` asks for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,33 +134,6 @@ fn ttl(obj: &Map<String, Value>, pc: &PoolConfig) -> Result<Nanos, ApiError> {
     }
 }
 
-/// The test clock from a body field or a query value (`now`, Unix ms; TEST_MODE only).
-pub fn test_now(v: Option<&Value>, test_mode: bool) -> Result<Option<Nanos>, ApiError> {
-    match v {
-        None => Ok(None),
-        Some(_) if !test_mode => Err(ApiError::bad_request(
-            "test_mode_disabled",
-            "now may only be given when the TEST_MODE var is on; the pool's Durable Object's clock decides",
-        )),
-        Some(n) => {
-            n.as_u64().filter(|&ms| ms <= tollgate::quota::MAX_LIMIT).map(|ms| Some(Nanos::from_millis(ms))).ok_or_else(
-                || ApiError::bad_request("invalid_now", format!("now must be a whole number of Unix ms, not {n}")),
-            )
-        }
-    }
-}
-
-/// `now` from a query string (`?now=1800000000000`), for GET and DELETE.
-pub fn query_now(query: Option<&str>, test_mode: bool) -> Result<Option<Nanos>, ApiError> {
-    let value = query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
-        .find(|(k, _)| *k == "now")
-        .map(|(_, v)| v.parse::<u64>().map_or_else(|_| Value::String(v.to_string()), Value::from));
-    test_now(value.as_ref(), test_mode)
-}
-
 /// The body of `POST /v1/pools/{pool}/leases`: `{"holder","partitions","ttlMs"}`.
 pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
     let obj = json_object(body, &GRANT_FIELDS, r#"{"holder":"worker-1","partitions":4,"ttlMs":15000}"#)?;
@@ -182,7 +156,7 @@ pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<Leas
         })? as u32,
     };
     let ttl = ttl(&obj, pc)?;
-    let now = test_now(obj.get("now"), test_mode)?;
+    let now = requested(obj.get("now"), test_mode)?;
     Ok(LeaseBody { holder, partitions, ttl, now })
 }
 
@@ -190,7 +164,7 @@ pub fn parse_grant(body: &[u8], pc: &PoolConfig, test_mode: bool) -> Result<Leas
 pub fn parse_renew(body: &[u8], holder: String, pc: &PoolConfig, test_mode: bool) -> Result<LeaseBody, ApiError> {
     let obj = json_object(body, &RENEW_FIELDS, r#"{"ttlMs":15000}"#)?;
     let ttl = ttl(&obj, pc)?;
-    let now = test_now(obj.get("now"), test_mode)?;
+    let now = requested(obj.get("now"), test_mode)?;
     Ok(LeaseBody { holder, partitions: 0, ttl, now })
 }
 
@@ -270,7 +244,9 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "test-hooks")]
     fn now_in_a_query() {
+        use crate::request::clock::query_now;
         assert_eq!(query_now(None, false).unwrap(), None);
         assert_eq!(query_now(Some("x=1"), false).unwrap(), None);
         assert_eq!(query_now(Some("x=1&now=2000"), true).unwrap(), Some(Nanos::from_secs(2)));

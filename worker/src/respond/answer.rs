@@ -1,9 +1,13 @@
-//! Turning decisions into HTTP answers: the JSON body clients read and the headers the core
-//! computes (draft-10 `RateLimit`/`RateLimit-Policy`, legacy `X-RateLimit-*`, `Retry-After`).
+//! Turning what deciding a hit came to into an HTTP answer. The core builds the answer
+//! (`tollgate::answer`: the decision, its reason, status, headers and the Worker's JSON body);
+//! this file picks the core's constructor for each [`Outcome`], serialises the answer, and adds
+//! the Worker's own markers (`Tollgate-Degraded`, `Tollgate-Cache`) and route fields
+//! (`reservation`, `refunded`, ...). It sets no `allowed` and computes no figure.
 
-use serde_json::{json, Value};
+use serde_json::Value;
 use tollgate::access::Listed;
-use tollgate::{Decision, Nanos, PolicyDecision};
+use tollgate::answer::{self as core, Answer as CoreAnswer, Status};
+use tollgate::{Nanos, PolicyDecision};
 use worker::Response;
 
 pub use crate::base::http::json_response;
@@ -15,42 +19,66 @@ use crate::config::settings::{FailMode, PolicyConfig};
 pub const DEGRADED_HEADER: &str = "Tollgate-Degraded";
 /// The header marking a denial answered from the isolate's blocked-key cache.
 pub const CACHE_HEADER: &str = "Tollgate-Cache";
-/// The header that marks an answer decided in shadow mode: `allow` or `deny`, what
-/// enforcement would have answered.
-pub const SHADOW_HEADER: &str = "Tollgate-Shadow";
+pub use tollgate::answer::SHADOW_HEADER;
 
-/// An answer before it becomes a [`Response`]: proxy mode reuses the status and headers.
+/// How long a failure mode's denial and contention's ask the client to wait, at least.
+pub const UNMADE_RETRY: Nanos = Nanos::from_millis(1000);
+
+/// An answer as it is sent: the core's answer, serialised. Proxy mode reuses the status and
+/// headers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Answer {
-    /// 200 allowed, 429 denied, 503 failed closed.
+    /// The core's answer (decision, reason, figures).
+    pub core: CoreAnswer,
+    /// The HTTP status: the core's, or the route's for a denial ([`Answer::set_deny_status`]).
     pub status: u16,
-    /// The JSON body.
-    pub body: Value,
-    /// Headers to send (rate-limit headers and markers).
+    /// The core's headers, then the Worker's markers.
     pub headers: Vec<(&'static str, String)>,
-    /// The limit the figures are about (the one that denied, or the one with the least left),
-    /// for logs and data points; empty when no limit decided (a degraded answer).
+    /// The core's JSON body ([`CoreAnswer::worker_json`]).
+    json: String,
+    /// The route's own fields after the core's.
+    extra: Vec<(&'static str, Value)>,
+    /// The limit the figures are about, for logs and data points; empty when no limit decided.
     pub limit_name: String,
 }
 
 impl Answer {
     /// Whether the hit may proceed.
     pub fn allowed(&self) -> bool {
-        self.body["allowed"].as_bool().unwrap_or(false)
+        self.core.allowed()
     }
 
-    /// Answers a denial (a 429 decision) with `status` instead: 200 on the decision API by
-    /// default. Allowed answers and degraded ones (fail closed is 503) keep theirs; a deny
-    /// list's denial (403, the proxy's status for it) is a denial like any other here.
+    /// Answers a denial (a 429 or a deny list's 403) with `status` instead: 200 on the
+    /// decision API by default. Allowed answers and a closed failure mode's 503 keep theirs.
     pub fn set_deny_status(&mut self, status: u16) {
         if self.status == 429 || self.status == 403 {
             self.status = status;
         }
     }
 
+    /// This answer with the route's field `name` after the core's.
+    pub fn with(mut self, name: &'static str, value: Value) -> Answer {
+        self.extra.push((name, value));
+        self
+    }
+
+    /// The JSON body: the core's fields, then the route's.
+    pub fn body(&self) -> String {
+        if self.extra.is_empty() {
+            return self.json.clone();
+        }
+        let mut s = self.json.clone();
+        s.pop();
+        for (name, value) in &self.extra {
+            s.push_str(&format!(",{}:{value}", Value::from(*name)));
+        }
+        s.push('}');
+        s
+    }
+
     /// The JSON response.
     pub fn to_response(&self) -> Response {
-        json_response(self.status, &self.headers, self.body.to_string())
+        json_response(self.status, &self.headers, self.body())
     }
 }
 
@@ -69,197 +97,83 @@ pub enum Outcome {
     Listed(Listed, Nanos),
 }
 
-/// The answer to `outcome` over `keys`: the one place a decision becomes status, headers and
-/// body, admitted in shadow mode ([`shadowed`]) unless a list answered.
-pub fn answer(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
-    match outcome {
-        Outcome::Listed(..) => as_enforced(pc, outcome, keys),
-        _ => shadowed(pc, as_enforced(pc, outcome, keys)),
+/// The answer to `outcome` over `keys` for a hit of `cost`: the one place a decision becomes
+/// status, headers and body, admitted in shadow mode (`tollgate::answer::Answer::shadowed`)
+/// unless a list answered.
+pub fn answer(pc: &PolicyConfig, outcome: &Outcome, keys: &[String], cost: u64) -> Answer {
+    let (mut made, now, estimate, marker) = core_answer(pc, outcome, keys, cost);
+    if pc.controls.shadow && !matches!(outcome, Outcome::Listed(..)) {
+        made = made.shadowed();
     }
+    serialise(pc, made, now, keys, estimate, marker)
 }
 
 /// The answer to `outcome` as the limits (or lists) gave it, never admitted by shadow mode:
 /// the figures after a refund.
-pub fn as_enforced(pc: &PolicyConfig, outcome: &Outcome, keys: &[String]) -> Answer {
-    match outcome {
-        Outcome::Listed(listed, now) => self::listed(pc, *listed, *now),
-        Outcome::Decided(d, now) => of_keys(pc, d, *now, keys),
-        Outcome::Estimated(d, now) => estimate(of_keys(pc, d, *now, keys)),
-        Outcome::Cached(d, now) => {
-            let mut answer = estimate(of_keys(pc, d, *now, keys));
-            answer.headers.push((CACHE_HEADER, "hit".to_string()));
-            answer
-        }
-        Outcome::Unmade(why, now) => degraded(pc, pc.on_error, *why, *now),
-    }
+pub fn as_enforced(pc: &PolicyConfig, outcome: &Outcome, keys: &[String], cost: u64) -> Answer {
+    let (made, now, estimate, marker) = core_answer(pc, outcome, keys, cost);
+    serialise(pc, made, now, keys, estimate, marker)
 }
 
-/// The answer to a decision over `keys`: as one key is answered, or several.
+/// The answer to a decision over `keys` made at `now` (the limits' answer, not shadowed).
 pub fn of_keys(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
-    match keys {
-        [key] => decision(pc, d, now, key),
-        _ => several(pc, d, now, keys),
+    serialise(pc, CoreAnswer::decided(d.clone(), Status::default()), now, keys, false, None)
+}
+
+/// The core's answer to `outcome`, its instant, whether its figures are an estimate (not the
+/// key's own object's: the blocked-key cache, the sync and leased modes) and the Worker's
+/// marker header. A store that did not decide answers over fresh keys' figures
+/// (`tollgate::answer::fresh`): the failure mode's (`"degraded":"unavailable"`), or
+/// contention's, a denial whatever the fail mode (`"degraded":"contention"`, the npm Redis
+/// store's answer to the same thing: busy is never taken for an outage).
+fn core_answer(
+    pc: &PolicyConfig,
+    outcome: &Outcome,
+    keys: &[String],
+    cost: u64,
+) -> (CoreAnswer, Nanos, bool, Option<(&'static str, String)>) {
+    let decided = |d: &PolicyDecision| CoreAnswer::decided(d.clone(), Status::default());
+    match outcome {
+        Outcome::Listed(listed, now) => {
+            let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
+            (CoreAnswer::listed(*listed, limit, *now), *now, false, None)
+        }
+        Outcome::Decided(d, now) => (decided(d), *now, false, None),
+        Outcome::Estimated(d, now) => (decided(d), *now, true, None),
+        Outcome::Cached(d, now) => (decided(d), *now, true, Some((CACHE_HEADER, "hit".to_string()))),
+        Outcome::Unmade(why, now) => {
+            let fresh = core::fresh(&pc.policy, keys.len(), *now, cost);
+            if *why == Failure::Contention {
+                let marker = Some((DEGRADED_HEADER, "contention".to_string()));
+                return (CoreAnswer::contention(fresh, UNMADE_RETRY), *now, false, marker);
+            }
+            let open = pc.on_error == FailMode::Open;
+            let marker = format!("fail-{};reason=\"{}\"", pc.on_error.name(), why.name());
+            (CoreAnswer::degraded(fresh, open, UNMADE_RETRY, true), *now, false, Some((DEGRADED_HEADER, marker)))
+        }
     }
 }
 
-/// The answer to a decision made at `now`: 200 when allowed, 429 when denied.
-///
-/// Body: `allowed`, `limit`, `remaining`, `resetAt` (Unix ms, rounded up), `retryAfter` (ms,
-/// rounded up, 0 when allowed), `policy`, `blockedBy` (the limit that denied the hit, null
-/// when allowed: the npm decision's field), `limitName` (the limit the figures are about, so
-/// a client never guesses it; `tollgate::answer::Answer::worker_json` writes the same), and `estimate`: false, the key's Durable Object
-/// decided (see [`estimate`]). The figures are the binding limit's: the one that blocked, or
-/// the one with the least left.
-pub fn decision(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, key: &str) -> Answer {
-    let s = &d.decision;
-    let mut body = json!({
-        "allowed": d.allowed,
-        "limit": s.limit,
-        "remaining": s.remaining,
-        "resetAt": s.reset_at.as_millis_ceil(),
-        "retryAfter": if d.allowed { 0 } else { s.retry_after.as_millis_ceil() },
-        "policy": pc.name,
-        "blockedBy": if d.allowed { None } else { Some(pc.policy.limit_name(d.binding)) },
-        "limitName": pc.policy.limit_name(d.binding),
-        "estimate": false,
-    });
-    if d.penalty {
-        body["penalty"] = Value::Bool(true);
-    }
-    // In shadow mode the hit is admitted (controls.rs): the core writes an admitted hit's
-    // headers over enforcement's figures, without Retry-After or jitter, as npm's shadow
-    // decisions get them.
-    let admitted;
-    let shown = if pc.controls.shadow && !d.allowed {
-        admitted = PolicyDecision { allowed: true, decision: Decision { allowed: true, ..d.decision }, ..d.clone() };
-        &admitted
-    } else {
-        d
-    };
-    let options = pc.headers.options(key, shown.allowed, worker::js_sys::Math::random);
+/// The core's answer `a` at `now` over `keys`, serialised: its headers (about the binding
+/// key, jittered as the policy says), the Worker's `marker`, and its JSON body.
+fn serialise(
+    pc: &PolicyConfig,
+    a: CoreAnswer,
+    now: Nanos,
+    keys: &[String],
+    estimate: bool,
+    marker: Option<(&'static str, String)>,
+) -> Answer {
+    let key = keys.get(a.decision.binding.key).map_or("", String::as_str);
+    let options = pc.headers.options(key, a.allowed(), worker::js_sys::Math::random);
+    let mut headers = a.headers(&pc.policy, now, &options);
+    headers.extend(marker);
     Answer {
-        status: if d.allowed { 200 } else { 429 },
-        body,
-        headers: pc.policy.headers(shown, now, &options),
-        limit_name: pc.policy.limit_name(d.binding).to_string(),
+        status: a.status,
+        json: a.worker_json(&pc.name, &pc.policy, estimate, keys),
+        limit_name: a.limit_name(&pc.policy).unwrap_or("").to_string(),
+        headers,
+        extra: Vec::new(),
+        core: a,
     }
-}
-
-/// The answer to a decision over `keys`: the one-key answer's fields about the binding
-/// (key, limit) pair, and `limits`, every pair's own answer with its `key`, as npm's decision
-/// for several keys has them.
-pub fn several(pc: &PolicyConfig, d: &PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
-    let binding_key = keys.get(d.binding.key).map_or("", String::as_str);
-    let mut a = decision(pc, d, now, binding_key);
-    let limits: Vec<Value> = d
-        .limits
-        .iter()
-        .map(|l| {
-            let x = &l.decision;
-            json!({
-                "name": pc.policy.limit_name(l.at),
-                "key": keys.get(l.at.key),
-                "allowed": x.allowed,
-                "limit": x.limit,
-                "remaining": x.remaining,
-                "resetAt": x.reset_at.as_millis_ceil(),
-                "retryAfter": if x.allowed { 0 } else { x.retry_after.as_millis_ceil() },
-                "nextUnitAfter": x.next_unit_after.as_millis_ceil(),
-            })
-        })
-        .collect();
-    a.body["limits"] = Value::Array(limits);
-    a
-}
-
-/// The answer for a hit a list answered (decide/controls.rs). A listed hit is counted
-/// nowhere and its answer carries no rate-limit headers (no limit applied to it); `reason` says
-/// which list answered (upstash/ratelimit's `reason`), and a denied one gets 403 from the proxy.
-pub fn listed(pc: &PolicyConfig, listed: Listed, now: Nanos) -> Answer {
-    let allowed = listed == Listed::Allow;
-    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
-    let body = json!({
-        "allowed": allowed,
-        "limit": limit,
-        "remaining": if allowed { limit } else { 0 },
-        "resetAt": now.as_millis_ceil(),
-        "retryAfter": 0,
-        "policy": pc.name,
-        "blockedBy": Value::Null,
-        "estimate": false,
-        "reason": listed.reason(),
-    });
-    Answer { status: if allowed { 200 } else { 403 }, body, headers: Vec::new(), limit_name: String::new() }
-}
-
-/// In shadow mode, `answer` as enforcement made it, but admitting the hit: `allowed: true`,
-/// `shadow: true` and `wouldAllow` (what enforcement answered); its figures, `blockedBy` and
-/// rate-limit headers stay enforcement's (written as an admitted hit's, respond.rs), and a
-/// failed object's `Retry-After` goes too (nothing is to be retried).
-/// What was counted is what enforcement counted: a would-be denial counts nowhere.
-pub fn shadowed(pc: &PolicyConfig, mut answer: Answer) -> Answer {
-    if !pc.controls.shadow {
-        return answer;
-    }
-    let would_allow = answer.allowed();
-    answer.body["allowed"] = Value::Bool(true);
-    answer.body["shadow"] = Value::Bool(true);
-    answer.body["wouldAllow"] = Value::Bool(would_allow);
-    answer.status = 200;
-    answer.headers.retain(|(name, _)| *name != "Retry-After");
-    answer.headers.push((SHADOW_HEADER, if would_allow { "allow" } else { "deny" }.to_string()));
-    answer
-}
-
-/// Marks an answer the key's Durable Object did not make (the blocked-key cache, the sync
-/// modes' local decisions): `"estimate": true`. Its `allowed` stands; its figures are the
-/// object's as of the state this isolate last saw, and other isolates may have taken more
-/// since (so `retryAfter` may be shorter and `remaining` larger than the object's).
-pub fn estimate(mut answer: Answer) -> Answer {
-    answer.body["estimate"] = Value::Bool(true);
-    answer
-}
-
-/// The answer when the Durable Object failed: allowed (fail open, 200) or denied (fail
-/// closed, 503 with `Retry-After: 1`), marked `Tollgate-Degraded: fail-open;reason="timeout"`
-/// and `"degraded":"unavailable"` in the body (the npm stores' word for a store that failed;
-/// the header says how). Its figures are not real: `limit` is the first
-/// limit's, `remaining` is 0 and `resetAt` is now. No `RateLimit` header is sent, since
-/// there is no state to describe.
-pub fn degraded(pc: &PolicyConfig, mode: FailMode, why: Failure, now: Nanos) -> Answer {
-    if why == Failure::Contention {
-        return contention(pc, now);
-    }
-    let allowed = mode == FailMode::Open;
-    let marker = format!("fail-{};reason=\"{}\"", mode.name(), why.name());
-    unmade(pc, allowed, if allowed { 200 } else { 503 }, now, "unavailable", marker)
-}
-
-/// The answer when other requests kept the key busy past what the core's store protocol waits
-/// (`tollgate::store_protocol::Retry::BUSY_OBJECT`, or its several-keys rounds):
-/// a denial (429, a 200 on the decision API) marked `"degraded":"contention"`, the npm Redis
-/// store's answer to the same thing. Contention is never taken for an outage.
-pub fn contention(pc: &PolicyConfig, now: Nanos) -> Answer {
-    unmade(pc, false, 429, now, "contention", "contention".to_string())
-}
-
-/// An answer no store made: the first limit's `limit`, nothing remaining, reset `now`,
-/// `"degraded"` saying why and the [`DEGRADED_HEADER`] `marker`; a denial asks to come back
-/// in a second.
-fn unmade(pc: &PolicyConfig, allowed: bool, status: u16, now: Nanos, degraded: &str, marker: String) -> Answer {
-    let limit = pc.policy.limits().first().map_or(0, |l| tollgate::Algorithm::limit(l.algorithm()));
-    let body = json!({
-        "allowed": allowed,
-        "limit": limit,
-        "remaining": 0,
-        "resetAt": now.as_millis_ceil(),
-        "retryAfter": if allowed { 0 } else { 1000 },
-        "policy": pc.name,
-        "degraded": degraded,
-    });
-    let mut headers = vec![(DEGRADED_HEADER, marker)];
-    if !allowed {
-        headers.push(("Retry-After", "1".to_string()));
-    }
-    Answer { status, body, headers, limit_name: String::new() }
 }

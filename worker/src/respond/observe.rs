@@ -67,10 +67,10 @@ pub fn key_hash(secret: Option<&str>, policy: &str, key: &str) -> String {
 
 /// The outcome's name: `allowed`, `denied`, or the fail mode when the object did not decide.
 pub fn outcome(answer: &Answer) -> &'static str {
-    if answer.body["wouldAllow"] == false {
+    if answer.core.would_allow == Some(false) {
         return "shadow-denied";
     }
-    match (answer.allowed(), answer.body.get("degraded").is_some()) {
+    match (answer.allowed(), answer.core.reason.degraded().is_some()) {
         (true, false) => "allowed",
         (false, false) => "denied",
         (true, true) => "fail-open",
@@ -88,8 +88,8 @@ pub fn sampled(rate: f64, draw: f64) -> bool {
 pub fn decision(env: &Env, cfg: &Config, pc: &PolicyConfig, route: Route, key: &str, cost: u64, answer: &Answer) {
     let outcome = outcome(answer);
     let limit_name = answer.limit_name.as_str();
-    let remaining = answer.body["remaining"].as_f64().unwrap_or(0.0);
-    let retry_after = answer.body["retryAfter"].as_f64().unwrap_or(0.0);
+    let remaining = answer.core.decision.decision.remaining as f64;
+    let retry_after = answer.core.retry_after_ms() as f64;
     if let Ok(dataset) = env.analytics_engine(ANALYTICS) {
         let point = AnalyticsEngineDataPointBuilder::new()
             .indexes([pc.name.as_str()])
