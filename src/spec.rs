@@ -42,11 +42,16 @@ use crate::quota::{calendar_months, parse_duration_unchecked, MAX_LIMIT, MAX_WIN
 use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
+mod around;
 mod pool;
 mod serving;
+pub use around::{
+    parse_around, parse_headers_at, parse_ipv6_subnet, parse_status, parse_timeout_at, sync_rate_ms, Around, Domain, Edge,
+    BLOCKED_CACHE_MS, DEFAULT_IPV6_SUBNET, MAX_TIMER_MS, STORE_FAILURES, STORE_FIELDS,
+};
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
-    describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
+    check_sync_rate, describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
     parse_timeout, ControlSpec, FailMode, HeaderSpec, Serving, Shown, CONTROL_FIELDS, DEFAULT_TIMEOUT_MS,
     HEADER_FIELDS, LEASE_FIELD, MAX_SYNC_MS, MAX_TIMEOUT_MS, SERVING_FIELDS,
 };

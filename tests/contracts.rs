@@ -13,7 +13,10 @@ use tollgate::layout::{
     SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
 };
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
-use tollgate::spec::{ALGORITHMS, ALIGNS, CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED};
+use tollgate::spec::{
+    ALGORITHMS, ALIGNS, CODES, CONTROL_FIELDS, HEADER_FIELDS, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES,
+    STORE_FIELDS,
+};
 use tollgate::Kind;
 
 const FIRST_LINE: &str =
@@ -71,6 +74,9 @@ fn js() -> String {
         "POLICY_OPTIONS",
         &POLICY_OPTIONS,
     );
+    names("A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "CONTROL_FIELDS", &CONTROL_FIELDS);
+    names("The header options (`tollgate::spec::HEADER_FIELDS`).", "HEADER_FIELDS", &HEADER_FIELDS);
+    names("The options every npm store reads alike (`tollgate::spec::STORE_FIELDS`).", "STORE_FIELDS", &STORE_FIELDS);
     names("A capacity pool's fields (`tollgate::spec::POOL_FIELDS`).", "POOL_FIELDS", &POOL_FIELDS);
     names("The `code` of every configuration mistake (`tollgate::spec::CODES`).", "CONFIG_ERROR_CODES", &CODES);
     names("The `code` of every settlement error (`tollgate::reserve::CODES`).", "SETTLE_ERROR_CODES", &SETTLE_CODES);

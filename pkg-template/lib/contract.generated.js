@@ -18,6 +18,15 @@ export const LIMIT_FIELDS = Object.freeze(["algorithm", "limit", "window", "quot
 /** A policy's own options beside its limits (`tollgate::spec::POLICY_OPTIONS`). */
 export const POLICY_OPTIONS = Object.freeze(["blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"]);
 
+/** A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`). */
+export const CONTROL_FIELDS = Object.freeze(["shadow", "allowList", "denyList"]);
+
+/** The header options (`tollgate::spec::HEADER_FIELDS`). */
+export const HEADER_FIELDS = Object.freeze(["standardHeaders", "legacyHeaders", "partitionKey", "jitter"]);
+
+/** The options every npm store reads alike (`tollgate::spec::STORE_FIELDS`). */
+export const STORE_FIELDS = Object.freeze(["failure", "insurance", "timeoutMs", "blockedCache", "maxCachedKeys", "closedRetryMs"]);
+
 /** A capacity pool's fields (`tollgate::spec::POOL_FIELDS`). */
 export const POOL_FIELDS = Object.freeze(["partitions", "rate", "maxTtl"]);
 

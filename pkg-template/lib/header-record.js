@@ -21,9 +21,6 @@ const STANDARD = new Map([...HEADER_DRAFTS.map((d) => [d, Number(d.slice(6))]), 
 /** Whether `value` is one of the `standardHeaders` values. */
 export const isStandardHeaders = (value) => STANDARD.has(value);
 
-/** The header option names `headerOptions` reads. */
-export const HEADER_OPTIONS = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
-
 /**
  * Reads the header options `standardHeaders`, `legacyHeaders` and `jitter` (`partitionKey` is
  * read by each caller: a key string for `limiter.headers`, a boolean for the middleware).

@@ -1,15 +1,16 @@
 // The options both HTTP adapters share (`rateLimit` for node:http and Express, `rateLimitFetch`
 // for the fetch API), read and checked once, when the middleware is made.
 import { RateLimiter } from "./rate-limiter.js";
-import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError, wholeIn } from "./options.js";
-import { HEADER_OPTIONS, headerOptions } from "./header-record.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError } from "./options.js";
+import { HEADER_FIELDS } from "./contract.generated.js";
+import { servingOptions } from "./wasm.js";
 import { bindingKey } from "./decision.js";
 import { costAfterOptions } from "./cost-after.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
   "limiter", "key", "cost", "estimatedCost", "actualCost", "skip", "statusCode", "message", "handler",
-  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
+  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_FIELDS,
 ];
 
 /** express-rate-limit's names of tollgate's options (erl-options.js `ALIASES`), for a misspelt name's hint. */
@@ -51,13 +52,14 @@ function defaultMessage(decision) {
 }
 
 /**
- * Reads `options` of an HTTP adapter whose own extra option names are `own`. The names that are
+ * Reads `options` of an HTTP adapter whose own extra option names are `own` (`edge`: "http", or
+ * "websocket", whose `statusCode` is a close code). The names that are
  * neither shared nor `own` go to `makeLimiter(options, rest)` (default: `new RateLimiter(rest)`,
  * unless `limiter` is given). Returns the limiter and the checked options;
  * `headers(limiter, decision, keys, now)` is what the header options ask `limiter.headers` for
  * (`Retry-After` is always in it, on a denial).
  */
-export function httpOptions(options, own, makeLimiter = limiterOf) {
+export function httpOptions(options, own, makeLimiter = limiterOf, edge = "http") {
   objectOf(options);
   if (options.windowMs !== undefined) {
     // express-rate-limit's name; refused with what to write instead.
@@ -69,10 +71,9 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
   known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS], "", {}, ERL_NAMES);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !mine.includes(k)));
   const { standardHeaders, legacyHeaders, jitter } = options;
-  headerOptions(options); // checked now rather than at the first request
-  const partitionKey = flag(options, "partitionKey");
-  const status = options.statusCode ?? 429;
-  wholeIn("statusCode", status, 400, 599);
+  // Read by the core (`edge`'s domains); a `jitter` function is this layer's, drawn per denial.
+  const fields = ["statusCode", ...HEADER_FIELDS].map((f) => [f, f === "jitter" && typeof jitter === "function" ? undefined : options[f]]);
+  const { partitionKey, statusCode: status } = servingOptions(Object.fromEntries(fields), edge);
   const after = costAfterOptions(options);
   const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");

@@ -6,7 +6,7 @@
 // JavaScript, with the helpers below that word each mistake as the core does; the table
 // tests/same-error/mistakes.json holds them to wrangler.toml's answers.
 
-import { LIMIT_FIELDS, POLICY_OPTIONS } from "./contract.generated.js";
+import { CONTROL_FIELDS, LIMIT_FIELDS, POLICY_OPTIONS } from "./contract.generated.js";
 
 /** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
 export function show(v) {
@@ -91,8 +91,6 @@ export function durationMs(field, value, min, max, ofText) {
 
 /** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
 export { LIMIT_FIELDS };
-/** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's (`POLICY_OPTIONS`). */
-const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
 /**
  * A limiter's own options beside its limits: what the core's parser leaves to this layer
  * (`onDecision`: the decision hook, decision-hook.js).
