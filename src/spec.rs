@@ -45,6 +45,7 @@ use crate::time::Nanos;
 mod around;
 mod pool;
 mod serving;
+pub mod typed;
 pub use around::{
     parse_around, parse_headers_at, parse_ipv6_subnet, parse_status, parse_timeout_at, sync_rate_ms, Around, Domain, Edge,
     BLOCKED_CACHE_MS, DEFAULT_IPV6_SUBNET, MAX_TIMER_MS, STORE_FAILURES, STORE_FIELDS,
@@ -92,12 +93,11 @@ pub const CODES: [&str; 9] = [
 ];
 
 /// The fields of one limit, at every edge.
-pub const LIMIT_FIELDS: [&str; 10] =
-    ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
+pub const LIMIT_FIELDS: [&str; 10] = typed::names(&typed::LIMIT);
 
 /// A policy's own options beside its limits, at every edge: the penalty (crate::penalty) and
 /// its escalations.
-pub const POLICY_OPTIONS: [&str; 4] = ["blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"];
+pub const POLICY_OPTIONS: [&str; 4] = typed::names(&typed::PENALTY);
 
 /// The longest block an `exponentialBackoff` penalty doubles to when `maxBlockDuration` is not
 /// given (or the block duration, when that is longer): one day.

@@ -1,5 +1,6 @@
 //! The cross-language contracts, generated from the core's own lists: one file per language
-//! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`;
+//! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`, and the
+//! options' types, `pkg-template/types/options.generated.d.ts`;
 //! the Worker is Rust and uses the core's constants directly). The test fails when a file is
 //! not what the core says now; `make contracts` (this test with `TOLLGATE_CONTRACTS=write`)
 //! rewrites them.
@@ -13,6 +14,7 @@ use tollgate::layout::{
     SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
 };
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
+use tollgate::spec::typed::{self, Typed};
 use tollgate::spec::{
     ALGORITHMS, ALIGNS, CODES, CONTROL_FIELDS, HEADER_FIELDS, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES,
     STORE_FIELDS,
@@ -170,12 +172,56 @@ fn dts() -> String {
     s
 }
 
+/// One interface of option rows: `/** doc */ name?: type;` per row.
+fn interface(s: &mut String, doc: &str, name: &str, rows: &[Typed]) {
+    writeln!(s, "\n/** {doc} */\nexport interface {name} {{").unwrap();
+    for r in rows {
+        if !r.doc.is_empty() {
+            writeln!(s, "  /** {} */", r.doc).unwrap();
+        }
+        writeln!(s, "  {}{}: {};", r.name, if r.optional { "?" } else { "" }, r.ts).unwrap();
+    }
+    s.push_str("}\n");
+}
+
+/// `pkg-template/types/options.generated.d.ts`: the spec's options as TypeScript
+/// (`tollgate::spec::typed`), which the hand-written types extend.
+fn option_types() -> String {
+    let mut s = format!("// {FIRST_LINE}\n");
+    s.push_str("import type { Algorithm, Align } from \"./contract.generated.js\";\n");
+    s.push_str("\n/** A duration: `\"1s\"`, `\"250ms\"`, `\"5m\"`, `\"1h\"`, `\"1d\"`, or a whole number of milliseconds. */\nexport type Duration = string | number;\n");
+    writeln!(
+        s,
+        "\n/** What an npm store answers when it is unavailable (`tollgate::spec::STORE_FAILURES`). */\nexport type StoreFailure = {};",
+        union(&STORE_FAILURES)
+    )
+    .unwrap();
+    interface(
+        &mut s,
+        "One limit. Give `limit` and `window`, or `quota` (`\"100/s\"`, `\"5000/1h\"`). Calendar windows (`fixed-window` on the clock): `\"100/day\"`, `\"500/week\"` (ISO, from Monday), `\"10000/month\"`, or `window: \"month\"` / `\"3months\"`, at a UTC `offset` (docs/vocabulary.md).",
+        "LimitOptions",
+        &typed::LIMIT,
+    );
+    interface(&mut s, "A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`).", "PenaltyOptions", &typed::PENALTY);
+    interface(&mut s, "A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "ControlFields", &typed::CONTROL);
+    interface(
+        &mut s,
+        "The options `RedisStore` and `WorkerStore` share, read by the core (`tollgate::spec::STORE_FIELDS`; docs/vocabulary.md).",
+        "StoreFields",
+        &typed::STORE,
+    );
+    s
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-const FILES: [(&str, fn() -> String); 2] =
-    [("pkg-template/lib/contract.generated.js", js), ("pkg-template/types/contract.generated.d.ts", dts)];
+const FILES: [(&str, fn() -> String); 3] = [
+    ("pkg-template/lib/contract.generated.js", js),
+    ("pkg-template/types/contract.generated.d.ts", dts),
+    ("pkg-template/types/options.generated.d.ts", option_types),
+];
 
 #[test]
 fn generated_contracts_are_current() {

@@ -45,7 +45,7 @@ pub struct Domain {
 }
 
 /// The options every npm store reads the same way ([`parse_around`] with [`Edge::Store`]).
-pub const STORE_FIELDS: [&str; 6] = ["failure", "insurance", "timeoutMs", "blockedCache", "maxCachedKeys", "closedRetryMs"];
+pub const STORE_FIELDS: [&str; 6] = super::typed::names(&super::typed::STORE);
 
 /// The names `failure` takes at an npm store: also `"throw"` (reject with the store's error) and
 /// `"insurance"` (decide in memory with a share of each limit).

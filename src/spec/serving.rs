@@ -55,7 +55,7 @@ pub fn parse_headers<I: Input>(input: &I) -> Result<HeaderSpec, SpecError> {
 }
 
 /// The controls' fields in a policy (docs/vocabulary.md).
-pub const CONTROL_FIELDS: [&str; 3] = ["shadow", "allowList", "denyList"];
+pub const CONTROL_FIELDS: [&str; 3] = super::typed::names(&super::typed::CONTROL);
 
 /// A policy's controls beside its limits: lists checked before them (`crate::access`), and
 /// shadow mode (decide and count, never block).
