@@ -16,8 +16,8 @@ use tollgate::layout::{
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
 use tollgate::spec::typed::{self, Typed};
 use tollgate::spec::{
-    ALGORITHMS, ALIGNS, CODES, CONTROL_FIELDS, HEADER_FIELDS, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES,
-    STORE_FIELDS,
+    Edge, ALGORITHMS, ALIGNS, BLOCKED_CACHE_MS, CODES, CONTROL_FIELDS, DEFAULT_IPV6_SUBNET, HEADER_FIELDS, LIMIT_FIELDS,
+    MAX_SYNC_MS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES, STORE_FIELDS,
 };
 use tollgate::Kind;
 
@@ -111,9 +111,31 @@ fn js() -> String {
         renamed.join("\n")
     )
     .unwrap();
+    let domains: Vec<String> = Edge::NAMES
+        .iter()
+        .map(|name| {
+            let d = Edge::named(name).unwrap().domain();
+            let (min, max, default) = d.status;
+            format!(
+                "  {name}: Object.freeze({{ failures: Object.freeze([{}]), maxTimeoutMs: {}, status: Object.freeze([{min}, {max}, {default}]), jitter: {} }}),",
+                list(d.failures),
+                d.max_timeout_ms,
+                quoted(d.jitter)
+            )
+        })
+        .collect();
+    writeln!(
+        s,
+        "\n/** What each edge takes of the options around the limits (`tollgate::spec::Edge::domain`): `failure`'s names (the first the default), the longest `timeoutMs`, `statusCode` from, to and its default, what `jitter` may be. */\nexport const SERVING_DOMAINS = Object.freeze({{\n{}\n}});",
+        domains.join("\n")
+    )
+    .unwrap();
     let mut number = |doc: &str, name: &str, n: f64| {
         writeln!(s, "\n/** {doc} */\nexport const {name} = {n};").unwrap();
     };
+    number("The longest `syncRate` either way, ms (`tollgate::spec::MAX_SYNC_MS`).", "MAX_SYNC_MS", MAX_SYNC_MS as f64);
+    number("`blockedCache: true`, ms (`tollgate::spec::BLOCKED_CACHE_MS`).", "BLOCKED_CACHE_MS", BLOCKED_CACHE_MS as f64);
+    number("The default `ipv6Subnet` (`tollgate::spec::DEFAULT_IPV6_SUBNET`).", "DEFAULT_IPV6_SUBNET", DEFAULT_IPV6_SUBNET as f64);
     number("Numbers in the decision buffer before its pairs.", "DECISION_HEADER_LEN", DECISION_SUMMARY.len() as f64);
     number(
         "Numbers per pair record (the decision buffer's and the header record's).",

@@ -5,11 +5,15 @@
 // package's browser and workerd builds, which carry this module, import nothing from Node.
 // The key itself is the core's (`tollgate::ip_key`, which the Worker's proxy keys by too),
 // through the limiter's wasm module.
-import { ipKeyOf, servingOptions } from "./wasm.js";
+import { fail } from "./options.js";
+import { ipKeyOf } from "./wasm.js";
 
-/** Throws unless `subnet` is an IPv6 prefix length (1 to 128) or false: the core's error (`tollgate::spec::parse_ipv6_subnet`). */
+/** Throws unless `subnet` is an IPv6 prefix length (1 to 128) or false (whole addresses). */
 export function checkSubnet(subnet) {
-  if (subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) servingOptions({ ipv6Subnet: subnet }, "http");
+  if (subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) {
+    // A RangeError whatever the value, as before the codes.
+    throw fail("ipv6Subnet", subnet, "a whole number from 1 to 128, or false", typeof subnet === "number" ? "out_of_range" : "invalid_type", RangeError);
+  }
 }
 
 /**

@@ -61,6 +61,23 @@ export const RENAMED = Object.freeze({
   "sync": "syncRate (milliseconds: 0 every hit, > 0 periodic, < 0 local only)",
 });
 
+/** What each edge takes of the options around the limits (`tollgate::spec::Edge::domain`): `failure`'s names (the first the default), the longest `timeoutMs`, `statusCode` from, to and its default, what `jitter` may be. */
+export const SERVING_DOMAINS = Object.freeze({
+  worker: Object.freeze({ failures: Object.freeze(["open", "closed"]), maxTimeoutMs: 30000, status: Object.freeze([200, 429, 200]), jitter: "true or false" }),
+  store: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([400, 599, 429]), jitter: "true, false or a function returning a number in [0, 1)" }),
+  http: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([400, 599, 429]), jitter: "true, false or a function returning a number in [0, 1)" }),
+  websocket: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([1000, 4999, 1008]), jitter: "true, false or a function returning a number in [0, 1)" }),
+});
+
+/** The longest `syncRate` either way, ms (`tollgate::spec::MAX_SYNC_MS`). */
+export const MAX_SYNC_MS = 3600000;
+
+/** `blockedCache: true`, ms (`tollgate::spec::BLOCKED_CACHE_MS`). */
+export const BLOCKED_CACHE_MS = 1000;
+
+/** The default `ipv6Subnet` (`tollgate::spec::DEFAULT_IPV6_SUBNET`). */
+export const DEFAULT_IPV6_SUBNET = 56;
+
 /** Numbers in the decision buffer before its pairs. */
 export const DECISION_HEADER_LEN = 8;
 

@@ -1,9 +1,9 @@
 // The options both HTTP adapters share (`rateLimit` for node:http and Express, `rateLimitFetch`
 // for the fetch API), read and checked once, when the middleware is made.
 import { RateLimiter } from "./rate-limiter.js";
-import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError } from "./options.js";
-import { HEADER_FIELDS } from "./contract.generated.js";
-import { servingOptions } from "./wasm.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError, wholeIn } from "./options.js";
+import { headerOptions } from "./header-record.js";
+import { HEADER_FIELDS, SERVING_DOMAINS } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { costAfterOptions } from "./cost-after.js";
 
@@ -71,9 +71,10 @@ export function httpOptions(options, own, makeLimiter = limiterOf, edge = "http"
   known(options, [...mine, ...LIMIT_FIELDS, ...LIMITER_FIELDS], "", {}, ERL_NAMES);
   const rest = Object.fromEntries(Object.entries(options).filter(([k]) => !mine.includes(k)));
   const { standardHeaders, legacyHeaders, jitter } = options;
-  // Read by the core (`edge`'s domains); a `jitter` function is this layer's, drawn per denial.
-  const fields = ["statusCode", ...HEADER_FIELDS].map((f) => [f, f === "jitter" && typeof jitter === "function" ? undefined : options[f]]);
-  const { partitionKey, statusCode: status } = servingOptions(Object.fromEntries(fields), edge);
+  headerOptions(options); // checked now rather than at the first request
+  const partitionKey = flag(options, "partitionKey");
+  const [min, max, defaultStatus] = SERVING_DOMAINS[edge].status; // the core's domain
+  const status = wholeIn("statusCode", options.statusCode ?? defaultStatus, min, max);
   const after = costAfterOptions(options);
   const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");

@@ -4,6 +4,16 @@
 // share of 1/N the service as a whole keeps about its limit through an outage. Store-agnostic:
 // a store gives it the limiter's options and asks it for decisions while its backend is down.
 import { RateLimiter } from "./rate-limiter.js";
+import { fail, optionError } from "./options.js";
+
+/** The `insurance` option: the share of each limit one process may admit, in (0, 1]. */
+export function insuranceShare(value) {
+  if (typeof value !== "number") {
+    throw fail("insurance", value, "a number, the share of each limit one process admits during an outage (e.g. 1 / processes)");
+  }
+  if (!(value > 0 && value <= 1)) throw optionError("out_of_range", "insurance", `insurance must be more than 0 and at most 1, got ${value}`);
+  return value;
+}
 
 /** `n` scaled by `share`, at least 1 (a limit of 0 would be "closed" by another name). */
 function scaled(n, share) {

@@ -9,16 +9,16 @@
 // With `syncRate` > 0 or < 0, mergeable window counters are kept locally and synced
 // gateway-style instead (redis-synced.js). See docs/redis.md.
 import { Policy } from "./policy.js";
-import { servingOptions } from "./wasm.js";
+import { durationMs as durationOfText } from "./wasm.js";
 import { adaptClient } from "./redis-client.js";
 import { CasScript } from "./redis-script.js";
 import { SwapBatcher } from "./redis-batch.js";
 import { RedisClock } from "./redis-clock.js";
-import { MAX, fail, flagOf, known, objectOf, oneOf, optionError, show, wholeIn } from "./options.js";
+import { MAX, durationMs, fail, flagOf, known, objectOf, oneOf, optionError, show, wholeIn } from "./options.js";
 import { STORE_OPTIONS, applyStoreOptions } from "./store-options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
-import { RENAMED as CORE_RENAMED } from "./contract.generated.js";
+import { MAX_SYNC_MS, RENAMED as CORE_RENAMED } from "./contract.generated.js";
 
 const CLOCKS = ["local", "redis"];
 /** Names spelt differently before (the core's `spec::RENAMED`): refused with what to write (code `renamed`). */
@@ -46,9 +46,9 @@ export class RedisStore {
     if (namespace?.includes("\n")) throw optionError("invalid_value", "namespace", `namespace must not hold a line break, got ${show(namespace)}`);
     const now = applyStoreOptions(this, options, 500);
     oneOf("clock", clock, CLOCKS);
-    // 0: every hit decided in Redis; > 0: synced every that many ms; < 0: local only (the core's
-    // reading, as wrangler.toml's).
-    this._syncRate = servingOptions({ syncRate }, "store").syncRate;
+    // 0: every hit decided in Redis; > 0: synced every that many ms; < 0: local only. A
+    // duration string is an interval, so longer than zero (as in wrangler.toml).
+    this._syncRate = durationMs("syncRate", syncRate, -MAX_SYNC_MS, MAX_SYNC_MS, durationOfText);
     if (batchKeys !== undefined) flagOf("batchKeys", batchKeys);
     // Absent: the core's default (`tollgate::store_protocol::DEFAULT_MAX_ATTEMPTS`).
     this._maxAttempts = maxAttempts === undefined ? undefined : wholeIn("maxAttempts", maxAttempts, 1, MAX);

@@ -7,4 +7,4 @@ import wasmPath from "../tollgate_wasm_bg.wasm" with { type: "file" };
 import * as glue from "../tollgate_wasm.js";
 import { started } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, servingOptions, validateKeys, wasmMemory } = started(glue, readFileSync(new URL(wasmPath, import.meta.url)));
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, readFileSync(new URL(wasmPath, import.meta.url)));

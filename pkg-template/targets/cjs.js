@@ -6,4 +6,4 @@ const { readFileSync } = require("node:fs");
 const { join } = require("node:path");
 const glue = require("./tollgate_wasm.js");
 glue.initSync({ module: readFileSync(join(__dirname, "..", "tollgate_wasm_bg.wasm")) });
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, servingOptions, validateKeys, wasmMemory } = glue;
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = glue;

@@ -5,4 +5,4 @@ import wasmModule from "../tollgate_wasm_bg.wasm?module";
 import * as glue from "../tollgate_wasm.js";
 import { started } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, servingOptions, validateKeys, wasmMemory } = started(glue, wasmModule);
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, wasmModule);

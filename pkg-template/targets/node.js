@@ -4,4 +4,4 @@ import { wasmFile } from "./node-file.js";
 import * as glue from "../tollgate_wasm.js";
 import { started } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, servingOptions, validateKeys, wasmMemory } = started(glue, wasmFile("../tollgate_wasm_bg.wasm", import.meta.url));
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = started(glue, wasmFile("../tollgate_wasm_bg.wasm", import.meta.url));

@@ -4,4 +4,4 @@
 import * as glue from "../tollgate_wasm.js";
 import { fetched } from "./start.js";
 
-export const { Controls, Policy, Limiter, durationMs, ipKeyOf, servingOptions, validateKeys, wasmMemory } = await fetched(glue, new URL("../tollgate_wasm_bg.wasm", import.meta.url));
+export const { Controls, Policy, Limiter, durationMs, ipKeyOf, validateKeys, wasmMemory } = await fetched(glue, new URL("../tollgate_wasm_bg.wasm", import.meta.url));

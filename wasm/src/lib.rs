@@ -34,8 +34,6 @@ mod policy_states;
 mod record_words;
 #[cfg(feature = "full")]
 mod reservations;
-#[cfg(feature = "full")]
-mod serving;
 mod validate_keys;
 
 // The bindings every module shares, under the names the files here use (`crate::errors`, ...).
