@@ -6,6 +6,7 @@ import { headerOptions } from "./header-record.js";
 import { HEADER_FIELDS, SERVING_DOMAINS } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { costAfterOptions } from "./cost-after.js";
+import { PEER_NAMES } from "./peer-names.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
@@ -13,8 +14,8 @@ const SHARED = [
   "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_FIELDS,
 ];
 
-/** express-rate-limit's names of tollgate's options (erl-options.js `ALIASES`), for a misspelt name's hint. */
-const ERL_NAMES = ["windowMs", "max", "keyGenerator", "identifier"];
+/** express-rate-limit's names of tollgate's options (peer-names.js), for a misspelt name's hint. */
+const ERL_NAMES = Object.keys(PEER_NAMES["express-rate-limit"]);
 
 /** What to write instead of a `headers` option (express-rate-limit's, before its v6). */
 const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in express-rate-limit: \"both\" is the default, \"draft-10\" is { legacyHeaders: false }, \"legacy\" is { standardHeaders: false }, false is { standardHeaders: false, legacyHeaders: false }";
