@@ -79,6 +79,29 @@ pub mod code {
     pub const DUPLICATE_NAME: &str = "duplicate_name";
 }
 
+/// The words of the spec's messages, which the npm layer's own checks word theirs with (the
+/// contract's `WORDS`), so a mistake reads the same wherever it is caught.
+pub mod words {
+    /// `<field> must be <expected>, got <value>`.
+    pub const MUST_BE: &str = " must be ";
+    /// Before the value a message shows.
+    pub const GOT: &str = ", got ";
+    /// `<field> must be a whole number<what> from <min> to <max>, got <value>`.
+    pub const WHOLE: &str = " must be a whole number";
+    /// Between a range's ends.
+    pub const FROM: &str = " from ";
+    /// Between a range's ends.
+    pub const TO: &str = " to ";
+    /// Before a list of the strings a field takes.
+    pub const ONE_OF: &str = "one of ";
+    /// `<field> <value> is longer than the maximum <max> ms`.
+    pub const LONGER: &str = " is longer than the maximum ";
+    /// `<field> is not an option (the options are <names>)`.
+    pub const NOT_AN_OPTION: &str = " is not an option (the options are ";
+    /// `<field> is not an option here; write <instead>`.
+    pub const WRITE_INSTEAD: &str = " is not an option here; write ";
+}
+
 /// Every code a [`SpecError`] can carry (docs/vocabulary.md lists them).
 pub const CODES: [&str; 9] = [
     code::INVALID_TYPE,
@@ -288,7 +311,7 @@ pub fn wrong_type<I: Input>(input: &I, field: &str, v: &Value<I>, expected: &str
     SpecError::new(
         code::INVALID_TYPE,
         field,
-        Msg::new(field).s(" must be ").s(expected).s(", got ").s(&show_kind(input, v)),
+        Msg::new(field).s(words::MUST_BE).s(expected).s(words::GOT).s(&show_kind(input, v)),
     )
 }
 
@@ -319,13 +342,13 @@ pub fn whole_number<I: Input>(
         code::OUT_OF_RANGE,
         field,
         Msg::new(field)
-            .s(" must be a whole number")
+            .s(words::WHOLE)
             .s(what)
-            .s(" from ")
+            .s(words::FROM)
             .n(min)
-            .s(" to ")
+            .s(words::TO)
             .n(max)
-            .s(", got ")
+            .s(words::GOT)
             .s(&input.show_number(n)),
     ))
 }
@@ -349,7 +372,7 @@ pub fn one_of<I: Input>(input: &I, field: &str, allowed: &[&'static str]) -> Res
         }
         _ => {}
     }
-    let expected = Msg::new("one of ").0 + &join(allowed, true);
+    let expected = Msg::new(words::ONE_OF).0 + &join(allowed, true);
     Err(SpecError { code, ..wrong_type(input, field, &v, &expected) })
 }
 
@@ -445,11 +468,11 @@ pub fn known_fields<I: Input>(input: &I, allowed: &[&[&str]], at: &str) -> Resul
         }
         let field = path(at, &name);
         if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| *old == name) {
-            let m = Msg::new(&field).s(" is not an option here; write ").s(instead);
+            let m = Msg::new(&field).s(words::WRITE_INSTEAD).s(instead);
             return Err(SpecError::new(code::RENAMED, &field, m));
         }
         let all: Vec<&str> = allowed.iter().flat_map(|l| l.iter().copied()).collect();
-        let m = Msg::new(&field).s(" is not an option (the options are ").s(&join(&all, false)).s(")");
+        let m = Msg::new(&field).s(words::NOT_AN_OPTION).s(&join(&all, false)).s(")");
         return Err(SpecError::new(code::UNKNOWN_FIELD, &field, m));
     }
     Ok(())

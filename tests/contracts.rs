@@ -15,6 +15,7 @@ use tollgate::layout::{
 };
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
 use tollgate::spec::typed::{self, Typed};
+use tollgate::spec::words;
 use tollgate::spec::{
     Edge, ALGORITHMS, ALIGNS, BLOCKED_CACHE_MS, CODES, CONTROL_FIELDS, DEFAULT_IPV6_SUBNET, HEADER_FIELDS, LIMIT_FIELDS,
     MAX_SYNC_MS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES, STORE_FIELDS,
@@ -128,6 +129,24 @@ fn js() -> String {
         s,
         "\n/** What each edge takes of the options around the limits (`tollgate::spec::Edge::domain`): `failure`'s names (the first the default), the longest `timeoutMs`, `statusCode` from, to and its default, what `jitter` may be. */\nexport const SERVING_DOMAINS = Object.freeze({{\n{}\n}});",
         domains.join("\n")
+    )
+    .unwrap();
+    let words = [
+        ("mustBe", words::MUST_BE),
+        ("got", words::GOT),
+        ("whole", words::WHOLE),
+        ("from", words::FROM),
+        ("to", words::TO),
+        ("oneOf", words::ONE_OF),
+        ("longer", words::LONGER),
+        ("notAnOption", words::NOT_AN_OPTION),
+        ("writeInstead", words::WRITE_INSTEAD),
+    ];
+    let words: Vec<String> = words.iter().map(|(k, w)| format!("  {k}: {},", quoted(w))).collect();
+    writeln!(
+        s,
+        "\n/** The words of the core's spec errors (`tollgate::spec::words`), which this layer's own checks word theirs with. */\nexport const WORDS = Object.freeze({{\n{}\n}});",
+        words.join("\n")
     )
     .unwrap();
     let mut number = |doc: &str, name: &str, n: f64| {

@@ -69,6 +69,19 @@ export const SERVING_DOMAINS = Object.freeze({
   websocket: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([1000, 4999, 1008]), jitter: "true, false or a function returning a number in [0, 1)" }),
 });
 
+/** The words of the core's spec errors (`tollgate::spec::words`), which this layer's own checks word theirs with. */
+export const WORDS = Object.freeze({
+  mustBe: " must be ",
+  got: ", got ",
+  whole: " must be a whole number",
+  from: " from ",
+  to: " to ",
+  oneOf: "one of ",
+  longer: " is longer than the maximum ",
+  notAnOption: " is not an option (the options are ",
+  writeInstead: " is not an option here; write ",
+});
+
 /** The longest `syncRate` either way, ms (`tollgate::spec::MAX_SYNC_MS`). */
 export const MAX_SYNC_MS = 3600000;
 

@@ -223,7 +223,7 @@ pub fn sync_rate_ms<I: Input>(input: &I) -> Result<i64, SpecError> {
             // A duration is an interval: longer than zero (local only is a negative number).
             let d = duration(input, FIELD, 1)?.unwrap_or(Nanos::ZERO);
             if d > Nanos::from_millis(MAX_SYNC_MS as u64) {
-                let m = Msg::new(FIELD).s(" ").q(&written).s(" is longer than the maximum ");
+                let m = Msg::new(FIELD).s(" ").q(&written).s(super::words::LONGER);
                 return Err(SpecError::new(code::OUT_OF_RANGE, FIELD, m.n(MAX_SYNC_MS as u64).s(" ms")));
             }
             d.as_millis_ceil() as i64
