@@ -80,6 +80,7 @@ fn js() -> String {
     names("A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "CONTROL_FIELDS", &CONTROL_FIELDS);
     names("The header options (`tollgate::spec::HEADER_FIELDS`).", "HEADER_FIELDS", &HEADER_FIELDS);
     names("The options every npm store reads alike (`tollgate::spec::STORE_FIELDS`).", "STORE_FIELDS", &STORE_FIELDS);
+    names("`RedisStore`'s own options (`tollgate::spec::typed::REDIS_STORE_FIELDS`).", "REDIS_STORE_FIELDS", &typed::REDIS_STORE_FIELDS);
     names("A capacity pool's fields (`tollgate::spec::POOL_FIELDS`).", "POOL_FIELDS", &POOL_FIELDS);
     names("The `code` of every configuration mistake (`tollgate::spec::CODES`).", "CONFIG_ERROR_CODES", &CODES);
     names("The `code` of every settlement error (`tollgate::reserve::CODES`).", "SETTLE_ERROR_CODES", &SETTLE_CODES);
@@ -251,6 +252,7 @@ fn option_types() -> String {
         "StoreFields",
         &typed::STORE,
     );
+    interface(&mut s, "`RedisStore`'s own options (`tollgate::spec::typed::REDIS_STORE`).", "RedisStoreFields", &typed::REDIS_STORE);
     s
 }
 

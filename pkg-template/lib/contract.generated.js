@@ -27,6 +27,9 @@ export const HEADER_FIELDS = Object.freeze(["standardHeaders", "legacyHeaders", 
 /** The options every npm store reads alike (`tollgate::spec::STORE_FIELDS`). */
 export const STORE_FIELDS = Object.freeze(["failure", "insurance", "timeoutMs", "blockedCache", "maxCachedKeys", "closedRetryMs"]);
 
+/** `RedisStore`'s own options (`tollgate::spec::typed::REDIS_STORE_FIELDS`). */
+export const REDIS_STORE_FIELDS = Object.freeze(["prefix", "namespace", "clock", "clockRefreshMs", "syncRate", "maxAttempts", "batchKeys"]);
+
 /** A capacity pool's fields (`tollgate::spec::POOL_FIELDS`). */
 export const POOL_FIELDS = Object.freeze(["partitions", "rate", "maxTtl"]);
 

@@ -1,7 +1,7 @@
 //! The options of the spec as the npm package declares them: each option's name, its
 //! TypeScript type and what it does, in one row. The field lists every edge checks names against
 //! ([`super::LIMIT_FIELDS`], [`super::POLICY_OPTIONS`], [`super::CONTROL_FIELDS`],
-//! [`super::STORE_FIELDS`]) are these rows' names, and tests/contracts.rs writes the rows into
+//! [`super::STORE_FIELDS`], [`REDIS_STORE_FIELDS`]) are these rows' names, and tests/contracts.rs writes the rows into
 //! `pkg-template/types/options.generated.d.ts`, so a name, a list and a type cannot drift apart.
 
 /// One option: its name, its TypeScript type, whether it is optional, and its doc comment.
@@ -70,3 +70,17 @@ pub const STORE: [Typed; 6] = [
     opt("maxCachedKeys", "number", "Most keys whose state this process remembers (default 10,000)."),
     opt("closedRetryMs", "number", "`retryAfter` of a fail-closed decision, ms (default 1000)."),
 ];
+
+/// `RedisStore`'s own options beside [`STORE`] (`RedisStoreFields`).
+pub const REDIS_STORE: [Typed; 7] = [
+    opt("prefix", "string", "Put before every key (default `\"tollgate:\"`)."),
+    opt("namespace", "string", "The namespace of every limiter of this store: keys become `<prefix><namespace>:<key>` (`\"\"`: `<prefix><key>`). Default: each limiter's own, 12 hex digits derived from its policy, so limiters of different options never share a key (docs/redis.md, \"Namespaces\")."),
+    opt("clock", "\"local\" | \"redis\"", "Time authority: the caller's clock (`\"local\"`, default) or the Redis server's `TIME`."),
+    opt("clockRefreshMs", "number", "With `clock: \"redis\"`: measure the offset to Redis's clock again after this many ms (default 1000)."),
+    opt("syncRate", "number | string", "`0` (default): every hit decided in Redis, exact, any algorithm. `N > 0`: window counters only, decided locally and synced every N ms (may over-admit between syncs), or every duration such as `\"100ms\"`. `< 0`: local only. At most an hour either way (3,600,000 ms), as in the Worker's wrangler.toml."),
+    opt("maxAttempts", "number", "Compare-and-swap attempts per decision before it is denied as contention (default 64)."),
+    opt("batchKeys", "boolean", "Send the one-key compare-and-swaps of different keys that are ready in the same tick as one script call (default true: fewer commands with many keys). Each key is still swapped on its own. Default `false` on a Redis Cluster client, where `true` is refused: the keys of one call must share a slot."),
+];
+
+/// The names of [`REDIS_STORE`].
+pub const REDIS_STORE_FIELDS: [&str; 7] = names(&REDIS_STORE);
