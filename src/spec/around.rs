@@ -1,9 +1,10 @@
 //! The options around the limits as every edge reads them: one parser, and each edge's domain
-//! as data ([`Edge`]). The Worker's `wrangler.toml` policies, the npm stores (`RedisStore`,
-//! `WorkerStore`) and the npm HTTP middlewares (`rateLimit`, `rateLimitFetch`, `tollgate/hono`,
-//! `tollgate/fastify`) pass their options here (the npm ones through the wasm module) and get
-//! back the normalised values or the same [`SpecError`] for the same mistake. Where the edges'
-//! domains differ (the Worker's Durable Object has no outage to throw or insure; an HTTP
+//! as data ([`Edge`]). The Worker's `wrangler.toml` policies go through it; the npm stores
+//! (`RedisStore`, `WorkerStore`) and HTTP middlewares (`rateLimit`, `rateLimitFetch`,
+//! `tollgate/hono`, `tollgate/fastify`) read the same options with these domains and the core's
+//! words, generated into their contract (`SERVING_DOMAINS`, `WORDS`): a wasm entry for this
+//! parser costs the limiter's module about 5 KB gzipped, beyond its size budget. Where the
+//! edges' domains differ (the Worker's Durable Object has no outage to throw or insure; an HTTP
 //! middleware denies with 429 where the Worker answers 200), the difference is a row of
 //! [`Edge::domain`], not a second parser.
 
