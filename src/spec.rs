@@ -42,11 +42,17 @@ use crate::quota::{calendar_months, parse_duration_unchecked, MAX_LIMIT, MAX_WIN
 use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
+mod around;
 mod pool;
 mod serving;
+pub mod typed;
+pub use around::{
+    parse_around, parse_headers_at, parse_ipv6_subnet, parse_status, parse_timeout_at, sync_rate_ms, Around, Domain, Edge,
+    BLOCKED_CACHE_MS, DEFAULT_IPV6_SUBNET, MAX_TIMER_MS, STORE_FAILURES, STORE_FIELDS,
+};
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
-    describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
+    check_sync_rate, describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
     parse_timeout, ControlSpec, FailMode, HeaderSpec, Serving, Shown, CONTROL_FIELDS, DEFAULT_TIMEOUT_MS,
     HEADER_FIELDS, LEASE_FIELD, MAX_SYNC_MS, MAX_TIMEOUT_MS, SERVING_FIELDS,
 };
@@ -73,6 +79,29 @@ pub mod code {
     pub const DUPLICATE_NAME: &str = "duplicate_name";
 }
 
+/// The words of the spec's messages, which the npm layer's own checks word theirs with (the
+/// contract's `WORDS`), so a mistake reads the same wherever it is caught.
+pub mod words {
+    /// `<field> must be <expected>, got <value>`.
+    pub const MUST_BE: &str = " must be ";
+    /// Before the value a message shows.
+    pub const GOT: &str = ", got ";
+    /// `<field> must be a whole number<what> from <min> to <max>, got <value>`.
+    pub const WHOLE: &str = " must be a whole number";
+    /// Between a range's ends.
+    pub const FROM: &str = " from ";
+    /// Between a range's ends.
+    pub const TO: &str = " to ";
+    /// Before a list of the strings a field takes.
+    pub const ONE_OF: &str = "one of ";
+    /// `<field> <value> is longer than the maximum <max> ms`.
+    pub const LONGER: &str = " is longer than the maximum ";
+    /// `<field> is not an option (the options are <names>)`.
+    pub const NOT_AN_OPTION: &str = " is not an option (the options are ";
+    /// `<field> is not an option here; write <instead>`.
+    pub const WRITE_INSTEAD: &str = " is not an option here; write ";
+}
+
 /// Every code a [`SpecError`] can carry (docs/vocabulary.md lists them).
 pub const CODES: [&str; 9] = [
     code::INVALID_TYPE,
@@ -87,12 +116,11 @@ pub const CODES: [&str; 9] = [
 ];
 
 /// The fields of one limit, at every edge.
-pub const LIMIT_FIELDS: [&str; 10] =
-    ["algorithm", "limit", "window", "quota", "burst", "refillAmount", "align", "precision", "offset", "name"];
+pub const LIMIT_FIELDS: [&str; 10] = typed::names(&typed::LIMIT);
 
 /// A policy's own options beside its limits, at every edge: the penalty (crate::penalty) and
 /// its escalations.
-pub const POLICY_OPTIONS: [&str; 4] = ["blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"];
+pub const POLICY_OPTIONS: [&str; 4] = typed::names(&typed::PENALTY);
 
 /// The longest block an `exponentialBackoff` penalty doubles to when `maxBlockDuration` is not
 /// given (or the block duration, when that is longer): one day.
@@ -283,7 +311,7 @@ pub fn wrong_type<I: Input>(input: &I, field: &str, v: &Value<I>, expected: &str
     SpecError::new(
         code::INVALID_TYPE,
         field,
-        Msg::new(field).s(" must be ").s(expected).s(", got ").s(&show_kind(input, v)),
+        Msg::new(field).s(words::MUST_BE).s(expected).s(words::GOT).s(&show_kind(input, v)),
     )
 }
 
@@ -314,13 +342,13 @@ pub fn whole_number<I: Input>(
         code::OUT_OF_RANGE,
         field,
         Msg::new(field)
-            .s(" must be a whole number")
+            .s(words::WHOLE)
             .s(what)
-            .s(" from ")
+            .s(words::FROM)
             .n(min)
-            .s(" to ")
+            .s(words::TO)
             .n(max)
-            .s(", got ")
+            .s(words::GOT)
             .s(&input.show_number(n)),
     ))
 }
@@ -344,7 +372,7 @@ pub fn one_of<I: Input>(input: &I, field: &str, allowed: &[&'static str]) -> Res
         }
         _ => {}
     }
-    let expected = Msg::new("one of ").0 + &join(allowed, true);
+    let expected = Msg::new(words::ONE_OF).0 + &join(allowed, true);
     Err(SpecError { code, ..wrong_type(input, field, &v, &expected) })
 }
 
@@ -440,11 +468,11 @@ pub fn known_fields<I: Input>(input: &I, allowed: &[&[&str]], at: &str) -> Resul
         }
         let field = path(at, &name);
         if let Some((_, instead)) = RENAMED.iter().find(|(old, _)| *old == name) {
-            let m = Msg::new(&field).s(" is not an option here; write ").s(instead);
+            let m = Msg::new(&field).s(words::WRITE_INSTEAD).s(instead);
             return Err(SpecError::new(code::RENAMED, &field, m));
         }
         let all: Vec<&str> = allowed.iter().flat_map(|l| l.iter().copied()).collect();
-        let m = Msg::new(&field).s(" is not an option (the options are ").s(&join(&all, false)).s(")");
+        let m = Msg::new(&field).s(words::NOT_AN_OPTION).s(&join(&all, false)).s(")");
         return Err(SpecError::new(code::UNKNOWN_FIELD, &field, m));
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! The cross-language contracts, generated from the core's own lists: one file per language
-//! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`;
+//! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`, and the
+//! options' types, `pkg-template/types/options.generated.d.ts`;
 //! the Worker is Rust and uses the core's constants directly). The test fails when a file is
 //! not what the core says now; `make contracts` (this test with `TOLLGATE_CONTRACTS=write`)
 //! rewrites them.
@@ -14,7 +15,12 @@ use tollgate::layout::{
     SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
 };
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
-use tollgate::spec::{ALGORITHMS, ALIGNS, CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED};
+use tollgate::spec::typed::{self, Typed};
+use tollgate::spec::words;
+use tollgate::spec::{
+    Edge, ALGORITHMS, ALIGNS, BLOCKED_CACHE_MS, CODES, CONTROL_FIELDS, DEFAULT_IPV6_SUBNET, HEADER_FIELDS, LIMIT_FIELDS,
+    MAX_SYNC_MS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES, STORE_FIELDS,
+};
 use tollgate::Kind;
 
 const FIRST_LINE: &str =
@@ -72,6 +78,10 @@ fn js() -> String {
         "POLICY_OPTIONS",
         &POLICY_OPTIONS,
     );
+    names("A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "CONTROL_FIELDS", &CONTROL_FIELDS);
+    names("The header options (`tollgate::spec::HEADER_FIELDS`).", "HEADER_FIELDS", &HEADER_FIELDS);
+    names("The options every npm store reads alike (`tollgate::spec::STORE_FIELDS`).", "STORE_FIELDS", &STORE_FIELDS);
+    names("`RedisStore`'s own options (`tollgate::spec::typed::REDIS_STORE_FIELDS`).", "REDIS_STORE_FIELDS", &typed::REDIS_STORE_FIELDS);
     names("A capacity pool's fields (`tollgate::spec::POOL_FIELDS`).", "POOL_FIELDS", &POOL_FIELDS);
     names("The `code` of every configuration mistake (`tollgate::spec::CODES`).", "CONFIG_ERROR_CODES", &CODES);
     names("The `code` of every settlement error (`tollgate::reserve::CODES`).", "SETTLE_ERROR_CODES", &SETTLE_CODES);
@@ -106,9 +116,49 @@ fn js() -> String {
         renamed.join("\n")
     )
     .unwrap();
+    let domains: Vec<String> = Edge::NAMES
+        .iter()
+        .map(|name| {
+            let d = Edge::named(name).unwrap().domain();
+            let (min, max, default) = d.status;
+            format!(
+                "  {name}: Object.freeze({{ failures: Object.freeze([{}]), maxTimeoutMs: {}, status: Object.freeze([{min}, {max}, {default}]), jitter: {} }}),",
+                list(d.failures),
+                d.max_timeout_ms,
+                quoted(d.jitter)
+            )
+        })
+        .collect();
+    writeln!(
+        s,
+        "\n/** What each edge takes of the options around the limits (`tollgate::spec::Edge::domain`): `failure`'s names (the first the default), the longest `timeoutMs`, `statusCode` from, to and its default, what `jitter` may be. */\nexport const SERVING_DOMAINS = Object.freeze({{\n{}\n}});",
+        domains.join("\n")
+    )
+    .unwrap();
+    let words = [
+        ("mustBe", words::MUST_BE),
+        ("got", words::GOT),
+        ("whole", words::WHOLE),
+        ("from", words::FROM),
+        ("to", words::TO),
+        ("oneOf", words::ONE_OF),
+        ("longer", words::LONGER),
+        ("notAnOption", words::NOT_AN_OPTION),
+        ("writeInstead", words::WRITE_INSTEAD),
+    ];
+    let words: Vec<String> = words.iter().map(|(k, w)| format!("  {k}: {},", quoted(w))).collect();
+    writeln!(
+        s,
+        "\n/** The words of the core's spec errors (`tollgate::spec::words`), which this layer's own checks word theirs with. */\nexport const WORDS = Object.freeze({{\n{}\n}});",
+        words.join("\n")
+    )
+    .unwrap();
     let mut number = |doc: &str, name: &str, n: f64| {
         writeln!(s, "\n/** {doc} */\nexport const {name} = {n};").unwrap();
     };
+    number("The longest `syncRate` either way, ms (`tollgate::spec::MAX_SYNC_MS`).", "MAX_SYNC_MS", MAX_SYNC_MS as f64);
+    number("`blockedCache: true`, ms (`tollgate::spec::BLOCKED_CACHE_MS`).", "BLOCKED_CACHE_MS", BLOCKED_CACHE_MS as f64);
+    number("The default `ipv6Subnet` (`tollgate::spec::DEFAULT_IPV6_SUBNET`).", "DEFAULT_IPV6_SUBNET", DEFAULT_IPV6_SUBNET as f64);
     number("Numbers in the decision buffer before its pairs.", "DECISION_HEADER_LEN", DECISION_SUMMARY.len() as f64);
     number(
         "Numbers per pair record (the decision buffer's and the header record's).",
@@ -168,12 +218,57 @@ fn dts() -> String {
     s
 }
 
+/// One interface of option rows: `/** doc */ name?: type;` per row.
+fn interface(s: &mut String, doc: &str, name: &str, rows: &[Typed]) {
+    writeln!(s, "\n/** {doc} */\nexport interface {name} {{").unwrap();
+    for r in rows {
+        if !r.doc.is_empty() {
+            writeln!(s, "  /** {} */", r.doc).unwrap();
+        }
+        writeln!(s, "  {}{}: {};", r.name, if r.optional { "?" } else { "" }, r.ts).unwrap();
+    }
+    s.push_str("}\n");
+}
+
+/// `pkg-template/types/options.generated.d.ts`: the spec's options as TypeScript
+/// (`tollgate::spec::typed`), which the hand-written types extend.
+fn option_types() -> String {
+    let mut s = format!("// {FIRST_LINE}\n");
+    s.push_str("import type { Algorithm, Align } from \"./contract.generated.js\";\n");
+    s.push_str("\n/** A duration: `\"1s\"`, `\"250ms\"`, `\"5m\"`, `\"1h\"`, `\"1d\"`, or a whole number of milliseconds. */\nexport type Duration = string | number;\n");
+    writeln!(
+        s,
+        "\n/** What an npm store answers when it is unavailable (`tollgate::spec::STORE_FAILURES`). */\nexport type StoreFailure = {};",
+        union(&STORE_FAILURES)
+    )
+    .unwrap();
+    interface(
+        &mut s,
+        "One limit. Give `limit` and `window`, or `quota` (`\"100/s\"`, `\"5000/1h\"`). Calendar windows (`fixed-window` on the clock): `\"100/day\"`, `\"500/week\"` (ISO, from Monday), `\"10000/month\"`, or `window: \"month\"` / `\"3months\"`, at a UTC `offset` (docs/vocabulary.md).",
+        "LimitOptions",
+        &typed::LIMIT,
+    );
+    interface(&mut s, "A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`).", "PenaltyOptions", &typed::PENALTY);
+    interface(&mut s, "A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "ControlFields", &typed::CONTROL);
+    interface(
+        &mut s,
+        "The options `RedisStore` and `WorkerStore` share, read by the core (`tollgate::spec::STORE_FIELDS`; docs/vocabulary.md).",
+        "StoreFields",
+        &typed::STORE,
+    );
+    interface(&mut s, "`RedisStore`'s own options (`tollgate::spec::typed::REDIS_STORE`).", "RedisStoreFields", &typed::REDIS_STORE);
+    s
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-const FILES: [(&str, fn() -> String); 2] =
-    [("pkg-template/lib/contract.generated.js", js), ("pkg-template/types/contract.generated.d.ts", dts)];
+const FILES: [(&str, fn() -> String); 3] = [
+    ("pkg-template/lib/contract.generated.js", js),
+    ("pkg-template/types/contract.generated.d.ts", dts),
+    ("pkg-template/types/options.generated.d.ts", option_types),
+];
 
 #[test]
 fn generated_contracts_are_current() {

@@ -18,6 +18,18 @@ export const LIMIT_FIELDS = Object.freeze(["algorithm", "limit", "window", "quot
 /** A policy's own options beside its limits (`tollgate::spec::POLICY_OPTIONS`). */
 export const POLICY_OPTIONS = Object.freeze(["blockDuration", "continueExceeding", "exponentialBackoff", "maxBlockDuration"]);
 
+/** A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`). */
+export const CONTROL_FIELDS = Object.freeze(["shadow", "allowList", "denyList"]);
+
+/** The header options (`tollgate::spec::HEADER_FIELDS`). */
+export const HEADER_FIELDS = Object.freeze(["standardHeaders", "legacyHeaders", "partitionKey", "jitter"]);
+
+/** The options every npm store reads alike (`tollgate::spec::STORE_FIELDS`). */
+export const STORE_FIELDS = Object.freeze(["failure", "insurance", "timeoutMs", "blockedCache", "maxCachedKeys", "closedRetryMs"]);
+
+/** `RedisStore`'s own options (`tollgate::spec::typed::REDIS_STORE_FIELDS`). */
+export const REDIS_STORE_FIELDS = Object.freeze(["prefix", "namespace", "clock", "clockRefreshMs", "syncRate", "maxAttempts", "batchKeys"]);
+
 /** A capacity pool's fields (`tollgate::spec::POOL_FIELDS`). */
 export const POOL_FIELDS = Object.freeze(["partitions", "rate", "maxTtl"]);
 
@@ -57,6 +69,36 @@ export const RENAMED = Object.freeze({
   "onError": "failure (\"open\" or \"closed\")",
   "sync": "syncRate (milliseconds: 0 every hit, > 0 periodic, < 0 local only)",
 });
+
+/** What each edge takes of the options around the limits (`tollgate::spec::Edge::domain`): `failure`'s names (the first the default), the longest `timeoutMs`, `statusCode` from, to and its default, what `jitter` may be. */
+export const SERVING_DOMAINS = Object.freeze({
+  worker: Object.freeze({ failures: Object.freeze(["open", "closed"]), maxTimeoutMs: 30000, status: Object.freeze([200, 429, 200]), jitter: "true or false" }),
+  store: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([400, 599, 429]), jitter: "true, false or a function returning a number in [0, 1)" }),
+  http: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([400, 599, 429]), jitter: "true, false or a function returning a number in [0, 1)" }),
+  websocket: Object.freeze({ failures: Object.freeze(["open", "closed", "throw", "insurance"]), maxTimeoutMs: 2147483647, status: Object.freeze([1000, 4999, 1008]), jitter: "true, false or a function returning a number in [0, 1)" }),
+});
+
+/** The words of the core's spec errors (`tollgate::spec::words`), which this layer's own checks word theirs with. */
+export const WORDS = Object.freeze({
+  mustBe: " must be ",
+  got: ", got ",
+  whole: " must be a whole number",
+  from: " from ",
+  to: " to ",
+  oneOf: "one of ",
+  longer: " is longer than the maximum ",
+  notAnOption: " is not an option (the options are ",
+  writeInstead: " is not an option here; write ",
+});
+
+/** The longest `syncRate` either way, ms (`tollgate::spec::MAX_SYNC_MS`). */
+export const MAX_SYNC_MS = 3600000;
+
+/** `blockedCache: true`, ms (`tollgate::spec::BLOCKED_CACHE_MS`). */
+export const BLOCKED_CACHE_MS = 1000;
+
+/** The default `ipv6Subnet` (`tollgate::spec::DEFAULT_IPV6_SUBNET`). */
+export const DEFAULT_IPV6_SUBNET = 56;
 
 /** Numbers in the decision buffer before its pairs. */
 export const DECISION_HEADER_LEN = 8;

@@ -3,9 +3,10 @@
 // decided where tollgate's own names are read (options.js, http-options.js, middleware-limits.js).
 import { LIMITER_FIELDS, LIMIT_FIELDS, optionError } from "./options.js";
 import { isStandardHeaders } from "./header-record.js";
+import { PEER_NAMES } from "./peer-names.js";
 
-/** express-rate-limit name -> tollgate name. */
-export const ALIASES = Object.freeze({ windowMs: "window", max: "limit", keyGenerator: "key", identifier: "name" });
+/** express-rate-limit name -> tollgate name (peer-names.js). */
+export const ALIASES = PEER_NAMES["express-rate-limit"];
 
 /** Options only `rateLimit` reads (not `rateLimitFetch`): express-rate-limit's, kept under their names. */
 export const MIDDLEWARE_ONLY = [

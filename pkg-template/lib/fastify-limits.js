@@ -20,6 +20,9 @@ import { optionError } from "./options.js";
 import { clientError, publicError } from "./http-options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
 import { DEFAULTS, TOLLGATE_LIMITS, maxValue, normalizeIP, tollgateFields, windowValue } from "./fastify-options.js";
+import { PEER_NAMES } from "./peer-names.js";
+
+const FASTIFY_NAMES = PEER_NAMES["@fastify/rate-limit"];
 
 const MAX_LIMITERS = 1000;
 
@@ -58,8 +61,7 @@ export class Limits {
     this.tollgateLimits = TOLLGATE_LIMITS.some((f) => this.own[f] !== undefined);
     if (this.tollgateLimits && this.own.quota === undefined && this.own.limits === undefined) {
       // `max` and `timeWindow` (numbers) stand for `limit` and `window` when those are not given.
-      if (typeof params.max === "number") this.own.limit ??= params.max;
-      if (typeof params.timeWindow === "number") this.own.window ??= params.timeWindow;
+      for (const peer of ["max", "timeWindow"]) if (typeof params[peer] === "number") this.own[FASTIFY_NAMES[peer]] ??= params[peer];
     }
     this.customStore = customStore;
     // Over a store, each route's keys apart (as @fastify/rate-limit's RedisStore `child`):

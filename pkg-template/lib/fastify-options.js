@@ -6,7 +6,7 @@
 // options of the same names. Only names and values are translated here; every decision is a
 // tollgate limiter's (fastify-limits.js).
 import { ipKey, isIPv6 } from "./client-ip.js";
-import { LIMITER_FIELDS, LIMIT_FIELDS, MAX, fail, known, optionError, show } from "./options.js";
+import { LIMITER_FIELDS, LIMIT_FIELDS, MAX, fail, known, optionError, show, wholeIn } from "./options.js";
 
 /** @fastify/rate-limit's defaults. */
 export const DEFAULTS = Object.freeze({ max: 1000, timeWindow: 60_000, hook: "onRequest", ipv6Subnet: 64, cache: 5000 });
@@ -57,18 +57,12 @@ export function formatMs(ms) {
 /** Whether `v` is not given: absent, or `NaN` (@fastify/rate-limit's tests pass `NaN` for "the default"). */
 const unset = (v) => v === undefined || v === null || Number.isNaN(v);
 
-/** A whole number from `min` to `MAX`, or an `out_of_range` error naming `field`. */
-function wholeFrom(field, v, min, what = "") {
-  if (Number.isInteger(v) && v >= min && v <= MAX) return v;
-  throw optionError("out_of_range", field, `${field} must be a whole number${what} from ${min} to ${MAX}, got ${show(v)}`);
-}
-
 /** A `max` option: a whole number from 0, a function of the request, or not given (the default); else it throws. */
 export function maxOf(v, fallback = DEFAULTS.max) {
   if (unset(v)) return fallback;
   if (typeof v === "function") return v;
   if (typeof v !== "number") throw fail("max", v, "a whole number from 0, or a function of the request");
-  return wholeFrom("max", v, 0);
+  return wholeIn("max", v, 0, MAX);
 }
 
 /**
@@ -85,17 +79,17 @@ export function windowOf(v, fallback = DEFAULTS.timeWindow) {
       throw optionError("invalid_value", "timeWindow", `timeWindow ${show(v)} is not a duration (write milliseconds, or a duration such as "1 minute", "30s", "2h")`);
     }
     if (!(ms >= 1)) throw optionError("out_of_range", "timeWindow", `timeWindow ${show(v)} must be longer than zero`);
-    return wholeFrom("timeWindow", Math.ceil(ms), 1, " of milliseconds");
+    return wholeIn("timeWindow", Math.ceil(ms), 1, MAX, " of milliseconds");
   }
   if (typeof v !== "number") throw fail("timeWindow", v, 'a number of milliseconds, a duration such as "1 minute", or a function of the request');
-  return wholeFrom("timeWindow", v, 1, " of milliseconds");
+  return wholeIn("timeWindow", v, 1, MAX, " of milliseconds");
 }
 
 /** A `ban` option: a whole number of denials from 0, or not given (no ban, -1); else it throws. */
 export function banOf(v) {
   if (unset(v)) return -1;
   if (typeof v !== "number") throw fail("ban", v, "a whole number of denials from 0");
-  return wholeFrom("ban", v, 0);
+  return wholeIn("ban", v, 0, MAX);
 }
 
 /** A `max` a function answered for a request: as `maxOf`, its default for what is not one (a request is not refused for it). */

@@ -2,7 +2,7 @@
 // `Policy.headers`: the same writer the Worker calls, so the package and the Worker send the
 // same bytes. This file only reads the options and lays the decision out as numbers
 // (wasm/src/headers.rs reads them). What each mode sends: docs/headers.md.
-import { DECISION_PAIR, DECISION_PAIR_LEN, HEADER_DRAFTS, HEADER_RECORD, HEADER_RECORD_LEN } from "./contract.generated.js";
+import { DECISION_PAIR, DECISION_PAIR_LEN, HEADER_DRAFTS, HEADER_RECORD, HEADER_RECORD_LEN, SERVING_DOMAINS } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { fail, flagOf } from "./options.js";
 
@@ -21,9 +21,6 @@ const STANDARD = new Map([...HEADER_DRAFTS.map((d) => [d, Number(d.slice(6))]), 
 /** Whether `value` is one of the `standardHeaders` values. */
 export const isStandardHeaders = (value) => STANDARD.has(value);
 
-/** The header option names `headerOptions` reads. */
-export const HEADER_OPTIONS = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
-
 /**
  * Reads the header options `standardHeaders`, `legacyHeaders` and `jitter` (`partitionKey` is
  * read by each caller: a key string for `limiter.headers`, a boolean for the middleware).
@@ -39,7 +36,7 @@ export function headerOptions(o) {
   const legacy = flagOf("legacyHeaders", o.legacyHeaders ?? true);
   const j = o.jitter ?? false;
   if (typeof j !== "boolean" && typeof j !== "function") {
-    throw fail("jitter", j, "true, false or a function returning a number in [0, 1)");
+    throw fail("jitter", j, SERVING_DOMAINS.http.jitter);
   }
   const jitter = j === true ? Math.random : j === false ? null : j;
   return { standard, legacy, jitter };

@@ -4,7 +4,7 @@
 // decides is middleware-limits.js's (a limit function, an express-rate-limit style Store such
 // as hono-rate-limiter's own, a tollgate store); the header and skip options are
 // http-options.js's. Nothing here decides a request.
-import { LIMIT_FIELDS, fail, fnOf, objectOf, optionError, wholeIn } from "./options.js";
+import { LIMIT_FIELDS, fail, fnOf, objectOf, optionError } from "./options.js";
 import { POLICY_OPTIONS } from "./contract.generated.js";
 import { AsyncRateLimiter } from "./async-rate-limiter.js";
 import { httpOptions } from "./http-options.js";
@@ -39,13 +39,6 @@ export function honoOptions(passed, kind) {
   // hono-rate-limiter's headers, whatever decides: draft-6 by default, no X-RateLimit-* ones.
   options.standardHeaders ??= "draft-6";
   options.legacyHeaders ??= false;
-  let statusCode = options.statusCode;
-  if (kind === "ws") {
-    // A close code (RFC 6455: 1000-4999), not an HTTP status: read here, not by httpOptions.
-    statusCode ??= 1008;
-    wholeIn("statusCode", statusCode, 1000, 4999);
-    delete options.statusCode;
-  }
   const property = options.requestPropertyName ?? "rateLimit";
   if (typeof property !== "string") throw fail("requestPropertyName", property, "a string");
   const storeProperty = options.requestStorePropertyName ?? "rateLimitStore";
@@ -55,8 +48,7 @@ export function honoOptions(passed, kind) {
   const o = httpOptions(options, OWN, () => {
     limits = new MiddlewareLimits({ spec, store: options.store, limiter: options.limiter });
     return limits.fixed;
-  });
-  if (kind === "ws") o.status = statusCode;
+  }, kind === "ws" ? "websocket" : "http"); // a WebSocket's statusCode is a close code (RFC 6455)
   if (o.after !== null && (kind === "ws" || limits.erlStore !== null)) {
     throw optionError(kind === "ws" ? "unsupported_option" : "conflicting_fields", "estimatedCost", kind === "ws" ? "estimatedCost and actualCost apply to HTTP answers, not WebSocket messages" : "estimatedCost and actualCost do not apply to an express-rate-limit style Store (it cannot reserve); use a tollgate store, such as RedisStore");
   }

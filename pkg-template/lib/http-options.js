@@ -2,18 +2,20 @@
 // for the fetch API), read and checked once, when the middleware is made.
 import { RateLimiter } from "./rate-limiter.js";
 import { LIMITER_FIELDS, LIMIT_FIELDS, fail, flagOf, known, objectOf, optionError, wholeIn } from "./options.js";
-import { HEADER_OPTIONS, headerOptions } from "./header-record.js";
+import { headerOptions } from "./header-record.js";
+import { HEADER_FIELDS, SERVING_DOMAINS } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { costAfterOptions } from "./cost-after.js";
+import { PEER_NAMES } from "./peer-names.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
   "limiter", "key", "cost", "estimatedCost", "actualCost", "skip", "statusCode", "message", "handler",
-  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_OPTIONS,
+  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_FIELDS,
 ];
 
-/** express-rate-limit's names of tollgate's options (erl-options.js `ALIASES`), for a misspelt name's hint. */
-const ERL_NAMES = ["windowMs", "max", "keyGenerator", "identifier"];
+/** express-rate-limit's names of tollgate's options (peer-names.js), for a misspelt name's hint. */
+const ERL_NAMES = Object.keys(PEER_NAMES["express-rate-limit"]);
 
 /** What to write instead of a `headers` option (express-rate-limit's, before its v6). */
 const OLD_HEADERS = "headers is now standardHeaders and legacyHeaders, as in express-rate-limit: \"both\" is the default, \"draft-10\" is { legacyHeaders: false }, \"legacy\" is { standardHeaders: false }, false is { standardHeaders: false, legacyHeaders: false }";
@@ -51,13 +53,14 @@ function defaultMessage(decision) {
 }
 
 /**
- * Reads `options` of an HTTP adapter whose own extra option names are `own`. The names that are
+ * Reads `options` of an HTTP adapter whose own extra option names are `own` (`edge`: "http", or
+ * "websocket", whose `statusCode` is a close code). The names that are
  * neither shared nor `own` go to `makeLimiter(options, rest)` (default: `new RateLimiter(rest)`,
  * unless `limiter` is given). Returns the limiter and the checked options;
  * `headers(limiter, decision, keys, now)` is what the header options ask `limiter.headers` for
  * (`Retry-After` is always in it, on a denial).
  */
-export function httpOptions(options, own, makeLimiter = limiterOf) {
+export function httpOptions(options, own, makeLimiter = limiterOf, edge = "http") {
   objectOf(options);
   if (options.windowMs !== undefined) {
     // express-rate-limit's name; refused with what to write instead.
@@ -71,8 +74,8 @@ export function httpOptions(options, own, makeLimiter = limiterOf) {
   const { standardHeaders, legacyHeaders, jitter } = options;
   headerOptions(options); // checked now rather than at the first request
   const partitionKey = flag(options, "partitionKey");
-  const status = options.statusCode ?? 429;
-  wholeIn("statusCode", status, 400, 599);
+  const [min, max, defaultStatus] = SERVING_DOMAINS[edge].status; // the core's domain
+  const status = wholeIn("statusCode", options.statusCode ?? defaultStatus, min, max);
   const after = costAfterOptions(options);
   const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");

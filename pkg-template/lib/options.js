@@ -3,10 +3,11 @@
 // validated in the wasm module (`tollgate::spec`, the same parser as the Worker's
 // wrangler.toml), so the same mistake gets the same `code` and `field` at every edge. The
 // options around a limit (the stores', the middleware's, the pacers') are checked here in
-// JavaScript, with the helpers below that word each mistake as the core does; the table
-// tests/same-error/mistakes.json holds them to wrangler.toml's answers.
+// JavaScript, with the helpers below, which word each mistake in the core's words (`WORDS`, from
+// `tollgate::spec::words`); the table tests/same-error/mistakes.json holds them to wrangler.toml's
+// answers.
 
-import { LIMIT_FIELDS, POLICY_OPTIONS } from "./contract.generated.js";
+import { CONTROL_FIELDS, LIMIT_FIELDS, POLICY_OPTIONS, WORDS as W } from "./contract.generated.js";
 
 /** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
 export function show(v) {
@@ -38,7 +39,7 @@ export function optionError(code, field, message, Class = code === "out_of_range
 
 /** `<field> must be <expected>, got <value>` (the core's `wrong_type`), code `invalid_type` unless given. */
 export function fail(field, value, expected, code = "invalid_type", Class = undefined) {
-  return optionError(code, field, `${field} must be ${expected}, got ${show(value)}`, Class);
+  return optionError(code, field, `${field}${W.mustBe}${expected}${W.got}${show(value)}`, Class);
 }
 
 /**
@@ -49,7 +50,7 @@ export function fail(field, value, expected, code = "invalid_type", Class = unde
 export function wholeIn(field, value, min, max, what = "") {
   if (typeof value !== "number") throw fail(field, value, "a number");
   if (!Number.isInteger(value) || value < min || value > max) {
-    throw optionError("out_of_range", field, `${field} must be a whole number${what} from ${min} to ${max}, got ${value}`);
+    throw optionError("out_of_range", field, `${field}${W.whole}${what}${W.from}${min}${W.to}${max}${W.got}${value}`);
   }
   return value;
 }
@@ -57,7 +58,7 @@ export function wholeIn(field, value, min, max, what = "") {
 /** `value` as one of the strings `allowed` (the core's `spec::one_of`): `invalid_value` for another string. */
 export function oneOf(field, value, allowed) {
   if (allowed.includes(value)) return value;
-  const expected = `one of ${allowed.map((a) => JSON.stringify(a)).join(", ")}`;
+  const expected = `${W.oneOf}${allowed.map((a) => JSON.stringify(a)).join(", ")}`;
   throw fail(field, value, expected, typeof value === "string" ? "invalid_value" : "invalid_type");
 }
 
@@ -85,14 +86,12 @@ export function durationMs(field, value, min, max, ofText) {
   if (typeof value === "number") return wholeIn(field, value, min, max, " of milliseconds");
   if (typeof value !== "string") throw fail(field, value, 'a number of milliseconds or a duration such as "100ms"');
   const ms = ofText({ [field]: value }, field);
-  if (ms > max) throw optionError("out_of_range", field, `${field} ${show(value)} is longer than the maximum ${max} ms`);
+  if (ms > max) throw optionError("out_of_range", field, `${field} ${show(value)}${W.longer}${max} ms`);
   return ms;
 }
 
 /** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
 export { LIMIT_FIELDS };
-/** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's (`POLICY_OPTIONS`). */
-const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
 /**
  * A limiter's own options beside its limits: what the core's parser leaves to this layer
  * (`onDecision`: the decision hook, decision-hook.js).
@@ -111,10 +110,10 @@ export function known(o, allowed, at = "", renamed = {}, also = []) {
     if (!allowed.includes(name)) {
       const field = `${at ? `${at}.` : ""}${name}`;
       // A name spelt differently elsewhere: what to write (the core's `RENAMED`, code `renamed`).
-      if (Object.hasOwn(renamed, name)) throw optionError("renamed", field, `${field} is not an option here; write ${renamed[name]}`);
+      if (Object.hasOwn(renamed, name)) throw optionError("renamed", field, `${field}${W.writeInstead}${renamed[name]}`);
       const likely = closest(name, [...allowed, ...Object.keys(renamed), ...also]);
       const hint = likely === null ? "" : `; did you mean ${likely}?`;
-      throw optionError("unknown_field", field, `${field} is not an option (the options are ${allowed.join(", ")})${hint}`);
+      throw optionError("unknown_field", field, `${field}${W.notAnOption}${allowed.join(", ")})${hint}`);
     }
   }
 }

@@ -18,14 +18,9 @@ import { MAX, durationMs, fail, flagOf, known, objectOf, oneOf, optionError, sho
 import { STORE_OPTIONS, applyStoreOptions } from "./store-options.js";
 import { RedisLimiter } from "./redis-limiter.js";
 import { SyncedRedisLimiter } from "./redis-synced.js";
-import { RENAMED as CORE_RENAMED } from "./contract.generated.js";
+import { MAX_SYNC_MS, REDIS_STORE_FIELDS, RENAMED as CORE_RENAMED } from "./contract.generated.js";
 
 const CLOCKS = ["local", "redis"];
-/**
- * `syncRate`: at most an hour either way (the Worker's `MAX_SYNC_MS`, worker/src/config.rs);
- * longer is almost certainly a unit mistake.
- */
-const MAX_SYNC_MS = 3_600_000;
 /** Names spelt differently before (the core's `spec::RENAMED`): refused with what to write (code `renamed`). */
 const RENAMED = { sync: CORE_RENAMED.sync };
 
@@ -36,7 +31,7 @@ export class RedisStore {
    */
   constructor(client, options = {}) {
     objectOf(options);
-    known(options, ["prefix", "namespace", "clock", "syncRate", "maxAttempts", "batchKeys", "clockRefreshMs", ...STORE_OPTIONS], "", RENAMED);
+    known(options, [...REDIS_STORE_FIELDS, ...STORE_OPTIONS], "", RENAMED);
     const {
       prefix = "tollgate:",
       namespace,

@@ -6,19 +6,15 @@
 import { MAX, durationMs, fail, fnOf, oneOf, optionError, show, wholeIn } from "./options.js";
 import { insuranceShare } from "./insurance.js";
 import { durationMs as durationOfText } from "./wasm.js";
+import { BLOCKED_CACHE_MS, SERVING_DOMAINS, STORE_FIELDS } from "./contract.generated.js";
 
-/** The options `applyStoreOptions` reads, beside each store's own. */
-export const STORE_OPTIONS = ["timeoutMs", "failure", "insurance", "blockedCache", "maxCachedKeys", "closedRetryMs", "now", "onError"];
-/** `failure`: wrangler.toml takes "open" and "closed" only (its Durable Object has no outage to throw or insure). */
-export const FAILURES = ["open", "closed", "throw", "insurance"];
+/** The options `applyStoreOptions` reads, beside each store's own: the core's, and this layer's functions. */
+export const STORE_OPTIONS = [...STORE_FIELDS, "now", "onError"];
 /**
- * `blockedCache: true`: a denial over cached bytes stands without a round trip for up to this
- * long after the store last confirmed them, so a `reset` or `refund` by another process is seen
- * within a second rather than when the cached state itself allows again (up to a window).
+ * An npm store's `failure` names and longest `timeoutMs` (a Node timer's): the core's domains
+ * (`tollgate::spec::Edge::Store`; wrangler.toml's Durable Object has no outage to throw or insure).
  */
-export const BLOCKED_CACHE_MS = 1000;
-/** `timeoutMs` of a Node store: a timer's delay, which Node caps at 2^31 - 1 ms (longer fires at once). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
+const { failures: FAILURES, maxTimeoutMs: MAX_TIMER_MS } = SERVING_DOMAINS.store;
 /**
  * The options the Redis and Worker stores share, read the same way (docs/vocabulary.md):
  * `failure` and `insurance`, `timeoutMs`, `blockedCache`, `maxCachedKeys`, `closedRetryMs`,

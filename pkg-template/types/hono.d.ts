@@ -2,7 +2,7 @@
 // "Hono"). The context type is structural (what the middleware calls of Hono's `Context`), so
 // the package's types need no `hono` import: Hono's own `Context` fits, and the middleware is
 // assignable to its `MiddlewareHandler`.
-import type { AsyncRateLimiter, Duration, HeaderDraft, Keys, LimitOptions, OnDecision, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, ControlFields, HeaderDraft, Keys, LimitOptions, OnDecision, PenaltyOptions, RateLimiter, Store } from "./index.js";
 import type { ClientRateLimitInfo, ErlStore, RateLimitInfo as ErlRateLimitInfo } from "./middleware.js";
 
 type Maybe<T> = T | Promise<T>;
@@ -46,29 +46,16 @@ export interface HonoRateLimitOptionsUsed {
  * `limits` or `limiter`: hono-rate-limiter's behaviour, a fixed window per key opened at its
  * first hit, `limit` (default 5) per `windowMs` (default 60000), draft-6 headers.
  */
-export interface HonoLimitOptions<C> {
+export interface HonoLimitOptions<C> extends Partial<Omit<LimitOptions, "limit" | "name">>, PenaltyOptions, ControlFields {
   /** The key(s) of a request (required). */
   keyGenerator: (c: C) => Maybe<Keys>;
-  algorithm?: LimitOptions["algorithm"];
   /** Hits per window; a function of the context gets a limiter per value it returns. 0 denies every request. */
   limit?: number | ((c: C) => Maybe<number>);
   /** The window in milliseconds (hono-rate-limiter's name). */
   windowMs?: number;
-  window?: Duration;
-  quota?: string;
-  burst?: number;
-  align?: "clock" | "first-hit";
-  precision?: Duration;
   name?: string | ((c: C) => Maybe<string>);
   limits?: LimitOptions[];
   maxKeys?: number;
-  blockDuration?: Duration;
-  continueExceeding?: boolean;
-  exponentialBackoff?: boolean;
-  maxBlockDuration?: Duration;
-  shadow?: boolean;
-  allowList?: string[];
-  denyList?: string[];
   /** The decision hook (see `ControlOptions`). */
   onDecision?: OnDecision;
   /** An existing limiter to decide by (instead of the limit options alongside). */

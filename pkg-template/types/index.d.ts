@@ -1,57 +1,17 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
 import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
-import type { Algorithm, Align, HeaderDraft } from "./contract.generated.js";
+import type { HeaderDraft } from "./contract.generated.js";
 import type { Reserved, Settled, SettleOptions } from "./reserve.js";
 export type { Reserved, Settled, SettleOptions, SettleErrorCode } from "./reserve.js";
 /** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
 export type { Algorithm, ConfigErrorCode, HeaderDraft } from "./contract.generated.js";
 
-/** A duration: `"1s"`, `"250ms"`, `"5m"`, `"1h"`, `"1d"`, or a whole number of milliseconds. */
-export type Duration = string | number;
-
-/**
- * One limit. Give `limit` and `window`, or `quota` (`"100/s"`, `"5000/1h"`). Calendar windows
- * (`fixed-window` on the clock): `"100/day"`, `"500/week"` (ISO, from Monday), `"10000/month"`,
- * or `window: "month"` / `"3months"`, at a UTC `offset` (docs/vocabulary.md).
- */
-export interface LimitOptions {
-  algorithm: Algorithm;
-  /** Hits per window (whole number, at least 1). */
-  limit?: number;
-  /** A duration, or calendar months (`"month"`, `"3months"`: `fixed-window` on the clock only). */
-  window?: Duration;
-  /** `"<limit>/<window>"`, replacing `limit` and `window`. */
-  quota?: string;
-  /** Largest burst: the token bucket's capacity, GCRA's burst (of the `Algorithm` union); defaults to `limit`. */
-  burst?: number;
-  /** The token bucket only: tokens added per refill (default 1; at most the capacity). */
-  refillAmount?: number;
-  /** The fixed window only: windows on the clock (default) or starting at a key's first hit. */
-  align?: Align;
-  /** The sliding window of sub-buckets only: sub-bucket length, dividing the window. */
-  precision?: Duration;
-  /** Clock-aligned windows (the fixed window, the sliding window and its sub-buckets of `Algorithm`): boundaries shifted by this much (UTC); negative (`"-2h"`) for boundaries before UTC's, e.g. months at UTC+2. */
-  offset?: Duration;
-  /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
-  name?: string;
-}
+import type { ControlFields, Duration, LimitOptions, PenaltyOptions, StoreFields } from "./options.generated.js";
+/** The options' types, generated from the core's spec (`tollgate::spec::typed`). */
+export type { ControlFields, Duration, LimitOptions, PenaltyOptions, StoreFailure, StoreFields } from "./options.generated.js";
 
 /** Operator controls of a limiter (docs/vocabulary.md); none is on by default. */
-export interface ControlOptions {
-  /** A penalty: once the limits deny a key, it is denied for this long, counted nowhere (rate-limiter-flexible's name); 0: none. */
-  blockDuration?: Duration;
-  /** Each hit denied during a block renews it to `blockDuration` from that hit (@fastify/rate-limit's name); without `blockDuration`, the longest window. */
-  continueExceeding?: boolean;
-  /** Each hit denied during a block doubles it from that hit (@fastify/rate-limit's name), to at most `maxBlockDuration`; without `blockDuration`, from the longest window. */
-  exponentialBackoff?: boolean;
-  /** The longest block `exponentialBackoff` doubles to (default a day); only with `exponentialBackoff: true`. */
-  maxBlockDuration?: Duration;
-  /** Decide and count as enforcement would, but admit every hit: decisions say `shadow: true` and `wouldAllow`. */
-  shadow?: boolean;
-  /** Keys, IP addresses and networks (CIDR, v4 and v6) admitted without counting, checked before the limits. */
-  allowList?: readonly string[];
-  /** Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`. */
-  denyList?: readonly string[];
+export interface ControlOptions extends PenaltyOptions, ControlFields {
   /** The decision hook: called once per decided hit, each entry of a `limitBatch` too (not for `peek`); its errors are ignored. */
   onDecision?: OnDecision;
 }
@@ -192,38 +152,7 @@ interface LimiterCalls<K, Async extends boolean> {
 export interface AsyncRateLimiter extends LimiterCalls<Keys, true> {}
 
 /** The options `RedisStore` and `WorkerStore` share, read the same way (docs/vocabulary.md). */
-export interface StoreOptions {
-  /**
-   * With `failure: "insurance"` (and required by it): the share of each limit (and burst) one
-   * process admits in memory while the store is unavailable, more than 0 and at most 1, e.g.
-   * `1 / processes` (each scaled limit is at least 1).
-   */
-  insurance?: number;
-  /**
-   * What to answer when the store is unavailable (its `RedisFailureMode`, `WorkerFailureMode`):
-   * `"open"` (default): admit; `"closed"`: deny for `closedRetryMs`; `"insurance"`: decide in
-   * memory in this process with `insurance` of each limit (a `WorkerStore`'s limiter must give its
-   * limits); each with `degraded: "unavailable"`. `"throw"`: reject with the store's `*UnavailableError`.
-   */
-  failure?: "open" | "closed" | "throw" | "insurance";
-  /**
-   * Longest wait for the store per call, ms (default 500 for `RedisStore`, 1000 for `WorkerStore`),
-   * counted in time this process could run: a process held longer than half of it (a long synchronous
-   * task) starts the count again, and replies already received are read before the store is called
-   * unavailable (docs/reliability.md).
-   */
-  timeoutMs?: number;
-  /** `retryAfter` of a fail-closed decision, ms (default 1000). */
-  closedRetryMs?: number;
-  /**
-   * Answer hits on a key this process knows is blocked without asking the store, for up to
-   * this many ms after the store last confirmed its state (`true`, the default: 1000; `false`
-   * or `0`: ask every time; a duration string such as `"500ms"` as its ms), with `estimate:
-   * true`. The bound is how late a `reset` or `refund` made by another process is seen here.
-   */
-  blockedCache?: boolean | number | string;
-  /** Most keys whose state this process remembers (default 10,000). */
-  maxCachedKeys?: number;
+export interface StoreOptions extends StoreFields {
   /** This process's clock, epoch ms (default `Date.now`). */
   now?: () => number;
   /** Told about errors the failure mode absorbed (degraded decisions, failed syncs). */

@@ -1,5 +1,6 @@
 // Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
 import type { AsyncRateLimiter, Decision, LimiterOptions, Policy, StoreOptions, WorkerRateLimiter } from "./index.js";
+import type { RedisStoreFields } from "./options.generated.js";
 
 /**
  * What to answer when Redis fails or does not answer within `timeoutMs` (an outage; contention
@@ -7,36 +8,8 @@ import type { AsyncRateLimiter, Decision, LimiterOptions, Policy, StoreOptions, 
  */
 export type RedisFailureMode = NonNullable<StoreOptions["failure"]>;
 
-export interface RedisStoreOptions extends StoreOptions {
-  /** Put before every key (default `"tollgate:"`). */
-  prefix?: string;
-  /**
-   * The namespace of every limiter of this store: keys become `<prefix><namespace>:<key>`
-   * (`""`: `<prefix><key>`). Default: each limiter's own, 12 hex digits derived from its
-   * policy, so limiters of different options never share a key (docs/redis.md, "Namespaces").
-   */
-  namespace?: string;
-  /** Time authority: the caller's clock (`"local"`, default) or the Redis server's `TIME`. */
-  clock?: "local" | "redis";
-  /** With `clock: "redis"`: measure the offset to Redis's clock again after this many ms (default 1000). */
-  clockRefreshMs?: number;
-  /**
-   * `0` (default): every hit decided in Redis, exact, any algorithm. `N > 0`: window counters
-   * only, decided locally and synced every N ms (may over-admit between syncs), or every
-   * duration such as `"100ms"`. `< 0`: local only. At most an hour either way (3,600,000 ms), as
-   * in the Worker's wrangler.toml.
-   */
-  syncRate?: number | string;
-  /** Compare-and-swap attempts per decision before it is denied as contention (default 64). */
-  maxAttempts?: number;
-  /**
-   * Send the one-key compare-and-swaps of different keys that are ready in the same tick as
-   * one script call (default true: fewer commands with many keys). Each key is still swapped
-   * on its own. Default `false` on a Redis Cluster client, where `true` is refused: the keys
-   * of one call must share a slot.
-   */
-  batchKeys?: boolean;
-}
+/** `RedisStore`'s options: the stores' own, and its own (generated from the core's spec). */
+export interface RedisStoreOptions extends StoreOptions, RedisStoreFields {}
 
 /** A Redis-backed limiter: the in-memory limiter's methods, asynchronous; `export` and `import` in exact mode only. */
 export interface RedisRateLimiter extends AsyncRateLimiter, Partial<Pick<WorkerRateLimiter, "export" | "import">> {

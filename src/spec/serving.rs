@@ -11,7 +11,8 @@ use alloc::vec::Vec;
 
 use crate::access::AccessList;
 
-use super::{code, config_name, duration, one_of, whole, wrong_type, Input, SpecError, Value};
+use super::around::{flag, parse_headers_at, parse_status, parse_timeout_at, sync_rate_ms, sync_shown, Edge};
+use super::{code, config_name, duration, one_of, wrong_type, Input, SpecError, Value};
 use crate::algorithms::LimitSpec;
 use crate::headers::{HeaderOptions, Standard};
 use crate::policy::Policy;
@@ -48,45 +49,13 @@ impl HeaderSpec {
 /// The header options' fields.
 pub const HEADER_FIELDS: [&str; 4] = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
 
-/// `standardHeaders`, `legacyHeaders`, `partitionKey` and `jitter`, each at its default when
-/// absent.
+/// `standardHeaders`, `legacyHeaders`, `partitionKey` and `jitter` as the Worker takes them.
 pub fn parse_headers<I: Input>(input: &I) -> Result<HeaderSpec, SpecError> {
-    Ok(HeaderSpec {
-        standard: standard_headers(input)?,
-        legacy: flag(input, "legacyHeaders", true)?,
-        partition_key: flag(input, "partitionKey", false)?,
-        jitter: flag(input, "jitter", false)?,
-    })
-}
-
-/// `standardHeaders` as the npm middleware reads it: "draft-10" when absent, `true` is
-/// "draft-6" (express-rate-limit v8), `false` none.
-fn standard_headers<I: Input>(input: &I) -> Result<Option<Standard>, SpecError> {
-    const FIELD: &str = "standardHeaders";
-    let expected = "\"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false";
-    match input.get(FIELD) {
-        Value::Missing => Ok(Some(Standard::Draft10)),
-        Value::Bool(false) => Ok(None),
-        Value::Bool(true) => Ok(Some(Standard::Draft6)),
-        Value::Text(s) => Standard::parse(&s).map(Some).ok_or_else(|| {
-            let m = Msg::new(FIELD).s(" must be ").s(expected).s(", got ").q(&s);
-            SpecError::new(code::INVALID_VALUE, FIELD, m)
-        }),
-        other => Err(wrong_type(input, FIELD, &other, expected)),
-    }
-}
-
-/// A boolean option, `default` when absent.
-fn flag<I: Input>(input: &I, field: &str, default: bool) -> Result<bool, SpecError> {
-    match input.get(field) {
-        Value::Missing => Ok(default),
-        Value::Bool(b) => Ok(b),
-        other => Err(wrong_type(input, field, &other, "true or false")),
-    }
+    parse_headers_at(input, Edge::Worker)
 }
 
 /// The controls' fields in a policy (docs/vocabulary.md).
-pub const CONTROL_FIELDS: [&str; 3] = ["shadow", "allowList", "denyList"];
+pub const CONTROL_FIELDS: [&str; 3] = super::typed::names(&super::typed::CONTROL);
 
 /// A policy's controls beside its limits: lists checked before them (`crate::access`), and
 /// shadow mode (decide and count, never block).
@@ -110,7 +79,7 @@ pub fn parse_controls<I: Input>(input: &I) -> Result<ControlSpec, SpecError> {
 /// `shadow` alone, off when absent: what an edge without the lists (the lite wasm module,
 /// which leaves out their address parser) parses.
 pub fn parse_shadow<I: Input>(input: &I) -> Result<bool, SpecError> {
-    flag(input, "shadow", false)
+    flag(input, "shadow", false, "true or false")
 }
 
 fn access_list<I: Input>(input: &I, field: &str) -> Result<AccessList, SpecError> {
@@ -141,47 +110,24 @@ fn entry_field(field: &str, i: usize) -> String {
 /// The longest sync interval (one hour, in ms): longer is almost certainly a unit mistake.
 pub const MAX_SYNC_MS: i64 = 3_600_000;
 
-fn signed(m: Msg, n: i64) -> Msg {
-    if n < 0 { m.s("-") } else { m }.n(n.unsigned_abs())
+/// `syncRate` for `policy` ([`sync_rate_ms`], then [`check_sync_rate`]).
+pub fn parse_sync_rate<I: Input>(input: &I, policy: &Policy) -> Result<i64, SpecError> {
+    check_sync_rate(sync_rate_ms(input)?, policy)
 }
 
-/// `syncRate` for `policy`: whole milliseconds (0 every hit decided by the key's store, > 0
-/// periodic, < 0 local only) or a duration; 0 when absent. A synced policy needs every limit
-/// mergeable and no penalty (`blockDuration`, which only the key's store can keep).
-pub fn parse_sync_rate<I: Input>(input: &I, policy: &Policy) -> Result<i64, SpecError> {
+/// What a `syncRate` of `ms` asks of `policy`: a synced policy needs every limit mergeable and
+/// no penalty (`blockDuration`, which only the key's store can keep).
+pub fn check_sync_rate(ms: i64, policy: &Policy) -> Result<i64, SpecError> {
     let field = "syncRate";
-    let ms = match input.get(field) {
-        Value::Missing => 0,
-        // Whole and in range (NaN is neither); `as` alone would round and saturate.
-        Value::Number(n) if n.abs() <= MAX_SYNC_MS as f64 && n == (n as i64) as f64 => n as i64,
-        Value::Number(n) => {
-            let m = signed(Msg::new("syncRate must be a whole number of milliseconds from "), -MAX_SYNC_MS);
-            let m = m.s(" to ").n(MAX_SYNC_MS as u64).s(", got ").s(&input.show_number(n));
-            return Err(SpecError::new(code::OUT_OF_RANGE, field, m));
-        }
-        Value::Text(written) => {
-            // A duration is an interval: longer than zero (local only is a negative number).
-            let d = duration(input, field, 1)?.unwrap_or(Nanos::ZERO);
-            if d > Nanos::from_millis(MAX_SYNC_MS as u64) {
-                // Worded as the npm RedisStore words it (lib/options.js `durationMs`).
-                let m = Msg::new(field).s(" ").q(&written).s(" is longer than the maximum ");
-                return Err(SpecError::new(code::OUT_OF_RANGE, field, m.n(MAX_SYNC_MS as u64).s(" ms")));
-            }
-            d.as_millis_ceil() as i64
-        }
-        other => {
-            return Err(wrong_type(input, field, &other, "a number of milliseconds or a duration such as \"100ms\""))
-        }
-    };
     if ms != 0 && !policy.is_mergeable() {
-        let m = signed(Msg::new("syncRate = "), ms)
+        let m = sync_shown(Msg::new(""), ms)
             .s(" needs every limit to be mergeable (fixed-window, sliding-window or sliding-buckets); \
              use syncRate = 0 with this policy");
         return Err(SpecError::new(code::CONFLICTING_FIELDS, field, m));
     }
     if ms != 0 && policy.block_duration() > Nanos::ZERO {
         let m = Msg::new("blockDuration needs the key's Durable Object to decide every hit (syncRate = 0), got ");
-        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", signed(m.s("syncRate = "), ms)));
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, "blockDuration", sync_shown(m, ms)));
     }
     Ok(ms)
 }
@@ -201,7 +147,7 @@ pub fn parse_lease_ttl<I: Input>(input: &I, policy: &Policy, sync_ms: i64) -> Re
         return Err(SpecError::new(code::OUT_OF_RANGE, LEASE_FIELD, m));
     }
     if sync_ms != 0 {
-        let m = signed(Msg::new(LEASE_FIELD).s(" (leased mode) and syncRate = "), sync_ms)
+        let m = sync_shown(Msg::new(LEASE_FIELD).s(" (leased mode) and "), sync_ms)
             .s(" (synced mode) are two modes: choose one");
         return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
     }
@@ -268,24 +214,16 @@ pub struct Serving {
 
 /// `timeoutMs`: whole milliseconds from 1 to [`MAX_TIMEOUT_MS`], [`DEFAULT_TIMEOUT_MS`] when absent.
 pub fn parse_timeout<I: Input>(input: &I) -> Result<u64, SpecError> {
-    Ok(whole(input, "timeoutMs", 1, MAX_TIMEOUT_MS, " of milliseconds")?.unwrap_or(DEFAULT_TIMEOUT_MS))
+    parse_timeout_at(input, Edge::Worker)
 }
 
-/// `failure`, `timeoutMs` and `statusCode`.
+/// `failure`, `timeoutMs` and `statusCode` as the Worker takes them ([`parse_around`]'s domains).
 pub fn parse_serving<I: Input>(input: &I) -> Result<Serving, SpecError> {
     let on_error = match one_of(input, "failure", &FailMode::NAMES)? {
         None | Some(0) => FailMode::Open,
         _ => FailMode::Closed,
     };
-    let timeout_ms = parse_timeout(input)?;
-    let deny_status = match whole(input, "statusCode", 200, 429, "")? {
-        None => 200,
-        Some(s @ (200 | 429)) => s as u16,
-        Some(other) => {
-            let m = Msg::new("statusCode must be 200 or 429 (the status of a denial), got ").n(other);
-            return Err(SpecError::new(code::INVALID_VALUE, "statusCode", m));
-        }
-    };
+    let (timeout_ms, deny_status) = (parse_timeout(input)?, parse_status(input, Edge::Worker)? as u16);
     Ok(Serving { on_error, timeout_ms, deny_status })
 }
 

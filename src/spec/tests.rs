@@ -643,3 +643,45 @@ fn lease_ttl_is_a_duration_up_to_an_hour_and_one_mode() {
     let e = lease_ttl_of(vec![("leaseTtl", S("1s")), ("blockDuration", S("1m"))], 0).unwrap_err();
     assert_eq!((e.code, e.field.as_str()), ("conflicting_fields", "blockDuration"));
 }
+
+#[test]
+fn the_options_around_the_limits_are_one_parser_with_each_edges_domain() {
+    let around = |fields: Vec<(&'static str, J)>, edge| parse_around(&O(fields), edge);
+    let err = |fields, edge| around(fields, edge).map(|_| ()).unwrap_err();
+    // Defaults by edge: the Worker answers a denial with 200, a middleware 429, a socket 1008.
+    let worker = around(vec![], Edge::Worker).unwrap();
+    assert_eq!((worker.failure, worker.status, worker.ipv6_subnet, worker.blocked_cache_ms), (0, 200, 56, 1000));
+    assert_eq!(around(vec![], Edge::Http).unwrap().status, 429);
+    assert_eq!(around(vec![], Edge::WebSocket).unwrap().status, 1008);
+    assert_eq!(worker.headers.standard, Some(Standard::Draft10));
+    // `failure: "throw"` is an npm store's, not the Worker's.
+    let store = around(vec![("failure", S("throw")), ("timeoutMs", N(60_000.0))], Edge::Store).unwrap();
+    assert_eq!((Edge::Store.domain().failures[store.failure], store.timeout_ms), ("throw", Some(60_000)));
+    let e = err(vec![("failure", S("throw"))], Edge::Worker);
+    assert_eq!((e.code, e.field.as_str()), ("invalid_value", "failure"));
+    let e = err(vec![("timeoutMs", N(60_000.0))], Edge::Worker);
+    assert_eq!((e.code, e.field.as_str()), ("out_of_range", "timeoutMs"));
+    // statusCode: a choice of 200 or 429 in the Worker, a range of statuses in a middleware.
+    assert_eq!(err(vec![("statusCode", N(404.0))], Edge::Worker).code, "invalid_value");
+    let e = err(vec![("statusCode", N(200.0))], Edge::Http);
+    assert_eq!(e.message, "statusCode must be a whole number from 400 to 599, got 200");
+    // insurance: required by failure "insurance", refused without it, (0, 1].
+    let insured = |v| vec![("failure", S("insurance")), ("insurance", v)];
+    assert_eq!(around(insured(N(0.5)), Edge::Store).unwrap().insurance, Some(0.5));
+    assert_eq!(err(vec![("failure", S("insurance"))], Edge::Store).code, "missing_field");
+    assert_eq!(err(vec![("insurance", N(0.5))], Edge::Store).code, "conflicting_fields");
+    assert_eq!(err(insured(N(1.5)), Edge::Store).code, "out_of_range");
+    // blockedCache, syncRate, ipv6Subnet and the header options.
+    assert_eq!(around(vec![("blockedCache", S("500ms"))], Edge::Store).unwrap().blocked_cache_ms, 500);
+    assert_eq!(around(vec![("blockedCache", B(false))], Edge::Store).unwrap().blocked_cache_ms, 0);
+    assert_eq!(around(vec![("syncRate", S("100ms"))], Edge::Store).unwrap().sync_ms, 100);
+    assert_eq!(err(vec![("syncRate", S("2h"))], Edge::Store).message, "syncRate \"2h\" is longer than the maximum 3600000 ms");
+    assert_eq!(around(vec![("ipv6Subnet", B(false))], Edge::Http).unwrap().ipv6_subnet, 128);
+    let e = err(vec![("ipv6Subnet", N(0.0))], Edge::Http);
+    assert_eq!((e.code, e.message.as_str()), ("out_of_range", "ipv6Subnet must be a whole number from 1 to 128, or false, got 0"));
+    assert_eq!(err(vec![("jitter", S("yes"))], Edge::Worker).message, "jitter must be true or false, got \"yes\"");
+    let e = err(vec![("jitter", N(0.5))], Edge::Http);
+    assert_eq!(e.message, "jitter must be true, false or a function returning a number in [0, 1), got 0.5");
+    let e = err(vec![("standardHeaders", S("draft-9"))], Edge::Http);
+    assert_eq!(e.message, "standardHeaders must be \"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false, got \"draft-9\"");
+}

@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
-    describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_policy as parse_spec, parse_serving,
+    describe_limit, parse_controls, parse_headers, parse_ipv6_subnet, parse_lease_ttl, parse_policy as parse_spec, parse_serving,
     parse_sync_rate, wrong_type, ControlSpec, HeaderSpec, PolicySpec, Serving, Shown, SpecError, LEASE_FIELD,
     SERVING_FIELDS,
 };
@@ -329,15 +329,9 @@ pub fn parse_proxy(
     if !policies.contains_key(&p.policy) {
         return Err(format!("PROXY names the unknown policy {:?}", p.policy));
     }
-    let ipv6_subnet = match &p.ipv6_subnet {
-        None => DEFAULT_IPV6_SUBNET,
-        Some(Value::Bool(false)) => 128,
-        Some(v) => v
-            .as_u64()
-            .filter(|n| (1..=128).contains(n))
-            .map(|n| n as u8)
-            .ok_or_else(|| format!("PROXY.ipv6Subnet must be a whole number from 1 to 128, or false, not {v}"))?,
-    };
+    // The core's reading, as the npm middleware's (`tollgate::spec::parse_ipv6_subnet`).
+    let subnet = Json(p.ipv6_subnet.map_or(json!({}), |v| json!({ "ipv6Subnet": v })));
+    let ipv6_subnet = parse_ipv6_subnet(&subnet).map_err(|e| format!("PROXY.{}", e.message))? as u8;
     let key_header = match p.key_header.map(|h| h.trim().to_ascii_lowercase()) {
         None => None,
         Some(h) if is_field_name(&h) => Some(h),
