@@ -13,7 +13,7 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 const server = await RedisServer.start();
 const child = fork(fileURLToPath(new URL("./hotkey-child.mjs", import.meta.url)), [String(server.port), contender, key, seconds, "8"], {
-  execArgv: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+  execArgv: ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(process.env.PROFILE_NODE_FLAGS ?? "").split(" ").filter(Boolean)],
   stdio: ["ignore", "pipe", "inherit", "ipc"],
 });
 let out = "";
