@@ -8,20 +8,13 @@ import { RateLimiter, RedisStore } from "tollgate";
 import { RedisServer } from "./redis-server.mjs";
 import { CLIENTS, connect } from "./clients.mjs";
 import { T0 } from "./trace.mjs";
+import { raw, evalshas } from "./commands.mjs";
 
 let server;
 before(async () => {
   server = await RedisServer.start();
 });
 after(() => server.stop());
-
-const raw = (client) => ({ send: (args) => ("call" in client ? client.call(...args) : client.sendCommand(args)) });
-
-/** EVALSHA calls Redis has run so far (INFO commandstats). */
-async function evalshas(r) {
-  const info = String(await r.send(["INFO", "commandstats"]));
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
-}
 
 /** Resolves once `key` is gone from Redis (its TTL ran out), within 5 s. */
 async function dropped(r, key) {
