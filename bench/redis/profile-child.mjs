@@ -1,11 +1,13 @@
 // `node bench/redis/profile-child.mjs [contender] [key] [seconds]`: one process of
 // hotkey.mjs (hotkey-child.mjs) under `node --cpu-prof`, against its own redis-server; the
 // profile (.cpuprofile, for Chrome's DevTools) is written to target/redis-profile/ and the
-// heaviest functions by self time are printed. For the per-process cost of a contender.
+// heaviest functions by self time during the run are printed (profile-summary.mjs). For the
+// per-process cost of a contender. PROFILE_NODE_FLAGS: more flags for the child (e.g. --no-opt).
 import { fork } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { RedisServer } from "../../tests/redis/redis-server.mjs";
+import { summary } from "./profile-summary.mjs";
 
 const [contender = "tollgate", key = "key:0", seconds = "4"] = process.argv.slice(2);
 const dir = fileURLToPath(new URL("../../target/redis-profile/", import.meta.url));
@@ -13,7 +15,7 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 const server = await RedisServer.start();
 const child = fork(fileURLToPath(new URL("./hotkey-child.mjs", import.meta.url)), [String(server.port), contender, key, seconds, "8"], {
-  execArgv: ["--cpu-prof", `--cpu-prof-dir=${dir}`],
+  execArgv: ["--cpu-prof", `--cpu-prof-dir=${dir}`, ...(process.env.PROFILE_NODE_FLAGS ?? "").split(" ").filter(Boolean)],
   stdio: ["ignore", "pipe", "inherit", "ipc"],
 });
 let out = "";
@@ -30,19 +32,6 @@ await server.stop();
 console.log(out);
 console.log(stats.map((l) => l.replace(/,usec_per_call.*$/, "").trim()).join("\n"));
 const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-const profile = JSON.parse(readFileSync(dir + file, "utf8"));
-const dt = profile.timeDeltas;
-const self = new Map();
-const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (dt[i] ?? 0)));
-const total = [...self.values()].reduce((a, b) => a + b, 0);
-const byName = new Map();
-for (const [id, us] of self) {
-  const f = byId.get(id).callFrame;
-  const name = `${f.functionName || "(anonymous)"} ${f.url.split("/").slice(-2).join("/")}:${f.lineNumber + 1}`;
-  byName.set(name, (byName.get(name) ?? 0) + us);
-}
-console.log(`profile ${dir}${file}: ${(total / 1000).toFixed(0)} ms sampled`);
-for (const [name, us] of [...byName].sort((a, b) => b[1] - a[1]).slice(0, 30)) {
-  console.log(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(1).padStart(7)} ms  ${name}`);
-}
+// The samples of the run only (the child's `window`), not its start-up.
+const [from, to] = JSON.parse(out).window;
+console.log(summary(dir + file, 30, from, to));

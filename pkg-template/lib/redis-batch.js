@@ -14,7 +14,8 @@ import { toValue, fromValue, HELD_LUA } from "./redis-value.js";
 import { RedisStateError } from "./redis-errors.js";
 
 /**
- * KEYS: n keys. ARGV: for key i, at 4i-3..4i: the expected value, the new value, the TTL in
+ * KEYS: n keys. ARGV: for key i, at 4i-3..4i: the expected value (`~<hex>`: those bytes or none,
+ * redis-value.js `expected`), the new value, the TTL in
  * ms ('' = absent or delete), and the write's guard ('' = none; redis-guard.js). Per key, in
  * order: if it holds the expected value, writes the new one when it differs (SET PX, or DEL for
  * '') and answers 1; else, if the guard applies to what it holds, writes the guarded bytes and
@@ -32,8 +33,9 @@ for i = 1, #KEYS do
     out[i] = {cur.err}
   else
     cur = held(cur or '')
-    local e, v = ARGV[4 * i - 3], ARGV[4 * i - 2]
-    if cur ~= e then
+    local e, gone = expected(ARGV[4 * i - 3])
+    local v = ARGV[4 * i - 2]
+    if cur ~= e and not (gone and cur == '') then
       local w, s = guarded(cur, e, v, ARGV[4 * i])
       if w then
         redis.call('SET', k, w, 'PX', shifted_ttl(ARGV[4 * i - 1], s))
@@ -76,10 +78,13 @@ export class SwapBatcher {
     this.#script = new LoadedScript(client, BATCH_SCRIPT);
   }
 
-  /** Swaps `key` from `expected` to `next` (`Uint8Array | null`) with `ttl` ms, under `guard` (or none). */
-  swap(key, expected, next, ttl, guard) {
+  /**
+   * Swaps `key` from `expected` to `next` (`Uint8Array | null`) with `ttl` ms, under `guard` (or
+   * none); `orAbsent`: an absent key counts as `expected` (bytes that decide like a fresh key).
+   */
+  swap(key, expected, next, ttl, guard, orAbsent = false) {
     return new Promise((resolve, reject) => {
-      this.#pending.push({ key, expected: toValue(expected), next: toValue(next), ttl: String(ttl), guard: guard ?? "", resolve, reject });
+      this.#pending.push({ key, expected: toValue(expected, orAbsent), next: toValue(next), ttl: String(ttl), guard: guard ?? "", resolve, reject });
       if (!this.#scheduled) {
         this.#scheduled = true;
         later(() => this.#flush());

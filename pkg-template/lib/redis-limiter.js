@@ -317,7 +317,13 @@ export class RedisLimiter extends StoreLimiter {
     };
     let latest = -Infinity;
     for (const h of batch) latest = Math.max(latest, h.now);
-    await this.#swapLoop(rkeys, step, true, queue, latest);
+    // The earliest time of the hits a step decided (read after each step: hits join on a retry).
+    const earliest = () => {
+      let at = Infinity;
+      for (const h of batch) at = Math.min(at, h.now);
+      return at;
+    };
+    await this.#swapLoop(rkeys, step, true, queue, latest, earliest);
     for (let i = 0; i < batch.length; i++) {
       const r = results[i];
       if (r instanceof Passthrough) batch[i].reject(r);
@@ -334,7 +340,7 @@ export class RedisLimiter extends StoreLimiter {
       return next;
     };
     hit.track = hit;
-    await this.#swapLoop(rkeys, step, true, hit, now);
+    await this.#swapLoop(rkeys, step, true, hit, now, () => now);
     return decision;
   }
 
@@ -359,9 +365,11 @@ export class RedisLimiter extends StoreLimiter {
    * `track.conflict`: a decision that runs out of time after one was refused by contention,
    * not by an outage. A write with a guard (the core's, src/guard.rs) that Redis applied over
    * other bytes is not a lost race: `step(current, true)` decides the same hits again over the
-   * bytes Redis held, which gives the bytes Redis wrote.
+   * bytes Redis held, which gives the bytes Redis wrote. `earliest()` (absent: not used): the
+   * earliest time of the hits the last step decided; bytes that decide like a fresh key by then
+   * are sent as "these or none" (`#fresh`).
    */
-  async #swapLoop(rkeys, step, trustCache, track, latest) {
+  async #swapLoop(rkeys, step, trustCache, track, latest, earliest) {
     let states = rkeys.map((k) => this.#cached(k));
     const run = this.#protocol.begin(trustCache && this.#trusted(rkeys) && this.#shut(states, latest));
     try {
@@ -370,7 +378,8 @@ export class RedisLimiter extends StoreLimiter {
         const send = run.decided(write !== null);
         if (send === SWAP_FINAL) return;
         const sent = performance.now();
-        const current = await (send === SWAP_WRITE ? this.#swap(rkeys, states, write, ttls, guard) : this.#swap(rkeys, states, states, rkeys.map(() => 1)));
+        const gone = earliest === undefined ? undefined : this.#fresh(states, earliest());
+        const current = await (send === SWAP_WRITE ? this.#swap(rkeys, states, write, ttls, guard, gone) : this.#swap(rkeys, states, states, rkeys.map(() => 1), null, gone));
         const guarded = current?.guarded !== undefined;
         next = run.answered(current === null ? SWAP_SWAPPED : guarded ? SWAP_GUARDED : SWAP_OTHER_BYTES, performance.now() - sent, Math.random());
         if (current === null) this.#remember(rkeys, write ?? states);
@@ -402,10 +411,37 @@ export class RedisLimiter extends StoreLimiter {
     this.#remember(rkeys, written);
   }
 
-  /** One key through the batcher (or its own call), several through the all-or-nothing script. */
-  #swap(rkeys, expected, next, ttls, guard) {
-    if (rkeys.length === 1) return this.#store._swapOne(rkeys[0], expected[0], next[0], ttls[0], guard);
-    return this.#store._script.swap(rkeys, expected, next, ttls);
+  /**
+   * One key through the batcher (or its own call), several through the all-or-nothing script;
+   * `gone[i]`: an absent key i counts as `expected[i]`.
+   */
+  #swap(rkeys, expected, next, ttls, guard, gone) {
+    if (rkeys.length === 1) return this.#store._swapOne(rkeys[0], expected[0], next[0], ttls[0], guard, gone?.[0] === true);
+    return this.#store._script.swap(rkeys, expected, next, ttls, undefined, gone);
+  }
+
+  /**
+   * Which of `states` decide like a fresh key at `at` (`StorePolicy.stateExpiresAt`, the core's
+   * `PolicyState::expires_at`), as booleans, or `undefined` for none. Redis drops bytes by
+   * their TTL, which ends then: the swap takes an absent key for them (redis-value.js
+   * `expected`), since over either the same hits decide the same. Without it a key idle past
+   * its TTL (with many processes on a loaded machine, every batch's key) costs a conflict and
+   * a second round trip.
+   */
+  #fresh(states, at) {
+    let out;
+    for (let i = 0; i < states.length; i++) {
+      const s = states[i];
+      if (s === null) continue;
+      let expires;
+      try {
+        expires = this.#wasm.stateExpiresAt(s);
+      } catch {
+        continue; // not a state: the step has reported it
+      }
+      if (expires <= at) (out ??= states.map(() => false))[i] = true;
+    }
+    return out;
   }
 
   /** Runs a wasm call over `states`; bytes that are not state become a `RedisStateError`. */

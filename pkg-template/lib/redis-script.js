@@ -7,7 +7,8 @@ import { GUARD_LUA } from "./redis-guard.js";
 import { RedisStateError } from "./redis-errors.js";
 
 /**
- * KEYS: the n keys. ARGV: n expected values, n new values, n TTLs in ms ('' = absent or
+ * KEYS: the n keys. ARGV: n expected values (`~<hex>`: those bytes or none, redis-value.js
+ * `expected`), n new values, n TTLs in ms ('' = absent or
  * delete), and for one key optionally the write's guard. If every key holds its expected
  * value, writes each changed new value (SET PX) or deletes it, and returns {1}; else, for one
  * key whose guard applies to what it holds, writes the guarded bytes and returns {2, current,
@@ -16,11 +17,13 @@ import { RedisStateError } from "./redis-errors.js";
  */
 export const CAS_SCRIPT = `${GUARD_LUA}${HELD_LUA}
 local n = #KEYS
+local e, gone = {}, {}
+for i = 1, n do e[i], gone[i] = expected(ARGV[i]) end
 for i = 1, n do
   local cur = held(redis.call('GET', KEYS[i]) or '')
-  if cur ~= ARGV[i] then
+  if cur ~= e[i] and not (gone[i] and cur == '') then
     if n == 1 then
-      local w, s = guarded(cur, ARGV[1], ARGV[2], ARGV[4])
+      local w, s = guarded(cur, e[1], ARGV[2], ARGV[4])
       if w then
         redis.call('SET', KEYS[1], w, 'PX', shifted_ttl(ARGV[3], s))
         return {2, cur, w}
@@ -33,7 +36,7 @@ for i = 1, n do
 end
 for i = 1, n do
   local v = ARGV[n + i]
-  if v ~= ARGV[i] then
+  if v ~= e[i] then
     if v == '' then redis.call('DEL', KEYS[i])
     else redis.call('SET', KEYS[i], v, 'PX', ARGV[2 * n + i]) end
   end
@@ -105,12 +108,13 @@ export class CasScript {
    * with its TTL in `ttls` (ms); for one key, under `guard` (or none). Resolves to `null` when
    * it swapped, to `{ guarded: [current], written: [bytes] }` when Redis applied the guard,
    * else to the current values (`Uint8Array | null` per key). Values are hex text in Redis
-   * (redis-value.js); one that is not is a `RedisStateError`.
+   * (redis-value.js); one that is not is a `RedisStateError`. `orAbsent[i]`: an absent key i
+   * counts as `expected[i]` (bytes that decide like a fresh key).
    */
-  async swap(keys, expected, next, ttls, guard) {
+  async swap(keys, expected, next, ttls, guard, orAbsent) {
     const n = keys.length;
     const args = [String(n), ...keys];
-    for (const e of expected) args.push(toValue(e));
+    for (let i = 0; i < n; i++) args.push(toValue(expected[i], orAbsent?.[i] === true));
     for (const v of next) args.push(toValue(v));
     for (const t of ttls) args.push(String(t));
     if (n === 1 && guard) args.push(guard);

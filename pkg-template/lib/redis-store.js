@@ -70,8 +70,8 @@ export class RedisStore {
     // per node itself.
     const batcher = (batchKeys ?? !this._cluster) ? new SwapBatcher(this._client) : null;
     this._swapOne = batcher
-      ? (key, expected, next, ttl, guard) => batcher.swap(key, expected, next, ttl, guard)
-      : (key, expected, next, ttl, guard) => this._script.swap([key], [expected], [next], [ttl], guard);
+      ? (key, expected, next, ttl, guard, orAbsent) => batcher.swap(key, expected, next, ttl, guard, orAbsent)
+      : (key, expected, next, ttl, guard, orAbsent) => this._script.swap([key], [expected], [next], [ttl], guard, [orAbsent]);
     /**
      * Writes Redis made under a guard (a race lost without a round trip), and those whose
      * bytes the core, deciding again over what Redis held, did not produce (a broken guard:

@@ -18,11 +18,27 @@ local function held(v)
   if v == '0' or string.find(v, '^%-?[1-9]%d*$') then return '' end
   return v
 end
+local function expected(e)
+  if string.byte(e, 1) == 126 then return string.sub(e, 2), true end
+  return e, false
+end
 `;
 
-/** The text of `bytes` (`""` for none: the script's "absent"). */
-export function toValue(bytes) {
+/**
+ * Lua above, `expected(e)`: an expected value as `toValue(bytes, true)` writes it, `~<hex>`,
+ * is those bytes or an absent key (answers the bytes and `true`); any other, itself and
+ * `false`. The writer marks bytes that decide like a fresh key at every hit it decided
+ * (`StorePolicy.stateExpiresAt`, the core's `PolicyState::expires_at`): Redis may have dropped
+ * them by their TTL since, and over an absent key the same hits decide the same, so the write
+ * stands without another round trip. (Idle past its TTL, a key is otherwise a conflict every
+ * time: with many processes, each batch's bytes expired before the next.)
+ */
+export const EXPIRED_MARK = "~";
+
+/** The text of `bytes` (`""` for none: the script's "absent"); `orAbsent`: marked `~` (`expected` above). */
+export function toValue(bytes, orAbsent = false) {
   if (bytes === null) return "";
+  if (orAbsent) return EXPIRED_MARK + toValue(bytes);
   if (typeof Buffer === "function") return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
   let s = "";
   for (const b of bytes) s += (b < 16 ? "0" : "") + b.toString(16);
