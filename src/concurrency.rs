@@ -43,6 +43,11 @@ pub use token::{LeaseToken, LEASE_TOKEN_VERSION};
 /// The `code` of every lease error, as every edge spells it (docs/vocabulary.md).
 pub const CODES: [&str; 2] = ["unknown_lease", "invalid_lease"];
 
+/// The fields a lease adds to an answer, as every edge spells them: an acquisition's token
+/// (`lease`, `null` when none was taken), its expiry and a renewal's (`expiresAt`, ms since the
+/// epoch), and whether a release freed it (`released`).
+pub const LEASE_FIELDS: [&str; 3] = ["lease", "expiresAt", "released"];
+
 /// Why a renewal (or a release's token) was refused; it changed nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
