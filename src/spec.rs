@@ -43,6 +43,8 @@ use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
 mod around;
+#[cfg(feature = "concurrency")]
+mod concurrency;
 mod pool;
 mod serving;
 pub mod typed;
@@ -50,6 +52,8 @@ pub use around::{
     parse_around, parse_headers_at, parse_ipv6_subnet, parse_status, parse_timeout_at, sync_rate_ms, Around, Domain, Edge,
     BLOCKED_CACHE_MS, DEFAULT_IPV6_SUBNET, MAX_TIMER_MS, STORE_FAILURES, STORE_FIELDS,
 };
+#[cfg(feature = "concurrency")]
+pub use concurrency::{CONCURRENCY, DEFAULT_LEASE_TTL, LEASE_TTL_FIELD};
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
     check_sync_rate, describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
@@ -155,6 +159,8 @@ pub const RENAMED: [(&str, &str); 6] = [
 pub fn config_name(kind: Kind) -> (&'static str, Option<&'static str>) {
     match kind {
         Kind::FixedWindowFirstHit => ("fixed-window", Some("first-hit")),
+        #[cfg(feature = "concurrency")]
+        Kind::Concurrency => (CONCURRENCY, None),
         other => (KINDS.iter().position(|k| *k == other).map_or("", |i| ALGORITHMS[i]), None),
     }
 }
@@ -506,6 +512,9 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
     let penalty = penalty(input)?;
     let items = match input.get("limits") {
         Value::Missing => {
+            #[cfg(feature = "concurrency")]
+            known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields, own_fields(input)], "")?;
+            #[cfg(not(feature = "concurrency"))]
             known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields], "")?;
             let (name, spec, limit) = parse_limit(input, "", "default")?;
             let _ = name;
@@ -534,6 +543,9 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         let Value::Object(obj) = item else {
             return Err(wrong_type(input, &at, &item, "an object"));
         };
+        #[cfg(feature = "concurrency")]
+        known_fields(&obj, &[&LIMIT_FIELDS, own_fields(&obj)], &at)?;
+        #[cfg(not(feature = "concurrency"))]
         known_fields(&obj, &[&LIMIT_FIELDS], &at)?;
         let default = Msg::new("limit-").n(i as u64).0;
         let (name, spec, limit) = parse_limit(&obj, &at, &default)?;
@@ -546,6 +558,15 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         specs.push(spec);
     }
     finish(limits, specs, penalty)
+}
+
+/// The fields a limit object takes beyond [`LIMIT_FIELDS`]: a concurrency limit's `leaseTtl`.
+#[cfg(feature = "concurrency")]
+fn own_fields<I: Input>(o: &I) -> &'static [&'static str] {
+    if concurrency::is_concurrency(o) {
+        return &[LEASE_FIELD];
+    }
+    &[]
 }
 
 /// A policy's penalty as its options give it (crate::penalty): the block duration (zero for
@@ -606,6 +627,10 @@ fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, penalty: Penalty) -> Result
 
 /// One limit at `at` (`limits[1]`, or empty at the top).
 fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String, LimitSpec, Limit), SpecError> {
+    #[cfg(feature = "concurrency")]
+    if concurrency::is_concurrency(o) {
+        return concurrency::parse_concurrency(o, at, default_name);
+    }
     let f = |name: &str| path(at, name);
     let algorithm_field = f("algorithm");
     let Some(i) = one_of(o, &algorithm_field, &ALGORITHMS)? else {
@@ -778,6 +803,27 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         SpecError::new(code::INVALID_VALUE, &field, m)
     })?;
     Ok((name, spec, limit))
+}
+
+/// A limit's `name` at `at`, `default_name` when absent (as `parse_limit` reads it).
+#[cfg(feature = "concurrency")]
+fn limit_name<I: Input>(o: &I, at: &str, default_name: &str) -> Result<String, SpecError> {
+    match o.get("name") {
+        Value::Missing => Ok(String::from(default_name)),
+        Value::Text(s) => Ok(s),
+        other => Err(wrong_type(o, &path(at, "name"), &other, "a string")),
+    }
+}
+
+/// The limit `name` of `algorithm`, its name checked (`Limit::new`'s rule) at `at` (as
+/// `parse_limit` checks it).
+#[cfg(feature = "concurrency")]
+fn named(at: &str, name: &str, algorithm: AnyAlgorithm) -> Result<Limit, SpecError> {
+    Limit::new(name, algorithm).map_err(|_| {
+        let field = path(at, "name");
+        let m = Msg::new(&field).s(" ").q(name).s(" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :");
+        SpecError::new(code::INVALID_VALUE, &field, m)
+    })
 }
 
 /// `n` calendar months at `field` (written `w`): 1 to 12, and only for a fixed window on the

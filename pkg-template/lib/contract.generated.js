@@ -48,6 +48,12 @@ export const WORKER_FIELDS = Object.freeze(["allowed", "limit", "remaining", "re
 /** A pair's fields in the Worker's `limits` (`tollgate::answer::WORKER_LIMIT_FIELDS`). */
 export const WORKER_LIMIT_FIELDS = Object.freeze(["name", "key", "allowed", "limit", "remaining", "resetAt", "retryAfter", "nextUnitAfter"]);
 
+/** The `code` of every lease error (`tollgate::concurrency::CODES`). */
+export const LEASE_ERROR_CODES = Object.freeze(["unknown_lease", "invalid_lease"]);
+
+/** What a lease adds to an answer (`tollgate::concurrency::LEASE_FIELDS`): `lease`, `expiresAt`, `released`. */
+export const LEASE_FIELDS = Object.freeze(["lease", "expiresAt", "released"]);
+
 /** A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`). */
 export const DECISION_SUMMARY = Object.freeze(["allowed", "limit", "remaining", "resetAt", "retryAfter", "bindingKey", "bindingLimit", "pairs"]);
 
