@@ -497,6 +497,9 @@ fn path(at: &str, name: &str) -> String {
 /// lite module, which refuses `limits` and the penalty's options itself before calling this,
 /// and so carries neither parser). Here those fields are unknown fields.
 pub fn parse_one_limit<I: Input>(input: &I, policy_fields: &[&str]) -> Result<PolicySpec, SpecError> {
+    #[cfg(feature = "concurrency")]
+    known_fields(input, &[&LIMIT_FIELDS, policy_fields, own_fields(input)], "")?;
+    #[cfg(not(feature = "concurrency"))]
     known_fields(input, &[&LIMIT_FIELDS, policy_fields], "")?;
     let (_, spec, limit) = parse_limit(input, "", "default")?;
     let policy = Policy::new(alloc::vec![limit])
