@@ -1,7 +1,8 @@
 // The guide's lanes widgets in headless Chromium: the store outage, the hot key and the live
 // side-by-side of the ending. From a fresh arrival each gives what the text beside it says,
-// decided as the Node build decides the same hits (the outage's store-down answers are the
-// failure mode's: open admits and counts nothing, closed refuses); the sentence spoken to
+// decided as the Node build decides the same hits (the outage's store-down answers too: the
+// Node build's WorkerStore limiter, its store unreachable, answers each with its failure mode:
+// open admits and counts nothing, closed refuses); the sentence spoken to
 // screen readers says the same; reduced motion steps their clocks. Screenshots to artifacts/www/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -9,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { launch, openPage, ARTIFACTS } from "./browser.mjs";
 import { serveWww } from "./static-server.mjs";
-import { RateLimiter, describe } from "./core-node.mjs";
+import { RateLimiter, WorkerStore, describe } from "./core-node.mjs";
 import { ALGORITHMS } from "../../www/guide/facts.js";
 
 let server;
@@ -72,11 +73,26 @@ test("store outage: up, the core decides (✓✓✓✗); down and open, admitted
   // The store-up decisions are the core's on the store-up hits only: the store counted nothing
   // while it was down.
   const rl = new RateLimiter(options);
+  const figures = (d) => ({ allowed: d.allowed, remaining: d.remaining, retryAfter: d.retryAfter, degraded: d.degraded ?? null });
+  const seen = ({ allowed, remaining, retryAfter, degraded }) => ({ allowed, remaining, retryAfter, degraded });
   const up = t.log.filter((h) => !h.down);
-  assert.deepEqual(up.map((h) => rl.limit("you", { now: h.at }).allowed), up.map((h) => h.allowed));
+  assert.deepEqual(up.map((h) => figures(rl.limit("you", { now: h.at }))), up.map(seen));
+  // The store-down answers are the package's outage path's, figures and all: the Node build's
+  // store limiter of each failure mode, its store unreachable, answers the same hits the same.
+  const unreachable = () => Promise.reject(new TypeError("fetch failed"));
+  for (const failure of ["open", "closed"]) {
+    const gone = new WorkerStore({ url: "https://store.invalid", fetch: unreachable, policy: "guide", failure }).limiter(options);
+    const down = t.log.filter((h) => h.down && h.failure === failure);
+    const expected = [];
+    for (const h of down) expected.push(figures(await gone.limit("you", { now: h.at })));
+    assert.deepEqual(down.map(seen), expected, failure);
+    assert.ok(expected.every((d) => d.degraded === "unavailable"), "marked as an outage's answers");
+  }
   const counted = describe(options, rl, "you", t.log.at(-1).at).count;
+  const retry = t.log.at(-1).retryAfter;
+  assert.ok(retry > 0, "failing closed says when to try again");
   const text = await said(page, "outage");
-  assert.match(text, /^Store up: 3 admitted, 1 refused by the limit\. Store down: 4 admitted uncounted, 4 refused by failure "closed"\./);
+  assert.ok(text.startsWith(`Store up: 3 admitted, 1 refused by the limit. Store down: 4 admitted uncounted, 4 refused by failure "closed" (429, try again in ${(Math.ceil(retry / 100) / 10).toFixed(1)} s).`), text);
   assert.ok(text.endsWith(`The store counts ${counted} in the last 4 s.`), text);
   assert.match(await root.locator("svg").getAttribute("aria-label"), /Store down: 4 admitted uncounted/);
   await unmoved(page, "outage");
