@@ -17,9 +17,13 @@ export async function launch() {
   });
 }
 
-/** A new page (1200 x 900) whose problems accumulate in `page.problems`, its requests' paths in `page.requested`. */
-export async function openPage(browser, url) {
+/**
+ * A new page (1200 x 900) whose problems accumulate in `page.problems`, its requests' paths in
+ * `page.requested`. `prepare(page)`: awaited before the page is opened (e.g. its routes).
+ */
+export async function openPage(browser, url, prepare) {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  await prepare?.(page);
   page.problems = [];
   page.requested = [];
   page.on("request", (r) => page.requested.push(new URL(r.url()).pathname));
