@@ -38,6 +38,18 @@ export async function openPage(browser, url, prepare) {
   return page;
 }
 
+/**
+ * `openPage`'s `prepare` for a page whose clock is the test's: Playwright's clock (Date,
+ * performance.now, timers and animation frames) held still from the page's start, so its
+ * widgets' time moves only when the test moves it (`page.clock.runFor(ms)`) and a loaded
+ * machine never changes what they decide. `page.clock.resume()` lets it run with real time.
+ */
+export async function heldClock(page) {
+  await page.clock.install({ time: Date.UTC(2026, 0, 1) });
+  // Paused ahead of the clock's start (an hour), before the page is opened: no race with it.
+  await page.clock.pauseAt(Date.UTC(2026, 0, 1, 1));
+}
+
 export async function screenshot(page, name) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name}.png`);

@@ -3,15 +3,17 @@
 // decided as the Node build decides the same hits (the outage's store-down answers too: the
 // Node build's WorkerStore limiter, its store unreachable, answers each with its failure mode:
 // open admits and counts nothing, closed refuses); the sentence spoken to
-// screen readers says the same; reduced motion steps their clocks. Screenshots to artifacts/www/.
+// screen readers says the same; reduced motion steps their clocks. The page's clock is the
+// test's (heldClock): time moves only as the test moves it. Screenshots to artifacts/www/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, ARTIFACTS } from "./browser.mjs";
+import { launch, openPage, heldClock, ARTIFACTS } from "./browser.mjs";
 import { serveWww } from "./static-server.mjs";
 import { RateLimiter, WorkerStore, describe } from "./core-node.mjs";
 import { ALGORITHMS } from "../../www/guide/facts.js";
+import { BURST_GAP } from "../../www/guide/widget.js";
 
 let server;
 let browser;
@@ -19,7 +21,7 @@ let page;
 before(async () => {
   server = await serveWww();
   browser = await launch();
-  page = await openPage(browser, `${server.url}/guide/`);
+  page = await openPage(browser, `${server.url}/guide/`, heldClock);
 });
 after(async () => {
   await browser?.close();
@@ -57,6 +59,7 @@ test("store outage: up, the core decides (✓✓✓✗); down and open, admitted
   const press4 = async () => {
     const b = await said(page, "outage");
     await root.getByRole("button", { name: "Hit ×4" }).click();
+    await page.clock.runFor(3 * BURST_GAP);
     await settled(page, "outage", b);
   };
   await press4();
@@ -109,6 +112,7 @@ test("hot key: one round refuses the hot key at its limit (✓✓✓✗) while e
   const root = await arrive(page, "hot");
   const b = await said(page, "hot");
   await root.getByRole("button", { name: "Send a round" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
   await settled(page, "hot", b);
   const t = await tape(page, "hot");
   assert.deepEqual(t.log["office NAT"].map((h) => h.allowed), [true, true, true, false]);
@@ -129,6 +133,7 @@ test("the ending, live: one Hit ×4 and all seven algorithms decide the same hit
   const root = await arrive(page, "side");
   const b = await said(page, "side");
   await root.getByRole("button", { name: "Hit ×4" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
   await settled(page, "side", b);
   const t = await tape(page, "side");
   assert.equal(t.times.length, 4);
