@@ -37,7 +37,10 @@ const shot = (p, id, name) => {
 async function arrive(p, id) {
   const root = p.locator(`[data-live='${id}']`);
   await root.scrollIntoViewIfNeeded();
-  await p.waitForFunction((id) => document.querySelector(`[data-live='${id}']`).dataset.fresh === "1", id);
+  await p.waitForFunction((id) => {
+    const r = document.querySelector(`[data-live='${id}']`);
+    return r.dataset.visible === "1" && r.dataset.fresh === "1";
+  }, id);
   heights[id] = await height(p, id);
   return root;
 }

@@ -83,6 +83,17 @@ function replay(tape, n, at) {
   return { verdicts, state: describe(tape.options, upTo, tape.key, at), last };
 }
 
+/** Scrolls to widget `id` and waits until it has seen the reader arrive (a fresh client). */
+async function arrive(p, id) {
+  const root = p.locator(`[data-widget='${id}']`);
+  await root.scrollIntoViewIfNeeded();
+  await p.waitForFunction((id) => {
+    const r = document.querySelector(`[data-widget='${id}']`);
+    return r.dataset.visible === "1" && r.dataset.fresh === "1";
+  }, id);
+  return root;
+}
+
 /** The page's tape of `id` matches the Node build, and its picture the core's describe. */
 async function checkDecided(p, id) {
   const s = await snapshot(p, id);
@@ -111,8 +122,7 @@ test("the guide loads cleanly: the chat first, then a widget per algorithm, each
 for (const id of [...ALGORITHM_WIDGETS, "client"]) {
   test(`${id}: from a fresh arrival, four quick Hits read ✓✓✓✗, decided as the Node build does`, async () => {
     const root = page.locator(`[data-widget='${id}']`);
-    await root.scrollIntoViewIfNeeded();
-    await page.waitForFunction((id) => document.querySelector(`[data-widget='${id}']`).dataset.fresh === "1", id);
+    await arrive(page, id);
     const before = await snapshot(page, id);
     assert.equal(before.tape.times.length, 0, "a fresh client");
     const hit = root.getByRole("button", { name: "Hit", exact: true });
@@ -148,9 +158,7 @@ for (const id of [...ALGORITHM_WIDGETS, "client"]) {
 }
 
 test("the live boundary attack: three just before the boundary and three after; the score is the core's", async () => {
-  const root = page.locator("[data-widget='attack']");
-  await root.scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => document.querySelector("[data-widget='attack']").dataset.fresh === "1");
+  const root = await arrive(page, "attack");
   const clock = () => page.evaluate(() => Number(document.querySelector("[data-widget='attack']").dataset.at) % 4000);
   // The widget's clock starts 0.5 s into a 4 s window; move it on until 1.2 s are left.
   assert.equal(await clock(), 500, "a fresh arrival, half a second into the window");

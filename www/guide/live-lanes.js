@@ -55,6 +55,7 @@ export class LiveLanes {
   setVisible(on) {
     if (on && !this.visible && this.now() - this.last > 2 * this.windowMs) this.reset();
     this.visible = on;
+    this.root.dataset.visible = on ? "1" : "0"; // for the tests: the arrival was seen
   }
 
   step(ms) {
