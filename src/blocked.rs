@@ -167,6 +167,12 @@ impl BlockedCache<Option<PolicyState>> {
         if !self.trusted(key, now) || policy.escalates() {
             return Ok(None);
         }
+        // Other writers' releases free a concurrency limit's slots at any time: the normal
+        // path there, not a rare reset, so its denials always ask the store.
+        #[cfg(feature = "concurrency")]
+        if policy.has_concurrency() {
+            return Ok(None);
+        }
         let Some(state) = self.state(key) else { return Ok(None) };
         let states = core::slice::from_ref(state);
         let d = policy.peek(states, now, cost)?;

@@ -16,6 +16,7 @@
 //! sliding buckets        5  newest n count*
 //! token bucket           6  tokens anchor
 //! gcra                   7  tat
+//! concurrency            8  n  (id expires_at)*   (the leases, in the order taken)
 //! ```
 //!
 //! Version 2 is written only for a key blocked by a penalty (crate::penalty), version 3
@@ -61,6 +62,8 @@ fn tag(kind: Kind) -> u8 {
         Kind::SlidingBuckets => 5,
         Kind::TokenBucket => 6,
         Kind::Gcra => 7,
+        #[cfg(feature = "concurrency")]
+        Kind::Concurrency => 8,
     }
 }
 
@@ -175,6 +178,14 @@ pub fn encode_state(state: &AnyState, out: &mut Vec<u8>) {
             put(out, s.anchor.as_nanos());
         }
         AnyState::Gcra(s) => put(out, s.tat.as_nanos()),
+        #[cfg(feature = "concurrency")]
+        AnyState::Concurrency(s) => {
+            put(out, s.leases.len() as u64);
+            for l in &s.leases {
+                put(out, l.id);
+                put(out, l.expires_at.as_nanos());
+            }
+        }
     }
 }
 
@@ -219,6 +230,16 @@ fn decode_state_from(r: &mut Reader<'_>, tag_byte: u8) -> Result<AnyState, Decod
         }
         6 => AnyState::TokenBucket(TokenBucketState { tokens: r.varint()?, anchor: r.time()? }),
         7 => AnyState::Gcra(GcraState { tat: r.time()? }),
+        #[cfg(feature = "concurrency")]
+        8 => {
+            use crate::algorithms::{ConcurrencyState, HeldLease, MAX_CONCURRENCY};
+            let n = r.len(MAX_CONCURRENCY)?;
+            let mut leases = Vec::with_capacity(n);
+            for _ in 0..n {
+                leases.push(HeldLease { id: r.varint()?, expires_at: r.time()? });
+            }
+            AnyState::Concurrency(ConcurrencyState { leases })
+        }
         other => return Err(DecodeError::UnknownTag(other)),
     })
 }
@@ -371,6 +392,10 @@ pub fn validate_state(algorithm: &AnyAlgorithm, state: &AnyState) -> Result<(), 
         }
         (AnyAlgorithm::TokenBucket(a), AnyState::TokenBucket(s)) if s.tokens > a.limit() => {
             Err(DecodeError::Invalid("more tokens than the capacity"))
+        }
+        #[cfg(feature = "concurrency")]
+        (AnyAlgorithm::Concurrency(a), AnyState::Concurrency(s)) if s.leases.len() as u64 > a.limit() => {
+            Err(DecodeError::Invalid("more leases than the concurrency limit"))
         }
         _ => Ok(()),
     }

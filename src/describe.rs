@@ -60,6 +60,9 @@ pub enum StateView {
     /// tolerance `tau = T * (burst - 1)`; one more unit is admitted from `tat - tau`, and
     /// `room` units fit at `now`.
     Gcra { tat: Nanos, emission_interval: Nanos, tolerance: Nanos, burst: u64, room: u64 },
+    /// The live leases at `now` (in the order taken) of `limit` slots.
+    #[cfg(feature = "concurrency")]
+    Concurrency { leases: Vec<crate::algorithms::HeldLease>, limit: u64 },
 }
 
 /// The view of `state` (`None`: a fresh key) under `algorithm` at `now`. A state of another
@@ -145,6 +148,14 @@ pub fn describe(algorithm: &AnyAlgorithm, state: Option<&AnyState>, now: Nanos) 
                 burst: a.burst(),
                 room: a.room(tat, now),
             }
+        }
+        #[cfg(feature = "concurrency")]
+        AnyAlgorithm::Concurrency(a) => {
+            let leases = match state {
+                Some(AnyState::Concurrency(s)) => s.leases.iter().filter(|l| l.expires_at > now).copied().collect(),
+                _ => Vec::new(),
+            };
+            StateView::Concurrency { leases, limit: a.limit() }
         }
     }
 }

@@ -14,6 +14,8 @@ pub mod algorithms;
 pub mod blocked;
 pub mod calendar;
 pub mod codec;
+#[cfg(feature = "concurrency")]
+pub mod concurrency;
 pub mod counted;
 pub mod decide;
 pub mod decision;

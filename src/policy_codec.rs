@@ -141,6 +141,12 @@ fn encode_algorithm(a: &AnyAlgorithm, out: &mut Vec<u8>) {
             put_time(out, g.emission_interval());
             put(out, g.burst());
         }
+        #[cfg(feature = "concurrency")]
+        AnyAlgorithm::Concurrency(c) => {
+            out.push(9);
+            put(out, c.limit());
+            put_time(out, c.lease_ttl());
+        }
     }
 }
 
@@ -217,6 +223,11 @@ fn decode_algorithm(r: &mut Reader<'_>) -> Result<AnyAlgorithm, DecodeError> {
             let months = u32::try_from(months).map_err(|_| DecodeError::Invalid("algorithm parameters"))?;
             let offset = (zigzag >> 1) as i64 ^ -((zigzag & 1) as i64);
             AnyAlgorithm::FixedWindow(FixedWindow::calendar_months(limit, months, offset).map_err(bad)?)
+        }
+        #[cfg(feature = "concurrency")]
+        9 => {
+            let (limit, ttl) = (r.varint()?, r.time()?);
+            AnyAlgorithm::Concurrency(crate::algorithms::Concurrency::new(limit, ttl).map_err(bad)?)
         }
         other => return Err(DecodeError::UnknownTag(other)),
     })

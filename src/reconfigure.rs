@@ -86,6 +86,10 @@ pub fn rule(kind: Kind) -> &'static str {
         Kind::SlidingLog => "every hit still in the window is kept, the oldest dropped until they fit the new limit",
         Kind::TokenBucket => "tokens used stay used: the new capacity minus what was used, at least 0",
         Kind::Gcra => "the meter's backlog is rescaled to the new rate, capped at a full burst",
+        #[cfg(feature = "concurrency")]
+        Kind::Concurrency => {
+            "the live leases are kept (a lower limit admits no new one until enough are released or expire; the dropped ones are the newest)"
+        }
     }
 }
 
@@ -170,6 +174,14 @@ pub fn convert_slot(old: &AnyAlgorithm, new: &AnyAlgorithm, state: &AnyState, no
             let full = t_new * n.burst() as u128;
             let backlog = u64::try_from(rescaled.min(full)).unwrap_or(u64::MAX);
             (backlog > 0).then(|| AnyState::Gcra(GcraState { tat: now.saturating_add(Nanos::new(backlog)) }))
+        }
+        #[cfg(feature = "concurrency")]
+        (AnyAlgorithm::Concurrency(_), AnyAlgorithm::Concurrency(n), AnyState::Concurrency(s)) => {
+            let mut leases: Vec<_> = s.leases.iter().filter(|l| l.expires_at > now).copied().collect();
+            leases.truncate(cap as usize);
+            let expiry = |l: &crate::algorithms::HeldLease| l.expires_at.min(now.saturating_add(n.lease_ttl()));
+            let leases: Vec<_> = leases.iter().map(|l| crate::algorithms::HeldLease { id: l.id, expires_at: expiry(l) }).collect();
+            (!leases.is_empty()).then_some(AnyState::Concurrency(crate::algorithms::ConcurrencyState { leases }))
         }
         _ => None,
     }

@@ -32,7 +32,7 @@
 
 mod debt;
 mod give_back;
-mod token;
+pub(crate) mod token;
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -255,7 +255,7 @@ impl Policy {
 
     /// The key's figures at `now`, counting nothing: a one-unit peek whose pairs that admit
     /// it show what they hold without that unit (as a denied check shows them).
-    fn figures(&self, states: &[Option<PolicyState>], now: Nanos) -> PolicyDecision {
+    pub(crate) fn figures(&self, states: &[Option<PolicyState>], now: Nanos) -> PolicyDecision {
         let Ok(mut d) = self.peek(states, now, 1) else { return unreachable_decision() };
         let unpeek = |x: &mut crate::decision::Decision| {
             if x.allowed {

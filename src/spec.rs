@@ -42,8 +42,12 @@ use crate::quota::{calendar_months, parse_duration_unchecked, MAX_LIMIT, MAX_WIN
 use crate::text::{push_u64, Msg};
 use crate::time::Nanos;
 
+#[cfg(feature = "concurrency")]
+mod concurrency;
 mod pool;
 mod serving;
+#[cfg(feature = "concurrency")]
+pub use concurrency::{CONCURRENCY, DEFAULT_LEASE_TTL, LEASE_TTL_FIELD};
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
 pub use serving::{
     describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
@@ -127,6 +131,8 @@ pub const RENAMED: [(&str, &str); 6] = [
 pub fn config_name(kind: Kind) -> (&'static str, Option<&'static str>) {
     match kind {
         Kind::FixedWindowFirstHit => ("fixed-window", Some("first-hit")),
+        #[cfg(feature = "concurrency")]
+        Kind::Concurrency => (CONCURRENCY, None),
         other => (KINDS.iter().position(|k| *k == other).map_or("", |i| ALGORITHMS[i]), None),
     }
 }
@@ -466,7 +472,7 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
     let penalty = penalty(input)?;
     let items = match input.get("limits") {
         Value::Missing => {
-            known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields], "")?;
+            known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields, own_fields(input)], "")?;
             let (name, spec, limit) = parse_limit(input, "", "default")?;
             let _ = name;
             return finish(alloc::vec![limit], alloc::vec![spec], penalty);
@@ -494,7 +500,7 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         let Value::Object(obj) = item else {
             return Err(wrong_type(input, &at, &item, "an object"));
         };
-        known_fields(&obj, &[&LIMIT_FIELDS], &at)?;
+        known_fields(&obj, &[&LIMIT_FIELDS, own_fields(&obj)], &at)?;
         let default = Msg::new("limit-").n(i as u64).0;
         let (name, spec, limit) = parse_limit(&obj, &at, &default)?;
         if limits.iter().any(|l: &Limit| l.name() == name) {
@@ -506,6 +512,16 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         specs.push(spec);
     }
     finish(limits, specs, penalty)
+}
+
+/// The fields a limit object takes beyond [`LIMIT_FIELDS`]: a concurrency limit's `leaseTtl`.
+fn own_fields<I: Input>(o: &I) -> &'static [&'static str] {
+    #[cfg(feature = "concurrency")]
+    if concurrency::is_concurrency(o) {
+        return &[LEASE_FIELD];
+    }
+    let _ = o;
+    &[]
 }
 
 /// A policy's penalty as its options give it (crate::penalty): the block duration (zero for
@@ -566,6 +582,10 @@ fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, penalty: Penalty) -> Result
 
 /// One limit at `at` (`limits[1]`, or empty at the top).
 fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String, LimitSpec, Limit), SpecError> {
+    #[cfg(feature = "concurrency")]
+    if concurrency::is_concurrency(o) {
+        return concurrency::parse_concurrency(o, at, default_name);
+    }
     let f = |name: &str| path(at, name);
     let algorithm_field = f("algorithm");
     let Some(i) = one_of(o, &algorithm_field, &ALGORITHMS)? else {

@@ -12,6 +12,7 @@ use tollgate::layout::{
     ANSWER_CLOSED, ANSWER_CONTENTION, ANSWER_OPEN, DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE,
     SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
 };
+use tollgate::concurrency::{CODES as LEASE_CODES, LEASE_FIELDS};
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
 use tollgate::spec::{ALGORITHMS, ALIGNS, CODES, LIMIT_FIELDS, POLICY_OPTIONS, POOL_FIELDS, RENAMED};
 use tollgate::Kind;
@@ -78,6 +79,12 @@ fn js() -> String {
         "What a settlement answers beside the key's figures (`tollgate::reserve::SETTLED_FIELDS`).",
         "SETTLED_FIELDS",
         &SETTLED_FIELDS,
+    );
+    names("The `code` of every lease error (`tollgate::concurrency::CODES`).", "LEASE_ERROR_CODES", &LEASE_CODES);
+    names(
+        "What a lease adds to an answer (`tollgate::concurrency::LEASE_FIELDS`): `lease`, `expiresAt`, `released`.",
+        "LEASE_FIELDS",
+        &LEASE_FIELDS,
     );
     names(
         "A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`).",
@@ -160,6 +167,11 @@ fn dts() -> String {
         "The `code` of a settlement error (`tollgate::reserve::CODES`; docs/reserve.md): `unknown_reservation` (not open on every key; nothing changed) or `invalid_reservation` (a token that does not decode).",
         "SettleErrorCode",
         &SETTLE_CODES,
+    );
+    names(
+        "The `code` of a lease error (`tollgate::concurrency::CODES`; docs/concurrency.md): `unknown_lease` (a renewal of a lease not live on every key; nothing changed) or `invalid_lease` (a token that does not decode).",
+        "LeaseErrorCode",
+        &LEASE_CODES,
     );
     s
 }

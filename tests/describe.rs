@@ -32,6 +32,7 @@ fn used_and_room(v: &StateView) -> (u64, u64) {
         | StateView::SlidingBuckets { count, limit, .. } => (*count, limit.saturating_sub(*count)),
         StateView::TokenBucket { tokens, capacity, .. } => (capacity - tokens, *tokens),
         StateView::Gcra { room, burst, .. } => (burst - room, *room),
+        StateView::Concurrency { leases, limit } => (leases.len() as u64, limit - leases.len() as u64),
     }
 }
 

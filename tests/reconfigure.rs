@@ -121,6 +121,8 @@ fn assert_bound(a: &AnyAlgorithm, hits: &[(Nanos, u64)]) -> Result<(), TestCaseE
                 }
                 continue;
             }
+            // Not among the generated algorithms (tests/concurrency.rs holds its bound).
+            _ => continue,
         };
         prop_assert!(most.0 <= most.1, "{}: {} admitted, bound {}", a.name(), most.0, most.1);
     }

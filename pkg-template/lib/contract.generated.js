@@ -30,6 +30,12 @@ export const SETTLE_ERROR_CODES = Object.freeze(["unknown_reservation", "invalid
 /** What a settlement answers beside the key's figures (`tollgate::reserve::SETTLED_FIELDS`). */
 export const SETTLED_FIELDS = Object.freeze(["refunded", "charged", "forgiven"]);
 
+/** The `code` of every lease error (`tollgate::concurrency::CODES`). */
+export const LEASE_ERROR_CODES = Object.freeze(["unknown_lease", "invalid_lease"]);
+
+/** What a lease adds to an answer (`tollgate::concurrency::LEASE_FIELDS`): `lease`, `expiresAt`, `released`. */
+export const LEASE_FIELDS = Object.freeze(["lease", "expiresAt", "released"]);
+
 /** A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`). */
 export const DECISION_SUMMARY = Object.freeze(["allowed", "limit", "remaining", "resetAt", "retryAfter", "bindingKey", "bindingLimit", "pairs"]);
 

@@ -10,6 +10,7 @@ import { KeyHandle } from "./key-handle.js";
 import { applyControls, controlsOf, withoutControls } from "./controls.js";
 import { LimiterBase } from "./limiter-base.js";
 import { reserveInMemory, settleInMemory } from "./reserve.js";
+import { acquireInMemory, noAnonymousSlots, releaseInMemory, renewInMemory } from "./concurrency.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
@@ -60,6 +61,8 @@ export class MemoryLimiter extends LimiterBase {
    * wasm (`limitAgain`); the decision is the same as by the key.
    */
   #lastKey = undefined;
+  /** Whether the policy has a concurrency limit: then `limit` acquires (docs/concurrency.md). */
+  #concurrent = false;
 
   /**
    * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, Controls,
@@ -79,6 +82,7 @@ export class MemoryLimiter extends LimiterBase {
     this.#names = this.#policy.names;
     this.#out = this.#wasm.outPtr;
     this.#at = this.#out / 8;
+    this.#concurrent = !module.lite && this.#wasm.hasConcurrency();
     applyControls(this, options, false, module.Controls);
   }
 
@@ -94,6 +98,7 @@ export class MemoryLimiter extends LimiterBase {
   limit(key, options) {
     // Each kind of key in a method of its own: small enough for the JIT to inline the one a
     // call site uses, with the options reading and the decision's reading.
+    if (this.#concurrent) return this.acquire(key, options);
     const cost = costOf(options);
     const now = nowOf(options);
     if (typeof key === "string") return this.#limitString(key, now, cost);
@@ -165,9 +170,37 @@ export class MemoryLimiter extends LimiterBase {
     return new KeyHandle(stringKey(key), this.#wasm.intern(key), this);
   }
 
-  /** Forgets a handle made by `key()`; using it afterwards throws. The key's state is kept. */
-  release(handle) {
-    this.#wasm.release(this.#handle(handle));
+  /**
+   * With a lease (a string, an acquisition's `lease`): frees its slots on every key and
+   * returns the keys' figures with `released` (false: released already or expired, nothing
+   * changed). With a key handle: forgets the handle made by `key()` (using it afterwards
+   * throws; the key's state is kept).
+   */
+  release(handleOrLease, options) {
+    if (typeof handleOrLease === "string") {
+      this.#fast("concurrency leases");
+      return releaseInMemory(this.#wasm, handleOrLease, options, (keys) => this.#read(keys));
+    }
+    this.#wasm.release(this.#handle(handleOrLease));
+  }
+
+  /**
+   * Decides a hit like `limit` and, when admitted, takes a slot of every concurrency limit
+   * under one lease: the decision's `lease` (a string; `null` when denied or when the policy
+   * has no concurrency limit) for `release` and `renew`, and `expiresAt` (docs/concurrency.md).
+   */
+  acquire(key, options) {
+    this.#fast("concurrency leases");
+    return acquireInMemory(this.#wasm, keysOf(key instanceof KeyHandle ? key.key : key), options, (keys) => this.#read(keys));
+  }
+
+  /**
+   * Extends a live lease to `now + leaseTtl` on every key: the keys' figures with the new
+   * `expiresAt`; throws `unknown_lease` (released, expired, reset) or `invalid_lease`.
+   */
+  renew(lease, options) {
+    this.#fast("concurrency leases");
+    return renewInMemory(this.#wasm, lease, options, (keys) => this.#read(keys));
   }
 
   /**
@@ -178,6 +211,7 @@ export class MemoryLimiter extends LimiterBase {
    */
   limitBatch(keys, options, out) {
     this.#fast("batch calls (limitBatch)");
+    if (this.#concurrent) noAnonymousSlots("limitBatch");
     // With controls, each entry through `limit()`, which they wrap (batch.js, `limitEach`).
     if (controlsOf.has(this)) return this.#module.limitEach(this, keys, options, out);
     return this.#module.limitBatch(this.#wasm, this, keys, options, out);
@@ -209,6 +243,7 @@ export class MemoryLimiter extends LimiterBase {
    */
   reserve(key, options) {
     this.#fast("reserve and settle");
+    if (this.#concurrent) noAnonymousSlots("reserve");
     return reserveInMemory(this.#wasm, keysOf(key instanceof KeyHandle ? key.key : key), options, (keys) => this.#read(keys));
   }
 

@@ -16,6 +16,7 @@ import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
 import { reserveInStore, settleInStore } from "./reserve.js";
+import { acquireInStore, leaseInStore, noAnonymousSlots } from "./concurrency.js";
 import { StoreLimiter } from "./store-limiter.js";
 // A `SwapRun`'s codes: what to send after a decision, what Redis answered, how the run goes on.
 import { SWAP_FINAL, SWAP_WRITE, SWAP_SWAPPED, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_CONTENDED, ANSWER_CONTENTION } from "./contract.generated.js";
@@ -87,8 +88,9 @@ export class RedisLimiter extends StoreLimiter {
     return this.#space.key(key);
   }
 
-  /** Decides a hit and counts it if allowed; resolves to the decision. */
+  /** Decides a hit and counts it if allowed; resolves to the decision (on a concurrency policy, `acquire`'s). */
   limit(key, options) {
+    if (this.#wasm.hasConcurrency()) return this.acquire(key, options);
     return this.#run(key, options, false, (keys, rkeys, now, cost, hit) =>
       rkeys.length === 1 ? this.#enqueue(keys[0], rkeys[0], now, cost, hit) : this.#limit(keys, rkeys, now, cost, hit),
     );
@@ -113,6 +115,7 @@ export class RedisLimiter extends StoreLimiter {
 
   /** A hit of the estimate `cost`, decided as `limit`, opening a reservation (reserve.js, docs/reserve.md). */
   reserve(key, options) {
+    if (this.#wasm.hasConcurrency()) return Promise.resolve().then(() => noAnonymousSlots("reserve"));
     const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     const run = (k, o, decide) => this.#run(k, o, false, (keys, rkeys, now, cost) => decide(keys, rkeys, now, cost));
     return reserveInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, true), read);
@@ -127,6 +130,33 @@ export class RedisLimiter extends StoreLimiter {
         return op(rkeys, now);
       });
     return settleInStore(this.#wasm, reservation, actual, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+  }
+
+  /**
+   * A hit decided as `limit` that, when admitted, holds a slot of every concurrency limit under
+   * the decision's `lease` (concurrency.js, docs/concurrency.md). Its denials are never answered
+   * from this process's cache: other processes' releases free slots at any time.
+   */
+  acquire(key, options) {
+    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    const run = (k, o, decide) => this.#run(k, o, false, (keys, rkeys, now, cost) => decide(keys, rkeys, now, cost));
+    return acquireInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+  }
+
+  /** Frees a lease's slots on every key: the keys' figures with `released` (false: nothing to free). */
+  release(lease, options) {
+    return this.#lease("release", lease, options);
+  }
+
+  /** Extends a live lease: the keys' figures with `expiresAt`; rejects `unknown_lease` or `invalid_lease`, changing nothing. */
+  renew(lease, options) {
+    return this.#lease("renew", lease, options);
+  }
+
+  #lease(op, lease, options) {
+    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    const guarded = (keys, o, run) => this.#guarded(keys, o, run);
+    return leaseInStore(this.#wasm, op, lease, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
   }
 
   /** `op(rkeys, now)` for `keys`, checked, under `#guard`; `now` is the caller's, else the store's clock. */

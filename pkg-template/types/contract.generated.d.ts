@@ -17,3 +17,6 @@ export type ConfigErrorCode = "invalid_type" | "missing_field" | "unknown_field"
 
 /** The `code` of a settlement error (`tollgate::reserve::CODES`; docs/reserve.md): `unknown_reservation` (not open on every key; nothing changed) or `invalid_reservation` (a token that does not decode). */
 export type SettleErrorCode = "unknown_reservation" | "invalid_reservation";
+
+/** The `code` of a lease error (`tollgate::concurrency::CODES`; docs/concurrency.md): `unknown_lease` (a renewal of a lease not live on every key; nothing changed) or `invalid_lease` (a token that does not decode). */
+export type LeaseErrorCode = "unknown_lease" | "invalid_lease";

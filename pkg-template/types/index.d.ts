@@ -3,6 +3,8 @@ import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
 import type { Algorithm, Align, HeaderDraft } from "./contract.generated.js";
 import type { Reserved, Settled, SettleOptions } from "./reserve.js";
 export type { Reserved, Settled, SettleOptions, SettleErrorCode } from "./reserve.js";
+import type { Acquired, ConcurrencyCalls, ConcurrencyLimitOptions, LeaseOptions, Released } from "./concurrency.js";
+export type { Acquired, ConcurrencyCalls, ConcurrencyLimitOptions, LeaseErrorCode, LeaseOptions, Released, Renewed } from "./concurrency.js";
 /** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
 export type { Algorithm, ConfigErrorCode, HeaderDraft } from "./contract.generated.js";
 
@@ -82,11 +84,16 @@ export interface SingleLimitOptions extends LimitOptions, ControlOptions {
 /** Several limits, all of which must admit a hit; each has its own `algorithm`. */
 export interface MultiLimitOptions
   extends ControlOptions, Pick<SingleLimitOptions, "maxKeys">, Partial<Record<"algorithm" | "limit" | "window" | "quota", undefined>> {
-  limits: LimitOptions[];
+  limits: (LimitOptions | ConcurrencyLimitOptions)[];
+}
+
+/** One concurrency limit inline (docs/concurrency.md): `limit` acquires, and its decision's `lease` is for `release`. */
+export interface SingleConcurrencyOptions extends ConcurrencyLimitOptions, ControlOptions, Pick<SingleLimitOptions, "maxKeys"> {
+  limits?: undefined;
 }
 
 /** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
-export type LimiterOptions = SingleLimitOptions | MultiLimitOptions;
+export type LimiterOptions = SingleLimitOptions | MultiLimitOptions | SingleConcurrencyOptions;
 
 /** One (key, limit) pair's own answer. */
 export interface LimitResult extends Pick<Decision, "allowed" | "limit" | "remaining" | "resetAt" | "retryAfter"> {
@@ -304,13 +311,15 @@ export interface RateLimiterConstructor extends AsyncRateLimiterConstructor {
 
 export declare const RateLimiter: RateLimiterConstructor;
 
-export interface RateLimiter extends LimiterCalls<Keys | KeyHandle, false> {
+export interface RateLimiter extends LimiterCalls<Keys | KeyHandle, false>, Omit<ConcurrencyCalls<Keys | KeyHandle, false>, "release"> {
   /** The limits it decides by; for decisions over encoded states, `new Policy(options)`. */
   readonly policy: Limits;
   /** Interns `key` once; pass the handle wherever a key goes. */
   key(key: string): KeyHandle;
   /** Forgets a handle (the key's state stays); using it afterwards throws. */
   release(handle: KeyHandle): void;
+  /** Frees a lease's slots on every key (docs/concurrency.md); a lease no longer live is a no-op (`released: false`). */
+  release(lease: string, options?: LeaseOptions): Released;
   /**
    * `limit()` for each entry, in order, in one call into wasm (all handles or all strings,
    * or one key for all entries). Validates everything first: bad input throws and counts

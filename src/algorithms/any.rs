@@ -37,6 +37,9 @@ pub enum Kind {
     TokenBucket,
     /// [`Gcra`], `"gcra"`.
     Gcra,
+    /// [`Concurrency`](crate::algorithms::Concurrency), `"concurrency"` (feature `concurrency`).
+    #[cfg(feature = "concurrency")]
+    Concurrency,
 }
 
 impl Kind {
@@ -62,6 +65,8 @@ impl Kind {
             Kind::SlidingBuckets => "sliding-buckets",
             Kind::TokenBucket => "token-bucket",
             Kind::Gcra => "gcra",
+            #[cfg(feature = "concurrency")]
+            Kind::Concurrency => "concurrency",
         }
     }
 
@@ -76,6 +81,10 @@ impl FromStr for Kind {
     /// [`Kind::name`]: one name per algorithm (the names peers use, `moving-window`,
     /// `leaky-bucket`, are refused by the configurations with what to write: `crate::spec`).
     fn from_str(s: &str) -> Result<Kind, ConfigError> {
+        #[cfg(feature = "concurrency")]
+        if s == Kind::Concurrency.name() {
+            return Ok(Kind::Concurrency);
+        }
         Kind::ALL
             .into_iter()
             .find(|k| k.name() == s)
@@ -155,6 +164,8 @@ pub enum AnyAlgorithm {
     SlidingBuckets(SlidingBuckets),
     TokenBucket(TokenBucket),
     Gcra(Gcra),
+    #[cfg(feature = "concurrency")]
+    Concurrency(crate::algorithms::Concurrency),
 }
 
 /// The state of any algorithm; its variant always matches the algorithm's.
@@ -168,6 +179,8 @@ pub enum AnyState {
     SlidingBuckets(SlidingBucketsState),
     TokenBucket(TokenBucketState),
     Gcra(GcraState),
+    #[cfg(feature = "concurrency")]
+    Concurrency(crate::algorithms::ConcurrencyState),
 }
 
 impl AnyState {
@@ -181,6 +194,8 @@ impl AnyState {
             AnyState::SlidingBuckets(_) => Kind::SlidingBuckets,
             AnyState::TokenBucket(_) => Kind::TokenBucket,
             AnyState::Gcra(_) => Kind::Gcra,
+            #[cfg(feature = "concurrency")]
+            AnyState::Concurrency(_) => Kind::Concurrency,
         }
     }
 }
@@ -189,6 +204,15 @@ impl AnyAlgorithm {
     /// Builds and validates the algorithm a spec describes. Options an algorithm does not
     /// take are refused rather than silently ignored.
     pub fn from_spec(spec: &LimitSpec) -> Result<AnyAlgorithm, ConfigError> {
+        #[cfg(feature = "concurrency")]
+        if spec.algorithm == Kind::Concurrency {
+            spec.refuse("burst", spec.burst.is_some())?;
+            spec.refuse("refillAmount", spec.refill_amount.is_some())?;
+            spec.refuse("precision", spec.precision.is_some())?;
+            spec.refuse("offset", spec.offset.is_some())?;
+            spec.refuse("window", spec.months.is_some())?;
+            return Ok(AnyAlgorithm::Concurrency(crate::algorithms::Concurrency::new(spec.limit, spec.window)?));
+        }
         let mut quota = Quota::new(spec.limit, spec.window)?;
         let offset = spec.offset.unwrap_or(Nanos::ZERO);
         let k = spec.algorithm;
@@ -227,7 +251,23 @@ impl AnyAlgorithm {
                 AnyAlgorithm::TokenBucket(TokenBucket::from_quota_in_steps(quota, spec.refill_amount.unwrap_or(1))?)
             }
             Kind::Gcra => AnyAlgorithm::Gcra(Gcra::new(quota)?),
+            // `window` is the lease's time to live.
+            #[cfg(feature = "concurrency")]
+            Kind::Concurrency => {
+                AnyAlgorithm::Concurrency(crate::algorithms::Concurrency::new(spec.limit, spec.window)?)
+            }
         })
+    }
+
+    /// The units a hit of `cost` takes from this limit: `cost`, or one slot for a
+    /// concurrency limit (whatever the cost).
+    #[inline]
+    pub fn units(&self, cost: u64) -> u64 {
+        #[cfg(feature = "concurrency")]
+        if let AnyAlgorithm::Concurrency(_) = self {
+            return 1;
+        }
+        cost
     }
 
     /// Which algorithm this is.
@@ -240,6 +280,8 @@ impl AnyAlgorithm {
             AnyAlgorithm::SlidingBuckets(_) => Kind::SlidingBuckets,
             AnyAlgorithm::TokenBucket(_) => Kind::TokenBucket,
             AnyAlgorithm::Gcra(_) => Kind::Gcra,
+            #[cfg(feature = "concurrency")]
+            AnyAlgorithm::Concurrency(_) => Kind::Concurrency,
         }
     }
 }
@@ -306,6 +348,15 @@ macro_rules! dispatch {
                 let $wrap = AnyState::Gcra;
                 $body
             }
+            #[cfg(feature = "concurrency")]
+            AnyAlgorithm::Concurrency($a) => {
+                let $s = match $state {
+                    Some(AnyState::Concurrency(s)) => Some(s),
+                    _ => None,
+                };
+                let $wrap = AnyState::Concurrency;
+                $body
+            }
         }
     };
 }
@@ -321,6 +372,8 @@ macro_rules! each {
             AnyAlgorithm::SlidingBuckets($a) => $body,
             AnyAlgorithm::TokenBucket($a) => $body,
             AnyAlgorithm::Gcra($a) => $body,
+            #[cfg(feature = "concurrency")]
+            AnyAlgorithm::Concurrency($a) => $body,
         }
     };
 }

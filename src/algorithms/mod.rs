@@ -10,9 +10,12 @@
 //! | sliding window, sub-buckets | [`sliding_buckets`] | 8 B per bucket | limit + one bucket |
 //! | token bucket | [`token_bucket`] | 16 B | capacity + refills |
 //! | GCRA | [`gcra`] | 8 B | burst + window / T |
+//! | concurrency (feature `concurrency`) | [`concurrency`] | 16 B per holder | limit live leases at every instant |
 
 pub mod alignment;
 pub mod any;
+#[cfg(feature = "concurrency")]
+pub mod concurrency;
 pub mod fixed_window;
 pub mod fixed_window_first_hit;
 pub mod gcra;
@@ -22,6 +25,8 @@ pub mod sliding_window;
 pub mod token_bucket;
 
 pub use alignment::Alignment;
+#[cfg(feature = "concurrency")]
+pub use concurrency::{Concurrency, ConcurrencyState, HeldLease, MAX_CONCURRENCY, MAX_LEASE_TTL};
 pub use any::{AnyAlgorithm, AnyState, Kind, LimitSpec};
 pub use fixed_window::{FixedWindow, FixedWindowState};
 pub use fixed_window_first_hit::{FirstHitState, FixedWindowFirstHit};

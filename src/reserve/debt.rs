@@ -62,6 +62,9 @@ pub fn charge_debt(
         AnyAlgorithm::SlidingLog(a) => AnyAlgorithm::SlidingLog(a.with_debt_cap()),
         AnyAlgorithm::SlidingWindow(a) => AnyAlgorithm::SlidingWindow(a.with_debt_cap()),
         AnyAlgorithm::SlidingBuckets(a) => AnyAlgorithm::SlidingBuckets(a.with_debt_cap()),
+        // Slots are not units: an excess takes no slot, and limits nothing.
+        #[cfg(feature = "concurrency")]
+        AnyAlgorithm::Concurrency(_) => return (slot.cloned(), units),
     };
     // The room a one-unit check leaves, and that unit: what the doubled limit still admits.
     let room = doubled.peek(slot, now, 1).map_or(0, |d| if d.allowed { d.remaining + 1 } else { 0 });

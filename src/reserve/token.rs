@@ -82,7 +82,7 @@ impl Reservation {
     }
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
     put(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
 }
@@ -96,7 +96,7 @@ fn take_str(r: &mut Reader<'_>) -> Result<String, SettleError> {
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-fn base64url(bytes: &[u8]) -> String {
+pub(crate) fn base64url(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
@@ -107,7 +107,7 @@ fn base64url(bytes: &[u8]) -> String {
     out
 }
 
-fn from_base64url(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn from_base64url(s: &str) -> Option<Vec<u8>> {
     if s.len() % 4 == 1 || s.len() > 4 * 1024 {
         return None;
     }

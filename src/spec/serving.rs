@@ -195,6 +195,16 @@ pub const LEASE_FIELD: &str = "leaseTtl";
 /// but neither `syncRate` (another mode) nor `blockDuration` (which only the key's store can
 /// keep).
 pub fn parse_lease_ttl<I: Input>(input: &I, policy: &Policy, sync_ms: i64) -> Result<u64, SpecError> {
+    // A concurrency limit written at the top carries its own `leaseTtl`; leased mode keeps a
+    // key's quota in slices, which a count of live leases cannot be cut into.
+    #[cfg(feature = "concurrency")]
+    if policy.has_concurrency() {
+        if super::concurrency::is_concurrency(input) || matches!(input.get(LEASE_FIELD), Value::Missing) {
+            return Ok(0);
+        }
+        let m = Msg::new(LEASE_FIELD).s(" (leased mode) cannot hold a concurrency limit: give leaseTtl in the limit");
+        return Err(SpecError::new(code::CONFLICTING_FIELDS, LEASE_FIELD, m));
+    }
     let Some(ttl) = duration(input, LEASE_FIELD, 1)? else { return Ok(0) };
     if ttl > Nanos::from_millis(MAX_SYNC_MS as u64) {
         let m = Msg::new(LEASE_FIELD).s(" is longer than the maximum ").n(MAX_SYNC_MS as u64).s(" ms");
@@ -312,6 +322,11 @@ pub fn describe_limit(name: &str, spec: &LimitSpec) -> Vec<(&'static str, Shown)
         ("algorithm", Shown::Text(algorithm.into())),
         ("limit", Shown::Whole(spec.limit)),
     ]);
+    #[cfg(feature = "concurrency")]
+    if spec.algorithm == crate::algorithms::Kind::Concurrency {
+        d.push(("leaseTtlMs", Shown::Ms(spec.window)));
+        return d;
+    }
     if spec.months.is_none() {
         d.push(("windowMs", Shown::Ms(spec.window)));
     }

@@ -13,6 +13,8 @@
 extern crate alloc;
 
 pub mod errors;
+#[cfg(feature = "concurrency")]
+pub mod lease;
 pub mod module;
 pub mod msg;
 pub mod out;

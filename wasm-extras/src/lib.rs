@@ -24,6 +24,7 @@ mod blocked_cache;
 mod counted;
 mod lease_holder;
 mod pacer;
+mod store_lease;
 mod store_policy;
 mod store_reserve;
 mod store_retry;

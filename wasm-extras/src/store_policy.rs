@@ -40,6 +40,8 @@ pub struct StorePolicy {
     guard: Option<Guard>,
     /// What the last `settleStep` did (`store_reserve.rs`).
     pub(crate) settled: Option<Array>,
+    /// What the last lease step answered (`store_lease.rs`).
+    pub(crate) lease: Option<Array>,
 }
 
 impl StorePolicy {
@@ -96,7 +98,7 @@ impl StorePolicy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
         let inner = build_policy(options, &fields)?;
-        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None, settled: None })
+        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None, settled: None, lease: None })
     }
 
     /// Where the last decision was written (see `wasm-common/src/out.rs`).

@@ -60,7 +60,7 @@ impl CompactKeyed {
             AnyAlgorithm::FixedWindowFirstHit(a) => each!(a, FirstHitState),
             AnyAlgorithm::SlidingWindow(a) => each!(a, SlidingWindowState),
             // Not kept in the compact store.
-            AnyAlgorithm::SlidingLog(_) | AnyAlgorithm::SlidingBuckets(_) => Ok(run.from),
+            AnyAlgorithm::SlidingLog(_) | AnyAlgorithm::SlidingBuckets(_) | AnyAlgorithm::Concurrency(_) => Ok(run.from),
         }
     }
 }

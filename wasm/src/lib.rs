@@ -28,6 +28,8 @@ mod ip_key;
 #[cfg(test)]
 mod key_rules_tests;
 mod key_store;
+#[cfg(feature = "full")]
+mod leases;
 mod limiter;
 mod policy;
 mod policy_states;

@@ -44,6 +44,8 @@ pub(crate) fn write_any(s: &AnyState, w: &mut [u8]) {
         AnyState::SlidingWindow(s) => s.write(w),
         // Never kept in words (`width` is `None` for them).
         AnyState::SlidingLog(_) | AnyState::SlidingBuckets(_) => {}
+        #[cfg(feature = "full")]
+        AnyState::Concurrency(_) => {}
     }
 }
 

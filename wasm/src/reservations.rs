@@ -73,7 +73,7 @@ impl Ledgers {
 impl Limiter {
     /// Runs `f` over the keys' whole states (ledgers attached), taken out of the store and put
     /// back as `PolicyStore::update` does (a generic `f`, not a `dyn` one: no function table).
-    fn with_ledgers<R>(
+    pub(crate) fn with_ledgers<R>(
         &mut self,
         keys: &[&str],
         now: Nanos,

@@ -1,0 +1,83 @@
+// Concurrency leases on a RedisStore (docs/concurrency.md): acquire, release and renew decide
+// as in memory, with the same state bytes, through the one compare-and-swap path; a release
+// that frees nothing writes nothing; export and import carry the leases.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { RateLimiter, RedisStore } from "tollgate";
+import { RedisServer } from "./redis-server.mjs";
+import { CLIENTS, connect } from "./clients.mjs";
+
+let server;
+before(async () => {
+  server = await RedisServer.start();
+});
+after(() => server.stop());
+
+// The next hour: a state's TTL in Redis counts from the real clock.
+const T0 = Math.ceil(Date.now() / 3_600_000) * 3_600_000;
+const POLICY = {
+  limits: [
+    { algorithm: "concurrency", limit: 2, leaseTtl: "30s", name: "in-flight" },
+    { algorithm: "gcra", quota: "5/m", name: "rate" },
+  ],
+};
+const strip = ({ lease, ...d }) => d;
+
+for (const kind of CLIENTS) {
+  test(`acquire, release and renew decide as in memory, with the same bytes (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const memory = new RateLimiter(POLICY);
+    const redis = new RateLimiter({ ...POLICY, store: new RedisStore(client, { prefix: `leases:${kind}:` }) });
+    const held = { memory: [], redis: [] };
+    const trace = ["acquire", "acquire", "acquire", "release", "acquire", "renew", "release", "release", "acquire", "acquire", "acquire"];
+    for (const [i, op] of trace.entries()) {
+      const now = T0 + i * 1000;
+      let m, r;
+      if (op === "acquire") {
+        m = memory.acquire(["k", "j"], { now });
+        r = await redis.acquire(["k", "j"], { now });
+        assert.equal(typeof r.lease === "string", typeof m.lease === "string", `step ${i}`);
+        if (m.lease) held.memory.push(m.lease), held.redis.push(r.lease);
+      } else if (op === "release") {
+        m = memory.release(held.memory[0], { now });
+        r = await redis.release(held.redis[0], { now });
+        held.memory.shift(), held.redis.shift();
+        assert.equal(r.released, m.released);
+      } else {
+        m = memory.renew(held.memory[0], { now });
+        r = await redis.renew(held.redis[0], { now });
+        assert.equal(r.expiresAt, m.expiresAt);
+      }
+      assert.deepEqual(strip(r), strip(m), `step ${i} (${op})`);
+      // The bytes differ only in the lease ids, which each limiter draws: Redis's, imported
+      // in memory, decide as memory's own.
+      const twin = new RateLimiter(POLICY);
+      twin.import("k", await redis.export("k"));
+      assert.deepEqual(twin.peek("k", { now }), memory.peek("k", { now }), `step ${i}: the states`);
+    }
+  });
+
+  test(`a replayed release writes nothing; renew of an unknown lease rejects with its code (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const redis = new RateLimiter({ algorithm: "concurrency", limit: 1, leaseTtl: 1000, store: new RedisStore(client, { prefix: `replay:${kind}:` }) });
+    const a = await redis.acquire("k", { now: T0 });
+    assert.equal(a.expiresAt, T0 + 1000);
+    assert.equal((await redis.limit("k", { now: T0 })).allowed, false, "limit acquires: the one slot is taken");
+    assert.equal((await redis.release(a.lease, { now: T0 + 1 })).released, true);
+    const bytes = await redis.export("k");
+    assert.equal((await redis.release(a.lease, { now: T0 + 2 })).released, false);
+    assert.deepEqual(await redis.export("k"), bytes, "the replay changed nothing");
+    await assert.rejects(redis.renew(a.lease, { now: T0 + 3 }), { code: "unknown_lease", field: "lease" });
+    await assert.rejects(redis.release("nope"), { code: "invalid_lease", field: "lease" });
+    const b = await redis.acquire("k", { now: T0 + 4 });
+    // Export and import carry the lease: a limiter in memory holds it, and releases it.
+    const memory = new RateLimiter({ algorithm: "concurrency", limit: 1, leaseTtl: 1000 });
+    memory.import("k", await redis.export("k"));
+    assert.equal(memory.acquire("k", { now: T0 + 5 }).allowed, false);
+    assert.equal(memory.release(b.lease, { now: T0 + 5 }).released, true);
+    await redis.import("k", memory.export("k"));
+    assert.equal((await redis.acquire("k", { now: T0 + 6 })).allowed, true);
+  });
+}
