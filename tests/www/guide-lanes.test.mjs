@@ -1,10 +1,11 @@
-// The guide's lanes widgets in headless Chromium: the store outage, the hot key and the live
-// side-by-side of the ending. From a fresh arrival each gives what the text beside it says,
-// decided as the Node build decides the same hits (the outage's store-down answers too: the
-// Node build's WorkerStore limiter, its store unreachable, answers each with its failure mode:
-// open admits and counts nothing, closed refuses); the sentence spoken to
-// screen readers says the same; reduced motion steps their clocks. The page's clock is the
-// test's (heldClock): time moves only as the test moves it. Screenshots to artifacts/www/.
+// The guide's lanes widgets in headless Chromium: the store outage, the hot key, concurrency
+// against rate and the live side-by-side of the ending. From a fresh arrival each gives what
+// the text beside it says, decided as the Node build decides the same hits (the outage's
+// store-down answers too: the Node build's WorkerStore limiter, its store unreachable, answers
+// each with its failure mode: open admits and counts nothing, closed refuses; concurrency's
+// acquisitions and releases through the Node build's limiters); the sentence spoken to screen
+// readers says the same; reduced motion steps their clocks. The page's clock is the test's
+// (heldClock): time moves only as the test moves it. Screenshots to artifacts/www/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -14,6 +15,7 @@ import { serveWww } from "./static-server.mjs";
 import { RateLimiter, WorkerStore, describe } from "./core-node.mjs";
 import { ALGORITHMS } from "../../www/guide/facts.js";
 import { BURST_GAP } from "../../www/guide/widget.js";
+import { Jobs, JOB_MS } from "../../www/guide/jobs.js";
 
 let server;
 let browser;
@@ -51,8 +53,8 @@ const unmoved = async (p, id) => assert.equal(await height(p, id), heights[id], 
 /** Waits for a press to be over (its sentence said). */
 const settled = (p, id, before) => p.waitForFunction(([id, b]) => document.querySelector(`[data-live='${id}'] .said`).textContent !== b, [id, before]);
 
-test("the lanes widgets are there: the outage, the hot key and the live ending", async () => {
-  assert.deepEqual(await page.evaluate(() => window.guide.lanes), ["outage", "hot", "side"]);
+test("the lanes widgets are there: the outage, the hot key, concurrency and the live ending", async () => {
+  assert.deepEqual(await page.evaluate(() => window.guide.lanes), ["outage", "hot", "concurrency", "side"]);
   assert.deepEqual(page.problems, []);
 });
 
@@ -129,6 +131,36 @@ test("hot key: one round refuses the hot key at its limit (✓✓✓✗) while e
   assert.equal(await said(page, "hot"), "office NAT: 3 admitted, 1 refused, 4 updates of its one key. The 5 cold keys: 5 admitted, 0 refused, 1 update each at most.");
   await unmoved(page, "hot");
   await shot(page, "hot", "hot-key");
+  assert.deepEqual(page.problems, []);
+});
+
+test("concurrency against rate: Hit ×4 starts three jobs by rate, two by concurrency; just after the first job ends, the other way round; decided as the Node build does", async () => {
+  const root = await arrive(page, "concurrency");
+  const hits = (t) => t.log.filter((s) => s.op === "hit");
+  let b = await said(page, "concurrency");
+  await root.getByRole("button", { name: "Hit ×4" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
+  await settled(page, "concurrency", b);
+  let t = await tape(page, "concurrency");
+  assert.deepEqual(hits(t).map((h) => [h.rate.allowed, h.conc.allowed]), [[true, true], [true, true], [true, false], [false, false]], "the text's first lesson: the rate limit lets three run at once, the concurrency limit two");
+  // Just after the first job ends (the clock is the test's: it stands at the fourth hit).
+  const [first, , , fourth] = hits(t);
+  await page.clock.runFor(first.at + JOB_MS + 100 - fourth.at);
+  b = await said(page, "concurrency");
+  await root.getByRole("button", { name: "Hit", exact: true }).click();
+  await settled(page, "concurrency", b);
+  t = await tape(page, "concurrency");
+  const after = hits(t).at(-1);
+  assert.deepEqual([after.rate.allowed, after.conc.allowed], [false, true], "the ended job's slot is free; three starts are still within 4 s");
+  assert.deepEqual(t.log.filter((s) => s.op === "release").map((s) => [s.at, s.released]), [[first.at + JOB_MS, true]], "the first job gave its slot back when it ended");
+  // The same steps through the Node build's limiters: every figure alike.
+  const jobs = new Jobs(RateLimiter, t.rate);
+  for (const h of hits(t)) jobs.hit(h.at);
+  assert.deepEqual(t.log, jobs.log);
+  jobs.free();
+  assert.equal(await said(page, "concurrency"), "Rate limit: 3 started, 2 refused. Concurrency limit: 3 started, 2 refused; 0 of 2 slots free at the last hit.");
+  await unmoved(page, "concurrency");
+  await shot(page, "concurrency", "concurrency");
   assert.deepEqual(page.problems, []);
 });
 
