@@ -106,8 +106,8 @@ async function main() {
     drawLanes(
       document.querySelector("#pacer-lanes svg"),
       [
-        { name: "Handed over", hits: queue.times.map(() => ({ at: START, allowed: true })) },
-        { name: "Started", hits: queue.times.map((at) => ({ at, allowed: true })) },
+        { name: "Handed over", hits: queue.times.map(() => ({ at: START })) },
+        { name: "Started", hits: queue.times.map((at) => ({ at })) },
       ],
       START - 300,
       queue.times.at(-1) + 600,
