@@ -50,6 +50,17 @@ export async function heldClock(page) {
   await page.clock.pauseAt(Date.UTC(2026, 0, 1, 1));
 }
 
+/** Scrolls to the guide's widget at `selector` and waits until it has seen the reader arrive (a fresh client). */
+export async function arrive(page, selector) {
+  const root = page.locator(selector);
+  await root.scrollIntoViewIfNeeded();
+  await page.waitForFunction((s) => {
+    const r = document.querySelector(s);
+    return r.dataset.visible === "1" && r.dataset.fresh === "1";
+  }, selector);
+  return root;
+}
+
 export async function screenshot(page, name) {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   const file = path.join(ARTIFACTS, `${name}.png`);

@@ -10,7 +10,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, heldClock, ARTIFACTS } from "./browser.mjs";
+import { launch, openPage, heldClock, arrive as arriveAt, ARTIFACTS } from "./browser.mjs";
 import { serveWww } from "./static-server.mjs";
 import { RateLimiter, WorkerStore, describe } from "./core-node.mjs";
 import { ALGORITHMS } from "../../www/guide/facts.js";
@@ -37,12 +37,7 @@ const shot = (p, id, name) => {
   return p.locator(`[data-live='${id}']`).screenshot({ path: path.join(ARTIFACTS, `guide-widget-${name}.png`) });
 };
 async function arrive(p, id) {
-  const root = p.locator(`[data-live='${id}']`);
-  await root.scrollIntoViewIfNeeded();
-  await p.waitForFunction((id) => {
-    const r = document.querySelector(`[data-live='${id}']`);
-    return r.dataset.visible === "1" && r.dataset.fresh === "1";
-  }, id);
+  const root = await arriveAt(p, `[data-live='${id}']`);
   heights[id] = await height(p, id);
   return root;
 }

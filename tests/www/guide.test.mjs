@@ -9,7 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, heldClock, ARTIFACTS } from "./browser.mjs";
+import { launch, openPage, heldClock, arrive as arriveAt, ARTIFACTS } from "./browser.mjs";
 import { serveWww } from "./static-server.mjs";
 import { RateLimiter, describe } from "./core-node.mjs";
 import { mostWithin } from "../../www/guide/facts.js";
@@ -83,16 +83,8 @@ function replay(tape, n, at) {
   return { verdicts, state: describe(tape.options, upTo, tape.key, at), last };
 }
 
-/** Scrolls to widget `id` and waits until it has seen the reader arrive (a fresh client). */
-async function arrive(p, id) {
-  const root = p.locator(`[data-widget='${id}']`);
-  await root.scrollIntoViewIfNeeded();
-  await p.waitForFunction((id) => {
-    const r = document.querySelector(`[data-widget='${id}']`);
-    return r.dataset.visible === "1" && r.dataset.fresh === "1";
-  }, id);
-  return root;
-}
+/** Scrolls to widget `id` and waits until it has seen the reader arrive. */
+const arrive = (p, id) => arriveAt(p, `[data-widget='${id}']`);
 
 /** The page's tape of `id` matches the Node build, and its picture the core's describe. */
 async function checkDecided(p, id) {
