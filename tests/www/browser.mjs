@@ -17,9 +17,13 @@ export async function launch() {
   });
 }
 
-/** A new page (1200 x 900) whose problems accumulate in `page.problems`, its requests' paths in `page.requested`. */
-export async function openPage(browser, url) {
+/**
+ * A new page (1200 x 900) whose problems accumulate in `page.problems`, its requests' paths in
+ * `page.requested`. `prepare(page)`: awaited before the page is opened (e.g. its routes).
+ */
+export async function openPage(browser, url, prepare) {
   const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+  await prepare?.(page);
   page.problems = [];
   page.requested = [];
   page.on("request", (r) => page.requested.push(new URL(r.url()).pathname));
@@ -32,6 +36,29 @@ export async function openPage(browser, url) {
   await page.goto(url);
   await page.waitForSelector("body[data-ready='1']");
   return page;
+}
+
+/**
+ * `openPage`'s `prepare` for a page whose clock is the test's: Playwright's clock (Date,
+ * performance.now, timers and animation frames) held still from the page's start, so its
+ * widgets' time moves only when the test moves it (`page.clock.runFor(ms)`) and a loaded
+ * machine never changes what they decide. `page.clock.resume()` lets it run with real time.
+ */
+export async function heldClock(page) {
+  await page.clock.install({ time: Date.UTC(2026, 0, 1) });
+  // Paused ahead of the clock's start (an hour), before the page is opened: no race with it.
+  await page.clock.pauseAt(Date.UTC(2026, 0, 1, 1));
+}
+
+/** Scrolls to the guide's widget at `selector` and waits until it has seen the reader arrive (a fresh client). */
+export async function arrive(page, selector) {
+  const root = page.locator(selector);
+  await root.scrollIntoViewIfNeeded();
+  await page.waitForFunction((s) => {
+    const r = document.querySelector(s);
+    return r.dataset.visible === "1" && r.dataset.fresh === "1";
+  }, selector);
+  return root;
 }
 
 export async function screenshot(page, name) {

@@ -7,7 +7,7 @@ import { ROOT } from "./browser.mjs";
 import { WWW } from "./static-server.mjs";
 import { fieldsOf } from "../../www/app/state-reader.js";
 
-export const { RateLimiter } = await import(path.join(ROOT, "pkg/dist/lib/index.js"));
+export const { RateLimiter, WorkerStore } = await import(path.join(ROOT, "pkg/dist/lib/index.js"));
 const own = await import(path.join(WWW, "vendor/tollgate-www/tollgate_www.js"));
 own.initSync({ module: readFileSync(path.join(WWW, "vendor/tollgate-www/tollgate_www_bg.wasm")) });
 

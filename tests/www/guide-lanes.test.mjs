@@ -1,16 +1,21 @@
-// The guide's lanes widgets in headless Chromium: the store outage, the hot key and the live
-// side-by-side of the ending. From a fresh arrival each gives what the text beside it says,
-// decided as the Node build decides the same hits (the outage's store-down answers are the
-// failure mode's: open admits and counts nothing, closed refuses); the sentence spoken to
-// screen readers says the same; reduced motion steps their clocks. Screenshots to artifacts/www/.
+// The guide's lanes widgets in headless Chromium: the store outage, the hot key, concurrency
+// against rate and the live side-by-side of the ending. From a fresh arrival each gives what
+// the text beside it says, decided as the Node build decides the same hits (the outage's
+// store-down answers too: the Node build's WorkerStore limiter, its store unreachable, answers
+// each with its failure mode: open admits and counts nothing, closed refuses; concurrency's
+// acquisitions and releases through the Node build's limiters); the sentence spoken to screen
+// readers says the same; reduced motion steps their clocks. The page's clock is the test's
+// (heldClock): time moves only as the test moves it. Screenshots to artifacts/www/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, ARTIFACTS } from "./browser.mjs";
+import { launch, openPage, heldClock, arrive as arriveAt, ARTIFACTS } from "./browser.mjs";
 import { serveWww } from "./static-server.mjs";
-import { RateLimiter, describe } from "./core-node.mjs";
+import { RateLimiter, WorkerStore, describe } from "./core-node.mjs";
 import { ALGORITHMS } from "../../www/guide/facts.js";
+import { BURST_GAP } from "../../www/guide/widget.js";
+import { Jobs, JOB_MS } from "../../www/guide/jobs.js";
 
 let server;
 let browser;
@@ -18,7 +23,7 @@ let page;
 before(async () => {
   server = await serveWww();
   browser = await launch();
-  page = await openPage(browser, `${server.url}/guide/`);
+  page = await openPage(browser, `${server.url}/guide/`, heldClock);
 });
 after(async () => {
   await browser?.close();
@@ -32,9 +37,7 @@ const shot = (p, id, name) => {
   return p.locator(`[data-live='${id}']`).screenshot({ path: path.join(ARTIFACTS, `guide-widget-${name}.png`) });
 };
 async function arrive(p, id) {
-  const root = p.locator(`[data-live='${id}']`);
-  await root.scrollIntoViewIfNeeded();
-  await p.waitForFunction((id) => document.querySelector(`[data-live='${id}']`).dataset.fresh === "1", id);
+  const root = await arriveAt(p, `[data-live='${id}']`);
   heights[id] = await height(p, id);
   return root;
 }
@@ -45,8 +48,8 @@ const unmoved = async (p, id) => assert.equal(await height(p, id), heights[id], 
 /** Waits for a press to be over (its sentence said). */
 const settled = (p, id, before) => p.waitForFunction(([id, b]) => document.querySelector(`[data-live='${id}'] .said`).textContent !== b, [id, before]);
 
-test("the lanes widgets are there: the outage, the hot key and the live ending", async () => {
-  assert.deepEqual(await page.evaluate(() => window.guide.lanes), ["outage", "hot", "side"]);
+test("the lanes widgets are there: the outage, the hot key, concurrency and the live ending", async () => {
+  assert.deepEqual(await page.evaluate(() => window.guide.lanes), ["outage", "hot", "concurrency", "side"]);
   assert.deepEqual(page.problems, []);
 });
 
@@ -56,6 +59,7 @@ test("store outage: up, the core decides (✓✓✓✗); down and open, admitted
   const press4 = async () => {
     const b = await said(page, "outage");
     await root.getByRole("button", { name: "Hit ×4" }).click();
+    await page.clock.runFor(3 * BURST_GAP);
     await settled(page, "outage", b);
   };
   await press4();
@@ -72,11 +76,26 @@ test("store outage: up, the core decides (✓✓✓✗); down and open, admitted
   // The store-up decisions are the core's on the store-up hits only: the store counted nothing
   // while it was down.
   const rl = new RateLimiter(options);
+  const figures = (d) => ({ allowed: d.allowed, remaining: d.remaining, retryAfter: d.retryAfter, degraded: d.degraded ?? null });
+  const seen = ({ allowed, remaining, retryAfter, degraded }) => ({ allowed, remaining, retryAfter, degraded });
   const up = t.log.filter((h) => !h.down);
-  assert.deepEqual(up.map((h) => rl.limit("you", { now: h.at }).allowed), up.map((h) => h.allowed));
+  assert.deepEqual(up.map((h) => figures(rl.limit("you", { now: h.at }))), up.map(seen));
+  // The store-down answers are the package's outage path's, figures and all: the Node build's
+  // store limiter of each failure mode, its store unreachable, answers the same hits the same.
+  const unreachable = () => Promise.reject(new TypeError("fetch failed"));
+  for (const failure of ["open", "closed"]) {
+    const gone = new WorkerStore({ url: "https://store.invalid", fetch: unreachable, policy: "guide", failure }).limiter(options);
+    const down = t.log.filter((h) => h.down && h.failure === failure);
+    const expected = [];
+    for (const h of down) expected.push(figures(await gone.limit("you", { now: h.at })));
+    assert.deepEqual(down.map(seen), expected, failure);
+    assert.ok(expected.every((d) => d.degraded === "unavailable"), "marked as an outage's answers");
+  }
   const counted = describe(options, rl, "you", t.log.at(-1).at).count;
+  const retry = t.log.at(-1).retryAfter;
+  assert.ok(retry > 0, "failing closed says when to try again");
   const text = await said(page, "outage");
-  assert.match(text, /^Store up: 3 admitted, 1 refused by the limit\. Store down: 4 admitted uncounted, 4 refused by failure "closed"\./);
+  assert.ok(text.startsWith(`Store up: 3 admitted, 1 refused by the limit. Store down: 4 admitted uncounted, 4 refused by failure "closed" (429, try again in ${(Math.ceil(retry / 100) / 10).toFixed(1)} s).`), text);
   assert.ok(text.endsWith(`The store counts ${counted} in the last 4 s.`), text);
   assert.match(await root.locator("svg").getAttribute("aria-label"), /Store down: 4 admitted uncounted/);
   await unmoved(page, "outage");
@@ -93,6 +112,7 @@ test("hot key: one round refuses the hot key at its limit (✓✓✓✗) while e
   const root = await arrive(page, "hot");
   const b = await said(page, "hot");
   await root.getByRole("button", { name: "Send a round" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
   await settled(page, "hot", b);
   const t = await tape(page, "hot");
   assert.deepEqual(t.log["office NAT"].map((h) => h.allowed), [true, true, true, false]);
@@ -109,10 +129,41 @@ test("hot key: one round refuses the hot key at its limit (✓✓✓✗) while e
   assert.deepEqual(page.problems, []);
 });
 
+test("concurrency against rate: Hit ×4 starts three jobs by rate, two by concurrency; just after the first job ends, the other way round; decided as the Node build does", async () => {
+  const root = await arrive(page, "concurrency");
+  const hits = (t) => t.log.filter((s) => s.op === "hit");
+  let b = await said(page, "concurrency");
+  await root.getByRole("button", { name: "Hit ×4" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
+  await settled(page, "concurrency", b);
+  let t = await tape(page, "concurrency");
+  assert.deepEqual(hits(t).map((h) => [h.rate.allowed, h.conc.allowed]), [[true, true], [true, true], [true, false], [false, false]], "the text's first lesson: the rate limit lets three run at once, the concurrency limit two");
+  // Just after the first job ends (the clock is the test's: it stands at the fourth hit).
+  const [first, , , fourth] = hits(t);
+  await page.clock.runFor(first.at + JOB_MS + 100 - fourth.at);
+  b = await said(page, "concurrency");
+  await root.getByRole("button", { name: "Hit", exact: true }).click();
+  await settled(page, "concurrency", b);
+  t = await tape(page, "concurrency");
+  const after = hits(t).at(-1);
+  assert.deepEqual([after.rate.allowed, after.conc.allowed], [false, true], "the ended job's slot is free; three starts are still within 4 s");
+  assert.deepEqual(t.log.filter((s) => s.op === "release").map((s) => [s.at, s.released]), [[first.at + JOB_MS, true]], "the first job gave its slot back when it ended");
+  // The same steps through the Node build's limiters: every figure alike.
+  const jobs = new Jobs(RateLimiter, t.rate);
+  for (const h of hits(t)) jobs.hit(h.at);
+  assert.deepEqual(t.log, jobs.log);
+  jobs.free();
+  assert.equal(await said(page, "concurrency"), "Rate limit: 3 started, 2 refused. Concurrency limit: 3 started, 2 refused; 0 of 2 slots free at the last hit.");
+  await unmoved(page, "concurrency");
+  await shot(page, "concurrency", "concurrency");
+  assert.deepEqual(page.problems, []);
+});
+
 test("the ending, live: one Hit ×4 and all seven algorithms decide the same hits, ✓✓✓✗ each, as the Node build does", async () => {
   const root = await arrive(page, "side");
   const b = await said(page, "side");
   await root.getByRole("button", { name: "Hit ×4" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
   await settled(page, "side", b);
   const t = await tape(page, "side");
   assert.equal(t.times.length, 4);

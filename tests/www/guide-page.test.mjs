@@ -2,9 +2,9 @@
 // table included) is the core's (facts.js run again on the Node build, and each stated bound
 // checked against the core's decisions on random traffic); no text under 12 px on a phone; no
 // label meets a widget's "now" line; layout shift (CLS) under 0.05 while the page loads and is
-// read; the ending's link carries the guide's settings to the playground, which reads them
-// and fits a phone in compare view. A screenshot of each section at both sizes goes to
-// artifacts/www/guide-section-<id>-<width>.png.
+// read; axe-core finds no violation on the page as read, at either size; the ending's link
+// carries the guide's settings to the playground, which reads them and fits a phone in compare
+// view. A screenshot of each section at both sizes goes to artifacts/www/guide-section-<id>-<width>.png.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -14,8 +14,10 @@ import { serveWww } from "./static-server.mjs";
 import { RateLimiter, describe } from "./core-node.mjs";
 import { ROOT } from "./browser.mjs";
 import { computeFacts, ALGORITHMS, ATTACK, START } from "../../www/guide/facts.js";
+import { createRequire } from "node:module";
 
 const { Pacer } = await import(path.join(ROOT, "pkg/dist/lib/index.js"));
+const AXE = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 const SIZES = [
   [1280, 800],
   [390, 844],
@@ -141,7 +143,7 @@ test("each bound the table states holds for the core's decisions on random traff
 });
 
 for (const [width, height] of SIZES) {
-  test(`at ${width} x ${height}: text of 12 px and up, no label on a "now" line, CLS under 0.05, a screenshot of each section`, async () => {
+  test(`at ${width} x ${height}: text of 12 px and up, no label on a "now" line, CLS under 0.05, axe-core clean, a screenshot of each section`, async () => {
     const page = await open(width, height);
     // The first screen while the chat runs, then the page as a reader reads it
     await page.waitForTimeout(2500);
@@ -203,6 +205,15 @@ for (const [width, height] of SIZES) {
     assert.ok(cls < 0.05, `CLS ${cls.toFixed(4)}: ${JSON.stringify(shifts)}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${overflow} px of sideways scroll`);
+    // axe-core on the page as it was read (every widget pressed, its sentence said), every fold
+    // open: no violation of any impact at this size.
+    await page.evaluate(() => document.querySelectorAll("details").forEach((d) => (d.open = true)));
+    await page.addScriptTag({ path: AXE });
+    const violations = await page.evaluate(async () => {
+      const r = await window.axe.run(document, { resultTypes: ["violations"] });
+      return r.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+    });
+    assert.deepEqual(violations, [], "axe-core");
     assert.deepEqual(page.problems, []);
     await page.close();
   });

@@ -2,15 +2,18 @@
 // four quick Hits give ✓✓✓✗ (as the text says), decided as the Node build decides the same
 // hits, with the drawn state the core's describe at that instant; Reset and Hit ×4; the live
 // boundary attack's score; the chat's switch; the keyboard; reduced motion's stepped clock.
-// Screenshots of each widget go to artifacts/www/.
+// The widgets' clock is the test's (heldClock): time moves only as each test moves it, so what
+// "quick" means does not depend on the machine's load. Screenshots of each widget go to
+// artifacts/www/.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { launch, openPage, ARTIFACTS } from "./browser.mjs";
+import { launch, openPage, heldClock, arrive as arriveAt, ARTIFACTS } from "./browser.mjs";
 import { serveWww } from "./static-server.mjs";
 import { RateLimiter, describe } from "./core-node.mjs";
 import { mostWithin } from "../../www/guide/facts.js";
+import { BURST_GAP } from "../../www/guide/widget.js";
 
 const ALGORITHM_WIDGETS = ["fixed-window", "fixed-window-first-hit", "sliding-log", "sliding-window", "sliding-buckets", "token-bucket", "gcra"];
 const ALL = ["fixed-window", "fixed-window-first-hit", "attack", "sliding-log", "sliding-window", "sliding-buckets", "token-bucket", "gcra", "client"];
@@ -21,7 +24,7 @@ let page;
 before(async () => {
   server = await serveWww();
   browser = await launch();
-  page = await openPage(browser, `${server.url}/guide/`);
+  page = await openPage(browser, `${server.url}/guide/`, heldClock);
 });
 after(async () => {
   await browser?.close();
@@ -80,6 +83,9 @@ function replay(tape, n, at) {
   return { verdicts, state: describe(tape.options, upTo, tape.key, at), last };
 }
 
+/** Scrolls to widget `id` and waits until it has seen the reader arrive. */
+const arrive = (p, id) => arriveAt(p, `[data-widget='${id}']`);
+
 /** The page's tape of `id` matches the Node build, and its picture the core's describe. */
 async function checkDecided(p, id) {
   const s = await snapshot(p, id);
@@ -108,14 +114,14 @@ test("the guide loads cleanly: the chat first, then a widget per algorithm, each
 for (const id of [...ALGORITHM_WIDGETS, "client"]) {
   test(`${id}: from a fresh arrival, four quick Hits read ✓✓✓✗, decided as the Node build does`, async () => {
     const root = page.locator(`[data-widget='${id}']`);
-    await root.scrollIntoViewIfNeeded();
-    await page.waitForFunction((id) => document.querySelector(`[data-widget='${id}']`).dataset.fresh === "1", id);
+    await arrive(page, id);
     const before = await snapshot(page, id);
     assert.equal(before.tape.times.length, 0, "a fresh client");
     const hit = root.getByRole("button", { name: "Hit", exact: true });
     for (let i = 0; i < 4; i++) {
       await hit.click();
       await checkDecided(page, id);
+      await page.clock.runFor(100); // quick presses, a tenth of a second apart
     }
     const { s, want } = await checkDecided(page, id);
     assert.deepEqual(s.tape.allowed, [true, true, true, false], "3 admitted, the fourth refused: what the text says");
@@ -130,12 +136,12 @@ for (const id of [...ALGORITHM_WIDGETS, "client"]) {
     await root.getByRole("button", { name: "Reset" }).click();
     assert.equal((await snapshot(page, id)).tape.times.length, 0);
     await root.getByRole("button", { name: "Hit ×4" }).click();
+    await page.clock.runFor(3 * BURST_GAP);
     await page.waitForFunction((id) => window.guide.tape(id).times.length === 4, id);
-    await page.waitForTimeout(50);
     const four = await checkDecided(page, id);
     assert.deepEqual(four.s.tape.allowed, [true, true, true, false]);
     const gaps = four.s.tape.times.slice(1).map((t, i) => t - four.s.tape.times[i]);
-    assert.ok(gaps.every((g) => g >= 250), `Hit ×4's hits apart on the axis: ${gaps}`);
+    assert.deepEqual(gaps, [BURST_GAP, BURST_GAP, BURST_GAP], "Hit ×4's hits apart on the axis");
     assert.match(four.s.said, /^✓ ✓ ✓ ✗ Last hit refused/);
     fs.mkdirSync(ARTIFACTS, { recursive: true });
     await root.screenshot({ path: path.join(ARTIFACTS, `guide-widget-${id}.png`) });
@@ -144,18 +150,21 @@ for (const id of [...ALGORITHM_WIDGETS, "client"]) {
 }
 
 test("the live boundary attack: three just before the boundary and three after; the score is the core's", async () => {
-  const root = page.locator("[data-widget='attack']");
-  await root.scrollIntoViewIfNeeded();
-  await page.waitForFunction(() => document.querySelector("[data-widget='attack']").dataset.fresh === "1");
+  const root = await arrive(page, "attack");
   const clock = () => page.evaluate(() => Number(document.querySelector("[data-widget='attack']").dataset.at) % 4000);
-  // The widget's clock starts 0.5 s into a 4 s window; wait until about 1.2 s are left.
-  await page.waitForFunction(() => Number(document.querySelector("[data-widget='attack']").dataset.at) % 4000 >= 2800, null, { timeout: 10000 });
-  assert.ok((await clock()) < 3200, "pressed before the boundary");
+  // The widget's clock starts 0.5 s into a 4 s window; move it on until 1.2 s are left.
+  assert.equal(await clock(), 500, "a fresh arrival, half a second into the window");
+  await page.clock.runFor(2300);
   await root.getByRole("button", { name: "Hit ×4" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
   await page.waitForFunction(() => window.guide.tape("attack").times.length === 4);
-  await page.waitForFunction(() => Number(document.querySelector("[data-widget='attack']").dataset.at) % 4000 < 3000);
+  // Past the boundary (at 3.7 s the last hit), then the same again.
+  await page.clock.runFor(400);
   await root.getByRole("button", { name: "Hit ×4" }).click();
+  await page.clock.runFor(3 * BURST_GAP);
   await page.waitForFunction(() => window.guide.tape("attack").times.length === 8);
+  const inWindow = (await page.evaluate(() => window.guide.tape("attack").times)).map((t) => t % 4000);
+  assert.deepEqual(inWindow, [2800, 3100, 3400, 3700, 100, 400, 700, 1000], "four before the boundary, four after");
   const { s } = await checkDecided(page, "attack");
   const passed = s.tape.times.filter((_, i) => s.tape.allowed[i]);
   const most = mostWithin(passed, 3999);
@@ -165,6 +174,8 @@ test("the live boundary attack: three just before the boundary and three after; 
 });
 
 test("the chat: limiting on, refused spam never reaches the room; off, the spammer floods it", async () => {
+  // The chat's crowd and spammer post on their own timers, at real time's pace from here.
+  await page.clock.resume();
   const root = page.locator("#chat");
   await root.scrollIntoViewIfNeeded();
   await page.fill("#chat-input", "hi all");

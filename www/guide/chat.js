@@ -91,21 +91,22 @@ export class ChatDemo {
   /** One message from `who`: with limiting on, the core decides whether the room sees it. */
   post(who, text) {
     const now = this.now();
-    let allowed = true;
-    if (this.on) {
-      allowed = this.rl.limit(who, { now }).allowed;
+    // Limiting off: nothing decides, every message reaches the room. On: the core's decision.
+    const d = this.on ? this.rl.limit(who, { now }) : null;
+    if (d) {
       this.entries.times.push(now);
       this.entries.keys.push(who);
-      this.entries.allowed.push(allowed);
+      this.entries.allowed.push(d.allowed);
     }
+    const refused = d !== null && !d.allowed;
     if (who === "spammer") {
       this.counts.sent++;
-      if (allowed) this.counts.shown++;
-      else this.counts.refused++;
+      if (refused) this.counts.refused++;
+      else this.counts.shown++;
       this.sayTally();
     }
     this.root.dataset.messages = String(this.entries.times.length);
-    if (!allowed) return;
+    if (refused) return;
     const li = document.createElement("li");
     li.className = who === "spammer" ? "spammer" : who === "you" ? "you" : "crowd";
     const by = Object.assign(document.createElement("b"), { textContent: `${who}: ` });

@@ -1,7 +1,7 @@
 // Every figure the guide's text states, computed from the core's decisions: the boundary attack
 // against the seven algorithms, two servers without a shared store, calendar days against
-// 24-hour windows, a retry storm against Retry-After and the Pacer, reserve and settle, and the
-// side-by-side of the ending. Pure functions of the package's classes (the page passes the
+// 24-hour windows, a retry storm against Retry-After and the Pacer, reserve and settle,
+// concurrency against rate, and the side-by-side of the ending. Pure functions of the package's classes (the page passes the
 // browser's build, the tests the Node build), so the tests compare the page's text with the
 // core's answers, and nothing stated is typed.
 
@@ -25,6 +25,8 @@ export const ALGORITHMS = [
 /** The boundary attack: three hits just before the boundary at 8 s, three just after (ms). */
 export const BOUNDARY = START + 8000;
 export const ATTACK = [-1500, -1000, -500, 500, 1000, 1500].map((o) => BOUNDARY + o);
+
+import { Jobs, JOB_MS } from "./jobs.js";
 
 const s1 = (ms) => `${+(ms / 1000).toFixed(2)} s`;
 const marks = (v) => v.map((a) => (a ? "✓" : "✗")).join("");
@@ -198,6 +200,22 @@ export function sideBySide(RateLimiter) {
   });
 }
 
+/**
+ * Concurrency against rate (jobs.js): Hit ×4 from a fresh start (300 ms apart, as the widget's
+ * button), then one hit just after the first job ends, asked of the sliding log at the guide's
+ * settings and of the concurrency limit.
+ */
+export function concurrencyFacts(RateLimiter) {
+  const jobs = new Jobs(RateLimiter, ALGORITHMS.find(([id]) => id === "sliding-log")[2]);
+  const t = START + WINDOW + 500;
+  for (let i = 0; i < 4; i++) jobs.hit(t + 300 * i);
+  const after = jobs.hit(t + JOB_MS + 100);
+  const four = jobs.hits.slice(0, 4);
+  const word = (d) => (d.allowed ? "admitted" : "refused");
+  jobs.free();
+  return { rateFour: marks(four.map((h) => h.rate.allowed)), concFour: marks(four.map((h) => h.conc.allowed)), rateAfter: word(after.rate), concAfter: word(after.conc) };
+}
+
 /** Everything the text states, by the name of the element that shows it (`data-fact`). */
 export async function computeFacts({ RateLimiter, Pacer, describe }) {
   const rows = boundaryRows(RateLimiter, describe);
@@ -208,6 +226,7 @@ export async function computeFacts({ RateLimiter, Pacer, describe }) {
   const q = await pacerQueue(Pacer);
   const llm = tokenBudget(RateLimiter);
   const side = sideBySide(RateLimiter);
+  const conc = concurrencyFacts(RateLimiter);
   const facts = {
     "attack-fixed": String(by["fixed-window"].admitted),
     "attack-log": String(by["sliding-log"].admitted),
@@ -237,6 +256,10 @@ export async function computeFacts({ RateLimiter, Pacer, describe }) {
     "llm-refunded": llm.refunded,
     "llm-after-settle": llm.afterSettle,
     "llm-big": llm.big,
+    "conc-rate-four": conc.rateFour,
+    "conc-four": conc.concFour,
+    "conc-rate-after": conc.rateAfter,
+    "conc-after": conc.concAfter,
   };
   for (const r of rows) {
     facts[`row-${r.id}-marks`] = r.marks;

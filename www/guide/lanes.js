@@ -3,7 +3,7 @@
 import { el, axis, drawHits, fitWidth } from "./svg.js";
 
 /**
- * Draws `lanes` ([{ name, hits: [{ at, allowed }] }]) over [t0, t1] (epoch ms, `origin` the
+ * Draws `lanes` ([{ name, hits: [{ at, allowed }], spans?: [{ from, to }] }]) over [t0, t1] (epoch ms, `origin` the
  * clock's zero) into `svg`, 30 px a lane; a name column on the left, seconds below.
  */
 export function drawLanes(svg, lanes, t0, t1, origin, nameWidth = 112) {
@@ -17,6 +17,12 @@ export function drawLanes(svg, lanes, t0, t1, origin, nameWidth = 112) {
     const y = 20 + 30 * i;
     if (i % 2 === 0) el("rect", { x: 0, y: y - 15, width, height: 30, class: "lane-band" }, g);
     el("text", { x: 8, y: y + 5, class: "small" }, g, lane.name);
+    // Work a lane let run (`spans`: { from, to }), a thin bar each, up to three rows apart.
+    (lane.spans ?? []).forEach((s, k) => {
+      const x1 = Math.max(ax.left, ax.x(s.from));
+      const x2 = Math.min(ax.right, ax.x(s.to));
+      if (x2 > x1) el("rect", { x: x1, y: y - 11 + 8 * (k % 3), width: x2 - x1, height: 4, rx: 2, class: "job" }, g);
+    });
     drawHits(g, ax, lane.hits, y);
   });
   const base = 30 * lanes.length + 8;

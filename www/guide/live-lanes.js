@@ -1,8 +1,9 @@
 // A live widget drawn as lanes (lanes.js): the break-it section's store outage and hot key and
 // the ending's seven algorithms. Its own clock as Widget's (fresh at START + window + 0.5 s on
 // arrival and Reset; real time while on screen, or stepped under reduced motion), buttons, a
-// sentence spoken to screen readers, and `decide(now, n)` from the subclass: what the core (or
-// the configured failure mode) answered for the hits at `now`. Nothing here decides.
+// sentence spoken to screen readers, and `decide(now)` from the subclass (awaited: a store
+// limiter answers with a promise): what the core answered for the hits at `now`. Nothing here
+// decides.
 import { START } from "./core.js";
 import { drawLanes } from "./lanes.js";
 import { BURST_GAP, reduced } from "./widget.js";
@@ -54,6 +55,7 @@ export class LiveLanes {
   setVisible(on) {
     if (on && !this.visible && this.now() - this.last > 2 * this.windowMs) this.reset();
     this.visible = on;
+    this.root.dataset.visible = on ? "1" : "0"; // for the tests: the arrival was seen
   }
 
   step(ms) {
@@ -74,7 +76,7 @@ export class LiveLanes {
       if (this.stepped && this.last === this.now()) this.step(BURST_GAP);
       const now = this.now();
       this.last = now;
-      this.decide(now);
+      await this.decide(now);
       this.root.dataset.fresh = "0";
       this.render(now);
     }

@@ -22,6 +22,7 @@ import * as gcra from "./draw-gcra.js";
 import { SideLive } from "./side-live.js";
 import { OutageLive } from "./outage.js";
 import { HotKeyLive } from "./hotkey.js";
+import { ConcurrencyLive } from "./concurrency.js";
 
 const options = Object.fromEntries(ALGORITHMS.map(([id, , o]) => [id, o]));
 const secs = (ms) => `${(Math.ceil(Math.max(0, ms) / 100) / 10).toFixed(1)} s`;
@@ -69,6 +70,7 @@ async function main() {
   const live = (id) => document.querySelector(`[data-live='${id}']`);
   if (live("outage")) lanes.outage = new OutageLive(live("outage"), core, options["sliding-log"], WINDOW);
   if (live("hot")) lanes.hot = new HotKeyLive(live("hot"), core, options["sliding-log"], WINDOW);
+  if (live("concurrency")) lanes.concurrency = new ConcurrencyLive(live("concurrency"), core, options["sliding-log"], WINDOW);
   if (live("side")) lanes.side = new SideLive(live("side"), core, ALGORITHMS.map(([id, , o]) => [id, SHORT[id], o]), WINDOW);
 
   // Every stated figure, from the core's decisions.
@@ -104,8 +106,8 @@ async function main() {
     drawLanes(
       document.querySelector("#pacer-lanes svg"),
       [
-        { name: "Handed over", hits: queue.times.map(() => ({ at: START, allowed: true })) },
-        { name: "Started", hits: queue.times.map((at) => ({ at, allowed: true })) },
+        { name: "Handed over", hits: queue.times.map(() => ({ at: START })) },
+        { name: "Started", hits: queue.times.map((at) => ({ at })) },
       ],
       START - 300,
       queue.times.at(-1) + 600,

@@ -1,8 +1,16 @@
 // Break it: the shared store goes down mid-traffic. While it is up, the core decides against the
-// store's state (a RateLimiter: one shared count). While it is down, the store is not asked and
-// the configured failure mode answers, as the package's store limiters do (lib/store-limiter.js):
-// `failure: "open"` admits and counts nothing; `"closed"` refuses. Counts below are the answers.
+// store's state (a RateLimiter: one shared count). While it is down, the hit goes where a real
+// deployment sends it: the npm package's store limiter (a WorkerStore limiter with the guide's
+// limits, `failure: "open"` or `"closed"`), whose store cannot be reached, so the package's
+// outage path answers: the failure mode given to the core (`tollgate::answer::Answer::degraded`
+// through the extras module's `StorePolicy.unavailable`), marked `degraded: "unavailable"`.
+// Nothing here decides: every `allowed` and figure below is a decision's.
 import { LiveLanes } from "./live-lanes.js";
+import { secs1 } from "./widget.js";
+
+/** The store's address while it is gone: never fetched, every request fails as a dropped network does. */
+const STORE_URL = "https://store.invalid";
+const unreachable = () => Promise.reject(new TypeError("Failed to fetch"));
 
 export class OutageLive extends LiveLanes {
   constructor(root, core, options, windowMs) {
@@ -32,7 +40,11 @@ export class OutageLive extends LiveLanes {
   fresh() {
     this.rl?.free?.();
     this.rl = new this.core.RateLimiter(this.options);
-    this.log = []; // { at, allowed, down, failure }
+    // One store limiter per failure mode, as a deployment configures one: the guide's limits,
+    // its store unreachable.
+    const gone = (failure) => new this.core.WorkerStore({ url: STORE_URL, fetch: unreachable, policy: "guide", failure }).limiter(this.options);
+    this.gone = { open: gone("open"), closed: gone("closed") };
+    this.log = []; // { at, down, failure, allowed, remaining, retryAfter, degraded }
     // A fresh start has the store up.
     this.down = false;
     this.root.dataset.down = "0";
@@ -41,9 +53,10 @@ export class OutageLive extends LiveLanes {
   pressFrom() {
     return this.log.length;
   }
-  decide(now) {
-    const allowed = this.down ? this.failure === "open" : this.rl.limit("you", { now }).allowed;
-    this.log.push({ at: now, allowed, down: this.down, failure: this.failure });
+  async decide(now) {
+    const { down, failure } = this;
+    const d = down ? await this.gone[failure].limit("you", { now }) : this.rl.limit("you", { now });
+    this.log.push({ at: now, down, failure, allowed: d.allowed, remaining: d.remaining, retryAfter: d.retryAfter, degraded: d.degraded ?? null });
   }
   lanes() {
     return [
@@ -56,7 +69,9 @@ export class OutageLive extends LiveLanes {
     const down = this.log.filter((h) => h.down);
     const n = (hs, a) => hs.filter((h) => h.allowed === a).length;
     const counted = this.core.describe(this.options, this.rl, "you", this.now()).count;
-    return `Store up: ${n(up, true)} admitted, ${n(up, false)} refused by the limit. Store down: ${n(down, true)} admitted uncounted, ${n(down, false)} refused by failure "${this.failure}". The store counts ${counted} in the last 4 s.`;
+    const refused = down.filter((h) => !h.allowed).at(-1);
+    const retry = refused ? ` (429, try again in ${secs1(refused.retryAfter)})` : "";
+    return `Store up: ${n(up, true)} admitted, ${n(up, false)} refused by the limit. Store down: ${n(down, true)} admitted uncounted, ${n(down, false)} refused by failure "${this.failure}"${retry}. The store counts ${counted} in the last 4 s.`;
   }
   tape() {
     return { options: this.options, log: this.log.map((h) => ({ ...h })) };

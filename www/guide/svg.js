@@ -57,12 +57,15 @@ export function drawTicks(g, ax, origin, now) {
   }
 }
 
-/** The hits in view as marks on the lane. */
+/**
+ * The hits in view as marks on the lane: a dot admitted, a cross refused (`allowed`, a
+ * decision's); an event no limiter decided (no `allowed`: a job handed to the Pacer) is a dot.
+ */
 export function drawHits(g, ax, hits, y = LANE) {
   for (const h of hits) {
     if (h.at < ax.t0 || h.at > ax.t1) continue;
     const cx = ax.x(h.at);
-    if (h.allowed) el("circle", { cx, cy: y, r: 6, class: "hit-ok" }, g);
+    if (h.allowed !== false) el("circle", { cx, cy: y, r: 6, class: "hit-ok" }, g);
     else el("path", { d: `M${cx - 5},${y - 5}L${cx + 5},${y + 5}M${cx + 5},${y - 5}L${cx - 5},${y + 5}`, class: "hit-no" }, g);
   }
 }

@@ -106,6 +106,7 @@ export class Widget {
   setVisible(on) {
     if (on && !this.visible && !this.auto && (!this.touched || this.now() - this.times.at(-1) > 2 * this.spec.windowMs)) this.reset();
     this.visible = on;
+    this.root.dataset.visible = on ? "1" : "0"; // for the tests: the arrival was seen
     if (!on) clearTimeout(this.timer);
     else this.schedule();
   }
