@@ -44,7 +44,7 @@ fi
 cp "$built/tollgate_wasm.wasm" "$work/"
 
 out=pkg
-rm -rf "$out" && mkdir -p "$out/dist"
+rm -rf "$out" && mkdir -p "$out/dist/cjs"
 
 for m in $modules; do
   # The `web` glue, with `initSync` and an async `init`: Node, Bun, Deno and workerd call
@@ -63,7 +63,12 @@ for m in $modules; do
       "$work/web/${m}_bg.wasm" -o "$work/web/${m}_bg.wasm"
   fi
   cp "$work/web/$m.js" "$work/web/${m}_bg.wasm" "$out/dist/"
+  # The same glue as CommonJS (its async init, which reads import.meta.url, is never called
+  # there: the CommonJS targets call initSync with ../<module>_bg.wasm).
+  "$tools/esbuild" "$work/web/$m.js" --format=cjs --platform=node --log-level=warning \
+    --log-override:empty-import-meta=silent --outfile="$out/dist/cjs/$m.js"
 done
+echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 
 # One copy of the JavaScript, dist/lib/ (pkg-template/lib as it is, ESM). Its imports of a wasm
 # module, ./wasm.js and ./extras.js (the limiter's module: its classes, and `extras()`, the
@@ -83,17 +88,29 @@ for t in node bun deno workerd edge web; do
   for s in "" -lite; do cp "pkg-template/targets/$t$s.js" "$out/dist/load/"; done
 done
 cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/load/"
-# CommonJS: `require` loads dist/lib's ES modules (Node 20.19 and 22.12 load a graph without
-# top-level await synchronously, and the node loader has none), so each entry is a few lines
-# over the entry of the same name (pkg-template/targets/cjs-*.js): one copy of the JavaScript,
-# and `require` and `import` share every class.
-mkdir -p "$out/dist/cjs" && echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
-for e in index fastify hono limiter lite; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
+# CommonJS: a real CommonJS build, so that what cannot require ES modules (Jest's CommonJS
+# mode, Node before 20.19) loads `require("tollgate")`. One bundle of everything
+# (dist/cjs/tollgate.js: the main entry's, tollgate/fastify's and tollgate/hono's exports, each
+# under its own name) over the limiter's module's glue (converted to CommonJS above), which
+# targets/cjs.js instantiates and hands to both lib/wasm.js and lib/extras.js; each entry is a
+# few lines over it (pkg-template/targets/cjs-*.js), so `instanceof` and key handles agree
+# across them (not with `import`, which has its own copy). tollgate/lite is its own small
+# bundle over the lite module's glue, so requiring it never loads the limiter's module.
+mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/"
+cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
+sed -i 's#from "\./extras\.js"#from "./wasm.js"#' "$work"/cjslib/*.js
+printf '%s\n' 'export * as main from "./index.js";' 'export * as fastify from "./fastify.js";' 'export * as hono from "./hono.js";' > "$work/cjslib/all.js"
+"$tools/esbuild" "$work/cjslib/all.js" --bundle --format=cjs --platform=node --log-level=warning \
+  --external:./tollgate_wasm.js --outfile="$out/dist/cjs/tollgate.js"
+cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
+"$tools/esbuild" "$work/cjslib/lite.js" --bundle --format=cjs --platform=node --log-level=warning \
+  --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
+for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
 
 # Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
 # traces and `constructor.name`): the tarball's size budget (tests/js/tarball.test.mjs), and the comments are pkg-template's, the types' docs are kept whole.
 if [ "$mode" = release ]; then
-  for f in "$out"/dist/lib/*.js "$out"/dist/*.js; do
+  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/*.js; do
     "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
   done
 fi

@@ -1,8 +1,7 @@
-// Node CommonJS, `require("tollgate/fastify")`: dist/lib/fastify.js, loaded by `require` (as
-// cjs-index.js says). As @fastify/rate-limit exports it, the plugin itself, with `default`,
-// `fastifyRateLimit` and `normalizeIP` on it (the plugin function is the ES module's, so the
-// properties fastify-plugin set on it are kept).
-const fastify = require("../lib/fastify.js");
+// Node CommonJS, `require("tollgate/fastify")`: as @fastify/rate-limit exports it, the plugin
+// itself, with `default`, `fastifyRateLimit` and `normalizeIP` on it (the one CommonJS bundle's,
+// dist/cjs/tollgate.js, so the wasm glue is instantiated once whichever entry requires it first).
+const { fastify } = require("./tollgate.js");
 
 module.exports = fastify.fastifyRateLimit;
 module.exports.default = fastify.fastifyRateLimit;

@@ -1,3 +1,5 @@
-// Node CommonJS, `require("tollgate/hono")`: dist/lib/hono.js, loaded by `require` (as
-// cjs-index.js says), the same limiter classes as `require("tollgate")`.
-module.exports = require("../lib/hono.js");
+// Node CommonJS, `require("tollgate/hono")`: the Hono middleware of the one CommonJS bundle,
+// dist/cjs/tollgate.js (the same limiter classes as `require("tollgate")`).
+const { hono } = require("./tollgate.js");
+
+module.exports = { ...hono };

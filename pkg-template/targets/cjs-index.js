@@ -1,12 +1,12 @@
-// Node CommonJS, `require("tollgate")`: the package's one copy of its JavaScript, the ES modules
-// of dist/lib/, loaded by `require` (Node 20.19 and 22.12 load an ES module graph without
-// top-level await synchronously; the node loader has none), so `require` and `import` share
-// every class and key handle. As express-rate-limit's CommonJS export, the middleware itself,
-// callable (`const rateLimit = require("tollgate"); app.use(rateLimit({...}))`), with every
-// named export on it, `default` included (what a transpiled `import rateLimit from` reads).
-const tollgate = require("../lib/index.js");
+// Node CommonJS, `require("tollgate")`: a CommonJS build, so that runtimes that cannot require
+// ES modules (Jest's CommonJS mode) load it. As express-rate-limit's CommonJS export, the
+// middleware itself, callable (`const rateLimit = require("tollgate"); app.use(rateLimit({...}))`),
+// with every named export on it, `default` included (what a transpiled `import rateLimit from`
+// reads). The classes and functions are those of the one CommonJS bundle, dist/cjs/tollgate.js
+// (its own copy: `import "tollgate"` gives other classes and another instance of the module).
+const { main } = require("./tollgate.js");
 
 function rateLimit(options) {
-  return tollgate.rateLimit(options);
+  return main.rateLimit(options);
 }
-module.exports = Object.assign(rateLimit, tollgate, { rateLimit, default: rateLimit });
+module.exports = Object.assign(rateLimit, main, { rateLimit, default: rateLimit });

@@ -1,3 +1,5 @@
-// Node CommonJS, `require("tollgate/limiter")`: dist/lib/limiter.js, loaded by `require` (as
-// cjs-index.js says), the same classes as `require("tollgate")` and `import "tollgate"`.
-module.exports = require("../lib/limiter.js");
+// Node CommonJS, `require("tollgate/limiter")`: the same classes as `require("tollgate")` (one
+// CommonJS bundle, so `instanceof` and key handles agree across the two); it exists so that one
+// import line works in every runtime.
+const { main } = require("./tollgate.js");
+module.exports = { RateLimiter: main.RateLimiter, KeyHandle: main.KeyHandle };

@@ -1,3 +1,8 @@
-// Node CommonJS, `require("tollgate/lite")`: dist/lib/lite.js, loaded by `require` (as
-// cjs-index.js says); it imports the lite module only.
-module.exports = require("../lib/lite.js");
+// Node CommonJS, `require("tollgate/lite")`: esbuild bundles lib/lite.js with this module
+// standing in for lite-wasm.js; the lite module's glue (converted to CommonJS) instantiates
+// dist/tollgate_wasm_lite_bg.wasm, the file the other targets load, synchronously when required.
+const { readFileSync } = require("node:fs");
+const { join } = require("node:path");
+const glue = require("./tollgate_wasm_lite.js");
+glue.initSync({ module: readFileSync(join(__dirname, "..", "tollgate_wasm_lite_bg.wasm")) });
+export const { Controls, Policy, Limiter, durationMs, wasmMemory } = glue;

@@ -50,19 +50,21 @@ test("the tarball holds the licenses, the metadata and each wasm module once", (
   }
   assert.deepEqual(files.filter((f) => f.endsWith(".wasm")).sort(), ["dist/tollgate_wasm_bg.wasm", "dist/tollgate_wasm_lite_bg.wasm"]);
   const manifest = JSON.parse(run("tar", ["-xzOf", tarball, "package/package.json"]));
-  // `require` loads the ES modules: Node 20.19 and 22.12 are the first to do so unflagged.
-  assert.equal(manifest.engines.node, "^20.19.0 || >=22.12.0");
+  // `require` loads a CommonJS build, so every Node 20 loads the package (no require(esm)).
+  assert.equal(manifest.engines.node, ">=20");
   for (const field of ["repository", "homepage", "bugs", "keywords", "license"]) assert.ok(manifest[field], field);
 });
 
 test("the tarball's weight: packed and installed sizes", () => {
   const [packed] = JSON.parse(run("npm", ["pack", "--dry-run", "--json", pkgDir], pkgDir));
-  // Issue 42 asks for 250,000 packed and 1,000,000 installed. Installed holds; packed does not:
-  // the two wasm modules alone are about 183 KB gzipped (the limiter's 126, the lite module's
-  // 57), so the packed bound guards today's figure (one copy of the JavaScript, minified, and
-  // CommonJS entries of a few lines over it: 310,088 packed, 826,268 installed).
-  assert.ok(packed.size <= 315_000, `packed ${packed.size} bytes`);
-  assert.ok(packed.unpackedSize <= 1_000_000, `installed ${packed.unpackedSize} bytes`);
+  // Issue 42 asks for 250,000 packed and 1,000,000 installed; neither holds: the two wasm
+  // modules alone are about 179 KB gzipped (the limiter's 126, the lite module's 52), and
+  // `require` has a CommonJS build of its own (a bundle of the JavaScript and the glue converted
+  // to CommonJS, about 215 KB minified, so that Jest's CommonJS mode can load it). The bounds
+  // guard today's figures (the ES modules and the CommonJS build, minified: 365,630 packed,
+  // 1,034,784 installed).
+  assert.ok(packed.size <= 370_000, `packed ${packed.size} bytes`);
+  assert.ok(packed.unpackedSize <= 1_040_000, `installed ${packed.unpackedSize} bytes`);
 });
 
 test("CommonJS: require(\"tollgate\") is callable, as express-rate-limit's export, with the named exports on it", () => {
@@ -83,7 +85,7 @@ test("ESM import decides synchronously", () => {
   assert.equal(run("node", ["esm.mjs"]).trim(), "[true,500,497,0,1]");
 });
 
-test("CommonJS require loads the package's one copy of its JavaScript: the classes import gives, one wasm module", () => {
+test("CommonJS require loads the CommonJS build: its own copy of the classes, the limiter's wasm module compiled once for it", () => {
   writeFileSync(join(project, "cjs.cjs"), `
     // Every wasm module compiled, by its size (the loaders compile the shipped bytes).
     const compiled = [];
@@ -98,11 +100,14 @@ test("CommonJS require loads the package's one copy of its JavaScript: the class
     const middleware = typeof rateLimit({ algorithm: "gcra", quota: "1/s" }) + ":" + ipKey("2001:db8::1") + ":" +
       typeof rateLimitFetch({ algorithm: "gcra", quota: "1/s", key: () => "k" })(() => new Response("ok"));
     const size = require("node:fs").statSync(require.resolve("tollgate/package.json").replace("package.json", "dist/tollgate_wasm_bg.wasm")).size;
+    // The limiter's module once for every require (the extras classes are in it), whatever was used.
+    const once = compiled.join("+") === String(size);
     import("tollgate").then((esm) => {
-      const same = esm.RateLimiter === RateLimiter && esm.Pacer === Pacer && esm.ipKey === ipKey;
-      console.log([d, maxCost, middleware, same, compiled.join("+") === String(size)].join(" "));
+      // import loads the ES modules: other classes, and a second instance of the module.
+      const shared = [esm.RateLimiter === RateLimiter, esm.Pacer === Pacer, esm.ipKey === ipKey].join("/");
+      console.log([d, maxCost, middleware, once, shared, compiled.join("+") === size + "+" + size].join(" "));
     });`);
-  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false 1 function:2001:db8::/56:function true true");
+  assert.equal(run("node", ["cjs.cjs"]).trim(), "true,true,false 1 function:2001:db8::/56:function true false/false/false true");
 });
 
 test("tollgate/limiter: the same RateLimiter in ESM and CommonJS, without the rest of the package", () => {
