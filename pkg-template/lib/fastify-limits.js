@@ -59,7 +59,8 @@ export class Limits {
     if (this.tollgateLimits && this.own.quota === undefined && this.own.limits === undefined) {
       // `max` and `timeWindow` (numbers) stand for `limit` and `window` when those are not given.
       if (typeof params.max === "number") this.own.limit ??= params.max;
-      if (typeof params.timeWindow === "number") this.own.window ??= params.timeWindow;
+      // A concurrency limit has no window (docs/concurrency.md): its leases last leaseTtl.
+      if (typeof params.timeWindow === "number" && this.own.algorithm !== "concurrency") this.own.window ??= params.timeWindow;
     }
     this.customStore = customStore;
     // Over a store, each route's keys apart (as @fastify/rate-limit's RedisStore `child`):

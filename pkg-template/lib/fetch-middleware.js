@@ -95,7 +95,7 @@ export function rateLimitFetch(options) {
         // A handler that threw left no response: a failed request.
         if (o.settles) await settleHit(o, () => response !== undefined && wasSuccessful(request, response), keys, cost);
       }
-      return withHeaders(releasingResponse(response, release, keepAlive), headers);
+      return withHeaders(releasingResponse(response, release, keepAlive, request.signal), headers);
     };
   };
   /**

@@ -76,7 +76,7 @@ export function rateLimiter(options) {
       if (o.settles) await settle(h, limiter, key, cost, () => false);
       throw e;
     }
-    if (release !== null) c.res = releasingResponse(c.res, release, (p) => keepAlive(c, p));
+    if (release !== null) c.res = releasingResponse(c.res, release, (p) => keepAlive(c, p), c.req.raw.signal);
     // Hono answers a route's error through onError before this resumes: c.res is that answer.
     if (o.settles) await settle(h, limiter, key, cost, () => judge(c));
   };

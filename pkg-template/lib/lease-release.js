@@ -46,18 +46,20 @@ export function releaseWhenDone(res, release) {
 /**
  * `response` (a fetch `Response`) whose lease is released when its body has been read to the
  * end, failed or was cancelled by the client; released at once when it has no body to stream
- * or is a 101 (a WebSocket's socket is not this response's body). `keepAlive(promise)` hands
- * the release to the runtime's `waitUntil` where there is one (Workers), so that it outlives
- * the response.
+ * or is a 101 (a WebSocket's socket is not this response's body), and when `signal` (the
+ * request's) aborts: a client that went away before its body was read (a server may then never
+ * read nor cancel it). `keepAlive(promise)` hands the release to the runtime's `waitUntil`
+ * where there is one (Workers), so that it outlives the response.
  */
-export function releasingResponse(response, release, keepAlive) {
+export function releasingResponse(response, release, keepAlive, signal) {
   if (release === null) return response;
-  if (!(response instanceof Response) || response.body === null || response.status === 101) {
-    keepAlive(release());
+  const done = () => keepAlive(release());
+  if (!(response instanceof Response) || response.body === null || response.status === 101 || signal?.aborted) {
+    done();
     return response;
   }
+  signal?.addEventListener("abort", done, { once: true });
   const reader = response.body.getReader();
-  const done = () => keepAlive(release());
   const body = new ReadableStream({
     async pull(controller) {
       let chunk;

@@ -6,7 +6,7 @@
 // JavaScript, with the helpers below that word each mistake as the core does; the table
 // tests/same-error/mistakes.json holds them to wrangler.toml's answers.
 
-import { LIMIT_FIELDS, POLICY_OPTIONS } from "./contract.generated.js";
+import { LIMIT_FIELDS as CORE_LIMIT_FIELDS, POLICY_OPTIONS } from "./contract.generated.js";
 
 /** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
 export function show(v) {
@@ -89,8 +89,12 @@ export function durationMs(field, value, min, max, ofText) {
   return ms;
 }
 
-/** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
-export { LIMIT_FIELDS };
+/**
+ * What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md), and
+ * a concurrency limit's own `leaseTtl` (docs/concurrency.md): the adapters pass it on, the
+ * core refuses it beside any other algorithm.
+ */
+export const LIMIT_FIELDS = Object.freeze([...CORE_LIMIT_FIELDS, "leaseTtl"]);
 /** The controls beside the limits (controls.js); the penalty, `blockDuration`, is the core's (`POLICY_OPTIONS`). */
 const CONTROL_FIELDS = ["shadow", "allowList", "denyList"];
 /**
