@@ -101,7 +101,7 @@ for (const variant of ["memory", "worker"]) {
     assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
     // The Worker's answers carry the binding limit's figures only, not each limit's: through
     // WorkerStore the draft's headers name the limit with the least left.
-    const policy = variant === "memory" ? /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/ : /"requests";q=10000;w=60, "tokens";q=3000;w=60/;
+    const policy = variant === "memory" ? /"requests";q=10000;w=60, "in-flight";q=8;w=300, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/ : /"requests";q=10000;w=60, "tokens";q=3000;w=60/;
     assert.match(r.headers["ratelimit-policy"], policy);
     const next = await call(at, k("json"), b);
     assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
