@@ -32,7 +32,7 @@ test("every operation the table gives an npm limiter is a method of that limiter
 });
 
 /** Names the limiter edge lists in the table that are call options, not constructor options. */
-const CALL_OPTIONS = ["cost", "now", "maxWait", "signal"];
+const CALL_OPTIONS = ["cost", "now", "maxWait", "maxQueue", "signal"];
 
 for (const [edge, make] of Object.entries(EDGES)) {
   test(`${edge}: accepts exactly the options docs/vocabulary.md gives it`, () => {
