@@ -145,7 +145,8 @@ bench-worker:
 ## W1/W2 in Node: tollgate vs rate-limiter-flexible vs plain-JS GCRA; then W3, 1M resident keys;
 ## then one key under a sliding-log or sliding-buckets limit, decided in the slab; then one hot
 ## key's per-call APIs against the plain-JS GCRA and the floor of a call; then several keys and
-## several limits through the compact store's Store::update (docs/benchmarks.md).
+## several limits through the compact store's Store::update; a concurrency limit's acquire+release
+## against p-limit and bottleneck (docs/benchmarks.md).
 bench-js:
 	scripts/setup.sh npm,npm-bench
 	scripts/pkg-current.sh
@@ -154,6 +155,7 @@ bench-js:
 	node bench/js/slab.mjs
 	node bench/js/hot-key.mjs
 	node bench/js/several.mjs
+	node bench/js/concurrency.mjs
 
 ## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
 bench-redis:

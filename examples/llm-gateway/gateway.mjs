@@ -115,31 +115,45 @@ export function gateway({ upstream, requests, tokens }) {
     if (!rpm.allowed && rpm.degraded !== undefined) return unavailable();
     if (!rpm.allowed) {
       const headers = rateLimitHeaders({ requests, rpm, now });
-      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for requests: ${rpm.limit} per minute`, headers, "requests");
+      const why = rpm.blockedBy === "in-flight" ? `${rpm.limits?.find((l) => l.name === "in-flight")?.limit ?? rpm.limit} calls in flight at once` : `${rpm.limit} per minute`;
+      return openaiError(429, "rate_limit_exceeded", `Rate limit reached for requests: ${why}`, headers, "requests");
     }
+    // The call's in-flight slot (the requests policy's concurrency limit), given back once, when
+    // the call ends upstream: its answer read or its stream ended, broken or cancelled, or it
+    // never went. A release that fails leaves the slot to its lease's expiry (LEASE_TTL).
+    let held = typeof rpm.lease === "string";
+    const release = () => {
+      if (!held) return Promise.resolve();
+      held = false;
+      return Promise.resolve().then(() => requests.release(rpm.lease, { now: Date.now() })).catch(() => {});
+    };
     let tpm;
     try {
       tpm = await tokens.reserve(apiKey, { cost: estimate, now });
     } catch (e) {
       await requests.refund(apiKey, { now });
+      await release();
       // An estimate that no limit can ever hold is the client's mistake (max_tokens too large).
       if (e?.code === "invalid_cost") return openaiError(400, "max_tokens_too_large", `this call may take ${estimate} tokens, more than the key's token limits allow at once: lower max_tokens`);
       throw e;
     }
     if (!tpm.allowed && tpm.degraded !== undefined) {
       await requests.refund(apiKey, { now });
+      await release();
       return unavailable();
     }
     if (!tpm.allowed) {
       // Not sent upstream: the request hit is given back, as no call was made.
       await requests.refund(apiKey, { now });
+      await release();
       const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now, requestGivenBack: true });
       const what = tpm.blockedBy === "month" ? "the monthly token budget" : "tokens per minute";
       return openaiError(429, "rate_limit_exceeded", `Rate limit reached for ${what}: this call reserves ${estimate} tokens, ${tpm.remaining} remain`, headers, "tokens");
     }
     const headers = rateLimitHeaders({ requests, rpm, tokens, tpm, now });
     // A settlement that fails (a store down, a cost settle refuses) leaves the estimate charged.
-    const settle = (actual) => Promise.resolve().then(() => tokens.settle(tpm.reservation, actual ?? estimate, { now: Date.now() })).catch(() => {});
+    const settle = (actual) =>
+      Promise.all([release(), Promise.resolve().then(() => tokens.settle(tpm.reservation, actual ?? estimate, { now: Date.now() })).catch(() => {})]);
 
     const streams = body.stream === true;
     const sent = streams ? { ...body, stream_options: { ...body.stream_options, include_usage: true } } : body;
@@ -163,7 +177,13 @@ export function gateway({ upstream, requests, tokens }) {
       waitUntil(ended.then(settle));
       return new Response(watchUsage(answer.body, settled), { status: answer.status, headers: out });
     }
-    const text = await answer.text();
+    let text;
+    try {
+      text = await answer.text();
+    } catch (e) {
+      waitUntil(settle(undefined));
+      throw e;
+    }
     let total;
     try {
       total = JSON.parse(text).usage?.total_tokens;

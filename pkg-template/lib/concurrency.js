@@ -6,6 +6,7 @@
 import { callOptions, fail, nowOf } from "./options.js";
 import { LEASE_FIELDS } from "./contract.generated.js";
 import { reservationId } from "./reserve.js";
+import { queued } from "./acquire-queue.js";
 
 const [LEASE, EXPIRES_AT, RELEASED] = LEASE_FIELDS;
 
@@ -66,6 +67,9 @@ export function noAnonymousSlots(what) {
  * lease: its `lease` is `null`.
  */
 export function acquireInStore(w, key, options, run, swap, read) {
+  if (queued(options)) {
+    return Promise.reject(new TypeError("acquire: waiting in line (maxQueue, maxWait) is built in memory only, not over a store (no cross-process ticket order): use waitFor, or acquire without them"));
+  }
   const [hi, lo] = leaseId();
   return run(key, options, async (keys, rkeys, now, cost) => {
     let decision;

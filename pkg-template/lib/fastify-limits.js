@@ -61,7 +61,9 @@ export class Limits {
     this.tollgateLimits = TOLLGATE_LIMITS.some((f) => this.own[f] !== undefined);
     if (this.tollgateLimits && this.own.quota === undefined && this.own.limits === undefined) {
       // `max` and `timeWindow` (numbers) stand for `limit` and `window` when those are not given.
-      for (const peer of ["max", "timeWindow"]) if (typeof params[peer] === "number") this.own[FASTIFY_NAMES[peer]] ??= params[peer];
+      // A concurrency limit has no window (docs/concurrency.md): its leases last leaseTtl.
+      const peers = this.own.algorithm === "concurrency" ? ["max"] : ["max", "timeWindow"];
+      for (const peer of peers) if (typeof params[peer] === "number") this.own[FASTIFY_NAMES[peer]] ??= params[peer];
     }
     this.customStore = customStore;
     // Over a store, each route's keys apart (as @fastify/rate-limit's RedisStore `child`):

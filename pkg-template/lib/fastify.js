@@ -12,6 +12,7 @@ import { optionError } from "./options.js";
 import { clientError } from "./http-options.js";
 import { settleReservation } from "./cost-after.js";
 import { extras } from "./extras.js";
+import { releaseWhenDone, releaserOf } from "./lease-release.js";
 
 const LEGACY_LABELS = Object.freeze({ rateLimit: "x-ratelimit-limit", rateRemaining: "x-ratelimit-remaining", rateReset: "x-ratelimit-reset", retryAfter: "retry-after" });
 const DRAFT_LABELS = Object.freeze({ rateLimit: "ratelimit-limit", rateRemaining: "ratelimit-remaining", rateReset: "ratelimit-reset", retryAfter: "retry-after" });
@@ -101,6 +102,8 @@ function hookOf(limits, ran) {
     const figures = decided.get(answer);
     if (!answer.isExceeded) {
       if (limits.after !== null) settleOnceSent(limits.after, req, reply, figures);
+      // A concurrency limit's slot is held until the answer is sent or the connection closes.
+      releaseWhenDone(reply.raw, releaserOf(figures.limiter, figures.decision));
       setHeaders(reply, params, params.addHeadersOnExceeding, figures);
       params.onExceeding(req, answer.key);
       return;

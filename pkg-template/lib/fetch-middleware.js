@@ -18,6 +18,7 @@ import { clientError, denialBody, httpOptions, publicError, secretsOf, settleHit
 import { shadowReport } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "./options.js";
 import { dropCopy, reserve, settleReservation, splitResponse, waitUntilOf } from "./cost-after.js";
+import { releasingResponse, releaserOf } from "./lease-release.js";
 
 /** The response with `headers` set: in place when it allows that, else on a copy. */
 function withHeaders(response, headers) {
@@ -81,14 +82,20 @@ export function rateLimitFetch(options) {
         return new Response(text, { status: listed ? 403 : o.status, headers: [...headers, ["Content-Type", type]] });
       }
       if (after !== null) return settledAfter(request, rest, decision, cost, inner, headers);
+      // A concurrency limit's slot is held until the body is sent, fails or is cancelled.
+      const release = releaserOf(limiter, decision);
+      const keepAlive = release === null ? null : waitUntilOf(rest);
       let response;
       try {
         response = await inner(request, ...rest);
+      } catch (e) {
+        if (release !== null) keepAlive(release());
+        throw e;
       } finally {
         // A handler that threw left no response: a failed request.
         if (o.settles) await settleHit(o, () => response !== undefined && wasSuccessful(request, response), keys, cost);
       }
-      return withHeaders(response, headers);
+      return withHeaders(releasingResponse(response, release, keepAlive, request.signal), headers);
     };
   };
   /**

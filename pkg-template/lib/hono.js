@@ -10,6 +10,7 @@ import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
 import { shadowReport } from "./shadow-report.js";
 import { clientError, publicError, secretsOf } from "./http-options.js";
 import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
+import { releasingResponse, releaserOf } from "./lease-release.js";
 
 export { webSocketLimiter } from "./hono-websocket.js";
 
@@ -66,12 +67,16 @@ export function rateLimiter(options) {
       return handler(c, next, listed ? { ...config, statusCode: 403 } : config);
     }
     if (o.after !== null) return settledAfter(c, next, limiter, decision, cost);
+    // A concurrency limit's slot is held until the body is sent, fails or is cancelled.
+    const release = releaserOf(limiter, decision);
     try {
       await next();
     } catch (e) {
+      if (release !== null) keepAlive(c, release());
       if (o.settles) await settle(h, limiter, key, cost, () => false);
       throw e;
     }
+    if (release !== null) c.res = releasingResponse(c.res, release, (p) => keepAlive(c, p), c.req.raw.signal);
     // Hono answers a route's error through onError before this resumes: c.res is that answer.
     if (o.settles) await settle(h, limiter, key, cost, () => judge(c));
   };

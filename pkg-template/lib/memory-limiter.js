@@ -11,6 +11,7 @@ import { applyControls, controlsOf, withoutControls } from "./controls.js";
 import { LimiterBase } from "./limiter-base.js";
 import { reserveInMemory, settleInMemory } from "./reserve.js";
 import { acquireInMemory, noAnonymousSlots, releaseInMemory, renewInMemory } from "./concurrency.js";
+import { AcquireQueue, queued } from "./acquire-queue.js";
 
 /** Keys of a one-key decision (readDecision only looks at more than one). */
 const ONE = [""];
@@ -63,6 +64,8 @@ export class MemoryLimiter extends LimiterBase {
   #lastKey = undefined;
   /** Whether the policy has a concurrency limit: then `limit` acquires (docs/concurrency.md). */
   #concurrent = false;
+  /** `acquire`'s waiters in line (`maxQueue`, `maxWait`), made on the first that waits. */
+  #line = null;
 
   /**
    * `module`: the wasm classes and helpers of one module, `{ Limiter, Policy, Controls,
@@ -179,7 +182,9 @@ export class MemoryLimiter extends LimiterBase {
   release(handleOrLease, options) {
     if (typeof handleOrLease === "string") {
       this.#fast("concurrency leases");
-      return releaseInMemory(this.#wasm, handleOrLease, options, (keys) => this.#read(keys));
+      const released = releaseInMemory(this.#wasm, handleOrLease, options, (keys) => this.#read(keys));
+      if (released.released) this.#line?.wake();
+      return released;
     }
     this.#wasm.release(this.#handle(handleOrLease));
   }
@@ -190,6 +195,11 @@ export class MemoryLimiter extends LimiterBase {
    * has no concurrency limit) for `release` and `renew`, and `expiresAt` (docs/concurrency.md).
    */
   acquire(key, options) {
+    if (queued(options)) {
+      // With maxQueue or maxWait: a promise, waiting in line (acquire-queue.js); the core decides.
+      this.#line ??= new AcquireQueue((k, o) => this.acquire(k, o), this.#module.durationMs);
+      return this.#line.acquire(key, options);
+    }
     this.#fast("concurrency leases");
     return acquireInMemory(this.#wasm, keysOf(key instanceof KeyHandle ? key.key : key), options, (keys) => this.#read(keys));
   }

@@ -15,6 +15,7 @@ import { controlsOf, listedAnswer } from "./controls.js";
 import { shadowReport } from "./shadow-report.js";
 import { reportFailedOpen } from "./decision-hook.js";
 import { reserve, settleReservation } from "./cost-after.js";
+import { releaseWhenDone, releaserOf } from "./lease-release.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
@@ -192,7 +193,11 @@ export function rateLimit(passed = {}) {
     if (o.settles && (decision.allowed || store !== null)) {
       void settle(outcome, req, res, limiter, key, cost, decision);
     }
-    if (decision.allowed) return true;
+    if (decision.allowed) {
+      // A concurrency limit's slot is held until the answer is sent or the connection closes.
+      releaseWhenDone(res, releaserOf(limiter, decision));
+      return true;
+    }
     await handler(req, res, next, config, info);
     return false;
   };

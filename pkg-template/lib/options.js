@@ -7,7 +7,7 @@
 // `tollgate::spec::words`); the table tests/same-error/mistakes.json holds them to wrangler.toml's
 // answers.
 
-import { CONTROL_FIELDS, LIMIT_FIELDS, POLICY_OPTIONS, WORDS as W } from "./contract.generated.js";
+import { CONTROL_FIELDS, LIMIT_FIELDS as CORE_LIMIT_FIELDS, POLICY_OPTIONS, WORDS as W } from "./contract.generated.js";
 
 /** A value in a message as the core's spec errors show it (`show_kind` in src/spec.rs). */
 export function show(v) {
@@ -90,8 +90,12 @@ export function durationMs(field, value, min, max, ofText) {
   return ms;
 }
 
-/** What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md). */
-export { LIMIT_FIELDS };
+/**
+ * What a limit is made of (the core's `tollgate::spec::LIMIT_FIELDS`; docs/vocabulary.md), and
+ * a concurrency limit's own `leaseTtl` (docs/concurrency.md): the adapters pass it on, the
+ * core refuses it beside any other algorithm.
+ */
+export const LIMIT_FIELDS = Object.freeze([...CORE_LIMIT_FIELDS, "leaseTtl"]);
 /**
  * A limiter's own options beside its limits: what the core's parser leaves to this layer
  * (`onDecision`: the decision hook, decision-hook.js).

@@ -5,6 +5,10 @@
 import { extras } from "./extras.js";
 import { known, optionError, show, whole } from "./options.js";
 import { sleep as realSleep } from "./wait.js";
+import { RateLimiter } from "./rate-limiter.js";
+
+/** The one key of a pacer's own in-flight limit (its limiter holds nothing else). */
+const SLOTS_KEY = "in-flight";
 
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
@@ -69,8 +73,20 @@ export function paced(pacer, fn, { cost = 1, signal } = {}) {
   if (typeof fn !== "function") throw bad("invalid_type", "fn", fn, "a function");
   if (typeof cost !== "function") costOf(cost);
   return async (...args) => {
-    await pacer.acquire(typeof cost === "function" ? cost(...args) : cost, { signal });
-    const result = await fn(...args);
+    const units = typeof cost === "function" ? cost(...args) : cost;
+    let result;
+    if (pacer.maxInFlight) {
+      // The slot is held while `fn` runs and given back when it settles, whatever the outcome.
+      const slot = await pacer.acquireSlot(units, { signal });
+      try {
+        result = await fn(...args);
+      } finally {
+        slot.release();
+      }
+    } else {
+      await pacer.acquire(units, { signal });
+      result = await fn(...args);
+    }
     if (result !== null && typeof result === "object" && result.headers && typeof result.headers === "object") {
       pacer.observe(result.headers);
     }
@@ -177,14 +193,20 @@ export class Pacer {
   /** The head's sleep, aborted when the head's own signal fires. */
   #headSleep = null;
   #pausedUntil = 0;
+  /** The in-flight limit (`maxInFlight`): an in-memory limiter of one concurrency limit, or null. */
+  #slots = null;
+  #maxInFlight = null;
 
-  /** `options`: `PacerOptions` (types/pacer.d.ts): `rate`, `grain`, `maxQueue`, `now`, `sleep`. */
+  /**
+   * `options`: `PacerOptions` (types/pacer.d.ts): `rate`, `grain`, `maxQueue`, `now`, `sleep`,
+   * `maxInFlight` and `leaseTtl` (a concurrency limit on calls in flight, docs/concurrency.md).
+   */
   constructor(options) {
     if (options === null || typeof options !== "object") {
       throw bad("invalid_type", "options", options, "an object with a rate");
     }
-    known(options, ["rate", "grain", "maxQueue", "now", "sleep"]);
-    const { rate, grain, maxQueue = DEFAULT_MAX_QUEUE, now = Date.now, sleep = realSleep } = options;
+    known(options, ["rate", "grain", "maxQueue", "now", "sleep", "maxInFlight", "leaseTtl"]);
+    const { rate, grain, maxQueue = DEFAULT_MAX_QUEUE, now = Date.now, sleep = realSleep, maxInFlight, leaseTtl } = options;
     if (rate === undefined) throw optionError("missing_field", "rate", 'rate is required, e.g. { rate: "100/s" }');
     maxQueueOf(maxQueue);
     if (typeof now !== "function") throw bad("invalid_type", "now", now, "a function returning epoch ms");
@@ -195,6 +217,31 @@ export class Pacer {
     this.#maxQueue = maxQueue;
     this.#now = now;
     this.#sleep = sleep;
+    if (maxInFlight !== undefined) {
+      // The core decides each slot (the concurrency limit's acquire and release); the pacer
+      // only waits for one. Its own checks give `maxInFlight`'s mistakes their field.
+      if (typeof maxInFlight !== "number") throw bad("invalid_type", "maxInFlight", maxInFlight, "a whole number of at least 1");
+      if (!(Number.isInteger(maxInFlight) && maxInFlight >= 1)) throw bad("out_of_range", "maxInFlight", maxInFlight, "a whole number of at least 1", RangeError);
+      const limit = { algorithm: "concurrency", limit: maxInFlight };
+      if (leaseTtl !== undefined) limit.leaseTtl = leaseTtl;
+      this.#slots = new RateLimiter(limit);
+      this.#maxInFlight = maxInFlight;
+    } else if (leaseTtl !== undefined) {
+      throw optionError("missing_field", "maxInFlight", "leaseTtl bounds how long a call holds one of maxInFlight slots: give maxInFlight too");
+    }
+  }
+
+  /** The most calls in flight at once (`maxInFlight`), or null when unbounded. */
+  get maxInFlight() {
+    return this.#maxInFlight;
+  }
+
+  /** Slots held now (calls in flight, or released to start and not yet settled); 0 when unbounded. */
+  get inFlight() {
+    if (!this.#slots) return 0;
+    // A peek's `remaining` is what one more call would leave; a denial, every slot held.
+    const d = this.#slots.peek(SLOTS_KEY, { now: this.#now() });
+    return d.allowed ? d.limit - d.remaining - 1 : d.limit;
   }
 
   /** The rate paced to, as "<limit>/<window in ns>ns". */
@@ -220,6 +267,24 @@ export class Pacer {
    * cost can never fit, or the signal's reason when aborted (its reservation is given back).
    */
   acquire(cost = 1, { signal } = {}) {
+    if (this.#slots) {
+      return Promise.reject(new TypeError("a pacer with maxInFlight gives each call a slot to release: use pace(fn) or acquireSlot(cost)"));
+    }
+    return this.#enqueue(cost, signal);
+  }
+
+  /**
+   * As `acquire`, on a pacer with `maxInFlight`: resolves with `{ start, lease, release }` once
+   * a slot is free and the rate lets the work start. Call `release()` when the work settles
+   * (once; more calls do nothing): the next waiter is admitted then. A slot not released frees
+   * itself after `leaseTtl`.
+   */
+  acquireSlot(cost = 1, { signal } = {}) {
+    if (!this.#slots) return Promise.reject(new TypeError("acquireSlot needs a pacer with maxInFlight: use acquire(cost)"));
+    return this.#enqueue(cost, signal);
+  }
+
+  #enqueue(cost, signal) {
     try {
       costOf(cost);
       if (cost > this.#wasm.maxCost) throw costError(cost, this.#wasm.maxCost);
@@ -274,10 +339,12 @@ export class Pacer {
     if (i < 0) return; // already released
     this.#queue.splice(i, 1);
     if (waiter.reserved) {
-      // The head, sleeping until its start: end the sleep and give the reservation back.
+      // The head, sleeping until its start: give the reservation back.
       this.#wasm.cancel(this.#now(), waiter.cost);
-      this.#headSleep?.abort();
     }
+    if (waiter.lease) this.#releaseSlot(waiter.lease);
+    // The head sleeps (for its start, or for a slot): end the sleep.
+    if (i === 0) this.#headSleep?.abort();
     waiter.reject(waiter.signal.reason);
   }
 
@@ -291,6 +358,9 @@ export class Pacer {
     try {
       while (this.#queue.length > 0) {
         const head = this.#queue[0];
+        // A slot first (the core's decision), then the rate: a call never starts later than
+        // its reservation, and a slot is held only from just before the start.
+        if (this.#slots && !(await this.#takeSlot(head))) continue;
         let start = this.#wasm.reserve(this.#now(), head.cost);
         head.reserved = true;
         // Sleep until the start; if the service asked for a pause meanwhile, re-reserve.
@@ -316,11 +386,55 @@ export class Pacer {
         }
         if (this.#queue[0] === head) {
           this.#queue.shift();
-          release(head, undefined, start);
+          release(head, undefined, this.#slots ? this.#slot(start, head.lease) : start);
         }
       }
     } finally {
       this.#pumping = false;
     }
+  }
+
+  /**
+   * Waits until the core admits `head` to a slot (true), sleeping until a release or the
+   * nearest lease's expiry between asks; false when `head` left the queue meanwhile.
+   */
+  async #takeSlot(head) {
+    while (this.#queue[0] === head) {
+      const d = this.#slots.acquire(SLOTS_KEY, { now: this.#now() });
+      if (d.allowed) {
+        head.lease = d.lease;
+        return true;
+      }
+      const ctl = new AbortController();
+      this.#headSleep = ctl;
+      try {
+        await this.#sleep(Math.max(1, Math.ceil(d.retryAfter)), ctl.signal);
+      } catch {
+        // A release, or the head aborted: ask again (or leave).
+      } finally {
+        this.#headSleep = null;
+      }
+    }
+    return false;
+  }
+
+  /** What `acquireSlot` resolves with: the start, the lease, and its one release. */
+  #slot(start, lease) {
+    let held = true;
+    return {
+      start,
+      lease,
+      release: () => {
+        if (!held) return;
+        held = false;
+        this.#releaseSlot(lease);
+      },
+    };
+  }
+
+  /** Gives a slot back to the core and wakes the head if it waits for one. */
+  #releaseSlot(lease) {
+    this.#slots.release(lease, { now: this.#now() });
+    this.#headSleep?.abort();
   }
 }

@@ -19,7 +19,7 @@ export class WaitTimeoutError extends Error {
  * `maxWait`: milliseconds, a number from 0 (fractions too), or a duration such as "5s" (as
  * every duration option, docs/vocabulary.md).
  */
-function millis(v, ofText) {
+export function millis(v, ofText) {
   if (typeof v === "string") return durationMs("maxWait", v, 0, MAX, ofText);
   if (typeof v !== "number") throw fail("maxWait", v, 'a number of milliseconds or a duration such as "5s"');
   if (!(v >= 0) || !Number.isFinite(v)) throw optionError("out_of_range", "maxWait", `maxWait must be a number of milliseconds from 0, got ${v}`);

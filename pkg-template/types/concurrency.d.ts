@@ -43,12 +43,25 @@ export interface LeaseOptions {
   now?: number;
 }
 
+/** `acquire` waiting in a bounded FIFO line for a slot (in memory only; docs/concurrency.md, "Waiting in line"). */
+export interface QueuedAcquireOptions {
+  /** A whole number of units (default 1). */
+  cost?: number;
+  /** Most waiters in the key's line (default 1000); a full line answers the core's denial at once. */
+  maxQueue?: number;
+  /** The longest to wait in line (ms, or a duration such as `"5s"`), then the core's denial. */
+  maxWait?: number | string;
+  /** Takes the waiter out of line; the promise rejects with its reason. */
+  signal?: AbortSignal;
+}
+
 /** `T`, or a promise of it for a limiter over a store. */
 type Answer<T, Async extends boolean> = Async extends true ? Promise<T> : T;
 
 /** The lease calls of a limiter (in memory, or over Redis). Not in `tollgate/lite`. */
 export interface ConcurrencyCalls<K, Async extends boolean> {
   /** A hit decided as `limit`; when admitted, its slots of every concurrency limit are held under the decision's `lease`. */
+  acquire(key: K, options: QueuedAcquireOptions & ({ maxQueue: number } | { maxWait: number | string })): Promise<Acquired>;
   acquire(key: K, options?: CallOptions): Answer<Acquired, Async>;
   /** Frees a lease's slots on every key; a lease no longer live is a no-op (`released: false`). Throws `invalid_lease` for a token that does not decode. */
   release(lease: string, options?: LeaseOptions): Answer<Released, Async>;

@@ -14,6 +14,21 @@ export interface PacerOptions {
   now?: () => number;
   /** Sleeps `ms`; rejects (or resolves early) when `signal` aborts. Default: `setTimeout`. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /**
+   * Most calls in flight at once (a concurrency limit the core decides): `pace` holds a slot
+   * until the call settles; `acquire` rejects, use `acquireSlot`. Default: unbounded.
+   */
+  maxInFlight?: number;
+  /** How long an unreleased slot lasts (`"30s"` or whole ms; default 30 s); only with `maxInFlight`. */
+  leaseTtl?: string | number;
+}
+
+/** What `Pacer.acquireSlot` resolves with: the start, the slot's lease, and its release. */
+export interface PacerSlot {
+  readonly start: number;
+  readonly lease: string;
+  /** Gives the slot back (once; later calls do nothing). */
+  release(): void;
 }
 
 /** Response headers as `Headers`, a record, or `[name, value]` pairs. */
@@ -50,6 +65,12 @@ export declare class Pacer {
   readonly rate: string;
   /** The largest cost one piece of work may have (units released per grain). */
   readonly maxCost: number;
+  /** With `maxInFlight`: resolves once a slot is free and the rate lets the work start. */
+  acquireSlot(cost?: number, options?: { signal?: AbortSignal }): Promise<PacerSlot>;
+  /** `maxInFlight`, or null when unbounded. */
+  readonly maxInFlight: number | null;
+  /** Slots held now (0 when unbounded). */
+  readonly inFlight: number;
 }
 
 /** `acquire` rejected: `maxQueue` waiters are already queued. `code` is `"pacer_queue_full"`. */

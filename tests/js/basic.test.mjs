@@ -83,7 +83,7 @@ test("a misspelt or misplaced option is refused, not ignored (a burst of 50 that
   assert.throws(() => new Policy({ algorithm: "gcra", quota: "1/s", maxkeys: 5 }), { name: "TypeError", message: /^maxkeys is not an option/ });
   assert.ok(new RateLimiter({ algorithm: "fixed-window", align: "first-hit", limit: 1, window: 1000, name: "n", maxKeys: 10 }));
   // The same for the package's other options objects (checked before anything else is used).
-  assert.throws(() => new Pacer({ rate: "10/s", maxQueu: 5 }), { name: "TypeError", message: /^maxQueu is not an option \(the options are rate, grain, maxQueue, now, sleep\)/ });
+  assert.throws(() => new Pacer({ rate: "10/s", maxQueu: 5 }), { name: "TypeError", message: /^maxQueu is not an option \(the options are rate, grain, maxQueue, now, sleep, maxInFlight, leaseTtl\)/ });
   const lease = { url: "http://127.0.0.1:1", pool: "p", holder: "h", partitions: 1, ttlMs: 1000 };
   assert.throws(() => new LeasedPacer({ ...lease, ttl: 1000 }), { name: "TypeError", message: /^ttl is not an option/ });
   assert.throws(() => new RedisStore({}, { prefx: "rl:" }), { name: "TypeError", message: /^prefx is not an option \(the options are prefix, / });

@@ -32,7 +32,7 @@ before(async () => {
   // answers that call "the upstream did not answer: Network connection lost" (a 5 s timeout
   // makes it rare, a loaded machine less so; at 2 ms it fails every run).
   upstream.server.keepAliveTimeout = 0;
-  mod = { startGateway, upstreamUrl: `http://127.0.0.1:${upstream.port}` };
+  mod = { startGateway, serve, upstreamUrl: `http://127.0.0.1:${upstream.port}` };
 });
 after(async () => {
   await upstream?.close();
@@ -61,8 +61,9 @@ test("an answer carries OpenAI's x-ratelimit-* headers beside the RateLimit draf
     // The reservation's: the estimate is charged while the call is under way.
     assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(1000 - estimateOf(b)));
     assert.match(r.headers["x-ratelimit-reset-tokens"], /^(\d+m\d+s|[\d.]+s|\d+ms)$/);
-    assert.match(r.headers["ratelimit-policy"], /"requests";q=5;w=60, "tokens";q=1000;w=60/);
-    assert.match(r.headers.ratelimit, /"requests";r=4;t=\d+, "tokens";r=\d+;t=\d+/);
+    // The in-flight limit (MAX_IN_FLIGHT, default 8; its window the lease's 5 minutes) is a member too.
+    assert.match(r.headers["ratelimit-policy"], /"requests";q=5;w=60, "in-flight";q=8;w=300, "tokens";q=1000;w=60/);
+    assert.match(r.headers.ratelimit, /"requests";r=4;t=\d+, "in-flight";r=7;t=\d+, "tokens";r=\d+;t=\d+/);
     assert.equal(r.usage.total_tokens, 3 + 10);
     // The next call sees the first one settled: only its usage is still charged.
     const next = await call(at, "k", b);
@@ -161,6 +162,48 @@ test("the monthly token budget: a calendar month from the 1st (UTC), a denial un
     // OpenAI's headers stay the minute's.
     assert.equal(denied.headers["x-ratelimit-limit-tokens"], "10000");
   }));
+
+test("MAX_IN_FLIGHT calls of a key upstream at once: the next is a 429 until one ends", async () => {
+  // An upstream that answers only when the test says so: the calls stay in flight meanwhile.
+  let inside = 0;
+  const waiting = [];
+  const slow = await mod.serve(async () => {
+    inside += 1;
+    await new Promise((go) => waiting.push(go));
+    inside -= 1;
+    return Response.json({ choices: [], usage: { total_tokens: 5 } });
+  });
+  const gw = await mod.startGateway({ upstreamUrl: `http://127.0.0.1:${slow.port}`, env: { ...WINDOW, RPM: 100, TPM: 100000, MAX_IN_FLIGHT: 2 } });
+  const at = (url, init) => fetch(url.replace("http://gateway.test", `http://127.0.0.1:${gw.port}`), init);
+  const until = async (ok) => {
+    for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(ok());
+  };
+  try {
+    const b = body({ max_tokens: 10 });
+    const first = [call(at, "f", b), call(at, "f", b)];
+    await until(() => inside === 2);
+    const denied = await call(at, "f", b);
+    assert.equal(denied.status, 429);
+    assert.match(denied.json.error.message, /2 calls in flight at once/);
+    assert.ok(Number(denied.headers["retry-after"]) > 0);
+    assert.equal(inside, 2, "the denied call never went upstream");
+    // Another key has its own slots.
+    const other = call(at, "g", b);
+    await until(() => inside === 3);
+    waiting.splice(0).forEach((go) => go());
+    for (const r of await Promise.all([...first, other])) assert.equal(r.status, 200);
+    // Their answers ended: the slots are back (released as the answer was read upstream).
+    const next = [call(at, "f", b), call(at, "f", b)];
+    await until(() => inside === 2);
+    waiting.splice(0).forEach((go) => go());
+    for (const r of await Promise.all(next)) assert.equal(r.status, 200, "admitted again once the first calls ended");
+  } finally {
+    waiting.splice(0).forEach((go) => go());
+    await gw.close();
+    await slow.close();
+  }
+});
 
 test("concurrent clients: no key is admitted more tokens in its window than TPM and its debt", () =>
   withGateway({ RPM: 10000, TPM: 3000 }, async (at) => {

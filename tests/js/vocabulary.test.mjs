@@ -32,7 +32,7 @@ test("every operation the table gives an npm limiter is a method of that limiter
 });
 
 /** Names the limiter edge lists in the table that are call options, not constructor options. */
-const CALL_OPTIONS = ["cost", "now", "maxWait", "signal"];
+const CALL_OPTIONS = ["cost", "now", "maxWait", "maxQueue", "signal"];
 
 for (const [edge, make] of Object.entries(EDGES)) {
   test(`${edge}: accepts exactly the options docs/vocabulary.md gives it`, () => {
@@ -146,7 +146,7 @@ test("the table lists each name once per kind and uses only known edges and kind
     assert.ok(!seen.has(id), `${id} is listed twice`);
     seen.add(id);
     assert.ok(["option", "field", "code", "value", "operation"].includes(r.kind), id);
-    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "hono", "fastify", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl"].includes(e), `${id}: ${e}`);
+    for (const e of r.edges) assert.ok(["limiter", "rateLimit", "rateLimitFetch", "hono", "fastify", "redis", "worker", "toml", "http", "www", "vars", "proxy", "query", "erl", "pacer"].includes(e), `${id}: ${e}`);
     if (r.kind === "code") assert.match(r.name, /^[a-z][a-z0-9_]*$/, `${r.name}: codes are lowercase snake_case`);
   }
 });
