@@ -82,9 +82,16 @@ pub async fn acquire(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
+    acquire_hit(env, &r, status).await
+}
+
+/// `/v1/acquire`'s decision of a parsed hit (also `/v1/limit`'s on a policy with a
+/// concurrency limit, which acquires as the npm limiter's `limit` does: a counted hit there
+/// would take a slot no one could release). `status`: the `?status=` override of a denial.
+pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> Result<Response, ApiError> {
     let pc = r.policy;
     exact_only(pc)?;
-    let keys = keys_of(&r);
+    let keys = keys_of(r);
     let clock = clock_of(r.now);
     let (outcome, taken) = match controls::lists(pc, &keys, None) {
         Some(listed) => (Outcome::Listed(listed, clock.now()), None),
