@@ -98,7 +98,7 @@ test("expiry frees a slot; renew extends a live lease and refuses an expired one
   const renewed = await renew({ lease: b.lease, now: NOW + 5_000 }, 1);
   assert.equal(renewed.status, 200, renewed.text);
   assert.equal(renewed.body.expiresAt, NOW + 5_000 + TTL);
-  assert.equal(renewed.body.allowed, true);
+  assert.equal(renewed.body.remaining, 0, "the key's figures: both slots held, counting nothing");
 
   // At NOW + TTL lease a has expired, b (renewed) has not: one slot is free.
   const c = await acquire({ policy: "gpu", key, now: NOW + TTL });
@@ -146,7 +146,7 @@ test("bad input is a 4xx with its code and field, and changes nothing", async ()
   const cases = [
     ["/v1/acquire", { policy: "gpu" }, 400, "missing_key", "key"],
     ["/v1/acquire", { policy: "gpu", key, cost: 0 }, 400, "invalid_cost", "cost"],
-    ["/v1/acquire", { policy: "nope", key }, 400, "unknown_policy", "policy"],
+    ["/v1/acquire", { policy: "nope", key }, 400, "unknown_policy", undefined],
     ["/v1/acquire", { policy: "gpu", key, extra: 1 }, 400, "unknown_field", "extra"],
     ["/v1/acquire", { policy: "synced", key }, 400, "unsupported_in_sync_mode", undefined],
     ["/v1/release", {}, 400, "missing_field", "lease"],
