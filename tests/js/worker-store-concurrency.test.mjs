@@ -16,7 +16,7 @@ test("WorkerStore: acquire, release and renew over the Worker, as in memory", as
   const s = await start({ bindings: { POLICIES: { gpu: GPU } } });
   try {
     const limiter = new RateLimiter({ store: new WorkerStore({ url: s.url, policy: "gpu", timeoutMs: 10_000 }) });
-    const memory = new RateLimiter(GPU);
+    const memory = new RateLimiter({ limits: GPU.limits });
     const key = "team:7";
     const a = await limiter.acquire(key, { now: NOW });
     const m = memory.acquire(key, { now: NOW });
