@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-threads example-axum bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store www test-www test-equivalence test-targets
+.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-threads example-axum bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store bench-concurrency www test-www test-equivalence test-targets
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -59,6 +59,7 @@ test-nostd:
 	scripts/setup.sh rust
 	cargo build --quiet --no-default-features --target wasm32-unknown-unknown
 	cargo build --quiet --no-default-features --features serde --target wasm32-unknown-unknown
+	cargo build --quiet --no-default-features --features concurrency --target wasm32-unknown-unknown
 
 ## The Cloudflare Worker: unit tests, then end-to-end in workerd (Miniflare, wrangler dev).
 test-worker:
@@ -111,7 +112,7 @@ test-www:
 	scripts/test-www.sh
 
 ## Benchmarks (not part of `make test`).
-bench: bench-core bench-headline bench-threads bench-instructions bench-worker bench-js bench-redis bench-worker-store
+bench: bench-core bench-headline bench-threads bench-instructions bench-worker bench-js bench-redis bench-worker-store bench-concurrency
 
 bench-core:
 	cargo bench --bench throughput
@@ -156,6 +157,13 @@ bench-js:
 ## The Redis store vs rate-limiter-flexible's RateLimiterRedis, and the sync modes' over-admission.
 bench-redis:
 	scripts/bench-redis.sh
+
+## The concurrency limit's kill test over Redis at 100,000 leases (make test-redis runs it at 600):
+## 32 processes, 8 in flight, 5% of holders killed; 0 upstream violations, 0 leaked slots.
+bench-concurrency:
+	scripts/setup.sh redis,npm >/dev/null
+	scripts/pkg-current.sh tests/redis
+	KILL_TEST_HOLDS=100000 node --test tests/redis/kill.test.mjs
 
 ## WorkerStore against the Worker on loopback beside RedisStore (decisions/s, median and p99 latency).
 bench-worker-store:

@@ -522,7 +522,11 @@ impl Policy {
         let binding = *binding.expect("a policy has at least one limit and a check at least one key");
         if !allowed {
             for l in limits.iter_mut().filter(|l| l.decision.allowed) {
-                let units = self.limits[l.at.limit].algorithm.units(cost);
+                // A concurrency limit's hit takes one slot whatever its cost.
+                #[cfg(feature = "concurrency")]
+                let units = self.limits.get(l.at.limit).map_or(cost, |x| x.algorithm.units(cost));
+                #[cfg(not(feature = "concurrency"))]
+                let units = cost;
                 l.decision.remaining = (l.decision.remaining + units).min(l.decision.limit);
                 // Nothing was counted: this limit has `cost` (at least one unit) free now.
                 l.decision.next_unit_after = Nanos::ZERO;

@@ -472,7 +472,10 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
     let penalty = penalty(input)?;
     let items = match input.get("limits") {
         Value::Missing => {
+            #[cfg(feature = "concurrency")]
             known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields, own_fields(input)], "")?;
+            #[cfg(not(feature = "concurrency"))]
+            known_fields(input, &[&LIMIT_FIELDS, limits_field, &POLICY_OPTIONS, policy_fields], "")?;
             let (name, spec, limit) = parse_limit(input, "", "default")?;
             let _ = name;
             return finish(alloc::vec![limit], alloc::vec![spec], penalty);
@@ -500,7 +503,10 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
         let Value::Object(obj) = item else {
             return Err(wrong_type(input, &at, &item, "an object"));
         };
+        #[cfg(feature = "concurrency")]
         known_fields(&obj, &[&LIMIT_FIELDS, own_fields(&obj)], &at)?;
+        #[cfg(not(feature = "concurrency"))]
+        known_fields(&obj, &[&LIMIT_FIELDS], &at)?;
         let default = Msg::new("limit-").n(i as u64).0;
         let (name, spec, limit) = parse_limit(&obj, &at, &default)?;
         if limits.iter().any(|l: &Limit| l.name() == name) {
@@ -515,12 +521,11 @@ pub fn parse_policy<I: Input>(input: &I, policy_fields: &[&str]) -> Result<Polic
 }
 
 /// The fields a limit object takes beyond [`LIMIT_FIELDS`]: a concurrency limit's `leaseTtl`.
+#[cfg(feature = "concurrency")]
 fn own_fields<I: Input>(o: &I) -> &'static [&'static str] {
-    #[cfg(feature = "concurrency")]
     if concurrency::is_concurrency(o) {
         return &[LEASE_FIELD];
     }
-    let _ = o;
     &[]
 }
 
@@ -758,6 +763,27 @@ fn parse_limit<I: Input>(o: &I, at: &str, default_name: &str) -> Result<(String,
         SpecError::new(code::INVALID_VALUE, &field, m)
     })?;
     Ok((name, spec, limit))
+}
+
+/// A limit's `name` at `at`, `default_name` when absent (as `parse_limit` reads it).
+#[cfg(feature = "concurrency")]
+fn limit_name<I: Input>(o: &I, at: &str, default_name: &str) -> Result<String, SpecError> {
+    match o.get("name") {
+        Value::Missing => Ok(String::from(default_name)),
+        Value::Text(s) => Ok(s),
+        other => Err(wrong_type(o, &path(at, "name"), &other, "a string")),
+    }
+}
+
+/// The limit `name` of `algorithm`, its name checked (`Limit::new`'s rule) at `at` (as
+/// `parse_limit` checks it).
+#[cfg(feature = "concurrency")]
+fn named(at: &str, name: &str, algorithm: AnyAlgorithm) -> Result<Limit, SpecError> {
+    Limit::new(name, algorithm).map_err(|_| {
+        let field = path(at, "name");
+        let m = Msg::new(&field).s(" ").q(name).s(" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :");
+        SpecError::new(code::INVALID_VALUE, &field, m)
+    })
 }
 
 /// `n` calendar months at `field` (written `w`): 1 to 12, and only for a fixed window on the

@@ -155,7 +155,14 @@ export class RedisLimiter extends StoreLimiter {
 
   #lease(op, lease, options) {
     const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-    const guarded = (keys, o, run) => this.#guarded(keys, o, run);
+    // A renewal refuses a lease it does not find: it reads the bytes Redis holds first (one
+    // round trip more, as a settlement), never "unknown" over what this process forgot. A
+    // release that finds nothing asks Redis anyway (its confirmation), so it needs no read.
+    const guarded = (keys, o, run) =>
+      this.#guarded(keys, o, async (rkeys, now) => {
+        if (op === "renew") await this.#read(rkeys);
+        return run(rkeys, now);
+      });
     return leaseInStore(this.#wasm, op, lease, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
   }
 

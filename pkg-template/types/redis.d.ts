@@ -1,5 +1,6 @@
 // Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
-import type { AsyncRateLimiter, Decision, LimiterOptions, Policy, StoreOptions, WorkerRateLimiter } from "./index.js";
+import type { AsyncRateLimiter, Decision, Keys, LimiterOptions, Policy, StoreOptions, WorkerRateLimiter } from "./index.js";
+import type { ConcurrencyCalls } from "./concurrency.js";
 
 /**
  * What to answer when Redis fails or does not answer within `timeoutMs` (an outage; contention
@@ -39,7 +40,7 @@ export interface RedisStoreOptions extends StoreOptions {
 }
 
 /** A Redis-backed limiter: the in-memory limiter's methods, asynchronous; `export` and `import` in exact mode only. */
-export interface RedisRateLimiter extends AsyncRateLimiter, Partial<Pick<WorkerRateLimiter, "export" | "import">> {
+export interface RedisRateLimiter extends AsyncRateLimiter, ConcurrencyCalls<Keys, true>, Partial<Pick<WorkerRateLimiter, "export" | "import">> {
   readonly policy: Policy;
   /** The namespace of this limiter's Redis keys (the store's `namespace`, or derived from the policy). */
   readonly namespace: string;

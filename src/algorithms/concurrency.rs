@@ -107,6 +107,11 @@ impl Concurrency {
         Ok(Concurrency { limit, lease_ttl })
     }
 
+    /// `limit` slots of leases of `lease_ttl`, unchecked (a configuration already validated).
+    pub(crate) const fn from_parts(limit: u64, lease_ttl: Nanos) -> Concurrency {
+        Concurrency { limit, lease_ttl }
+    }
+
     /// How long a lease lasts unless renewed.
     pub fn lease_ttl(&self) -> Nanos {
         self.lease_ttl
@@ -140,8 +145,7 @@ impl Concurrency {
             return Ok(Outcome { decision, state: None });
         }
         let expires_at = self.expiry(state, now);
-        let mut leases = Vec::with_capacity(live as usize + 1);
-        leases.extend(state.into_iter().flat_map(|s| s.live(now).copied()));
+        let mut leases = state.map_or_else(Vec::new, |s| live_at(s, now));
         leases.push(HeldLease { id: 0, expires_at });
         let new = ConcurrencyState { leases };
         let remaining = self.limit - live - 1;
@@ -167,7 +171,8 @@ impl Concurrency {
     /// when no lease is left) and whether `id` was live. Id 0 (anonymous) is never released.
     pub fn release(&self, state: &ConcurrencyState, now: Nanos, id: u64) -> (Option<ConcurrencyState>, bool) {
         let was = id != 0 && state.live(now).any(|l| l.id == id);
-        let leases: Vec<HeldLease> = state.live(now).filter(|l| !(was && l.id == id)).copied().collect();
+        let mut leases = live_at(state, now);
+        leases.retain(|l| !(was && l.id == id));
         ((!leases.is_empty()).then_some(ConcurrencyState { leases }), was)
     }
 
@@ -180,12 +185,19 @@ impl Concurrency {
             return None;
         }
         let expires_at = self.expiry(Some(state), now);
-        let leases = state
-            .live(now)
-            .map(|l| if l.id == id { HeldLease { id, expires_at: l.expires_at.max(expires_at) } } else { *l })
-            .collect();
+        let mut leases = live_at(state, now);
+        for l in leases.iter_mut().filter(|l| l.id == id) {
+            l.expires_at = l.expires_at.max(expires_at);
+        }
         Some((ConcurrencyState { leases }, expires_at))
     }
+}
+
+/// The leases of `state` live at `now`, in their order (a copy, then the expired dropped).
+fn live_at(state: &ConcurrencyState, now: Nanos) -> Vec<HeldLease> {
+    let mut leases = state.leases.clone();
+    leases.retain(|l| l.expires_at > now);
+    leases
 }
 
 impl Algorithm for Concurrency {

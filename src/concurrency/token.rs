@@ -12,16 +12,12 @@ use alloc::vec::Vec;
 
 use crate::codec::{put, Reader};
 use crate::concurrency::LeaseError;
-use crate::reserve::token::{base64url, from_base64url, put_str};
+use crate::reserve::token::{base64url, from_base64url, put_names, take_names};
 
 /// The version byte of the lease encoding this build writes and reads (`L`: no reservation
 /// token starts with it, so one is never read as the other).
 pub const LEASE_TOKEN_VERSION: u8 = 0x4c;
 
-/// The most keys a lease names (a policy's keys per hit).
-const MAX_KEYS: u64 = 16;
-/// The longest key or policy name a lease holds, in bytes.
-const MAX_STR: u64 = 1024;
 
 /// A lease: what releasing or renewing it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,11 +37,7 @@ impl LeaseToken {
         let mut out = Vec::with_capacity(16 + self.keys.iter().map(String::len).sum::<usize>());
         out.push(LEASE_TOKEN_VERSION);
         put(&mut out, self.id);
-        put_str(&mut out, &self.policy);
-        put(&mut out, self.keys.len() as u64);
-        for k in &self.keys {
-            put_str(&mut out, k);
-        }
+        put_names(&mut out, &self.policy, &self.keys);
         out
     }
 
@@ -57,12 +49,8 @@ impl LeaseToken {
             return Err(LeaseError::InvalidLease("not a lease of this version"));
         }
         let id = r.varint().map_err(bad)?;
-        let policy = take_str(&mut r)?;
-        let n = r.len(MAX_KEYS).map_err(bad)?;
-        let mut keys = Vec::with_capacity(n);
-        for _ in 0..n {
-            keys.push(take_str(&mut r)?);
-        }
+        let (policy, keys) =
+            take_names(&mut r).map_err(|why| LeaseError::InvalidLease(why.unwrap_or("the bytes are not a lease")))?;
         r.finish().map_err(bad)?;
         if id == 0 || keys.is_empty() {
             return Err(LeaseError::InvalidLease("no id or no key"));
@@ -82,12 +70,6 @@ impl LeaseToken {
     }
 }
 
-fn take_str(r: &mut Reader<'_>) -> Result<String, LeaseError> {
-    let bad = |_| LeaseError::InvalidLease("the bytes are not a lease");
-    let n = r.len(MAX_STR).map_err(bad)?;
-    let bytes = r.take(n).map_err(bad)?;
-    core::str::from_utf8(bytes).map(String::from).map_err(|_| LeaseError::InvalidLease("a key is not UTF-8"))
-}
 
 #[cfg(test)]
 mod tests {

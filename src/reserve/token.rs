@@ -40,11 +40,7 @@ impl Reservation {
         out.push(TOKEN_VERSION);
         put(&mut out, self.id);
         put(&mut out, self.estimate);
-        put_str(&mut out, &self.policy);
-        put(&mut out, self.keys.len() as u64);
-        for k in &self.keys {
-            put_str(&mut out, k);
-        }
+        put_names(&mut out, &self.policy, &self.keys);
         out
     }
 
@@ -57,12 +53,7 @@ impl Reservation {
         }
         let id = r.varint().map_err(bad)?;
         let estimate = r.varint().map_err(bad)?;
-        let policy = take_str(&mut r)?;
-        let n = r.len(MAX_KEYS).map_err(bad)?;
-        let mut keys = Vec::with_capacity(n);
-        for _ in 0..n {
-            keys.push(take_str(&mut r)?);
-        }
+        let (policy, keys) = take_names(&mut r).map_err(|why| SettleError::InvalidReservation(why.unwrap_or(NOT)))?;
         r.finish().map_err(bad)?;
         if estimate == 0 || keys.is_empty() {
             return Err(SettleError::InvalidReservation("no estimate or no key"));
@@ -82,16 +73,39 @@ impl Reservation {
     }
 }
 
-pub(crate) fn put_str(out: &mut Vec<u8>, s: &str) {
+const NOT: &str = "the bytes are not a reservation";
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
     put(out, s.len() as u64);
     out.extend_from_slice(s.as_bytes());
 }
 
-fn take_str(r: &mut Reader<'_>) -> Result<String, SettleError> {
-    let bad = |_| SettleError::InvalidReservation("the bytes are not a reservation");
-    let n = r.len(MAX_STR).map_err(bad)?;
-    let bytes = r.take(n).map_err(bad)?;
-    core::str::from_utf8(bytes).map(String::from).map_err(|_| SettleError::InvalidReservation("a key is not UTF-8"))
+/// The names every token ends with (a reservation's, a lease's): `policy:str keys:varint
+/// key:str*`.
+pub(crate) fn put_names(out: &mut Vec<u8>, policy: &str, keys: &[String]) {
+    put_str(out, policy);
+    put(out, keys.len() as u64);
+    for k in keys {
+        put_str(out, k);
+    }
+}
+
+/// Reads what [`put_names`] wrote: `Err(None)` for bytes that are not names, `Err(Some(why))`
+/// for a name that is not UTF-8.
+pub(crate) fn take_names(r: &mut Reader<'_>) -> Result<(String, Vec<String>), Option<&'static str>> {
+    let policy = take_str(r)?;
+    let n = r.len(MAX_KEYS).map_err(|_| None)?;
+    let mut keys = Vec::with_capacity(n);
+    for _ in 0..n {
+        keys.push(take_str(r)?);
+    }
+    Ok((policy, keys))
+}
+
+fn take_str(r: &mut Reader<'_>) -> Result<String, Option<&'static str>> {
+    let n = r.len(MAX_STR).map_err(|_| None)?;
+    let bytes = r.take(n).map_err(|_| None)?;
+    core::str::from_utf8(bytes).map(String::from).map_err(|_| Some("a key is not UTF-8"))
 }
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

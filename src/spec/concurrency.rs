@@ -9,7 +9,7 @@ use crate::policy::Limit;
 use crate::text::Msg;
 use crate::time::Nanos;
 
-use super::{code, duration, path, unsupported, whole, wrong_type, Input, SpecError, Value, LIMIT_FIELDS};
+use super::{code, duration, limit_name, named, path, unsupported, whole, Input, SpecError, Value, LIMIT_FIELDS};
 
 /// The algorithm's name in a configuration.
 pub const CONCURRENCY: &str = "concurrency";
@@ -21,6 +21,9 @@ pub const LEASE_TTL_FIELD: &str = super::LEASE_FIELD;
 
 /// A lease's time to live when `leaseTtl` is not given: 30 seconds.
 pub const DEFAULT_LEASE_TTL: Nanos = Nanos::from_secs(30);
+
+/// Never used: [`parse_concurrency`] builds only limits `Concurrency::new` accepts.
+const DEFAULT: Concurrency = Concurrency::from_parts(1, DEFAULT_LEASE_TTL);
 
 /// Whether the limit object `o` is a concurrency limit.
 pub(crate) fn is_concurrency<I: Input>(o: &I) -> bool {
@@ -50,18 +53,10 @@ pub(crate) fn parse_concurrency<I: Input>(
         let m = Msg::new(&ttl_field).s(" is longer than the maximum ").n(MAX_LEASE_TTL.as_nanos() / 1_000_000).s(" ms");
         return Err(SpecError::new(code::OUT_OF_RANGE, &ttl_field, m));
     }
-    let name = match o.get("name") {
-        Value::Missing => String::from(default_name),
-        Value::Text(s) => s,
-        other => return Err(wrong_type(o, &f("name"), &other, "a string")),
-    };
+    let name = limit_name(o, at, default_name)?;
     let spec = LimitSpec::new(Kind::Concurrency, limit, ttl);
-    let bad = |_| SpecError::new(code::OUT_OF_RANGE, &limit_field, Msg::new(&limit_field).s(" is out of range"));
-    let algorithm = AnyAlgorithm::Concurrency(Concurrency::new(limit, ttl).map_err(bad)?);
-    let limit = Limit::new(&name, algorithm).map_err(|_| {
-        let field = f("name");
-        let m = Msg::new(&field).s(" ").q(&name).s(" must be 1 to 64 characters of A-Z a-z 0-9 - _ . :");
-        SpecError::new(code::INVALID_VALUE, &field, m)
-    })?;
+    // In range: `limit` and the TTL were checked above.
+    let c = Concurrency::new(limit, ttl).unwrap_or(DEFAULT);
+    let limit = named(at, &name, AnyAlgorithm::Concurrency(c))?;
     Ok((name, spec, limit))
 }

@@ -58,9 +58,10 @@ test("the tarball's weight: packed and installed sizes", () => {
   const [packed] = JSON.parse(run("npm", ["pack", "--dry-run", "--json", pkgDir], pkgDir));
   // Issue 42 asks for 250,000 packed and 1,000,000 installed; the three wasm modules alone are
   // about 215 KB gzipped and 490 KB raw, so these guard today's figures (one copy of the
-  // JavaScript, minified: 400,121 packed and 1,127,031 installed) until the modules shrink.
-  assert.ok(packed.size <= 410_000, `packed ${packed.size} bytes`);
-  assert.ok(packed.unpackedSize <= 1_140_000, `installed ${packed.unpackedSize} bytes`);
+  // JavaScript, minified, concurrency leases in the limiter's and the extras module: 418,552
+  // packed and 1,178,971 installed) until the modules shrink.
+  assert.ok(packed.size <= 428_000, `packed ${packed.size} bytes`);
+  assert.ok(packed.unpackedSize <= 1_190_000, `installed ${packed.unpackedSize} bytes`);
 });
 
 test("CommonJS: require(\"tollgate\") is callable, as express-rate-limit's export, with the named exports on it", () => {

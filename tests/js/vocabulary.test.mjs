@@ -85,6 +85,15 @@ test("a decision carries only decision fields of docs/vocabulary.md, and the con
       }
     }
   }
+  // Concurrency leases (docs/concurrency.md): an acquisition, a renewal and a release.
+  const c = new RateLimiter({ algorithm: "concurrency", limit: 1 });
+  const a = c.acquire("k", { now });
+  for (const d of [a, c.renew(a.lease, { now }), c.release(a.lease, { now })]) {
+    for (const f of Object.keys(d)) {
+      assert.ok(table.includes(f), `${f} is not a decision field of the table`);
+      seen.add(f);
+    }
+  }
   assert.deepEqual([...seen].sort(), table);
 });
 

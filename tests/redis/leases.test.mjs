@@ -72,6 +72,10 @@ for (const kind of CLIENTS) {
     await assert.rejects(redis.renew(a.lease, { now: T0 + 3 }), { code: "unknown_lease", field: "lease" });
     await assert.rejects(redis.release("nope"), { code: "invalid_lease", field: "lease" });
     const b = await redis.acquire("k", { now: T0 + 4 });
+    // Another process (a store that never saw the key) renews and releases the lease: it reads
+    // what Redis holds rather than refusing over what it does not know.
+    const elsewhere = new RateLimiter({ algorithm: "concurrency", limit: 1, leaseTtl: 1000, store: new RedisStore(client, { prefix: `replay:${kind}:` }) });
+    assert.equal((await elsewhere.renew(b.lease, { now: T0 + 4 })).expiresAt, T0 + 1004);
     // Export and import carry the lease: a limiter in memory holds it, and releases it.
     const memory = new RateLimiter({ algorithm: "concurrency", limit: 1, leaseTtl: 1000 });
     memory.import("k", await redis.export("k"));

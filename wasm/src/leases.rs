@@ -2,19 +2,58 @@
 //! acquire, release and renew run the core's over the keys' whole states, as reserve and
 //! settle do (`reservations.rs`, `Limiter::with_ledgers`), so the decisions and the bytes
 //! `exportState` gives are those a store of whole states (Redis) has. A concurrency limit's
-//! state varies in size, so its keys live in the store's slab (`policy_states.rs`).
+//! state varies in size, so its keys live in the store's slab (`policy_states.rs`). The three
+//! calls share one run over the states (`Limiter::lease`), for the module's size.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Array;
 use tollgate::concurrency::LeaseToken;
 use tollgate::limiter::{key_refs, validate_keys};
+use tollgate::{Nanos, PolicyDecision};
 use wasm_bindgen::prelude::*;
 
 use crate::errors::key_error;
 use crate::limiter::Limiter;
 use crate::time::{cost_from, now_from_ms};
 use tollgate_wasm_common::lease::{expiry_ms, lease_error, lease_id, with_keys};
+
+/// What one lease call does to the keys' states.
+#[derive(Clone, Copy)]
+enum Op {
+    Acquire(u64),
+    Release,
+    Renew,
+}
+
+impl Limiter {
+    /// Runs `op` for lease `id` over `keys` at `now`: the figures (written to the output
+    /// buffer) and the call's own answer (the lease's expiry in ms, 0 for none; for a release
+    /// 1 when it freed the lease).
+    fn lease(&mut self, keys: &[&str], now: Nanos, id: u64, op: Op) -> Result<(PolicyDecision, f64), JsValue> {
+        validate_keys(keys).map_err(|e| key_error(&e, keys.len() == 1))?;
+        let out = self.with_ledgers(keys, now, |policy, states| match op {
+            Op::Acquire(cost) => policy
+                .acquire(states, now, cost, id)
+                .map(|d| {
+                    let at = if d.allowed { policy.lease_expires_at(states, id).map_or(0.0, expiry_ms) } else { 0.0 };
+                    (d, at)
+                })
+                .map_err(Ok),
+            Op::Release => {
+                let r = policy.release(states, now, id);
+                Ok((r.decision, f64::from(u8::from(r.released))))
+            }
+            Op::Renew => policy.renew(states, now, id).map(|r| (r.decision, expiry_ms(r.expires_at))).map_err(Err),
+        })?;
+        let (d, answer) = out.map_err(|e| match e {
+            Ok(check) => self.error(check.into(), false),
+            Err(lease) => lease_error(&lease),
+        })?;
+        self.out.write(&d);
+        Ok((d, answer))
+    }
+}
 
 #[wasm_bindgen]
 impl Limiter {
@@ -39,25 +78,17 @@ impl Limiter {
     ) -> Result<Option<Array>, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
-        validate_keys(&key_refs(&keys)).map_err(|e| key_error(&e, keys.len() == 1))?;
         self.validate_cost(cost)?;
         let id = lease_id(id_hi, id_lo);
-        let (d, expires) = self.with_ledgers(&key_refs(&keys), now, |policy, states| {
-            let d = policy.acquire(states, now, cost, id);
-            (d, policy.lease_expires_at(states, id))
-        })?;
-        let d = d.map_err(|e| self.error(e.into(), false))?;
-        self.out.write(&d);
-        Ok(match (d.allowed, expires) {
-            (true, Some(at)) => {
-                let token = LeaseToken { id, policy: String::new(), keys }.to_token();
-                let out = Array::new();
-                out.push(&JsValue::from_str(&token));
-                out.push(&JsValue::from_f64(expiry_ms(at)));
-                Some(out)
-            }
-            _ => None,
-        })
+        let (d, expires) = self.lease(&key_refs(&keys), now, id, Op::Acquire(cost))?;
+        if !d.allowed || expires == 0.0 {
+            return Ok(None);
+        }
+        let token = LeaseToken { id, policy: String::new(), keys }.to_token();
+        let out = Array::new();
+        out.push(&JsValue::from_str(&token));
+        out.push(&JsValue::from_f64(expires));
+        Ok(Some(out))
     }
 
     /// Releases the lease `token` at `now`: `[released, keys]`, the keys' figures after it in
@@ -65,13 +96,7 @@ impl Limiter {
     /// does not decode throws `invalid_lease`.
     #[wasm_bindgen(js_name = releaseLease)]
     pub fn release_lease(&mut self, token: &str, now: f64) -> Result<Array, JsValue> {
-        let now = now_from_ms(now)?;
-        let l = LeaseToken::from_token(token).map_err(|e| lease_error(&e))?;
-        let keys = key_refs(&l.keys);
-        validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
-        let r = self.with_ledgers(&keys, now, |policy, states| policy.release(states, now, l.id))?;
-        self.out.write(&r.decision);
-        Ok(with_keys(JsValue::from_bool(r.released), &l.keys))
+        self.lease_call(token, now, Op::Release)
     }
 
     /// Renews the lease `token` at `now`: `[expiresAt, keys]`, the keys' figures after it in
@@ -79,14 +104,20 @@ impl Limiter {
     /// on every key, `invalid_lease` for a token that does not decode.
     #[wasm_bindgen(js_name = renewLease)]
     pub fn renew_lease(&mut self, token: &str, now: f64) -> Result<Array, JsValue> {
+        self.lease_call(token, now, Op::Renew)
+    }
+}
+
+impl Limiter {
+    /// `releaseLease` and `renewLease`: the token read, `op` run, `[answer, keys]`.
+    fn lease_call(&mut self, token: &str, now: f64, op: Op) -> Result<Array, JsValue> {
         let now = now_from_ms(now)?;
         let l = LeaseToken::from_token(token).map_err(|e| lease_error(&e))?;
-        let keys = key_refs(&l.keys);
-        validate_keys(&keys).map_err(|e| key_error(&e, keys.len() == 1))?;
-        let r = self
-            .with_ledgers(&keys, now, |policy, states| policy.renew(states, now, l.id))?
-            .map_err(|e| lease_error(&e))?;
-        self.out.write(&r.decision);
-        Ok(with_keys(JsValue::from_f64(expiry_ms(r.expires_at)), &l.keys))
+        let (_, answer) = self.lease(&key_refs(&l.keys), now, l.id, op)?;
+        let first = match op {
+            Op::Release => JsValue::from_bool(answer != 0.0),
+            _ => JsValue::from_f64(answer),
+        };
+        Ok(with_keys(first, &l.keys))
     }
 }

@@ -83,6 +83,12 @@ pub fn describe_state(options: JsValue, state: Option<Uint8Array>, now: f64) -> 
         StateView::Gcra { tat, emission_interval, tolerance, burst, room } => {
             out.extend([6.0, ms(tat), ms(emission_interval), ms(tolerance), burst as f64, room as f64])
         }
+        // The live leases' expiries after the slot count (docs/concurrency.md).
+        #[cfg(feature = "concurrency")]
+        StateView::Concurrency { leases, limit } => {
+            out.extend([7.0, leases.len() as f64, limit as f64]);
+            out.extend(leases.iter().map(|l| ms(l.expires_at)));
+        }
     }
     Ok(Float64Array::from(&out[..]))
 }
