@@ -10,7 +10,7 @@
 //! answers and errors into HTTP.
 
 use serde_json::{json, Value};
-use tollgate::concurrency::{LeaseError, LeaseToken, LEASE_FIELDS};
+use tollgate::concurrency::{LeaseError, LeaseToken, Released, Renewed, LEASE_FIELDS};
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
@@ -189,11 +189,7 @@ pub async fn release(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     let (id, keys) = (l.lease.id, &l.lease.keys);
     let clock = clock_of(l.now);
     match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.release(states, now, id)).await? {
-        Round::Decided(r, now) => {
-            let mut a = figures(pc, &r.decision, now, keys);
-            a.body[RELEASED] = json!(r.released);
-            Ok(a.to_response())
-        }
+        Round::Decided(r, now) => Ok(released_answer(pc, &r, now, keys).to_response()),
         Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys), "released")),
     }
 }
@@ -208,14 +204,24 @@ pub async fn renew(mut req: Request, env: &Env, cfg: &Config) -> Result<Response
     let (id, keys) = (l.lease.id, &l.lease.keys);
     let clock = clock_of(l.now);
     match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.renew(states, now, id)).await? {
-        Round::Decided(Ok(r), now) => {
-            let mut a = figures(pc, &r.decision, now, keys);
-            a.body[EXPIRES_AT] = json!(expiry_ms(r.expires_at));
-            Ok(a.to_response())
-        }
+        Round::Decided(Ok(r), now) => Ok(renewed_answer(pc, &r, now, keys).to_response()),
         Round::Decided(Err(e), _) => Err(lease_error(e)),
         Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys), "renewed")),
     }
+}
+
+/// The keys' figures after a release, with `released`.
+pub fn released_answer(pc: &PolicyConfig, r: &Released, now: Nanos, keys: &[String]) -> Answer {
+    let mut a = figures(pc, &r.decision, now, keys);
+    a.body[RELEASED] = json!(r.released);
+    a
+}
+
+/// The keys' figures after a renewal, with the new `expiresAt`.
+pub fn renewed_answer(pc: &PolicyConfig, r: &Renewed, now: Nanos, keys: &[String]) -> Answer {
+    let mut a = figures(pc, &r.decision, now, keys);
+    a.body[EXPIRES_AT] = json!(expiry_ms(r.expires_at));
+    a
 }
 
 /// The keys' figures after a release or renewal (counting nothing), answered 200.
