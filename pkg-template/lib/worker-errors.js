@@ -28,10 +28,10 @@ export class WorkerRequestError extends Error {
 
 /** Codes the in-memory limiter throws as a `RangeError` (the rest of its mistakes are `TypeError`s). */
 const RANGE_CODES = new Set(["invalid_cost", "missing_key", "key_too_long", "out_of_range", "invalid_now"]);
-/** Codes the in-memory limiter throws as a plain `Error` (a settlement its keys' state refuses). */
-const STATE_CODES = new Set(["unknown_reservation"]);
+/** Codes the in-memory limiter throws as a plain `Error` (a settlement or renewal its keys' state refuses). */
+const STATE_CODES = new Set(["unknown_reservation", "unknown_lease"]);
 /** Codes the in-memory limiter throws itself: the Worker's answer is rethrown as its error class. */
-const INPUT_CODES = new Set([...RANGE_CODES, ...STATE_CODES, "invalid_type", "invalid_state", "unknown_field", "invalid_reservation"]);
+const INPUT_CODES = new Set([...RANGE_CODES, ...STATE_CODES, "invalid_type", "invalid_state", "unknown_field", "invalid_reservation", "invalid_lease"]);
 /** Answers about the Worker's own set-up (503s among them): a mistake to fix, not an outage. */
 const CONFIG_CODES = new Set(["config_error", "auth_not_configured"]);
 

@@ -1,7 +1,7 @@
 // The limiter a `WorkerStore` returns: every decision is the Worker's (its Durable Object per
 // key runs the core), asked over HTTP or a service binding. This file translates: a call into
 // a request (`POST /v1/limit` with `key` or `keys`, `/v1/peek`, `/v1/refund`, `/v1/reserve`,
-// `/v1/settle`, `DELETE /v1/keys/...`, `GET`/`PUT /v1/keys/.../state`), an answer into the npm decision, an
+// `/v1/settle`, `/v1/acquire`, `/v1/release`, `/v1/renew`, `DELETE /v1/keys/...`, `GET`/`PUT /v1/keys/.../state`), an answer into the npm decision, an
 // outage into the failure mode (as the Redis store: worker-errors.js says what is one), and
 // a denied key's state into the core's blocked-key cache (`tollgate::blocked`), so that hits
 // on a key known to be blocked are denied here, by the core over that state, marked
@@ -16,7 +16,8 @@ import { WorkerUnavailableError, WorkerRequestError, requestError, isOutage } fr
 import { resolvePolicy } from "./worker-policy.js";
 import { toBase64, fromBase64 } from "./base64.js";
 import { reserved, settled, settleArgs } from "./reserve.js";
-import { SETTLED_FIELDS } from "./contract.generated.js";
+import { SETTLED_FIELDS, LEASE_FIELDS } from "./contract.generated.js";
+import { acquired, leaseArgs, noAnonymousSlots } from "./concurrency.js";
 import { StoreLimiter } from "./store-limiter.js";
 
 export class WorkerLimiter extends StoreLimiter {
@@ -58,7 +59,10 @@ export class WorkerLimiter extends StoreLimiter {
     return this.#resolved?.policy ?? null;
   }
 
-  /** Decides a hit for `key` (or every key of an array, all or nothing) and counts it if allowed. */
+  /**
+   * Decides a hit for `key` (or every key of an array, all or nothing) and counts it if
+   * allowed; on a policy with a concurrency limit, `acquire` (docs/concurrency.md).
+   */
   limit(key, options) {
     return this.#hit("/v1/limit", key, options, false, (d, body, keys) => {
       if (keys.length === 1) this.#learn(keys[0], d);
@@ -86,6 +90,8 @@ export class WorkerLimiter extends StoreLimiter {
    * reserved: a denial, or an outage's failure mode). docs/reserve.md.
    */
   async reserve(key, options) {
+    await this.#policy().catch(() => {});
+    if (this.#concurrent()) noAnonymousSlots("reserve");
     const d = await this.#hit("/v1/reserve", key, options, false, (d, body, keys) => {
       reserved(d, typeof body.reservation === "string" ? body.reservation : null);
       if (d.allowed) for (const k of keys) this.#forget(k);
@@ -112,6 +118,60 @@ export class WorkerLimiter extends StoreLimiter {
     // The keys answered (several keys' answers name theirs in `limits`): one key's answer has no `limits`.
     const d = this.#decision(b, Array.isArray(b.limits) ? [...new Set(b.limits.map((l) => l.key))] : [""]);
     return settled(d, SETTLED_FIELDS.map((f) => b[f]));
+  }
+
+  /**
+   * Decides a hit as `limit` does (`POST /v1/acquire`); when admitted, every concurrency
+   * limit's slot is held by the decision's `lease` (the token to `release` or `renew`), which
+   * expires at `expiresAt` (ms); `lease` is `null` when no slot was taken (a denial, a policy
+   * without a concurrency limit, an outage's failure mode). docs/concurrency.md.
+   */
+  async acquire(key, options) {
+    const d = await this.#hit("/v1/acquire", key, options, false, (d, body, keys) => {
+      for (const k of keys) this.#forget(k);
+      const lease = body[LEASE_FIELDS[0]];
+      return acquired(d, typeof lease === "string" ? [lease, body[LEASE_FIELDS[1]]] : undefined);
+    });
+    // A decision of the failure mode: no slot was taken at the Worker.
+    return LEASE_FIELDS[0] in d ? d : acquired(d, undefined);
+  }
+
+  /**
+   * Frees `lease` on every key (`POST /v1/release`): the keys' figures after it, with
+   * `released` (`false`: released already, expired, or its key reset; nothing changed). A bad
+   * token is thrown (`invalid_lease`); so is an outage (`WorkerUnavailableError`: the slot is
+   * held until it is released or expires).
+   */
+  release(lease, options) {
+    return this.#lease("/v1/release", LEASE_FIELDS[2], lease, options);
+  }
+
+  /**
+   * Extends `lease` to now + `leaseTtl` on every key (`POST /v1/renew`): the keys' figures
+   * with the new `expiresAt`. Throws `unknown_lease` (not live: changing nothing),
+   * `invalid_lease`, or an outage (`WorkerUnavailableError`).
+   */
+  renew(lease, options) {
+    return this.#lease("/v1/renew", LEASE_FIELDS[1], lease, options);
+  }
+
+  /** A release or renewal at the Worker: the keys' figures with the answer's `field`. */
+  async #lease(route, field, lease, options) {
+    const now = leaseArgs(lease, options);
+    await this.#policy();
+    const body = { lease };
+    if (options?.now !== undefined) body.now = now;
+    const b = await this.#call("POST", route, body);
+    const keys = Array.isArray(b.limits) ? [...new Set(b.limits.map((l) => l.key))] : [""];
+    for (const k of keys) this.#forget(k);
+    const d = this.#decision(b, keys);
+    d[field] = b[field];
+    return d;
+  }
+
+  /** Whether the Worker's policy (once known) has a concurrency limit: then `limit` acquires. */
+  #concurrent() {
+    return this.#resolved !== null && this.#resolved.policy._store.hasConcurrency();
   }
 
   /** Remembers the keys of a reservation made here, so that settling it drops their cached states. */
@@ -162,7 +222,10 @@ export class WorkerLimiter extends StoreLimiter {
     let r;
     try {
       await this.#policy();
-      const cached = route === "/v1/reserve" ? null : this.#fromCache(keys, now, cost);
+      if (route === "/v1/limit" && this.#concurrent()) return await this.acquire(key, options);
+      // A reservation or a lease is the Worker's to take; a concurrency policy's denial is
+      // never cached (releases anywhere free slots at any time).
+      const cached = route === "/v1/reserve" || route === "/v1/acquire" || this.#concurrent() ? null : this.#fromCache(keys, now, cost);
       if (cached !== null) return cached;
       r = await this.#store._send("POST", route, this.#hitBody(keys, cost, options));
     } catch (e) {

@@ -1,5 +1,6 @@
 // Types of `WorkerStore` (see pkg-template/lib/worker-store.js and docs/worker-store.md).
-import type { AsyncRateLimiter, LimiterOptions, Policy, StoreOptions } from "./index.js";
+import type { AsyncRateLimiter, Keys, LimiterOptions, Policy, StoreOptions } from "./index.js";
+import type { ConcurrencyCalls } from "./concurrency.js";
 
 /**
  * What to answer when the Worker is unavailable (refused the connection, did not answer within
@@ -37,8 +38,8 @@ export interface WorkerStoreBindingOptions extends WorkerStoreCommon {
 
 export type WorkerStoreOptions = WorkerStoreUrlOptions | WorkerStoreBindingOptions;
 
-/** A limiter whose decisions the Worker makes: the in-memory limiter's methods, asynchronous. */
-export interface WorkerRateLimiter extends AsyncRateLimiter {
+/** A limiter whose decisions the Worker makes: the in-memory limiter's methods, asynchronous (leases over `POST /v1/acquire`, `/v1/release`, `/v1/renew`). */
+export interface WorkerRateLimiter extends AsyncRateLimiter, ConcurrencyCalls<Keys, true> {
   /** The limits decided by, once the Worker's policy is known (after the first call), else `null`. */
   readonly policy: Policy | null;
   /** The key's state as the core's bytes (`null`: fresh), as `RateLimiter.export` gives them. */

@@ -57,6 +57,7 @@ fn bodies_take_exactly_the_tables_http_options() {
         &tollgate_worker::request::api_request::FIELDS[..],
         &tollgate_worker::handlers::state_api::FIELDS[..],
         &tollgate_worker::handlers::reserve_api::SETTLE_FIELDS[..],
+        &tollgate_worker::handlers::concurrency_api::LEASE_BODY_FIELDS[..],
         &GRANT_FIELDS[..],
         &RENEW_FIELDS[..],
     ]);
@@ -133,6 +134,17 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
     add(&decided(&pc, &d, now, &k).with("reservation", json!("token")));
     let settled = pc.policy.settle(&mut states, now, 7, 1, 0).unwrap();
     add(&tollgate_worker::handlers::reserve_api::settled_answer(&pc, &settled, now, &k));
+    // An acquisition's answer, a release's and a renewal's (concurrency_api.rs).
+    let pc = parse_policy("gpu", &json!({ "algorithm": "concurrency", "limit": 2 })).unwrap();
+    let mut states = [None];
+    let d = pc.policy.acquire(&mut states, now, 1, 7).unwrap();
+    let answer = tollgate_worker::respond::answer::decision(&pc, &d, now, "k");
+    add(&tollgate_worker::handlers::concurrency_api::with_lease(answer, Some(("token".into(), now))).body);
+    let keys = ["k".to_string()];
+    let renewed = pc.policy.renew(&mut states, now, 7).unwrap();
+    add(&tollgate_worker::handlers::concurrency_api::renewed_answer(&pc, &renewed, now, &keys).body);
+    let released = pc.policy.release(&mut states, now, 7);
+    add(&tollgate_worker::handlers::concurrency_api::released_answer(&pc, &released, now, &keys).body);
     // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
     all.extend(["policy", "key", "state", "imported"].map(String::from));
     assert_eq!(all, table("http", "field"));

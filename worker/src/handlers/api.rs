@@ -36,6 +36,9 @@ pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op:
     let status = api_request::deny_status_param(&req.url()?)?;
     let bytes = api_request::read_body(&mut req).await?;
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
+    if op == Op::Check && r.policy.policy.has_concurrency() {
+        return crate::handlers::concurrency_api::acquire_hit(env, &r, status).await;
+    }
     let clock = clock_of(r.now);
     let keys = r.keys.as_deref().unwrap_or(std::slice::from_ref(&r.key));
     let hit = Hit { keys, cost: r.cost, clock: &clock, fault, ip: None };

@@ -1,6 +1,7 @@
 //! The routes and their handlers, the top layer: each reads its request, decides, answers.
 
 pub mod api;
+pub mod concurrency_api;
 pub mod pools_api;
 pub mod proxy;
 pub mod reserve_api;

@@ -11,6 +11,7 @@ use worker::{Context, Env, Method, Request, Response};
 use crate::base::errors::ApiError;
 use crate::config::env_config::config;
 use crate::handlers::api;
+use crate::handlers::concurrency_api;
 use crate::handlers::pools_api;
 use crate::handlers::proxy;
 use crate::handlers::reserve_api;
@@ -41,6 +42,9 @@ pub fn label(path: &str, rest: Option<&str>) -> &'static str {
         "/refund" => "/v1/refund",
         "/reserve" => "/v1/reserve",
         "/settle" => "/v1/settle",
+        "/acquire" => "/v1/acquire",
+        "/release" => "/v1/release",
+        "/renew" => "/v1/renew",
         "/policies" => "/v1/policies",
         "/pools" => "/v1/pools",
         p if p.starts_with("/keys/") && p.ends_with(state_api::SUFFIX) => "/v1/keys/{policy}/{key}/state",
@@ -67,7 +71,7 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
         auth::check(cfg.api_token.as_deref(), cfg.public, req.headers().get("authorization")?.as_deref())?;
         // The fixed routes each take one method.
         let one = match rest {
-            "/limit" | "/peek" | "/refund" | "/reserve" | "/settle" => Some((Method::Post, "POST")),
+            "/limit" | "/peek" | "/refund" | "/reserve" | "/settle" | "/acquire" | "/release" | "/renew" => Some((Method::Post, "POST")),
             "/policies" | "/pools" => Some((Method::Get, "GET")),
             _ => None,
         };
@@ -80,6 +84,9 @@ pub async fn route(req: Request, env: &Env, ctx: &Context) -> Result<Response, A
             "/refund" => api::refund(req, env, &cfg).await,
             "/reserve" => reserve_api::reserve(req, env, &cfg).await,
             "/settle" => reserve_api::settle(req, env, &cfg).await,
+            "/acquire" => concurrency_api::acquire(req, env, &cfg).await,
+            "/release" => concurrency_api::release(req, env, &cfg).await,
+            "/renew" => concurrency_api::renew(req, env, &cfg).await,
             "/policies" => api::policies(&cfg),
             "/pools" => pools_api::list(&cfg),
             p if p.starts_with("/pools/") => pools_api::handle(&p["/pools/".len()..], req, env, &cfg).await,
