@@ -138,13 +138,13 @@ fn a_decision_answers_exactly_the_tables_http_fields() {
     let pc = parse_policy("gpu", &json!({ "algorithm": "concurrency", "limit": 2 })).unwrap();
     let mut states = [None];
     let d = pc.policy.acquire(&mut states, now, 1, 7).unwrap();
-    let answer = tollgate_worker::respond::answer::decision(&pc, &d, now, "k");
-    add(&tollgate_worker::handlers::concurrency_api::with_lease(answer, Some(("token".into(), now))).body);
+    let answer = tollgate_worker::respond::answer::of_keys(&pc, &d, now, &["k".to_string()]);
+    add(&tollgate_worker::handlers::concurrency_api::with_lease(answer, Some(("token".into(), now))));
     let keys = ["k".to_string()];
     let renewed = pc.policy.renew(&mut states, now, 7).unwrap();
-    add(&tollgate_worker::handlers::concurrency_api::renewed_answer(&pc, &renewed, now, &keys).body);
+    add(&tollgate_worker::handlers::concurrency_api::renewed_answer(&pc, &renewed, now, &keys));
     let released = pc.policy.release(&mut states, now, 7);
-    add(&tollgate_worker::handlers::concurrency_api::released_answer(&pc, &released, now, &keys).body);
+    add(&tollgate_worker::handlers::concurrency_api::released_answer(&pc, &released, now, &keys));
     // GET /v1/keys/{policy}/{key}/state and PUT's answer (state_api.rs).
     all.extend(["policy", "key", "state", "imported"].map(String::from));
     assert_eq!(all, table("http", "field"));

@@ -122,20 +122,18 @@ pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> 
             }
         }
     };
-    let mut answer = with_lease(respond::answer(pc, &outcome, &keys), taken);
+    let mut answer = with_lease(respond::answer(pc, &outcome, &keys, r.cost), taken);
     answer.set_deny_status(status.unwrap_or(pc.deny_status));
     Ok(answer.to_response())
 }
 
 /// `answer` with its `lease` and `expiresAt` (`null`: no slot was taken).
-pub fn with_lease(mut answer: Answer, taken: Option<(String, Nanos)>) -> Answer {
+pub fn with_lease(answer: Answer, taken: Option<(String, Nanos)>) -> Answer {
     let (lease, at) = match taken {
         Some((token, at)) => (Value::String(token), json!(expiry_ms(at))),
         None => (Value::Null, Value::Null),
     };
-    answer.body[LEASE] = lease;
-    answer.body[EXPIRES_AT] = at;
-    answer
+    answer.with(LEASE, lease).with(EXPIRES_AT, at)
 }
 
 /// A validated `/v1/release` or `/v1/renew` body.
@@ -166,7 +164,7 @@ pub fn parse_lease<'c>(body: &[u8], cfg: &'c Config) -> Result<LeaseRequest<'c>,
         }
     };
     let lease = LeaseToken::from_token(token).map_err(lease_error)?;
-    let now = api_request::test_now(obj.get("now"), cfg)?;
+    let now = crate::request::clock::requested(obj.get("now"), cfg.test_hooks())?;
     let policy = find_policy(cfg, &lease.policy).map_err(|e| e.with_field(LEASE))?;
     api_request::parse_keys(&json!(lease.keys))
         .map_err(|e| ApiError::bad_request("invalid_lease", e.message).with_field(LEASE))?;
@@ -190,7 +188,7 @@ pub async fn release(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     let clock = clock_of(l.now);
     match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.release(states, now, id)).await? {
         Round::Decided(r, now) => Ok(released_answer(pc, &r, now, keys).to_response()),
-        Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys), "released")),
+        Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys, 1), "released")),
     }
 }
 
@@ -206,22 +204,18 @@ pub async fn renew(mut req: Request, env: &Env, cfg: &Config) -> Result<Response
     match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.renew(states, now, id)).await? {
         Round::Decided(Ok(r), now) => Ok(renewed_answer(pc, &r, now, keys).to_response()),
         Round::Decided(Err(e), _) => Err(lease_error(e)),
-        Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys), "renewed")),
+        Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys, 1), "renewed")),
     }
 }
 
 /// The keys' figures after a release, with `released`.
 pub fn released_answer(pc: &PolicyConfig, r: &Released, now: Nanos, keys: &[String]) -> Answer {
-    let mut a = figures(pc, &r.decision, now, keys);
-    a.body[RELEASED] = json!(r.released);
-    a
+    figures(pc, &r.decision, now, keys).with(RELEASED, json!(r.released))
 }
 
 /// The keys' figures after a renewal, with the new `expiresAt`.
 pub fn renewed_answer(pc: &PolicyConfig, r: &Renewed, now: Nanos, keys: &[String]) -> Answer {
-    let mut a = figures(pc, &r.decision, now, keys);
-    a.body[EXPIRES_AT] = json!(expiry_ms(r.expires_at));
-    a
+    figures(pc, &r.decision, now, keys).with(EXPIRES_AT, json!(expiry_ms(r.expires_at)))
 }
 
 /// The keys' figures after a release or renewal (counting nothing), answered 200.
@@ -233,7 +227,7 @@ fn figures(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: &[
 
 /// A release or renewal no object decided: 503 `unavailable` (retry; nothing changed).
 fn not_done(a: Answer, what: &str) -> ApiError {
-    let why = a.body["degraded"].as_str().unwrap_or("unavailable").to_string();
+    let why = a.core.reason.degraded().unwrap_or("unavailable");
     crate::calls::do_client::unavailable("key", format!("nothing was {what} ({why})"))
 }
 
