@@ -210,16 +210,16 @@ pub async fn renew(mut req: Request, env: &Env, cfg: &Config) -> Result<Response
 
 /// The keys' figures after a release, with `released`.
 pub fn released_answer(pc: &PolicyConfig, r: &Released, now: Nanos, keys: &[String]) -> Answer {
-    figures(pc, &r.decision, now, keys).with(RELEASED, json!(r.released))
+    keys_answer(pc, &r.decision, now, keys).with(RELEASED, json!(r.released))
 }
 
 /// The keys' figures after a renewal, with the new `expiresAt`.
 pub fn renewed_answer(pc: &PolicyConfig, r: &Renewed, now: Nanos, keys: &[String]) -> Answer {
-    figures(pc, &r.decision, now, keys).with(EXPIRES_AT, json!(expiry_ms(r.expires_at)))
+    keys_answer(pc, &r.decision, now, keys).with(EXPIRES_AT, json!(expiry_ms(r.expires_at)))
 }
 
 /// The keys' figures after a release or renewal (counting nothing), answered 200.
-fn figures(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
+fn keys_answer(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
     let mut a = respond::of_keys(pc, d, now, keys);
     a.status = 200;
     a
