@@ -90,7 +90,10 @@ export class WorkerLimiter extends StoreLimiter {
    * reserved: a denial, or an outage's failure mode). docs/reserve.md.
    */
   async reserve(key, options) {
-    await this.#policy().catch(() => {});
+    // The policy, once known, is not a promise; an unreachable Worker is the hit's to answer.
+    try {
+      await this.#policy();
+    } catch {}
     if (this.#concurrent()) noAnonymousSlots("reserve");
     const d = await this.#hit("/v1/reserve", key, options, false, (d, body, keys) => {
       reserved(d, typeof body.reservation === "string" ? body.reservation : null);
