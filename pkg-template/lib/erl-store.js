@@ -57,11 +57,15 @@ export class ErlStoreLimiter {
     this.#formatter = headerWriter(limit, windowMs, name);
   }
 
-  /** Counts a hit on the store and decides it; the decision also carries the store's `used` and `resetTime`. */
+  /**
+   * Counts a hit on the store and decides it; the decision also carries the store's `used` and
+   * `resetTime`. It is decided at the instant the store answered (never before `now`), as
+   * express-rate-limit measures the store's `resetTime` from when it writes the headers.
+   */
   async limit(key, { now = Date.now() } = {}) {
     if (typeof key !== "string") throw new TypeError("key: an express-rate-limit Store takes one string key per request");
     const { totalHits, resetTime } = await this.#store.increment(key);
-    return this.decision(totalHits, resetTime, now);
+    return this.decision(totalHits, resetTime, Math.max(now, Date.now()));
   }
 
   /** A decision over the store's answer (`totalHits` so far in the window, when it resets). */

@@ -57,7 +57,9 @@ export function rateLimiter(options) {
     // A hit a list answered was decided by no limit: no rate-limit header.
     const listed = decision.reason !== undefined;
     if (h.sendsHeaders && !listed && !c.finalized) {
-      for (const [name, value] of Object.entries(o.headers(limiter, decision, key, now))) c.header(name, value);
+      // Over an express-rate-limit style Store the figures stand at the store's answer, which came later.
+      const at = store !== null ? Math.max(now, Date.now()) : now;
+      for (const [name, value] of Object.entries(o.headers(limiter, decision, key, at))) c.header(name, value);
     }
     const shadow = shadowReport(decision);
     if (shadow !== null) c.header(...shadow);

@@ -175,7 +175,8 @@ export function rateLimit(passed = {}) {
     const info = withRateLimitInfo(decision, key, cost);
     if (property !== false) req[property] = info;
     if (sendsHeaders && !res.headersSent) {
-      const written = o.headers(limiter, decision, key, now);
+      // Over an express-rate-limit Store the figures stand at the store's answer, which came later.
+      const written = o.headers(limiter, decision, key, store !== null ? Math.max(now, Date.now()) : now);
       for (const [name, value] of Object.entries(erlDraft8Form ? erlDraft8(written, key, options.partitionKey !== false) : written)) {
         res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }

@@ -793,3 +793,27 @@ test("headers are not written on a response whose headers were sent (express-rat
     }
   }
 });
+
+test("a Store that answers late: the headers are measured from its answer, as express-rate-limit measures them (draft-6 reset 0 for a window ending as it answers)", async () => {
+  const tick = frozenClock();
+  // Time passes while the store counts, and its window ends the moment it answers.
+  const store = {
+    hits: 0,
+    async increment() {
+      tick(1500);
+      return { totalHits: ++this.hits, resetTime: new Date(Date.now()) };
+    },
+    async get() {
+      return { totalHits: this.hits, resetTime: new Date(Date.now()) };
+    },
+    async decrement() {},
+    async resetKey() {},
+  };
+  const app = createServer(rateLimit({ windowMs: 60_000, limit: 5, store, standardHeaders: "draft-6", legacyHeaders: false }));
+  await serving(app, async (request) => {
+    const r = await request();
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get("ratelimit-reset"), "0");
+    assert.equal(r.headers.get("ratelimit-remaining"), "4");
+  });
+});
