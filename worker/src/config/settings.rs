@@ -171,6 +171,24 @@ pub struct Config {
     pub denial_log_sample_rate: f64,
 }
 
+#[cfg(test)]
+impl Config {
+    /// The configuration the handlers' unit tests run under: `policies` (a `POLICIES` value),
+    /// no pools, no proxy, no token, the `/v1` prefix.
+    pub fn of_policies(policies: &serde_json::Value, test_mode: bool) -> Config {
+        Config {
+            policies: crate::config::tiers::parse_policies(policies).unwrap(),
+            pools: Default::default(),
+            proxy: None,
+            test_mode,
+            api_prefix: "/v1".into(),
+            api_token: None,
+            public: false,
+            denial_log_sample_rate: 0.0,
+        }
+    }
+}
+
 impl Config {
     /// Whether the test hooks are on: the test build (feature `test-hooks`) with `TEST_MODE`
     /// on. Always `false` in a production build, whose test paths compile away with it.

@@ -196,23 +196,11 @@ fn not_settled(a: Answer) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::tiers::parse_policies;
 
     fn config(test_mode: bool) -> Config {
-        let policies = parse_policies(&json!({
+        Config::of_policies(&json!({
             "api": { "limits": [{ "name": "per-minute", "algorithm": "fixed-window", "quota": "100/m" }] }
-        }))
-        .unwrap();
-        Config {
-            policies,
-            pools: Default::default(),
-            proxy: None,
-            test_mode,
-            api_prefix: "/v1".into(),
-            api_token: None,
-            public: false,
-            denial_log_sample_rate: 0.0,
-        }
+        }), test_mode)
     }
 
     fn token(policy: &str, keys: &[&str]) -> String {

@@ -243,25 +243,13 @@ mod tests {
         assert_eq!(percent_decode("%FF"), None);
     }
 
-    use crate::config::tiers::parse_policies;
     use serde_json::json;
     use tollgate::limiter::MAX_KEY_LEN;
 
     fn config(test_mode: bool) -> Config {
-        let policies = parse_policies(&json!({
+        Config::of_policies(&json!({
             "api": { "limits": [{ "name": "per-second", "algorithm": "gcra", "limit": 100, "window": "1s", "burst": 500 }] }
-        }))
-        .unwrap();
-        Config {
-            policies,
-            pools: Default::default(),
-            proxy: None,
-            test_mode,
-            api_prefix: "/v1".into(),
-            api_token: None,
-            public: false,
-            denial_log_sample_rate: 0.0,
-        }
+        }), test_mode)
     }
 
     fn code(body: &str, test_mode: bool) -> &'static str {
