@@ -80,11 +80,17 @@ impl SlidingBuckets {
         SlidingBuckets::with_offset(quota, precision, Nanos::ZERO)
     }
 
-    /// Buckets turning over at `offset` past each multiple of the precision.
+    /// Buckets turning over at `offset` past each multiple of the precision. The offset must be
+    /// shorter than the window, as for every windowed algorithm; since the window slides, only
+    /// its remainder by the precision moves a bucket boundary, so 500 ms over 250 ms buckets
+    /// decides as 0.
     pub fn with_offset(quota: Quota, precision: Nanos, offset: Nanos) -> Result<SlidingBuckets, ConfigError> {
         let (w, p) = (quota.window().as_nanos(), precision.as_nanos());
         if p == 0 || w % p != 0 {
             return Err(ConfigError::PrecisionNotDivisor { window_ns: w, precision_ns: p });
+        }
+        if offset.as_nanos() >= w {
+            return Err(ConfigError::OffsetTooLarge { offset_ns: offset.as_nanos(), window_ns: w });
         }
         let buckets = w / p;
         if buckets > MAX_BUCKETS {
@@ -94,7 +100,7 @@ impl SlidingBuckets {
             limit: quota.limit(),
             window: quota.window(),
             buckets,
-            align: Alignment::new(precision, offset)?,
+            align: Alignment::new(precision, Nanos::new(offset.as_nanos() % p))?,
         })
     }
 

@@ -172,6 +172,12 @@ fn errors_name_the_field_and_speak_the_units_written() {
         "offset 2h must be shorter than the window 1h",
     );
     check(
+        O(vec![("algorithm", S("sliding-buckets")), ("quota", S("10/1s")), ("precision", S("250ms")), ("offset", S("1s"))]),
+        "out_of_range",
+        "offset",
+        "offset 1s must be shorter than the window 1s",
+    );
+    check(
         O(vec![("algorithm", S("gcra")), ("limit", N(2_000_000.0)), ("window", S("1ms"))]),
         "out_of_range",
         "limit",
@@ -684,4 +690,16 @@ fn the_options_around_the_limits_are_one_parser_with_each_edges_domain() {
     assert_eq!(e.message, "jitter must be true, false or a function returning a number in [0, 1), got 0.5");
     let e = err(vec![("standardHeaders", S("draft-9"))], Edge::Http);
     assert_eq!(e.message, "standardHeaders must be \"draft-6\", \"draft-7\", \"draft-8\", \"draft-10\", true or false, got \"draft-9\"");
+}
+
+#[test]
+fn a_sliding_buckets_offset_moves_only_its_bucket_boundaries() {
+    let buckets = |offset: &'static str| {
+        let v = O(vec![("algorithm", S("sliding-buckets")), ("quota", S("4/1s")), ("precision", S("250ms")), ("offset", S(offset))]);
+        parse_policy(&v, &[]).unwrap().policy
+    };
+    // An offset of two buckets turns them over where no offset does; one of 100 ms does not.
+    assert_eq!(buckets("500ms"), buckets("0s"));
+    assert_ne!(buckets("600ms"), buckets("0s"));
+    assert_eq!(buckets("600ms"), buckets("100ms"));
 }
