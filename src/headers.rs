@@ -370,6 +370,16 @@ pub fn write(
     }
 }
 
+/// The headers of `summary` when no limit is known (a shared store that failed before its
+/// policy was fetched): there are no figures to advertise, so an admission has none and a
+/// denial only its `Retry-After`, jittered like [`write`]'s. The same `name\nvalue` text.
+pub fn write_unknown_policy(out: &mut String, summary: &Decision, options: &HeaderOptions<'_>) {
+    if !summary.allowed {
+        let u = options.jitter.unwrap_or(0.0);
+        number_field(out, "Retry-After", jittered(secs(summary.retry_after), u).max(1));
+    }
+}
+
 impl Policy {
     /// The headers for a decision of this policy, one member per limit. With several keys,
     /// each limit shows the key with the least left (the longest wait on ties), and the limit
@@ -450,6 +460,17 @@ mod tests {
         let h = headers(&[], &d, Nanos::ZERO, &HeaderOptions::default());
         assert!(h.contains(&("Retry-After", "1".into())));
         assert!(h.contains(&("X-RateLimit-Reset", "2".into())));
+    }
+
+    #[test]
+    fn with_no_limit_known_only_a_denial_says_when_to_come_back() {
+        let mut d = Decision { allowed: true, limit: 0, remaining: 0, reset_at: Nanos::ZERO, retry_after: Nanos::ZERO, next_unit_after: Nanos::ZERO };
+        let mut out = String::new();
+        write_unknown_policy(&mut out, &d, &HeaderOptions::default());
+        assert_eq!(out, "");
+        (d.allowed, d.retry_after) = (false, Nanos::from_millis(1_001));
+        write_unknown_policy(&mut out, &d, &HeaderOptions::default());
+        assert_eq!(out, "Retry-After\n2");
     }
 
     #[test]

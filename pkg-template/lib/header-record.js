@@ -111,7 +111,26 @@ export function headersFor(decision, wasmPolicy, names, options = {}) {
   if (pk !== undefined && typeof pk !== "string") throw fail("partitionKey", pk, "a string (the limited key)");
   const { standard, legacy, jitter } = headerOptions(o);
   const u = !decision.allowed && jitter !== null ? draw(jitter) : -1;
-  const lines = wasmPolicy.headers(record(decision, names, now), standard, legacy, pk, u).split("\n");
+  return fields(wasmPolicy.headers(record(decision, names, now), standard, legacy, pk, u));
+}
+
+/**
+ * The headers of `decision` made before any limit was known (a shared store failed before its
+ * policy was fetched; no `limits`), written by the core through `write(allowed, retryAfter,
+ * draw)` (the extras module's `unknownPolicyHeaders`): none for an admission, a denial's
+ * `Retry-After`. `options` as `headersFor`'s; only `jitter` matters.
+ */
+export function headersOfNoLimit(decision, options, write) {
+  if (decision === null || typeof decision !== "object" || !Array.isArray(decision.limits) || decision.limits.length !== 0) {
+    throw new TypeError("headers: give a decision of this limiter");
+  }
+  const { jitter } = headerOptions(typeof options === "object" && options !== null ? options : {});
+  return fields(write(decision.allowed, decision.retryAfter, !decision.allowed && jitter !== null ? draw(jitter) : -1));
+}
+
+/** The core's `name\nvalue` text as a `{ name: value }` record. */
+function fields(text) {
+  const lines = text.split("\n");
   const h = {};
   for (let i = 0; i + 1 < lines.length; i += 2) h[lines[i]] = lines[i + 1];
   return h;

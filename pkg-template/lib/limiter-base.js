@@ -36,9 +36,19 @@ export class LimiterBase {
    * (docs/headers.md); a number is `now`.
    */
   headers(decision, options) {
-    const policy = this.policy;
-    if (policy === null) throw new TypeError("headers: give a decision of this limiter (none was made yet)");
+    const policy = this._answeringPolicy();
+    if (policy === null) return this._headersOfNoLimit(decision, options);
     return headersFor(this._forHeaders(decision, policy), policy._wasm, policy._names, options);
+  }
+
+  /** The policy a decision is answered and written by: the limiter's own (`null`: none yet). @internal */
+  _answeringPolicy() {
+    return this.policy;
+  }
+
+  /** The headers of a decision made before any policy was known: none is, here. @internal */
+  _headersOfNoLimit() {
+    throw new TypeError("headers: give a decision of this limiter (none was made yet)");
   }
 
   /** `decision` as the headers read it (a store whose answers leave a figure out fills it in). @internal */

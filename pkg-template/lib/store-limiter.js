@@ -11,6 +11,7 @@ import { ANSWER_CLOSED, ANSWER_OPEN } from "./contract.generated.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
 import { LimiterBase } from "./limiter-base.js";
+import { headersOfNoLimit } from "./header-record.js";
 import { Insurance } from "./insurance.js";
 
 export class StoreLimiter extends LimiterBase {
@@ -53,7 +54,7 @@ export class StoreLimiter extends LimiterBase {
    * denied for at least `closedRetryMs`; with no policy known, over the core's figures of no
    * limit (`tollgate::counted`: nothing left, no limit to name). @internal
    */
-  _unavailable(keys, now, cost, open, closedRetryMs, policy = this.policy) {
+  _unavailable(keys, now, cost, open, closedRetryMs, policy = this._answeringPolicy()) {
     if (policy === null) {
       const [allowed, limit, remaining, resetAt, retryAfter] = extras().countedDecision(0, 0, now, now, open ? undefined : closedRetryMs);
       return { allowed: allowed === 1, limit, remaining, resetAt, retryAfter, blockedBy: null, limits: [] };
@@ -61,6 +62,15 @@ export class StoreLimiter extends LimiterBase {
     const w = policy._store;
     w.unavailable(keys.map(() => null), now, cost, open ? ANSWER_OPEN : ANSWER_CLOSED, closedRetryMs);
     return readDecision(w.outPtr, policy._names, keys, extrasOutView());
+  }
+
+  /**
+   * The headers of `_unavailable`'s answer when no policy is known (a Worker's not fetched yet:
+   * the store failed first): none for an admission, a denial's `Retry-After`, written by the
+   * core (`tollgate::headers::write_unknown_policy`). @internal
+   */
+  _headersOfNoLimit(decision, options) {
+    return headersOfNoLimit(decision, options, extras().unknownPolicyHeaders);
   }
 
   /** Nothing to stop unless the subclass says otherwise (the client is the caller's to close). */

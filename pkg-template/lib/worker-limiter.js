@@ -24,6 +24,8 @@ export class WorkerLimiter extends StoreLimiter {
   #store;
   /** The limiter's own options (`null`: the Worker's limits). */
   #own;
+  /** `#own` as a policy (`null`: none given), made once: what answers before the Worker's is known. */
+  #ownPolicy;
   /** `{ policy, options }` once the Worker's policy is known (and, with own options, matched). */
   #resolved = null;
   #resolving = null;
@@ -48,7 +50,8 @@ export class WorkerLimiter extends StoreLimiter {
     super(store, own);
     this.#store = store;
     // Own limits are checked now, as every limiter checks its options: the same errors.
-    this.#own = own === null ? null : (new Policy(own), own);
+    this.#own = own;
+    this.#ownPolicy = own === null ? null : new Policy(own);
     if (store._blockedCacheMs > 0 && store._maxCachedKeys > 0) {
       this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
     }
@@ -388,10 +391,9 @@ export class WorkerLimiter extends StoreLimiter {
     return this._outage(e, e, keys, now, cost, peek);
   }
 
-  /** The core's answer to an outage, by the policy when it is known (the base's when none is). @internal */
-  _unavailable(keys, now, cost, open, closedRetryMs) {
-    const policy = this.policy ?? (this.#own === null ? null : new Policy(this.#own));
-    return super._unavailable(keys, now, cost, open, closedRetryMs, policy);
+  /** The Worker's policy once known; before, the limiter's own limits (an outage's answer is theirs). @internal */
+  _answeringPolicy() {
+    return this.policy ?? this.#ownPolicy;
   }
 }
 

@@ -4,6 +4,7 @@
 
 use js_sys::Float64Array;
 use tollgate::counted::{counted, standing};
+use alloc::string::String;
 use tollgate::{Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
@@ -58,4 +59,24 @@ pub fn standing_figures(allowed: f64, limit: f64, remaining: f64, reset_at: f64,
     let ttl = s.reset_at.saturating_sub(now);
     let figures = [s.remaining as f64, ms_ceil(ttl), ttl.as_nanos().div_ceil(1_000_000_000) as f64];
     Ok(Float64Array::from(&figures[..]))
+}
+
+/// The headers of a decision made before any limit was known (`countedDecision`'s with
+/// `closed_retry_ms`, or its admission), as `name\nvalue` text: none for an admission, a
+/// denial's `Retry-After` (`tollgate::headers::write_unknown_policy`). `retry_after_ms`: the
+/// decision's wait; `jitter`: a draw in `[0, 1)`, or negative for none.
+#[wasm_bindgen(js_name = unknownPolicyHeaders)]
+pub fn unknown_policy_headers(allowed: bool, retry_after_ms: f64, jitter: f64) -> String {
+    let summary = Decision {
+        allowed,
+        limit: 0,
+        remaining: 0,
+        reset_at: Nanos::ZERO,
+        retry_after: crate::answer::wait_of(retry_after_ms),
+        next_unit_after: Nanos::ZERO,
+    };
+    let options = tollgate::headers::HeaderOptions { jitter: (jitter >= 0.0).then_some(jitter), ..Default::default() };
+    let mut out = String::new();
+    tollgate::headers::write_unknown_policy(&mut out, &summary, &options);
+    out
 }

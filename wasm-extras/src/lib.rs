@@ -34,5 +34,5 @@ pub use lease_holder::LeaseHolder;
 pub use pacer::Pacer;
 pub use store_policy::StorePolicy;
 pub use store_retry::{StoreRetry, SwapRun};
-pub use counted::counted_decision;
+pub use counted::{counted_decision, unknown_policy_headers};
 pub use synced::Synced;
