@@ -5,8 +5,9 @@
 # bindings every module shares; see docs/js-layer.md), then per module wasm-bindgen for the
 # `web` glue and wasm-opt. Each .wasm file is shipped once, in dist/, with its glue. Then the
 # one copy of the JavaScript (pkg-template/lib, dist/lib/), the loaders per runtime (dist/load/)
-# and the CommonJS entries (dist/cjs/, a few lines each over dist/lib/), and the type
-# declarations: .d.ts for `import`, .d.cts for `require`.
+# and the CommonJS build (dist/cjs/lib/, lib/ converted to
+# CommonJS module by module; the entries in dist/cjs/ a few lines each over it), and the type
+# declarations (.d.cts, and per entry a .d.ts for `import` that re-exports its .d.cts).
 #   scripts/build-pkg.sh          release (size-optimised, no panic hook)
 #   scripts/build-pkg.sh debug    debug build with console_error_panic_hook
 # A release build ends by writing target/pkg-stamp/built, dated when it began, the one stamp
@@ -45,6 +46,10 @@ cp "$built/tollgate_wasm.wasm" "$work/"
 
 out=pkg
 rm -rf "$out" && mkdir -p "$out/dist/cjs"
+# The CommonJS files are minified as esbuild converts them (a release build): the minifying pass
+# at the end would keep the names of esbuild's helpers in each, about 45 KB installed more.
+# Class and function names are kept, as in that pass.
+minify=(); if [ "$mode" = release ]; then minify=(--minify --keep-names); fi
 
 for m in $modules; do
   # The `web` glue, with `initSync` and an async `init`: Node, Bun, Deno and workerd call
@@ -56,16 +61,18 @@ for m in $modules; do
   sed -i 's/if (!(module instanceof WebAssembly\.Module)) {/if (!(module instanceof WebAssembly.Module) \&\& Object.prototype.toString.call(module) !== "[object WebAssembly.Module]") {/' "$work/web/$m.js"
   grep -q '"\[object WebAssembly.Module\]"' "$work/web/$m.js" || { echo "build-pkg: $m.js: initSync's module check not found" >&2; exit 1; }
   if [ "$mode" = release ]; then
-    # -Oz after bindgen (which adds its own tables; sizes in docs/benchmarks.md). The
+    # -Oz after bindgen (which adds its own tables; sizes in docs/benchmarks.md), repeated
+    # until it gains nothing more (--converge: about 0.5 KB of the limiter's module). The
     # producers and target-features sections are for tools only.
-    "$tools/wasm-opt" -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    "$tools/wasm-opt" -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
       --enable-mutable-globals --strip-producers --strip-target-features \
       "$work/web/${m}_bg.wasm" -o "$work/web/${m}_bg.wasm"
   fi
   cp "$work/web/$m.js" "$work/web/${m}_bg.wasm" "$out/dist/"
   # The same glue as CommonJS (its async init, which reads import.meta.url, is never called
   # there: the CommonJS targets call initSync with ../<module>_bg.wasm).
-  "$tools/esbuild" "$work/web/$m.js" --format=cjs --platform=node --log-level=warning \
+  # Minified as it is converted in a release build, as dist/cjs/lib/ below.
+  "$tools/esbuild" "$work/web/$m.js" --format=cjs --platform=node "${minify[@]}" --log-level=warning \
     --log-override:empty-import-meta=silent --outfile="$out/dist/cjs/$m.js"
 done
 echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
@@ -89,28 +96,30 @@ for t in node bun deno workerd edge web; do
 done
 cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/load/"
 # CommonJS: a real CommonJS build, so that what cannot require ES modules (Jest's CommonJS
-# mode, Node before 20.19) loads `require("tollgate")`. One bundle of everything
-# (dist/cjs/tollgate.js: the main entry's, tollgate/fastify's and tollgate/hono's exports, each
-# under its own name) over the limiter's module's glue (converted to CommonJS above), which
-# targets/cjs.js instantiates and hands to both lib/wasm.js and lib/extras.js; each entry is a
-# few lines over it (pkg-template/targets/cjs-*.js), so `instanceof` and key handles agree
-# across them (not with `import`, which has its own copy). tollgate/lite is its own small
-# bundle over the lite module's glue, so requiring it never loads the limiter's module.
-mkdir -p "$work/cjslib" && cp pkg-template/lib/*.js "$work/cjslib/"
+# mode, Node before 20.19) loads `require("tollgate")`. Each module of lib/ converted to
+# CommonJS on its own (dist/cjs/lib/, the same names as dist/lib/: npm packs files of one name
+# side by side, so the tarball's gzip finds most of each in its ES twin, about 20 KB less than
+# one bundle), over the limiter's module's glue (converted to CommonJS above), which
+# targets/cjs.js, as dist/cjs/lib/wasm.js, instantiates and hands to both lib/wasm.js and
+# lib/extras.js; each entry is a few lines over them (pkg-template/targets/cjs-*.js), so
+# `instanceof` and key handles agree across them (not with `import`, which has its own copy).
+# tollgate/lite's lib/lite.js reaches the lite module's glue only (targets/cjs-lite.js as
+# dist/cjs/lib/lite-wasm.js), so requiring it never loads the limiter's module.
+mkdir -p "$work/cjslib" "$out/dist/cjs/lib" && cp pkg-template/lib/*.js "$work/cjslib/"
 cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
-sed -i 's#from "\./extras\.js"#from "./wasm.js"#' "$work"/cjslib/*.js
-printf '%s\n' 'export * as main from "./index.js";' 'export * as fastify from "./fastify.js";' 'export * as hono from "./hono.js";' > "$work/cjslib/all.js"
-"$tools/esbuild" "$work/cjslib/all.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm.js --outfile="$out/dist/cjs/tollgate.js"
 cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
-"$tools/esbuild" "$work/cjslib/lite.js" --bundle --format=cjs --platform=node --log-level=warning \
-  --external:./tollgate_wasm_lite.js --outfile="$out/dist/cjs/lite.js"
+sed -i 's#from "\./extras\.js"#from "./wasm.js"#' "$work"/cjslib/*.js
+# Minified as they are converted (a release build; see `minify` above).
+for f in "$work"/cjslib/*.js; do
+  "$tools/esbuild" "$f" --format=cjs --platform=node "${minify[@]}" --log-level=warning --outfile="$out/dist/cjs/lib/$(basename "$f")"
+done
 for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
+cp pkg-template/targets/cjs-lite-entry.js "$out/dist/cjs/lite.js"
 
 # Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
 # traces and `constructor.name`): the tarball's size budget (tests/js/tarball.test.mjs), and the comments are pkg-template's, the types' docs are kept whole.
 if [ "$mode" = release ]; then
-  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/*.js; do
+  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/{index,fastify,hono,limiter,lite}.js; do
     "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
   done
 fi
@@ -131,6 +140,17 @@ done
 mv "$out/index.d.cts" "$out/tollgate.d.cts"
 sed -i 's#from "\./index\.cjs"#from "./tollgate.cjs"#g' "$out"/*.d.cts
 node scripts/cjs-types.mjs "$out"
+# The declarations are shipped once, as the .d.cts files: each entry's .d.ts (what `import`
+# resolves) re-exports its CommonJS twin, which an ES module may import, and its default export
+# by the name it also has; the files no entry names are not shipped as .d.ts. (Twins cost the
+# tarball about 20 KB packed and 70 KB installed.)
+rm "$out"/*.d.ts
+for e in index limiter lite fastify hono; do
+  twin=$e; [ "$e" = index ] && twin=tollgate
+  printf 'export * from "./%s.cjs";\n' "$twin" > "$out/$e.d.ts"
+done
+echo 'export { rateLimit as default } from "./tollgate.cjs";' >> "$out/index.d.ts"
+echo 'export { fastifyRateLimit as default } from "./fastify.cjs";' >> "$out/fastify.d.ts"
 
 sizes=""
 for m in $modules; do

@@ -32,7 +32,7 @@ test("the docs are read: options and codes are found in the pages that name them
   const found = pages().flatMap(namesIn);
   const at = (page, kind) => new Set(found.filter((n) => n.page === page && n.kind === kind).map((n) => n.name));
   assert.ok(at("worker/README.md", "code").has("unknown_field"));
-  assert.ok(at("pkg-template/README.md", "option").has("blockedCache"));
+  assert.ok(at("docs/npm.md", "option").has("blockedCache"));
   assert.ok(at("docs/headers.md", "option").has("standardHeaders"));
   assert.ok(found.filter((n) => n.kind === "code").length > 20);
   assert.ok(found.filter((n) => n.kind === "option").length > 40);

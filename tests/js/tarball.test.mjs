@@ -57,13 +57,15 @@ test("the tarball holds the licenses, the metadata and each wasm module once", (
 
 test("the tarball's weight: packed and installed sizes", () => {
   const [packed] = JSON.parse(run("npm", ["pack", "--dry-run", "--json", pkgDir], pkgDir));
-  // Issue 42 asks for 250,000 packed and 1,000,000 installed; neither holds: the two wasm
-  // modules alone are about 188 KB gzipped (the limiter's 136 with the extras and the
-  // concurrency leases, the lite module's 52), and `require` has a CommonJS build of its own (a
-  // bundle of the JavaScript and the glue converted to CommonJS, so that Jest's CommonJS mode
-  // can load it). The bounds guard today's figures (385,955 packed, 1,096,884 installed).
-  assert.ok(packed.size <= 391_000, `packed ${packed.size} bytes`);
-  assert.ok(packed.unpackedSize <= 1_100_000, `installed ${packed.unpackedSize} bytes`);
+  // Issue 42 asks for 250,000 packed and 1,000,000 installed. Installed holds (the declarations
+  // shipped once, as .d.cts; the npm README without the reference, docs/npm.md). Packed does
+  // not: the two wasm modules alone are about 188 KB of it (the limiter's 135 KB gzipped with
+  // the extras and the concurrency leases, the lite module's 52 KB), beside the ES modules'
+  // JavaScript (about 55 KB), the declarations (23 KB), and `require`'s CommonJS build of its
+  // own (Jest's CommonJS mode cannot load ES modules), about 38 KB though each of its files is
+  // packed beside its ES twin. The packed bound guards today's figure (323,751).
+  assert.ok(packed.size <= 328_000, `packed ${packed.size} bytes`);
+  assert.ok(packed.unpackedSize <= 1_000_000, `installed ${packed.unpackedSize} bytes`);
 });
 
 test("CommonJS: require(\"tollgate\") is callable, as express-rate-limit's export, with the named exports on it", () => {
