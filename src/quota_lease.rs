@@ -60,6 +60,7 @@
 mod charged;
 mod counters;
 mod holder;
+mod slice;
 
 use alloc::vec::Vec;
 
@@ -74,6 +75,7 @@ use crate::time::Nanos;
 use charged::Charged;
 use counters::Counters;
 pub use holder::{renewal_due, slice_want};
+pub use slice::{Slice, SliceStep};
 
 /// The most holders whose leases a ledger remembers: a new holder beyond that replaces the
 /// lease that lapses soonest (whose units then stay counted as spent: never over-admission).

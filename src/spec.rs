@@ -48,6 +48,7 @@ mod concurrency;
 mod pool;
 mod serving;
 pub mod typed;
+pub mod worker_vars;
 pub use around::{
     parse_around, parse_headers_at, parse_ipv6_subnet, parse_status, parse_timeout_at, sync_rate_ms, Around, Domain, Edge,
     BLOCKED_CACHE_MS, DEFAULT_IPV6_SUBNET, MAX_TIMER_MS, STORE_FAILURES, STORE_FIELDS,

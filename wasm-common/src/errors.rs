@@ -115,7 +115,8 @@ pub fn at_index(before: &str, n: f64, after: &str) -> JsValue {
 /// Appends a whole number (or `NaN`/a fraction, as JavaScript would show it, via js-sys).
 #[cold]
 pub fn push_number(msg: &mut String, n: f64) {
-    if n.abs() < 1e15 && crate::time::is_whole(n) {
+    // Below 1e15 (and not NaN) the conversion to i64 is exact for whole numbers only.
+    if n.abs() < 1e15 && n == n as i64 as f64 {
         if n < 0.0 {
             msg.push('-');
         }

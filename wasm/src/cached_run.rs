@@ -14,7 +14,7 @@ use tollgate::algorithms::{FirstHitState, FixedWindowState, GcraState, TokenBuck
 use tollgate::decide::{self, Held};
 use tollgate::{Algorithm, AnyAlgorithm, CheckError, SlidingWindowState};
 
-use crate::batch::BatchOut;
+use crate::batch_out::{BatchOut, Columns};
 use crate::key_store::CompactKeyed;
 use crate::record_words::Words;
 use crate::time::{ms_ceil, nanos_of_valid_ms};
@@ -107,15 +107,6 @@ fn each<A: Algorithm<State = S>, S: Words + Copy, const NUMBERS: bool>(
         i = end;
     }
     Ok(n)
-}
-
-/// A batch's output columns for a run of entries: `allowed`, and with numbers `remaining`,
-/// `resetAt` and `retryAfter` (empty without).
-pub(crate) struct Columns<'a> {
-    pub allowed: &'a mut [u8],
-    pub remaining: &'a mut [f64],
-    pub reset_at: &'a mut [f64],
-    pub retry_after: &'a mut [f64],
 }
 
 /// Decides a run of entries of one key whose state is `state`: the hot loop of a batch.

@@ -43,7 +43,7 @@ use tollgate::keyed::{FreshTable, KeyRules};
 use tollgate::policy::{Policy, PolicyState};
 use tollgate::{Algorithm, AnyAlgorithm, Kind, Nanos};
 
-use crate::policy_states::Slab;
+use crate::slab::Slab;
 use crate::record_words::{read_any, width, word, write_any};
 
 /// Arena chunk size: keys never straddle two chunks.

@@ -21,6 +21,8 @@ extern crate tollgate_wasm_extras;
 #[cfg(feature = "full")]
 mod batch;
 #[cfg(feature = "full")]
+mod batch_out;
+#[cfg(feature = "full")]
 mod cached_run;
 mod controls;
 mod duration;
@@ -32,12 +34,15 @@ mod key_rules_tests;
 mod key_store;
 #[cfg(feature = "full")]
 mod leases;
+#[cfg(feature = "full")]
+mod ledgers;
 mod limiter;
 mod policy;
 mod policy_states;
 mod record_words;
 #[cfg(feature = "full")]
 mod reservations;
+mod slab;
 #[cfg(feature = "full")]
 mod validate_keys;
 

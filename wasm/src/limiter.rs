@@ -33,7 +33,7 @@ use tollgate::{Algorithm, AnyAlgorithm, CheckError, Decision, Nanos};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "full")]
-use crate::batch::{BatchOut, Handles};
+use crate::batch_out::{BatchOut, Handles};
 use crate::errors::{decode_error, limit_error};
 use crate::key_store::{holds, length_byte, CompactKeyed};
 use crate::out::Out;
@@ -61,7 +61,7 @@ pub struct Limiter {
     pub(crate) failure: Option<JsValue>,
     /// The keys' open reservations (`reservations.rs`).
     #[cfg(feature = "full")]
-    pub(crate) ledgers: crate::reservations::Ledgers,
+    pub(crate) ledgers: crate::ledgers::Ledgers,
 }
 
 /// A key's record as `limitKey` left it: valid for `limitAgain` while the store's generation

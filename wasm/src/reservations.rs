@@ -11,11 +11,10 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use hashbrown::HashMap;
 use js_sys::Array;
 use tollgate::limiter::{key_refs, validate_keys};
 use tollgate::policy::{Policy as CorePolicy, PolicyState};
-use tollgate::reserve::{Open, Reservation};
+use tollgate::reserve::Reservation;
 use tollgate::Nanos;
 use wasm_bindgen::prelude::*;
 
@@ -23,52 +22,6 @@ use crate::errors::{decode_error, key_error};
 use crate::limiter::Limiter;
 use crate::time::{cost_from, now_from_ms};
 use tollgate_wasm_common::reserve::{actual_from, settle_error, settled_figures};
-
-/// The open reservations of every key that has any.
-#[derive(Default)]
-pub(crate) struct Ledgers {
-    map: HashMap<String, Vec<Open>>,
-}
-
-impl Ledgers {
-    fn take(&mut self, key: &str) -> Vec<Open> {
-        self.map.remove(key).unwrap_or_default()
-    }
-
-    fn put(&mut self, key: &str, open: Vec<Open>) {
-        if !open.is_empty() {
-            self.map.insert(key.into(), open);
-        }
-    }
-
-    /// The key was reset: its reservations can no longer be settled.
-    pub(crate) fn forget(&mut self, key: &str) {
-        self.map.remove(key);
-    }
-
-    /// Drops the reservations whose settling time has passed at `now`.
-    pub(crate) fn prune(&mut self, now: Nanos) {
-        self.map.retain(|_, l| {
-            l.retain(|o| o.until() > now);
-            !l.is_empty()
-        });
-    }
-
-    /// `bytes` (a key's exported state, `None`: fresh) with the key's ledger in it.
-    pub(crate) fn export(&self, policy: &CorePolicy, key: &str, bytes: Option<Vec<u8>>) -> Option<Vec<u8>> {
-        let Some(open) = self.map.get(key) else { return bytes };
-        let mut state = bytes.and_then(|b| PolicyState::decode(&b).ok());
-        policy.attach_ledger(&mut state, open.clone());
-        state.map(|s| s.encode())
-    }
-
-    /// Takes the ledger out of an imported `state`, which replaces the key's.
-    pub(crate) fn import(&mut self, policy: &CorePolicy, key: &str, state: &mut Option<PolicyState>) {
-        self.forget(key);
-        let open = policy.detach_ledger(state);
-        self.put(key, open);
-    }
-}
 
 impl Limiter {
     /// Runs `f` over the keys' whole states (ledgers attached), taken out of the store and put

@@ -24,7 +24,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tollgate::headers::is_field_name;
 pub use tollgate::spec::MAX_SYNC_MS;
 use tollgate::spec::{
     describe_limit, parse_controls, parse_headers, parse_ipv6_subnet, parse_lease_ttl, parse_policy as parse_spec, parse_serving,
@@ -39,6 +38,11 @@ use crate::base::errors::ApiError;
 use crate::config::pool_config::PoolConfig;
 use crate::config::spec_input::{field, Json};
 
+pub use tollgate::spec::worker_vars::{
+    api_route, parse_api_prefix, parse_sample_rate, switch_on, DEFAULT_API_PREFIX, DEFAULT_DENIAL_LOG_SAMPLE_RATE,
+    ORIGIN_SECRET_HEADER,
+};
+use tollgate::spec::worker_vars::{parse_key_header, parse_origin};
 pub use tollgate::spec::FailMode;
 
 /// One named policy, validated.
@@ -139,12 +143,6 @@ pub struct ProxyConfig {
     pub origin_secret: Option<String>,
 }
 
-/// The request header that carries `ORIGIN_SECRET` to the origin.
-pub const ORIGIN_SECRET_HEADER: &str = "Tollgate-Origin-Secret";
-
-/// The admin API's path prefix unless `API_PREFIX` says otherwise.
-pub const DEFAULT_API_PREFIX: &str = "/v1";
-
 /// The whole configuration.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -200,49 +198,6 @@ impl Config {
     /// is the admin API's.
     pub fn api_route<'p>(&self, path: &'p str) -> Option<&'p str> {
         api_route(&self.api_prefix, path)
-    }
-}
-
-/// The part of `path` after `prefix` (whole segments only), when `path` is under it.
-pub fn api_route<'p>(prefix: &str, path: &'p str) -> Option<&'p str> {
-    let rest = path.strip_prefix(prefix)?;
-    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
-}
-
-/// Parses `API_PREFIX`: a path of one or more segments such as `/v1` or `/_tollgate/v1`
-/// (letters, digits, `-`, `_`, `.`, `~`), without a trailing `/`. Unset or empty: `/v1`.
-pub fn parse_api_prefix(v: Option<&str>) -> Result<String, String> {
-    let p = match v.map(str::trim) {
-        None | Some("") => return Ok(DEFAULT_API_PREFIX.to_string()),
-        Some(p) => p,
-    };
-    let segments_ok = p.strip_prefix('/').is_some_and(|rest| {
-        rest.split('/').all(|seg| {
-            !seg.is_empty()
-                && seg != "."
-                && seg != ".."
-                && seg.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
-        })
-    });
-    if !segments_ok || p == "/healthz" {
-        return Err(format!(
-            "API_PREFIX must be a path such as \"/v1\" or \"/_tollgate/v1\" (segments of letters, digits,              -, _, ., ~; no trailing /; not /healthz), not {p:?}"
-        ));
-    }
-    Ok(p.to_string())
-}
-
-/// One denial in a hundred is logged unless `DENIAL_LOG_SAMPLE_RATE` says otherwise: enough to
-/// see who is limited, not a line per request of a client hammering a limit.
-pub const DEFAULT_DENIAL_LOG_SAMPLE_RATE: f64 = 0.01;
-
-/// Parses `DENIAL_LOG_SAMPLE_RATE`: a number from 0 (none) to 1 (every denial).
-pub fn parse_sample_rate(v: Option<&str>) -> Result<f64, String> {
-    match v.map(str::trim) {
-        None | Some("") => Ok(DEFAULT_DENIAL_LOG_SAMPLE_RATE),
-        Some(s) => s.parse::<f64>().ok().filter(|r| (0.0..=1.0).contains(r)).ok_or_else(|| {
-            format!("DENIAL_LOG_SAMPLE_RATE must be a number from 0 (log no denial) to 1 (every denial), not {s:?}")
-        }),
     }
 }
 
@@ -327,13 +282,7 @@ pub fn parse_proxy(
     proxy: Option<&Value>,
     policies: &BTreeMap<String, PolicyConfig>,
 ) -> Result<Option<ProxyConfig>, String> {
-    let origin = match origin.map(str::trim) {
-        None | Some("") => return Ok(None),
-        Some(o) => o.trim_end_matches('/').to_string(),
-    };
-    if !(origin.starts_with("http://") || origin.starts_with("https://")) {
-        return Err(format!("ORIGIN must be an http:// or https:// URL, not {origin:?}"));
-    }
+    let Some(origin) = parse_origin(origin)? else { return Ok(None) };
     if let Some(old) = ["ipv6Prefix", "ipv4Prefix"].iter().find(|f| proxy.and_then(|p| p.get(**f)).is_some()) {
         return Err(format!(
             "PROXY.{old} is no longer an option: IPv6 clients are grouped by PROXY.ipv6Subnet (default \
@@ -350,19 +299,8 @@ pub fn parse_proxy(
     // The core's reading, as the npm middleware's (`tollgate::spec::parse_ipv6_subnet`).
     let subnet = Json(p.ipv6_subnet.map_or(json!({}), |v| json!({ "ipv6Subnet": v })));
     let ipv6_subnet = parse_ipv6_subnet(&subnet).map_err(|e| format!("PROXY.{}", e.message))? as u8;
-    let key_header = match p.key_header.map(|h| h.trim().to_ascii_lowercase()) {
-        None => None,
-        Some(h) if is_field_name(&h) => Some(h),
-        Some(h) => return Err(format!("PROXY.keyHeader must be an HTTP header name, not {h:?}")),
-    };
+    let key_header = parse_key_header(p.key_header.as_deref())?;
     Ok(Some(ProxyConfig { origin, policy: p.policy, key_header, ipv6_subnet, origin_secret: None }))
-}
-
-/// Whether a switch var's value turns it on (only `true`, `"true"`, `"on"`, `"1"`): `PUBLIC`
-/// opens `/v1` without a token, `TEST_MODE` the test switch (see `vars::read_config` for
-/// where it is refused).
-pub fn switch_on(v: Option<&str>) -> bool {
-    matches!(v.map(str::trim), Some("on" | "true" | "1"))
 }
 
 #[cfg(test)]

@@ -3,22 +3,17 @@
 //! respond/answer.rs admits the answer); the core's spec parses them (`tollgate::spec::parse_controls`). The penalty
 //! (`blockDuration`) is the core policy's own and needs nothing here.
 
-use tollgate::access::{check_lists, Listed};
+use tollgate::access::{check_keys, Listed};
 
 use crate::config::settings::PolicyConfig;
 
 pub use tollgate::spec::CONTROL_FIELDS;
 
-/// Which list answers a hit on `keys`, or `None` for the limits to decide. With several keys
-/// (as the npm limiter): the deny list first, so that one denied key denies the hit, then the
-/// allow list. A listed hit is counted nowhere (respond/answer.rs answers it).
+/// Which list answers a hit on `keys`, or `None` for the limits to decide (the core's
+/// `check_keys`, as the npm limiter's: one denied key denies the hit). A listed hit is
+/// counted nowhere (respond/answer.rs answers it).
 pub fn lists(pc: &PolicyConfig, keys: &[String], ip: Option<&str>) -> Option<Listed> {
-    let c = &pc.controls;
-    if let [key] = keys {
-        return check_lists(&c.allow, &c.deny, key, ip);
-    }
-    let all = || keys.iter().filter_map(|k| check_lists(&c.allow, &c.deny, k, ip));
-    all().find(|l| *l == Listed::Deny).or_else(|| all().next())
+    check_keys(&pc.controls.allow, &pc.controls.deny, keys, ip)
 }
 
 #[cfg(test)]

@@ -18,18 +18,17 @@
 //! admitted with, a grant lapses with its lease (at most `leaseTtl`, never past a fixed
 //! window's end) and this isolate admits from a live grant only, with its lease measured from
 //! before the request left: zero over-admission for clock-aligned fixed windows, the
-//! algorithm's bound over an interval `leaseTtl` longer for the others. The slice is a list of
-//! grants, oldest first, each with its lease (one lease for all of them when the object says
-//! the new lease `extends` to everything held, as the fixed windows' counters do); hits spend
-//! the oldest first and give-backs come from the newest, as the object takes them back. What
-//! an isolate does not give back (it crashed, or its slice lapsed unused) stays spent:
-//! under-admission of at most a slice.
+//! algorithm's bound over an interval `leaseTtl` longer for the others. The slice itself (its
+//! grants, what a hit does next, how an answer lands) is the core's `quota_lease::Slice`; this
+//! file keeps one per key and makes the exchanges it asks for. What an isolate does not give
+//! back (it crashed, or its slice lapsed unused) stays spent: under-admission of at most a
+//! slice.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
 use tollgate::policy::PolicyDecision;
-use tollgate::quota_lease::{local_decision, renewal_due, slice_want};
+use tollgate::quota_lease::{Slice, SliceStep};
 use tollgate::store_protocol::{drive, Retry, Tried};
 use tollgate::Nanos;
 use worker::{Context, Env};
@@ -45,85 +44,19 @@ use crate::wire::quota_wire::{QuotaOp, QuotaReply, QuotaRequest};
 /// The most keys whose slices an isolate remembers; beyond it, lapsed ones are forgotten.
 const MAX_KEYS: usize = 4096;
 
-/// This isolate's slice of one key, on this isolate's clock.
+/// This isolate's slice of one key, on this isolate's clock, and the exchange out, if one is.
 #[derive(Default)]
-struct Slice {
-    /// The grants, oldest first: (units not spent, when the grant's lease lapses). Nothing is
-    /// admitted from a grant once its lease lapsed; a spent grant stays until then (a refund
-    /// goes back into the oldest live one).
-    grants: Vec<(u64, Nanos)>,
-    /// The figures of the last exchange: what the windows had left, the binding limit and
-    /// when its window ends.
-    left: u64,
-    binding: usize,
-    limit: u64,
-    window_end: Nanos,
-    /// Units asked for since the last exchange began (admitted or not).
-    demand: u64,
-    /// When the last exchange began (this isolate's clock).
-    since: Nanos,
-    /// The last exchange's lease ends where the end of a window cuts every lease short: no
-    /// exchange before then would extend it.
-    capped: bool,
-    /// Denied here until then: the windows had too little left at the last exchange.
-    spent_until: Nanos,
-    /// The exchange out, if one is.
+struct Held {
+    slice: Slice,
     flight: Option<Flight>,
 }
 
-impl Slice {
-    fn lapse(&mut self, now: Nanos) {
-        self.grants.retain(|&(_, until)| now < until);
-    }
-
-    /// The units of the live grants.
-    fn units(&self) -> u64 {
-        self.grants.iter().map(|g| g.0).sum()
-    }
-
-    /// When the last grant's lease lapses.
-    fn until(&self) -> Nanos {
-        self.grants.iter().map(|g| g.1).max().unwrap_or(Nanos::ZERO)
-    }
-
-    /// Spends `n` units (at most what the slice holds), oldest grant first.
-    fn take(&mut self, mut n: u64) {
-        for g in &mut self.grants {
-            let k = n.min(g.0);
-            (g.0, n) = (g.0 - k, n - k);
-        }
-    }
-
-    /// Takes out `n` units (at most what the slice holds) to give back, newest grant first.
-    fn give_back(&mut self, mut n: u64) -> u64 {
-        let mut taken = 0;
-        for g in self.grants.iter_mut().rev() {
-            let k = n.min(g.0);
-            (g.0, n, taken) = (g.0 - k, n - k, taken + k);
-        }
-        taken
-    }
-
-    fn decision(&self, allowed: bool, now: Nanos) -> PolicyDecision {
-        let end = if self.window_end > now { self.window_end } else { now };
-        local_decision(allowed, self.binding, self.limit, self.units().saturating_add(self.left), end, now)
-    }
-
-    /// The slice to ask for at `now` (the core's `slice_want`): for the rest of a lease the
-    /// end of a window cut short, or for a whole `ttl`.
-    fn want(&self, need: u64, ttl: Nanos, now: Nanos) -> u64 {
-        let until = self.until();
-        let span = if self.capped && until > now { until - now } else { ttl };
-        slice_want(self.demand, now.saturating_sub(self.since), span, need)
-    }
-}
-
 thread_local! {
-    static SLICES: RefCell<HashMap<String, Slice>> = RefCell::new(HashMap::new());
+    static SLICES: RefCell<HashMap<String, Held>> = RefCell::new(HashMap::new());
     static HOLDER: String = format!("isolate-{:013x}", (worker::js_sys::Math::random() * 4.5e15) as u64);
 }
 
-fn with_slice<T>(name: &str, f: impl FnOnce(&mut Slice) -> T) -> T {
+fn with_slice<T>(name: &str, f: impl FnOnce(&mut Held) -> T) -> T {
     SLICES.with(|slices| {
         let mut slices = slices.borrow_mut();
         if let Some(slice) = slices.get_mut(name) {
@@ -131,25 +64,16 @@ fn with_slice<T>(name: &str, f: impl FnOnce(&mut Slice) -> T) -> T {
         }
         if slices.len() >= MAX_KEYS {
             let now = crate::base::clock::clock();
-            slices.retain(|_, s| s.flight.is_some() || s.until() > now);
+            slices.retain(|_, s| s.flight.is_some() || s.slice.until() > now);
         }
         f(slices.entry(name.to_string()).or_default())
     })
 }
 
-/// What a request does next.
+/// What a request does next: the slice's step, or a wait for the exchange out.
 enum Step {
-    Answer(PolicyDecision),
+    Slice(SliceStep),
     Wait(Flight),
-    Exchange {
-        give_back: u64,
-        need: u64,
-        want: u64,
-    },
-    /// A peek the slice (`units`, live) cannot answer: the key's object says what is left.
-    Peek {
-        units: u64,
-    },
 }
 
 /// Decides a hit (`Op::Check`) from this isolate's slice, exchanging with the key's object
@@ -174,33 +98,13 @@ pub async fn decide(
     // core's `Retry::SLICE_WAITS` says how many, and the last one denies a hit it finds short.
     let attempt = |n: u32| async move {
         let last = n >= Retry::SLICE_WAITS.max_attempts;
-        let step = with_slice(name, |s| {
-            s.lapse(now);
-            if op == Op::Peek {
-                return if s.units() >= cost {
-                    Step::Answer(s.decision(true, now))
-                } else {
-                    Step::Peek { units: s.units() }
-                };
-            }
-            if n == 1 {
-                s.demand = s.demand.saturating_add(cost);
-            }
-            if s.units() >= cost {
-                s.take(cost);
-                return Step::Answer(s.decision(true, now));
-            }
-            if s.spent_until > now || last {
-                return Step::Answer(s.decision(false, now));
-            }
-            if let Some(f) = &s.flight {
-                return Step::Wait(f.clone());
-            }
-            Step::Exchange { give_back: 0, need: cost - s.units(), want: s.want(cost, ttl, now) }
+        let step = with_slice(name, |s| match s.slice.step(op == Op::Peek, cost, now, ttl, n == 1, last) {
+            SliceStep::Exchange { .. } if s.flight.is_some() => Step::Wait(s.flight.clone().unwrap()),
+            step => Step::Slice(step),
         });
         // (`Exchange` is begun below before anything else runs in this isolate.)
         let answer = match step {
-            Step::Answer(d) => {
+            Step::Slice(SliceStep::Answer(d)) => {
                 if d.allowed && op == Op::Check {
                     renew_if_due(env, ctx, pc, name, key, now, sent);
                 }
@@ -212,12 +116,12 @@ pub async fn decide(
                 }
                 Outcome::Unmade(Failure::Error, now)
             }
-            Step::Peek { units } => match peek(env, pc, name, key, units, cost, now, sent).await {
+            Step::Slice(SliceStep::Peek { units }) => match peek(env, pc, name, key, units, cost, now, sent).await {
                 Ok(d) => Outcome::Estimated(d, now),
                 Err((why, _)) => Outcome::Unmade(why, now),
             },
-            Step::Exchange { give_back, need, want } => {
-                let begun = begin(name, give_back, now);
+            Step::Slice(SliceStep::Exchange { need, want }) => {
+                let begun = begin(name, 0, now);
                 match exchange(env, pc, name, key, begun, need, want, now, sent).await {
                     Ok(()) => return Ok(Tried::Lost),
                     Err((why, _)) => Outcome::Unmade(why, now),
@@ -238,14 +142,7 @@ pub async fn decide(
 /// exchange is out): what the slice holds beyond the new demand goes back.
 fn renew_if_due(env: &Env, ctx: &Context, pc: &PolicyConfig, name: &str, key: &str, now: Nanos, sent: Option<Nanos>) {
     let ttl = Nanos::from_millis(pc.lease_ms);
-    let due = with_slice(name, |s| {
-        let lease_left = s.until().saturating_sub(now);
-        if s.flight.is_some() || !renewal_due(s.units(), s.demand, lease_left, ttl, s.capped) {
-            return None;
-        }
-        let want = s.want(0, ttl, now);
-        Some((s.units().saturating_sub(want), want))
-    });
+    let due = with_slice(name, |s| if s.flight.is_some() { None } else { s.slice.renewal(now, ttl) });
     if let Some((give_back, want)) = due {
         let begun = begin(name, give_back, now);
         let (env, pc, name, key) = (env.clone(), pc.clone(), name.to_string(), key.to_string());
@@ -268,19 +165,13 @@ fn begin(name: &str, give_back: u64, now: Nanos) -> Begun {
     let (flight, landing) = Flight::start();
     let give_back = with_slice(name, |s| {
         s.flight = Some(flight);
-        s.demand = 0;
-        s.since = now;
-        s.give_back(give_back)
+        s.slice.begin(give_back, now)
     });
     Begun { landing, give_back }
 }
 
 /// One exchange with the key's object: gives back what `begun` took out of the slice, asks
-/// for `need` and up to `want`, and applies the answer. The lease is measured from `now`,
-/// before the request left; it is the new grant's, or every grant's when the object says it
-/// `extends`. The slice keeps no more than the object's record of this isolate holds: units
-/// the object already counts as spent (their lease lapsed there before the request arrived)
-/// are dropped, oldest first, rather than carried on.
+/// for `need` and up to `want`, and lands the answer in the slice (`Slice::landed`).
 #[allow(clippy::too_many_arguments)]
 async fn exchange(
     env: &Env,
@@ -308,32 +199,7 @@ async fn exchange(
     with_slice(name, |s| {
         s.flight = None;
         if let Ok(r) = &result {
-            // Object times turned into this isolate's: as long after `now` as after the object's.
-            let here = |t: u64| now + Nanos::new(t.saturating_sub(r.now));
-            s.lapse(now);
-            let until = here(r.expires_at);
-            s.capped = r.expires_at < r.now.saturating_add(pc.lease_ms.saturating_mul(1_000_000));
-            if r.extends {
-                s.grants.iter_mut().for_each(|g| g.1 = until);
-            }
-            if r.granted > 0 {
-                s.grants.push((r.granted, until));
-            }
-            let excess = s.units().saturating_sub(r.held);
-            s.take(excess);
-            if s.grants.len() > tollgate::quota_lease::MAX_TRANCHES {
-                // Spent grants go first; none the object still counts for this isolate.
-                let spent = s.grants.iter().take_while(|g| g.0 == 0).count();
-                s.grants.drain(..spent.min(s.grants.len() - tollgate::quota_lease::MAX_TRANCHES));
-            }
-            s.window_end = here(r.window_end);
-            (s.left, s.binding, s.limit) = (r.left, r.binding, r.limit);
-            s.spent_until = if r.granted < need {
-                let recheck = now + Nanos::from_millis(pc.lease_ms.div_ceil(4));
-                recheck.min(s.window_end)
-            } else {
-                Nanos::ZERO
-            };
+            s.slice.landed(&r.grant(), Nanos::new(r.now), need, now, Nanos::from_millis(pc.lease_ms));
         }
     });
     if result.is_ok() {
@@ -367,9 +233,7 @@ async fn peek(
         now: sent.map(Nanos::as_nanos),
     };
     let r = call(env, name, &req, pc.timeout_ms).await?;
-    let remaining = r.left.saturating_add(units.min(r.held));
-    let end = now + Nanos::new(r.window_end.saturating_sub(r.now));
-    Ok(local_decision(remaining >= cost, r.binding, r.limit, remaining, end, now))
+    Ok(Slice::peeked(&r.grant(), Nanos::new(r.now), units, cost, now))
 }
 
 async fn call(env: &Env, name: &str, req: &QuotaRequest, timeout_ms: u64) -> Result<QuotaReply, (Failure, String)> {
@@ -387,13 +251,7 @@ pub fn refund(pc: &PolicyConfig, key: &str, cost: u64, now: Nanos) -> Result<Out
     pc.policy
         .validate_cost(cost)
         .map_err(|e| ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))?;
-    let d = with_slice(&object_name(&pc.name, key), |s| {
-        s.lapse(now);
-        if let Some(oldest) = s.grants.first_mut() {
-            oldest.0 = oldest.0.saturating_add(cost);
-        }
-        s.decision(s.units() >= 1, now)
-    });
+    let d = with_slice(&object_name(&pc.name, key), |s| s.slice.refund(cost, now));
     Ok(Outcome::Estimated(d, now))
 }
 
@@ -405,27 +263,8 @@ pub fn forget(pc: &PolicyConfig, key: &str) {
 #[cfg(test)]
 mod tests {
     use serde_json::json;
-    use tollgate::Nanos;
 
-    use super::Slice;
     use crate::config::settings::parse_policy;
-
-    #[test]
-    fn a_slice_spends_its_oldest_grant_first_and_gives_back_from_its_newest() {
-        let (a, b) = (Nanos::from_millis(100), Nanos::from_millis(200));
-        let mut s = Slice { grants: vec![(3, a), (4, b)], ..Slice::default() };
-        s.take(2);
-        assert_eq!((s.grants.clone(), s.units(), s.until()), (vec![(1, a), (4, b)], 5, b));
-        assert_eq!(s.give_back(3), 3);
-        assert_eq!(s.grants, vec![(1, a), (1, b)]);
-        // A spent grant stays until its lease lapses; then only the later one is left.
-        s.take(1);
-        s.lapse(a);
-        assert_eq!(s.grants, vec![(1, b)]);
-        assert_eq!(s.give_back(5), 1);
-        s.lapse(b);
-        assert_eq!((s.units(), s.until()), (0, Nanos::ZERO));
-    }
 
     #[test]
     fn lease_ttl_chooses_leased_mode_for_every_algorithm() {

@@ -33,14 +33,12 @@ fn fault(_: &Config, _: &Request) -> Option<crate::wire::key_wire::Fault> {
 /// would multiply the decision service's load by its own denials.
 pub async fn limit(mut req: Request, env: &Env, ctx: &Context, cfg: &Config, op: Op) -> Result<Response, ApiError> {
     let fault = fault(cfg, &req);
-    let status = api_request::deny_status_param(&req.url()?)?;
-    let bytes = api_request::read_body(&mut req).await?;
-    let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
+    let (r, status) = api_request::read_hit(&mut req, cfg).await?;
     if op == Op::Check && r.policy.policy.has_concurrency() {
         return crate::handlers::concurrency_api::acquire_hit(env, &r, status).await;
     }
     let clock = clock_of(r.now);
-    let keys = r.keys.as_deref().unwrap_or(std::slice::from_ref(&r.key));
+    let keys = r.all_keys();
     let hit = Hit { keys, cost: r.cost, clock: &clock, fault, ip: None };
     let mut answer = decide(env, ctx, r.policy, &hit, op).await?;
     let route = if op == Op::Peek { Route::Peek } else { Route::Limit };
@@ -61,7 +59,7 @@ pub async fn refund(mut req: Request, env: &Env, cfg: &Config) -> Result<Respons
     let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
     let pc = r.policy;
     let clock = clock_of(r.now);
-    let keys = r.keys.as_deref().unwrap_or(std::slice::from_ref(&r.key));
+    let keys = r.all_keys();
     let outcome = match (pc.mode(), keys) {
         (Mode::Leased, [key]) => leased_mode::refund(pc, key, r.cost, clock.now())?,
         (Mode::Leased, _) => return Err(leased_keys()),

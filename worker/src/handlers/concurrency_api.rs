@@ -1,28 +1,18 @@
 //! `POST /v1/acquire`, `POST /v1/release` and `POST /v1/renew`: a slot of a policy's
-//! concurrency limits held by a lease (docs/concurrency.md).
-//!
-//! The core decides all three (`Policy::acquire`, `Policy::release`, `Policy::renew`): a key's
-//! leases are part of its state bytes, so the isolate runs them over the keys' states under
-//! the several-keys protocol's leases (`multi_key::under_leases`), one key or sixteen, all or
-//! nothing, exactly as `/v1/reserve` does: each key's Durable Object holds its bytes and lets
-//! one request at a time decide over them. The Worker draws the lease's id, builds its token
-//! (`tollgate::concurrency::LeaseToken`, naming the policy and the keys) and turns the core's
-//! answers and errors into HTTP.
+//! concurrency limits held by a lease (docs/concurrency.md). The core decides all three
+//! (`Policy::acquire`, `Policy::release`, `Policy::renew`) over the keys' exact state, as
+//! exact_keys.rs runs it; the token is `tollgate::concurrency::LeaseToken`.
 
 use serde_json::{json, Value};
 use tollgate::concurrency::{LeaseError, LeaseToken, Released, Renewed, LEASE_FIELDS};
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
-use crate::base::clock::Clock;
 use crate::base::errors::ApiError;
-use crate::config::settings::find_policy;
-use crate::config::settings::{Config, Mode, PolicyConfig};
-use crate::decide::controls;
-use crate::decide::multi_key::{under_leases, Round};
+use crate::config::settings::{Config, PolicyConfig};
+use crate::handlers::exact_keys::{self, figures_after};
 use crate::request::api_request::{self, HitRequest};
-use crate::request::clock::clock_of;
-use crate::respond::answer::{self as respond, Answer, Outcome};
+use crate::respond::answer::Answer;
 
 const LEASE: &str = LEASE_FIELDS[0];
 const EXPIRES_AT: &str = LEASE_FIELDS[1];
@@ -31,57 +21,19 @@ const RELEASED: &str = LEASE_FIELDS[2];
 /// The fields of a `/v1/release` and a `/v1/renew` body (docs/vocabulary.md).
 pub const LEASE_BODY_FIELDS: [&str; 2] = ["lease", "now"];
 
-/// The status of a renewal of a lease that is not live: the request is well formed, the keys'
-/// state refuses it (as a settlement of a closed reservation).
-pub const UNKNOWN_LEASE_STATUS: u16 = 409;
-
-/// Leases live in the keys' exact state: the synced modes hold window counts, and leased mode
-/// keeps a key's quota in its object's ledger of slices, which the keys' states would bypass.
-fn exact_only(pc: &PolicyConfig) -> Result<(), ApiError> {
-    match pc.mode() {
-        Mode::Exact => Ok(()),
-        Mode::Leased => Err(ApiError::bad_request(
-            "unsupported_in_leased_mode",
-            format!("policy {:?} has leaseTtl = {} ms: concurrency leases need the keys' exact state", pc.name, pc.lease_ms),
-        )),
-        Mode::Synced | Mode::Local => Err(ApiError::bad_request(
-            "unsupported_in_sync_mode",
-            format!(
-                "policy {:?} has syncRate = {}: concurrency leases need the keys' exact state (syncRate = 0)",
-                pc.name, pc.sync_ms
-            ),
-        )),
-    }
-}
-
-/// A lease's 64-bit id, drawn at random (two 32-bit draws; 0, the anonymous id, is redrawn).
-fn random_id() -> u64 {
-    let draw = || (worker::js_sys::Math::random() * 4_294_967_296.0) as u64 & 0xffff_ffff;
-    loop {
-        let id = draw() << 32 | draw();
-        if id != 0 {
-            return id;
-        }
-    }
-}
+/// Who needs the keys' exact state, for `exact_keys::exact_only`'s message.
+const NEEDS: &str = "concurrency leases need";
 
 /// An expiry as the answers carry it: ms since the epoch, as the npm limiter's `expiresAt`.
 fn expiry_ms(t: Nanos) -> u64 {
     t.as_nanos() / 1_000_000
 }
 
-/// The keys of a request: `keys`, or the one `key`.
-fn keys_of(r: &HitRequest<'_>) -> Vec<String> {
-    r.keys.clone().unwrap_or_else(|| vec![r.key.clone()])
-}
-
 /// `POST /v1/acquire`: the body of `/v1/limit`. Answers the decision with `lease` (the token
 /// to release or renew with; `null` when no slot was taken: a denial, a listed key, a failed
 /// object's fail mode, a policy without a concurrency limit) and `expiresAt` (ms, or `null`).
 pub async fn acquire(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
-    let status = api_request::deny_status_param(&req.url()?)?;
-    let bytes = api_request::read_body(&mut req).await?;
-    let r = api_request::parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?;
+    let (r, status) = api_request::read_hit(&mut req, cfg).await?;
     acquire_hit(env, &r, status).await
 }
 
@@ -89,42 +41,22 @@ pub async fn acquire(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
 /// concurrency limit, which acquires as the npm limiter's `limit` does: a counted hit there
 /// would take a slot no one could release). `status`: the `?status=` override of a denial.
 pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> Result<Response, ApiError> {
-    let pc = r.policy;
-    exact_only(pc)?;
-    let keys = keys_of(r);
-    let clock = clock_of(r.now);
-    let (outcome, taken) = match controls::lists(pc, &keys, None) {
-        Some(listed) => (Outcome::Listed(listed, clock.now()), None),
-        None => {
-            let id = random_id();
-            let cost = r.cost;
-            match under_leases(env, pc, &keys, &clock, &mut |states, now| {
-                pc.policy.acquire(states, now, cost, id).map(|d| {
-                    let at = pc.policy.lease_expires_at(states, id);
-                    (d, at)
-                })
-            })
-            .await?
-            {
-                Round::Decided(Ok((d, at)), now) => {
-                    let taken = match (d.allowed, at) {
-                        (true, Some(at)) => {
-                            Some((LeaseToken { id, policy: pc.name.clone(), keys: keys.clone() }.to_token(), at))
-                        }
-                        _ => None,
-                    };
-                    (Outcome::Decided(d, now), taken)
-                }
-                Round::Decided(Err(e), _) => {
-                    return Err(ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))
-                }
-                Round::Answered(o) => (o, None),
-            }
-        }
-    };
-    let mut answer = with_lease(respond::answer(pc, &outcome, &keys, r.cost), taken);
-    answer.set_deny_status(status.unwrap_or(pc.deny_status));
-    Ok(answer.to_response())
+    let (pc, keys, cost) = (r.policy, r.all_keys(), r.cost);
+    let id = exact_keys::random_id();
+    let lease = || LeaseToken { id, policy: pc.name.clone(), keys: keys.to_vec() }.to_token();
+    exact_keys::open(
+        env,
+        r,
+        status,
+        NEEDS,
+        &mut |states, now| {
+            let d = pc.policy.acquire(states, now, cost, id)?;
+            let taken = pc.policy.lease_expires_at(states, id).filter(|_| d.allowed).map(|at| (lease(), at));
+            Ok((d, taken))
+        },
+        with_lease,
+    )
+    .await
 }
 
 /// `answer` with its `lease` and `expiresAt` (`null`: no slot was taken).
@@ -151,30 +83,15 @@ pub struct LeaseRequest<'c> {
 /// touched before it passes.
 pub fn parse_lease<'c>(body: &[u8], cfg: &'c Config) -> Result<LeaseRequest<'c>, ApiError> {
     let obj = &api_request::json_object(body, &LEASE_BODY_FIELDS, r#"{"lease":"..."}"#)?;
-    let token = match obj.get(LEASE) {
-        None | Some(Value::Null) => {
-            return Err(ApiError::bad_request("missing_field", "lease is required: the token /v1/acquire answered")
-                .with_field(LEASE))
-        }
-        Some(Value::String(t)) => t,
-        Some(other) => {
-            return Err(
-                ApiError::bad_request("invalid_type", format!("lease must be a string, got {other}")).with_field(LEASE)
-            )
-        }
-    };
-    let lease = LeaseToken::from_token(token).map_err(lease_error)?;
+    let lease = exact_keys::token(obj, LEASE, "/v1/acquire", |t| LeaseToken::from_token(t).map_err(lease_error))?;
     let now = crate::request::clock::requested(obj.get("now"), cfg.test_hooks())?;
-    let policy = find_policy(cfg, &lease.policy).map_err(|e| e.with_field(LEASE))?;
-    api_request::parse_keys(&json!(lease.keys))
-        .map_err(|e| ApiError::bad_request("invalid_lease", e.message).with_field(LEASE))?;
+    let policy = exact_keys::named(cfg, (LEASE, "invalid_lease"), NEEDS, &lease.policy, &lease.keys)?;
     Ok(LeaseRequest { policy, lease, now })
 }
 
 /// The core's refusal of a lease, as an API error (field `lease`).
 fn lease_error(e: LeaseError) -> ApiError {
-    let status = if matches!(e, LeaseError::UnknownLease) { UNKNOWN_LEASE_STATUS } else { 400 };
-    ApiError::new(status, e.code(), e.to_string()).with_field(LEASE)
+    exact_keys::refused(e.code(), e.to_string(), matches!(e, LeaseError::UnknownLease), LEASE)
 }
 
 /// `POST /v1/release`: frees the lease on every key; answers the keys' figures after it with
@@ -182,14 +99,9 @@ fn lease_error(e: LeaseError) -> ApiError {
 pub async fn release(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
     let bytes = api_request::read_body(&mut req).await?;
     let l = parse_lease(&bytes, cfg)?;
-    let pc = l.policy;
-    exact_only(pc)?;
-    let (id, keys) = (l.lease.id, &l.lease.keys);
-    let clock = clock_of(l.now);
-    match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.release(states, now, id)).await? {
-        Round::Decided(r, now) => Ok(released_answer(pc, &r, now, keys).to_response()),
-        Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys, 1), "released")),
-    }
+    let (pc, id, keys) = (l.policy, l.lease.id, &l.lease.keys);
+    let op = &mut |states: &mut [_], now| Ok(pc.policy.release(states, now, id));
+    exact_keys::close(env, pc, keys, l.now, "released", op, |r, now| released_answer(pc, &r, now, keys)).await
 }
 
 /// `POST /v1/renew`: extends the lease to now + `leaseTtl` on every key; answers the keys'
@@ -197,38 +109,19 @@ pub async fn release(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
 pub async fn renew(mut req: Request, env: &Env, cfg: &Config) -> Result<Response, ApiError> {
     let bytes = api_request::read_body(&mut req).await?;
     let l = parse_lease(&bytes, cfg)?;
-    let pc = l.policy;
-    exact_only(pc)?;
-    let (id, keys) = (l.lease.id, &l.lease.keys);
-    let clock = clock_of(l.now);
-    match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.renew(states, now, id)).await? {
-        Round::Decided(Ok(r), now) => Ok(renewed_answer(pc, &r, now, keys).to_response()),
-        Round::Decided(Err(e), _) => Err(lease_error(e)),
-        Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys, 1), "renewed")),
-    }
+    let (pc, id, keys) = (l.policy, l.lease.id, &l.lease.keys);
+    let op = &mut |states: &mut [_], now| pc.policy.renew(states, now, id).map_err(lease_error);
+    exact_keys::close(env, pc, keys, l.now, "renewed", op, |r, now| renewed_answer(pc, &r, now, keys)).await
 }
 
 /// The keys' figures after a release, with `released`.
 pub fn released_answer(pc: &PolicyConfig, r: &Released, now: Nanos, keys: &[String]) -> Answer {
-    keys_answer(pc, &r.decision, now, keys).with(RELEASED, json!(r.released))
+    figures_after(pc, &r.decision, now, keys).with(RELEASED, json!(r.released))
 }
 
 /// The keys' figures after a renewal, with the new `expiresAt`.
 pub fn renewed_answer(pc: &PolicyConfig, r: &Renewed, now: Nanos, keys: &[String]) -> Answer {
-    keys_answer(pc, &r.decision, now, keys).with(EXPIRES_AT, json!(expiry_ms(r.expires_at)))
-}
-
-/// The keys' figures after a release or renewal (counting nothing), answered 200.
-fn keys_answer(pc: &PolicyConfig, d: &tollgate::PolicyDecision, now: Nanos, keys: &[String]) -> Answer {
-    let mut a = respond::of_keys(pc, d, now, keys);
-    a.status = 200;
-    a
-}
-
-/// A release or renewal no object decided: 503 `unavailable` (retry; nothing changed).
-fn not_done(a: Answer, what: &str) -> ApiError {
-    let why = a.core.reason.degraded().unwrap_or("unavailable");
-    crate::calls::do_client::unavailable("key", format!("nothing was {what} ({why})"))
+    figures_after(pc, &r.decision, now, keys).with(EXPIRES_AT, json!(expiry_ms(r.expires_at)))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod concurrency_api;
+pub mod exact_keys;
 pub mod pools_api;
 pub mod proxy;
 pub mod reserve_api;

@@ -5,7 +5,7 @@
 //! are applied one after another and the ledger never grants more than the limit). A peek
 //! reads the ledger and writes nothing.
 
-use tollgate::quota_lease::{QuotaLedger, SliceGrant};
+use tollgate::quota_lease::QuotaLedger;
 use tollgate::Nanos;
 use worker::SqlStorageValue;
 
@@ -14,21 +14,6 @@ use super::storage::{ensure_schema, storage_deadline, Mem};
 use crate::base::errors::ApiError;
 use crate::config::settings::PolicyConfig;
 use crate::wire::quota_wire::{QuotaReply, QuotaRequest};
-
-fn reply(now: Nanos, g: &SliceGrant) -> QuotaReply {
-    QuotaReply {
-        now: now.as_nanos(),
-        granted: g.granted,
-        returned: g.returned,
-        held: g.held,
-        expires_at: g.expires_at.as_nanos(),
-        left: g.left,
-        binding: g.binding,
-        limit: g.limit,
-        window_end: g.window_end.as_nanos(),
-        extends: g.extends,
-    }
-}
 
 fn sql_err(e: worker::Error) -> ApiError {
     ApiError::internal(format!("storage: {e}"))
@@ -74,7 +59,7 @@ pub fn exchange(
         Some(vec![SqlStorageValue::Blob(ledger.encode()), SqlStorageValue::Integer(deadline as i64)]),
     )
     .map_err(sql_err)?;
-    Ok((reply(now, &g), deadline))
+    Ok((QuotaReply::of(now, &g), deadline))
 }
 
 /// A peek at `now`: what the ledger could still grant and what `r.holder` holds, read
@@ -87,5 +72,5 @@ pub fn peek(
     now: Nanos,
 ) -> Result<QuotaReply, ApiError> {
     ensure_schema(&mut mem.borrow_mut(), sql)?;
-    Ok(reply(now, &load(sql, pc)?.standing(&r.holder, now)))
+    Ok(QuotaReply::of(now, &load(sql, pc)?.standing(&r.holder, now)))
 }

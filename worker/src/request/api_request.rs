@@ -34,6 +34,13 @@ pub struct HitRequest<'c> {
     pub now: Option<Nanos>,
 }
 
+impl HitRequest<'_> {
+    /// Every key of the request: `keys`, or the one `key`.
+    pub fn all_keys(&self) -> &[String] {
+        self.keys.as_deref().unwrap_or(std::slice::from_ref(&self.key))
+    }
+}
+
 /// The fields of a `/v1/limit`, `/v1/peek` or `/v1/refund` body (docs/vocabulary.md).
 pub const FIELDS: [&str; 5] = ["key", "keys", "policy", "cost", "now"];
 
@@ -101,6 +108,13 @@ pub fn deny_status_param(url: &worker::Url) -> Result<Option<u16>, ApiError> {
             format!("status must be 200 or 429 (the HTTP status of a denial), not {other:?}"),
         )),
     }
+}
+
+/// A `/v1/limit`-shaped request read whole: its body parsed, and its `?status=`.
+pub async fn read_hit<'c>(req: &mut worker::Request, cfg: &'c Config) -> Result<(HitRequest<'c>, Option<u16>), ApiError> {
+    let status = deny_status_param(&req.url()?)?;
+    let bytes = read_body(req).await?;
+    Ok((parse(&bytes, cfg, &|name| req.headers().get(name).ok().flatten())?, status))
 }
 
 /// A request's body, read whole.

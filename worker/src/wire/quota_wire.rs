@@ -3,6 +3,8 @@
 //! these (leased_mode.rs, object/quota.rs).
 
 use serde::{Deserialize, Serialize};
+use tollgate::quota_lease::SliceGrant;
+use tollgate::Nanos;
 
 /// The first bytes of a leased-quota request.
 pub const PREFIX: &[u8] = b"{\"quotaOp\"";
@@ -54,6 +56,22 @@ pub struct QuotaReply {
     pub window_end: u64,
     /// The lease (`expires_at`) is every unit held's, not only this grant's.
     pub extends: bool,
+}
+
+impl QuotaReply {
+    /// The reply carrying the core's grant `g`, made at `now` on the object's clock.
+    pub fn of(now: Nanos, g: &SliceGrant) -> QuotaReply {
+        let (now, expires_at, window_end) = (now.as_nanos(), g.expires_at.as_nanos(), g.window_end.as_nanos());
+        let SliceGrant { granted, returned, held, left, binding, limit, extends, .. } = *g;
+        QuotaReply { now, granted, returned, held, expires_at, left, binding, limit, window_end, extends }
+    }
+
+    /// The core's grant this reply carries (its times on the object's clock, as `now`).
+    pub fn grant(&self) -> SliceGrant {
+        let (expires_at, window_end) = (Nanos::new(self.expires_at), Nanos::new(self.window_end));
+        let QuotaReply { granted, returned, held, left, binding, limit, extends, .. } = *self;
+        SliceGrant { granted, returned, held, expires_at, left, binding, limit, window_end, extends }
+    }
 }
 
 #[cfg(test)]
