@@ -11,7 +11,7 @@ import { keysOf, callOptions, optionError, stringKey, stateBytes } from "./optio
 import { readDecision } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
-import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
+import { RedisStateError, RedisUnavailableError, withTimeout, withSharedTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
@@ -253,7 +253,8 @@ export class RedisLimiter extends StoreLimiter {
     const hit = { abandoned: false };
     const started = performance.now();
     try {
-      return await withTimeout(decide(keys, rkeys, now, cost, hit), timeout);
+      // One timer for the hits begun together (a process's hits in flight start as one batch's answers settle).
+      return await withSharedTimeout(decide(keys, rkeys, now, cost, hit), timeout);
     } catch (e) {
       hit.abandoned = true;
       // Out of time after Redis answered a lost race while this hit waited: contention, not an
