@@ -23,7 +23,14 @@ type Stepped = Vec<Option<(Vec<u8>, tollgate::Nanos)>>;
 
 impl StorePolicy {
     /// `step` over `raw` (one entry per key): the bytes after it and whether they changed.
-    fn step_over(&mut self, raw: &[Option<Vec<u8>>], now: f64, cost: f64, refund: bool, join: bool) -> Result<(Stepped, bool), JsValue> {
+    fn step_over(
+        &mut self,
+        raw: &[Option<Vec<u8>>],
+        now: f64,
+        cost: f64,
+        refund: bool,
+        join: bool,
+    ) -> Result<(Stepped, bool), JsValue> {
         let before = if join { self.guard.take() } else { None };
         self.guard = None;
         let now = now_from_ms(now)?;
