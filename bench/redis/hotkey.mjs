@@ -86,7 +86,9 @@ for (let r = 0; r < REPEATS; r++) {
       const res = await round(server.port, contender, kind === "hot");
       runs.get(contender)[kind].push(res);
       const { window, ...shown } = res;
-      console.error(`${contender} ${kind} #${r + 1}: ${Math.round(res.perSec)}/s ${JSON.stringify(shown)}`);
+      // The window in seconds of CLOCK_MONOTONIC, as `perf report --time` takes it (`perf record -k mono`).
+      const secs = window.map((us) => (us / 1e6).toFixed(6)).join(",");
+      console.error(`${contender} ${kind} #${r + 1}: ${Math.round(res.perSec)}/s window ${secs} ${JSON.stringify(shown)}`);
     }
   }
 }

@@ -3,7 +3,7 @@
 // caller's key: often a client's address), a server's address or a client library's message:
 // a middleware may send an error's message to the client. The client's own error, with its
 // detail, is the `cause` (not enumerable: not in `JSON.stringify(error)`).
-import { withDeadline } from "./deadline.js";
+import { withDeadline, withSharedDeadline } from "./deadline.js";
 
 /**
  * A Redis value that is not this policy's state: another limiter's state under the same
@@ -51,4 +51,9 @@ export class RedisUnavailableError extends Error {
  */
 export function withTimeout(promise, ms) {
   return withDeadline(promise, ms, () => new RedisUnavailableError(`Redis did not answer within ${ms} ms`));
+}
+
+/** `withTimeout`, its deadline shared by the calls begun within the same millisecond (deadline.js `withSharedDeadline`). */
+export function withSharedTimeout(promise, ms) {
+  return withSharedDeadline(promise, ms, () => new RedisUnavailableError(`Redis did not answer within ${ms} ms`));
 }

@@ -11,7 +11,7 @@ import { keysOf, callOptions, optionError, stringKey, stateBytes } from "./optio
 import { readDecision } from "./decision.js";
 import { extras } from "./extras.js";
 import { extrasOutView } from "./extras-view.js";
-import { RedisStateError, RedisUnavailableError, withTimeout } from "./redis-errors.js";
+import { RedisStateError, RedisUnavailableError, withTimeout, withSharedTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
@@ -59,6 +59,8 @@ export class RedisLimiter extends StoreLimiter {
   #queues = new Map();
   /** The limiter's namespace and its Redis keys (redis-store.js `keySpace`). */
   #space;
+  /** Whether the policy holds a concurrency limit (its hits are `acquire`s). */
+  #concurrent;
 
   /** @internal Use `new RateLimiter({ ..., store })` or `store.limiter(options)`. */
   constructor(store, policy, options, space) {
@@ -68,6 +70,7 @@ export class RedisLimiter extends StoreLimiter {
     this.#policy = policy;
     this.#wasm = policy._store;
     this.#names = policy.names;
+    this.#concurrent = this.#wasm.hasConcurrency();
     this.#cache = new (extras().BlockedCache)(Math.min(store._maxCachedKeys, 0xffff_ffff), store._blockedCacheMs);
     // 0: the core's default cap.
     this.#protocol = new (extras().StoreRetry)(Math.min(store._maxAttempts ?? 0, 0xffff_ffff));
@@ -90,7 +93,7 @@ export class RedisLimiter extends StoreLimiter {
 
   /** Decides a hit and counts it if allowed; resolves to the decision (on a concurrency policy, `acquire`'s). */
   limit(key, options) {
-    if (this.#wasm.hasConcurrency()) return this.acquire(key, options);
+    if (this.#concurrent) return this.acquire(key, options);
     return this.#run(key, options, false, (keys, rkeys, now, cost, hit) =>
       rkeys.length === 1 ? this.#enqueue(keys[0], rkeys[0], now, cost, hit) : this.#limit(keys, rkeys, now, cost, hit),
     );
@@ -250,7 +253,8 @@ export class RedisLimiter extends StoreLimiter {
     const hit = { abandoned: false };
     const started = performance.now();
     try {
-      return await withTimeout(decide(keys, rkeys, now, cost, hit), timeout);
+      // One timer for the hits begun together (a process's hits in flight start as one batch's answers settle).
+      return await withSharedTimeout(decide(keys, rkeys, now, cost, hit), timeout);
     } catch (e) {
       hit.abandoned = true;
       // Out of time after Redis answered a lost race while this hit waited: contention, not an
@@ -324,33 +328,33 @@ export class RedisLimiter extends StoreLimiter {
         for (let i = batch.length - 1; i >= 0; i--) if (batch[i].abandoned) batch.splice(i, 1);
       }
       results = new Array(batch.length);
-      let states = start;
-      let write = null;
-      let ttl = 0;
+      // The core decides the hits one after another over bytes it keeps between the calls
+      // (`batchBegin`, `batchStep`): one wasm call per hit, and the bytes cross once each way.
+      w.batchBegin(start[0]);
+      let changedAt = null;
+      const out = w.outPtr;
       for (let i = 0; i < batch.length; i++) {
         const h = batch[i];
-        let next;
+        let changed;
         try {
           // Each step after the first joins the guard of the ones before (the core's guard of
           // the whole batch; none once a hit is denied or fails).
-          next = w.step(states, h.now, h.cost, false, i > 0);
+          changed = w.batchStep(h.now, h.cost, i > 0);
         } catch (e) {
           // This hit's own error (a cost that never fits, a bad `now`) is this hit's alone;
           // bytes that are not state fail the whole batch.
-          const err = this.#stateError(e, rkeys, states);
+          const err = this.#stateError(e, rkeys, start);
           if (err !== null) throw new Passthrough(err);
           results[i] = new Passthrough(e);
           continue;
         }
-        const d = readDecision(w.outPtr, this.#names, [h.key], extrasOutView());
-        results[i] = d;
+        results[i] = readDecision(out, this.#names, ONE, extrasOutView());
         // A denial changes the state only when it starts a penalty's block: then it is written too.
-        if (next !== null) {
-          states = write = next;
-          ttl = ttlOf(states[0], w.lastExpiresAt()[0], h.now);
-        }
+        if (changed) changedAt = h.now;
       }
-      return { write, ttls: [ttl], guard: write === null ? null : guardText(w.lastGuard()) };
+      if (changedAt === null) return { write: null, ttls: [0], guard: null };
+      const bytes = w.batchBytes() ?? null;
+      return { write: [bytes], ttls: [ttlOf(bytes, w.batchExpiresAt, changedAt)], guard: guardText(w.lastGuard()) };
     };
     let latest = -Infinity;
     for (const h of batch) latest = Math.max(latest, h.now);

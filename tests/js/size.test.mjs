@@ -35,7 +35,8 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // module (whose spec parser reads them). The limiter's module holds the classes a RateLimiter
 // never uses (wasm-extras/: the pacer, the lease holder, the Redis store's) since they were
 // linked into it: 126.8 KB gzipped for what were 86.7 and 70.4 KB as two modules, which shared
-// the core; with the concurrency limit's leases (below) it is 135.9 KB. The limiter's budget is its module's size plus about 600; the lite module's is a
+// the core; with the concurrency limit's leases (below) it is 135.9 KB, and 136.7 KB with the Redis store's batch step
+// (`batchBegin`/`batchStep`: one key's hits decided over bytes the core keeps). The limiter's budget is its module's size plus about 600; the lite module's is a
 // limit: 53,248 (52 KiB). To stay under it the lite module refuses `limits` and the penalty's
 // options before the core's parser (`parse_one_limit`, without the code for either) and has no
 // state import (the decoder and its checks, about 2.7 KB). The concurrency limit
@@ -43,7 +44,7 @@ const dist = resolve(dirname(fileURLToPath(import.meta.url)), "../../pkg/dist");
 // the lease token and its spec, in memory and in the Redis store's steps) is in the limiter's
 // module and none of the lite
 // module (the core's feature `concurrency` is off there).
-const BUDGET = { tollgate_wasm: 136_500, tollgate_wasm_lite: 53_248 };
+const BUDGET = { tollgate_wasm: 137_400, tollgate_wasm_lite: 53_248 };
 
 /** The ids of a wasm module's sections, in order (the binary format's id byte + LEB128 size). */
 function sectionIds(bytes) {

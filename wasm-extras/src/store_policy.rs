@@ -18,7 +18,50 @@ use crate::out::Out;
 use crate::spec::build_policy;
 use crate::time::{cost_from, now_from_ms};
 
+/// A step's bytes after it per key and when each is fresh again (`tollgate::store::CasStep`).
+type Stepped = Vec<Option<(Vec<u8>, tollgate::Nanos)>>;
+
 impl StorePolicy {
+    /// `step` over `raw` (one entry per key): the bytes after it and whether they changed.
+    fn step_over(
+        &mut self,
+        raw: &[Option<Vec<u8>>],
+        now: f64,
+        cost: f64,
+        refund: bool,
+        join: bool,
+    ) -> Result<(Stepped, bool), JsValue> {
+        let before = if join { self.guard.take() } else { None };
+        self.guard = None;
+        let now = now_from_ms(now)?;
+        let cost = cost_from(cost)?;
+        let inner = &self.inner;
+        let mut guard = None;
+        let step = cas_step(inner, raw, &mut |st| {
+            if refund {
+                inner.refund(st, now, cost);
+                return Ok(None);
+            }
+            let (d, g) = check_guarded(inner, st, now, cost)?;
+            guard = g;
+            Ok(Some(d))
+        })
+        .map_err(|(_, e)| decode_error(&e))?;
+        match step.result {
+            Ok(Some(d)) => self.out.write(&d),
+            Ok(None) => {}
+            Err(e) => return Err(check_error(&e, &self.inner)),
+        }
+        if step.changed {
+            self.guard = match (join, before) {
+                (false, _) => guard,
+                (true, Some(b)) => guard.and_then(|g| b.then(&g)),
+                (true, None) => None,
+            };
+        }
+        Ok((step.states, step.changed))
+    }
+
     /// The decision `check` would make over `states` (encoded; `null`: fresh) at `now` for
     /// `cost`: `peek`'s, and the figures of the answers of a store that could not decide
     /// (`answer.rs`).
@@ -42,6 +85,10 @@ pub struct StorePolicy {
     pub(crate) settled: Option<Array>,
     /// What the last lease step answered (`store_lease.rs`).
     pub(crate) lease: Option<Array>,
+    /// One key's bytes while a batch of its hits is decided (`batchBegin`, `batchStep`), and
+    /// when the last step that changed them makes them fresh again (epoch ms; 0: fresh).
+    batch: Option<Vec<u8>>,
+    batch_expires: f64,
 }
 
 impl StorePolicy {
@@ -98,7 +145,7 @@ impl StorePolicy {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue, fields: Vec<String>) -> Result<StorePolicy, JsValue> {
         let inner = build_policy(options, &fields)?;
-        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None, settled: None, lease: None })
+        Ok(StorePolicy { inner, out: Out::new(), expires: Vec::new(), guard: None, settled: None, lease: None, batch: None, batch_expires: 0.0 })
     }
 
     /// Where the last decision was written (see `wasm-common/src/out.rs`).
@@ -116,36 +163,57 @@ impl StorePolicy {
     /// `join`, of every step since the last one not joined, each over the bytes the one before
     /// returned (one key's batch of hits).
     pub fn step(&mut self, states: &Array, now: f64, cost: f64, refund: bool, join: bool) -> Result<JsValue, JsValue> {
-        let before = if join { self.guard.take() } else { None };
-        self.guard = None;
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
         let raw = raw_states(states)?;
-        let inner = &self.inner;
-        let mut guard = None;
-        let step = cas_step(inner, &raw, &mut |st| {
-            if refund {
-                inner.refund(st, now, cost);
-                return Ok(None);
+        let (states, changed) = self.step_over(&raw, now, cost, refund, join)?;
+        Ok(self.written(&states, changed))
+    }
+
+    /// Starts a batch of one key's hits over `state`, the bytes the store holds (absent:
+    /// fresh): `batchStep` then decides them one after another, each over the bytes the one
+    /// before left, as `step` with those bytes would, without passing them back and forth.
+    #[wasm_bindgen(js_name = batchBegin)]
+    pub fn batch_begin(&mut self, state: Option<Vec<u8>>) {
+        self.batch = state;
+        self.batch_expires = 0.0;
+        self.guard = None;
+    }
+
+    /// `step` of one hit over the batch's bytes (`join`: its guard joins the steps' before
+    /// it): writes the decision to the output buffer and answers whether the bytes changed.
+    /// Throws as `step` does, changing nothing.
+    #[wasm_bindgen(js_name = batchStep)]
+    pub fn batch_step(&mut self, now: f64, cost: f64, join: bool) -> Result<bool, JsValue> {
+        let raw = [self.batch.take()];
+        let result = self.step_over(&raw, now, cost, false, join);
+        let [old] = raw;
+        match result {
+            Ok((mut states, true)) => {
+                let new = states.pop().flatten();
+                self.batch_expires = new.as_ref().map_or(0.0, |(_, e)| e.as_millis_ceil() as f64);
+                self.batch = new.map(|(bytes, _)| bytes);
+                Ok(true)
             }
-            let (d, g) = check_guarded(inner, st, now, cost)?;
-            guard = g;
-            Ok(Some(d))
-        })
-        .map_err(|(_, e)| decode_error(&e))?;
-        match step.result {
-            Ok(Some(d)) => self.out.write(&d),
-            Ok(None) => {}
-            Err(e) => return Err(check_error(&e, &self.inner)),
+            Ok((_, false)) => {
+                self.batch = old;
+                Ok(false)
+            }
+            Err(e) => {
+                self.batch = old;
+                Err(e)
+            }
         }
-        if step.changed {
-            self.guard = match (join, before) {
-                (false, _) => guard,
-                (true, Some(b)) => guard.and_then(|g| b.then(&g)),
-                (true, None) => None,
-            };
-        }
-        Ok(self.written(&step.states, step.changed))
+    }
+
+    /// The batch's bytes now (`undefined`: fresh, delete the key).
+    #[wasm_bindgen(js_name = batchBytes)]
+    pub fn batch_bytes(&self) -> Option<Vec<u8>> {
+        self.batch.clone()
+    }
+
+    /// When the batch's bytes are fresh again, as of the last step that changed them (epoch ms; 0: fresh).
+    #[wasm_bindgen(getter, js_name = batchExpiresAt)]
+    pub fn batch_expires_at(&self) -> f64 {
+        self.batch_expires
     }
 
     /// The guard of the last `step`'s write, `[fields, lo, hi, knee]` (the fields a bit set;
