@@ -1,6 +1,7 @@
 //! The cross-language contracts, generated from the core's own lists: one file per language
 //! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`, and the
-//! options' types, `pkg-template/types/options.generated.d.ts`;
+//! options' types, `pkg-template/types/options.generated.d.ts`, and a decision's,
+//! `pkg-template/types/decision.generated.d.ts`;
 //! the Worker is Rust and uses the core's constants directly). The test fails when a file is
 //! not what the core says now; `make contracts` (this test with `TOLLGATE_CONTRACTS=write`)
 //! rewrites them.
@@ -272,14 +273,35 @@ fn option_types() -> String {
     s
 }
 
+/// `pkg-template/types/decision.generated.d.ts`: a decision's fields (`tollgate::spec::typed::DECISION`),
+/// which are the Worker's JSON decision's (checked below).
+fn decision_types() -> String {
+    let mut s = format!("// {FIRST_LINE}\n");
+    interface(&mut s, "What a limiter answers for a hit: the core's decision (the Worker's JSON decision, docs/worker.md, but `policy` and `limitName`).", "Decision", &typed::DECISION);
+    interface(&mut s, "One (key, limit) pair's own answer.", "LimitResult", &typed::LIMIT_RESULT);
+    s
+}
+
+#[test]
+fn the_npm_decision_is_the_workers() {
+    let npm: Vec<&str> = typed::DECISION.iter().map(|r| r.name).collect();
+    let worker: Vec<&str> = WORKER_FIELDS.iter().copied().filter(|f| !["policy", "limitName"].contains(f)).collect();
+    let (mut a, mut b) = (npm.clone(), worker.clone());
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b, "the npm Decision's fields against the Worker's JSON decision's");
+    assert_eq!(typed::names(&typed::LIMIT_RESULT), WORKER_LIMIT_FIELDS);
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-const FILES: [(&str, fn() -> String); 3] = [
+const FILES: [(&str, fn() -> String); 4] = [
     ("pkg-template/lib/contract.generated.js", js),
     ("pkg-template/types/contract.generated.d.ts", dts),
     ("pkg-template/types/options.generated.d.ts", option_types),
+    ("pkg-template/types/decision.generated.d.ts", decision_types),
 ];
 
 #[test]

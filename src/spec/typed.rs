@@ -84,3 +84,39 @@ pub const REDIS_STORE: [Typed; 7] = [
 
 /// The names of [`REDIS_STORE`].
 pub const REDIS_STORE_FIELDS: [&str; 7] = names(&REDIS_STORE);
+
+const fn req(name: &'static str, ts: &'static str, doc: &'static str) -> Typed {
+    Typed { name, ts, optional: false, doc }
+}
+
+/// A decision as the npm package gives it (`Decision`): the Worker's JSON decision
+/// ([`crate::answer::WORKER_FIELDS`]) but its `policy` and `limitName`, which a limiter in this
+/// process knows already; tests/contracts.rs holds the two lists together.
+pub const DECISION: [Typed; 13] = [
+    req("allowed", "boolean", ""),
+    req("limit", "number", ""),
+    req("remaining", "number", ""),
+    req("resetAt", "number", "Epoch ms at which the key is fresh again if nothing else arrives."),
+    req("retryAfter", "number", "Ms to wait before this same hit would be admitted; 0 when allowed."),
+    req("blockedBy", "string | null", "Name of the limit that denied the hit; `null` when allowed."),
+    req("limits", "LimitResult[]", "Every (key, limit) pair, keys outer."),
+    opt("degraded", "\"unavailable\" | \"contention\"", "Set by stores when the decision is not the store's exact one, and why: `\"unavailable\"` (the backend failed or did not answer; the store's `failure` mode decided) or `\"contention\"` (the backend answered, but other writers kept winning until the time ran out: denied, with the figures of the last state the backend answered with)."),
+    opt("estimate", "boolean", "`true` when the decision was answered without the store deciding it (the Worker's or this process's blocked-key cache, a Worker sync mode): `allowed` stands, the figures may be stale. Absent otherwise."),
+    opt("penalty", "boolean", "`true` when the wait includes a `blockDuration` block: `retryAfter` and `resetAt` cover it. Absent otherwise."),
+    opt("shadow", "boolean", "`true` on every decision in shadow mode (then `allowed` is always `true`). Absent otherwise."),
+    opt("wouldAllow", "boolean", "In shadow mode: what enforcement answered; the other figures are enforcement's."),
+    opt("reason", "\"allowList\" | \"denyList\"", "Set when a list answered the hit instead of the limits (nothing counted)."),
+];
+
+/// One (key, limit) pair's own answer (`LimitResult`), the fields of the Worker's
+/// [`crate::answer::WORKER_LIMIT_FIELDS`] in their order.
+pub const LIMIT_RESULT: [Typed; 8] = [
+    req("name", "string", ""),
+    opt("key", "string", "Which key, when the hit named several."),
+    req("allowed", "boolean", ""),
+    req("limit", "number", ""),
+    req("remaining", "number", ""),
+    req("resetAt", "number", "Epoch ms."),
+    req("retryAfter", "number", "Ms; 0 when allowed."),
+    req("nextUnitAfter", "number", "Ms until one more unit (a hit of cost 1) fits, after this decision: 0 while `remaining` > 0 (the draft-10 `t`)."),
+];
