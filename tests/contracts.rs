@@ -247,7 +247,7 @@ fn interface(s: &mut String, doc: &str, name: &str, rows: &[Typed]) {
 /// (`tollgate::spec::typed`), which the hand-written types extend.
 fn option_types() -> String {
     let mut s = format!("// {FIRST_LINE}\n");
-    s.push_str("import type { Algorithm, Align } from \"./contract.generated.js\";\n");
+    s.push_str("import type { Algorithm, Align, HeaderDraft } from \"./contract.generated.js\";\n");
     s.push_str("\n/** A duration: `\"1s\"`, `\"250ms\"`, `\"5m\"`, `\"1h\"`, `\"1d\"`, or a whole number of milliseconds. */\nexport type Duration = string | number;\n");
     writeln!(
         s,
@@ -263,6 +263,7 @@ fn option_types() -> String {
     );
     interface(&mut s, "A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`).", "PenaltyOptions", &typed::PENALTY);
     interface(&mut s, "A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "ControlFields", &typed::CONTROL);
+    interface(&mut s, "The header options of an HTTP answer (`tollgate::spec::HEADER_FIELDS`; docs/headers.md).", "HeaderFields", &typed::HEADERS);
     interface(
         &mut s,
         "The options `RedisStore` and `WorkerStore` share, read by the core (`tollgate::spec::STORE_FIELDS`; docs/vocabulary.md).",

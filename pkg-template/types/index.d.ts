@@ -1,6 +1,5 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
 import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
-import type { HeaderDraft } from "./contract.generated.js";
 import type { Reserved, Settled, SettleOptions } from "./reserve.js";
 export type { Reserved, Settled, SettleOptions, SettleErrorCode } from "./reserve.js";
 import type { Acquired, ConcurrencyCalls, ConcurrencyLimitOptions, LeaseOptions, Released } from "./concurrency.js";
@@ -8,9 +7,9 @@ export type { Acquired, ConcurrencyCalls, ConcurrencyLimitOptions, LeaseErrorCod
 /** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
 export type { Algorithm, ConfigErrorCode, HeaderDraft } from "./contract.generated.js";
 
-import type { ControlFields, Duration, LimitOptions, PenaltyOptions, StoreFields } from "./options.generated.js";
+import type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, StoreFields } from "./options.generated.js";
 /** The options' types, generated from the core's spec (`tollgate::spec::typed`). */
-export type { ControlFields, Duration, LimitOptions, PenaltyOptions, StoreFailure, StoreFields } from "./options.generated.js";
+export type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, StoreFailure, StoreFields } from "./options.generated.js";
 import type { Decision } from "./decision.generated.js";
 /** A decision's fields, generated from the core's (`tollgate::spec::typed::DECISION`). */
 export type { Decision, LimitResult } from "./decision.generated.js";
@@ -258,15 +257,9 @@ export * from "./middleware.js";
 export { rateLimit as default } from "./middleware.js";
 
 /** Which rate-limit headers `headers()` writes (docs/headers.md). */
-export interface HeaderOptions {
+export interface HeaderOptions extends Omit<HeaderFields, "partitionKey"> {
   /** Epoch ms the decision was made at (default: now). */
   now?: number;
-  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"); `Retry-After` is sent on every denial. */
-  standardHeaders?: HeaderDraft | boolean;
-  /** X-RateLimit-* (default true). */
-  legacyHeaders?: boolean;
   /** The limited key, sent hashed as `pk` (draft-8, draft-10). */
   partitionKey?: string;
-  /** Spreads Retry-After and `t` of a denial by up to half the wait: true (Math.random) or a draw in [0, 1). */
-  jitter?: boolean | (() => number);
 }

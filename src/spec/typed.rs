@@ -61,6 +61,15 @@ pub const CONTROL: [Typed; 3] = [
     opt("denyList", "readonly string[]", "Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`."),
 ];
 
+/// The header options of an HTTP answer (`HeaderFields`), as `parse_headers_at` reads them at
+/// every edge; `headers()` takes `partitionKey` as the key itself.
+pub const HEADERS: [Typed; 4] = [
+    opt("standardHeaders", "HeaderDraft | boolean", "The RateLimit draft (default \"draft-10\"; true is express-rate-limit's \"draft-6\"); `Retry-After` is sent on every denial. Where a peer's defaults apply (`tollgate/hono`, `rateLimit` with options written for express-rate-limit), the peer's: \"draft-6\" at `tollgate/hono`, false with express-rate-limit's options, and with every header off, not even `Retry-After`."),
+    opt("legacyHeaders", "boolean", "X-RateLimit-* (default true; false at `tollgate/hono` with hono-rate-limiter's options)."),
+    opt("partitionKey", "boolean", "Send the key, hashed, as `pk` (draft-8, draft-10; default false)."),
+    opt("jitter", "boolean | (() => number)", "Spreads Retry-After and `t` of a denial by up to half the wait: true (Math.random) or a draw in [0, 1)."),
+];
+
 /// The options every npm store reads alike (`StoreFields`).
 pub const STORE: [Typed; 6] = [
     opt("failure", "StoreFailure", "What to answer when the store is unavailable (its `RedisFailureMode`, `WorkerFailureMode`): `\"open\"` (default): admit; `\"closed\"`: deny for `closedRetryMs`; `\"insurance\"`: decide in memory in this process with `insurance` of each limit (a `WorkerStore`'s limiter must give its limits); each with `degraded: \"unavailable\"`. `\"throw\"`: reject with the store's `*UnavailableError`."),
