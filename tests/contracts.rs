@@ -261,6 +261,12 @@ fn option_types() -> String {
         "LimitOptions",
         &typed::LIMIT,
     );
+    interface(
+        &mut s,
+        "A concurrency limit: at most `limit` hits in flight, each holding one slot (whatever its cost) under a lease until released, or until `leaseTtl` passes (docs/concurrency.md).",
+        "ConcurrencyLimitOptions",
+        &typed::CONCURRENCY_LIMIT,
+    );
     interface(&mut s, "A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`).", "PenaltyOptions", &typed::PENALTY);
     interface(&mut s, "A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "ControlFields", &typed::CONTROL);
     interface(&mut s, "The header options of an HTTP answer (`tollgate::spec::HEADER_FIELDS`; docs/headers.md).", "HeaderFields", &typed::HEADERS);
@@ -292,6 +298,16 @@ fn the_npm_decision_is_the_workers() {
     b.sort_unstable();
     assert_eq!(a, b, "the npm Decision's fields against the Worker's JSON decision's");
     assert_eq!(typed::names(&typed::LIMIT_RESULT), WORKER_LIMIT_FIELDS);
+}
+
+#[test]
+fn a_concurrency_limits_type_has_the_fields_its_parser_reads() {
+    use tollgate::spec::{CONCURRENCY, DEFAULT_LEASE_TTL, LEASE_TTL_FIELD};
+    assert_eq!(typed::names(&typed::CONCURRENCY_LIMIT), ["algorithm", "limit", LEASE_TTL_FIELD, "name"]);
+    assert_eq!(typed::CONCURRENCY_LIMIT[0].ts, quoted(CONCURRENCY));
+    assert_eq!(DEFAULT_LEASE_TTL.as_millis_ceil(), 30_000, "the leaseTtl row says 30 s");
+    assert_eq!(tollgate::algorithms::concurrency::MAX_CONCURRENCY, 10_000, "the limit row says 1 to 10,000");
+    assert_eq!(tollgate::algorithms::concurrency::MAX_LEASE_TTL.as_millis_ceil(), 3_600_000, "the leaseTtl row says an hour");
 }
 
 fn root() -> PathBuf {

@@ -30,6 +30,17 @@ export interface LimitOptions {
   name?: string;
 }
 
+/** A concurrency limit: at most `limit` hits in flight, each holding one slot (whatever its cost) under a lease until released, or until `leaseTtl` passes (docs/concurrency.md). */
+export interface ConcurrencyLimitOptions {
+  algorithm: "concurrency";
+  /** The slots: how many at once (1 to 10,000). */
+  limit: number;
+  /** How long a lease lasts unless renewed or released (1 ms to an hour; default 30 s). */
+  leaseTtl?: Duration;
+  /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
+  name?: string;
+}
+
 /** A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`). */
 export interface PenaltyOptions {
   /** A penalty: once the limits deny a key, it is denied for this long, counted nowhere (rate-limiter-flexible's name); 0: none. */

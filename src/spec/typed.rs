@@ -21,6 +21,10 @@ const fn opt(name: &'static str, ts: &'static str, doc: &'static str) -> Typed {
     Typed { name, ts, optional: true, doc }
 }
 
+const fn req(name: &'static str, ts: &'static str, doc: &'static str) -> Typed {
+    Typed { name, ts, optional: false, doc }
+}
+
 /// The names of `rows`, in order.
 pub const fn names<const N: usize>(rows: &[Typed; N]) -> [&'static str; N] {
     let mut out = [""; N];
@@ -44,6 +48,14 @@ pub const LIMIT: [Typed; 10] = [
     opt("precision", "Duration", "The sliding window of sub-buckets only: sub-bucket length, dividing the window."),
     opt("offset", "Duration", "Clock-aligned windows (the fixed window, the sliding window and its sub-buckets of `Algorithm`): boundaries shifted by this much (UTC); negative (`\"-2h\"`) for boundaries before UTC's, e.g. months at UTC+2."),
     opt("name", "string", "Shown in headers and in `blockedBy`; defaults to `\"default\"` (one limit) or `\"limit-<i>\"`."),
+];
+
+/// A concurrency limit (`ConcurrencyLimitOptions`): the fields `spec::concurrency` reads.
+pub const CONCURRENCY_LIMIT: [Typed; 4] = [
+    req("algorithm", "\"concurrency\"", ""),
+    req("limit", "number", "The slots: how many at once (1 to 10,000)."),
+    opt("leaseTtl", "Duration", "How long a lease lasts unless renewed or released (1 ms to an hour; default 30 s)."),
+    LIMIT[9],
 ];
 
 /// A policy's penalty beside its limits (`PenaltyOptions`).
@@ -94,9 +106,6 @@ pub const REDIS_STORE: [Typed; 7] = [
 /// The names of [`REDIS_STORE`].
 pub const REDIS_STORE_FIELDS: [&str; 7] = names(&REDIS_STORE);
 
-const fn req(name: &'static str, ts: &'static str, doc: &'static str) -> Typed {
-    Typed { name, ts, optional: false, doc }
-}
 
 /// A decision as the npm package gives it (`Decision`): the Worker's JSON decision
 /// ([`crate::answer::WORKER_FIELDS`]) but its `policy` and `limitName`, which a limiter in this
