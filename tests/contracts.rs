@@ -1,6 +1,7 @@
 //! The cross-language contracts, generated from the core's own lists: one file per language
 //! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`, and the
-//! options' types, `pkg-template/types/options.generated.d.ts`;
+//! options' types, `pkg-template/types/options.generated.d.ts`, and a decision's,
+//! `pkg-template/types/decision.generated.d.ts`;
 //! the Worker is Rust and uses the core's constants directly). The test fails when a file is
 //! not what the core says now; `make contracts` (this test with `TOLLGATE_CONTRACTS=write`)
 //! rewrites them.
@@ -246,7 +247,7 @@ fn interface(s: &mut String, doc: &str, name: &str, rows: &[Typed]) {
 /// (`tollgate::spec::typed`), which the hand-written types extend.
 fn option_types() -> String {
     let mut s = format!("// {FIRST_LINE}\n");
-    s.push_str("import type { Algorithm, Align } from \"./contract.generated.js\";\n");
+    s.push_str("import type { Algorithm, Align, HeaderDraft } from \"./contract.generated.js\";\n");
     s.push_str("\n/** A duration: `\"1s\"`, `\"250ms\"`, `\"5m\"`, `\"1h\"`, `\"1d\"`, or a whole number of milliseconds. */\nexport type Duration = string | number;\n");
     writeln!(
         s,
@@ -260,8 +261,15 @@ fn option_types() -> String {
         "LimitOptions",
         &typed::LIMIT,
     );
+    interface(
+        &mut s,
+        "A concurrency limit: at most `limit` hits in flight, each holding one slot (whatever its cost) under a lease until released, or until `leaseTtl` passes (docs/concurrency.md).",
+        "ConcurrencyLimitOptions",
+        &typed::CONCURRENCY_LIMIT,
+    );
     interface(&mut s, "A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`).", "PenaltyOptions", &typed::PENALTY);
     interface(&mut s, "A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "ControlFields", &typed::CONTROL);
+    interface(&mut s, "The header options of an HTTP answer (`tollgate::spec::HEADER_FIELDS`; docs/headers.md).", "HeaderFields", &typed::HEADERS);
     interface(
         &mut s,
         "The options `RedisStore` and `WorkerStore` share, read by the core (`tollgate::spec::STORE_FIELDS`; docs/vocabulary.md).",
@@ -272,14 +280,45 @@ fn option_types() -> String {
     s
 }
 
+/// `pkg-template/types/decision.generated.d.ts`: a decision's fields (`tollgate::spec::typed::DECISION`),
+/// which are the Worker's JSON decision's (checked below).
+fn decision_types() -> String {
+    let mut s = format!("// {FIRST_LINE}\n");
+    interface(&mut s, "What a limiter answers for a hit: the core's decision (the Worker's JSON decision, docs/worker.md, but `policy` and `limitName`).", "Decision", &typed::DECISION);
+    interface(&mut s, "One (key, limit) pair's own answer.", "LimitResult", &typed::LIMIT_RESULT);
+    s
+}
+
+#[test]
+fn the_npm_decision_is_the_workers() {
+    let npm: Vec<&str> = typed::DECISION.iter().map(|r| r.name).collect();
+    let worker: Vec<&str> = WORKER_FIELDS.iter().copied().filter(|f| !["policy", "limitName"].contains(f)).collect();
+    let (mut a, mut b) = (npm.clone(), worker.clone());
+    a.sort_unstable();
+    b.sort_unstable();
+    assert_eq!(a, b, "the npm Decision's fields against the Worker's JSON decision's");
+    assert_eq!(typed::names(&typed::LIMIT_RESULT), WORKER_LIMIT_FIELDS);
+}
+
+#[test]
+fn a_concurrency_limits_type_has_the_fields_its_parser_reads() {
+    use tollgate::spec::{CONCURRENCY, DEFAULT_LEASE_TTL, LEASE_TTL_FIELD};
+    assert_eq!(typed::names(&typed::CONCURRENCY_LIMIT), ["algorithm", "limit", LEASE_TTL_FIELD, "name"]);
+    assert_eq!(typed::CONCURRENCY_LIMIT[0].ts, quoted(CONCURRENCY));
+    assert_eq!(DEFAULT_LEASE_TTL.as_millis_ceil(), 30_000, "the leaseTtl row says 30 s");
+    assert_eq!(tollgate::algorithms::concurrency::MAX_CONCURRENCY, 10_000, "the limit row says 1 to 10,000");
+    assert_eq!(tollgate::algorithms::concurrency::MAX_LEASE_TTL.as_millis_ceil(), 3_600_000, "the leaseTtl row says an hour");
+}
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-const FILES: [(&str, fn() -> String); 3] = [
+const FILES: [(&str, fn() -> String); 4] = [
     ("pkg-template/lib/contract.generated.js", js),
     ("pkg-template/types/contract.generated.d.ts", dts),
     ("pkg-template/types/options.generated.d.ts", option_types),
+    ("pkg-template/types/decision.generated.d.ts", decision_types),
 ];
 
 #[test]

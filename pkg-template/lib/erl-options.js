@@ -1,7 +1,7 @@
 // express-rate-limit's option names, read as aliases of tollgate's: `rateLimit` takes either
 // (one vocabulary, docs/vocabulary.md). Only names are translated here; what the options mean is
 // decided where tollgate's own names are read (options.js, http-options.js, middleware-limits.js).
-import { LIMITER_FIELDS, LIMIT_FIELDS, optionError } from "./options.js";
+import { SPEC_FIELDS as SPEC, optionError } from "./options.js";
 import { isStandardHeaders } from "./header-record.js";
 import { PEER_NAMES } from "./peer-names.js";
 
@@ -14,9 +14,6 @@ export const MIDDLEWARE_ONLY = [
   // Removed from express-rate-limit in v7: accepted with its deprecation warning, and ignored.
   "draft_polli_ratelimit_headers", "onLimitReached",
 ];
-
-/** What limits are made of (see middleware-limits.js): every limit and limiter option but the store. */
-const SPEC = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !== "store");
 
 /**
  * `options` in tollgate's names: undefined values dropped (as express-rate-limit does, so that

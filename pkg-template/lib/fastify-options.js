@@ -6,7 +6,7 @@
 // options of the same names. Only names and values are translated here; every decision is a
 // tollgate limiter's (fastify-limits.js).
 import { ipKey, isIPv6 } from "./client-ip.js";
-import { LIMITER_FIELDS, LIMIT_FIELDS, MAX, fail, known, optionError, show, wholeIn } from "./options.js";
+import { MAX, SPEC_FIELDS as TOLLGATE_OPTIONS, fail, known, optionError, show, wholeIn } from "./options.js";
 
 /** @fastify/rate-limit's defaults. */
 export const DEFAULTS = Object.freeze({ max: 1000, timeWindow: 60_000, hook: "onRequest", ipv6Subnet: 64, cache: 5000 });
@@ -19,12 +19,10 @@ export const FASTIFY_OPTIONS = [
 ];
 
 /**
- * tollgate's limit and control options, taken beside them (docs/vocabulary.md): with any of
- * `algorithm`, `quota`, `limits`, `limit` or `window` the limits are tollgate's, and `max` and
- * `timeWindow` stand for `limit` and `window` when those are not given. `store` is read apart.
+ * The options that make the limits tollgate's own: with any of them, `max` and `timeWindow`
+ * stand for `limit` and `window` when those are not given (tollgate's limit and control options
+ * are taken beside @fastify/rate-limit's, options.js `SPEC_FIELDS`; docs/vocabulary.md).
  */
-const TOLLGATE_OPTIONS = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !== "store");
-/** The options that make the limits tollgate's own. */
 export const TOLLGATE_LIMITS = ["algorithm", "quota", "limits", "limit", "window"];
 
 /**

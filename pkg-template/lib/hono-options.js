@@ -107,28 +107,3 @@ function byWorkerPolicy(options, spec) {
   for (const f of [...Object.keys(spec), "store"]) delete options[f];
   return {};
 }
-
-/**
- * `c.get("rateLimit")`: the decision with hono-rate-limiter's fields (`used`, `resetTime`) added
- * on the decision itself, so that `limiter.headers(c.get("rateLimit"))` still knows it.
- */
-export function rateLimitInfo(decision, key, cost) {
-  const info = Object.isExtensible(decision) ? decision : { ...decision };
-  info.used = decision.used ?? decision.limit - decision.remaining + (decision.allowed ? 0 : cost);
-  if (!("resetTime" in decision)) info.resetTime = new Date(decision.resetAt);
-  info.key = key;
-  return info;
-}
-
-/**
- * Once a counted hit's outcome is known: gives it back when `skipFailedRequests` or
- * `skipSuccessfulRequests` says it should not count. `succeeded()` answers a boolean or a
- * promise of one (hono-rate-limiter awaits `requestWasSuccessful`); a judge that throws, or a
- * refund that fails, leaves the hit counted.
- */
-export async function settle(h, limiter, key, cost, succeeded) {
-  try {
-    const ok = (await succeeded()) === true;
-    if (ok ? h.o.skipSuccessful : h.o.skipFailed) await limiter.refund(key, { cost, now: Date.now() });
-  } catch {}
-}

@@ -3,7 +3,8 @@
 // `limiter((c) => events)`, and decides each message by the key of the connection's upgrade
 // context (`keyGenerator(c)`); a denied message never reaches `onMessage`, and the default
 // handler closes the socket with `statusCode` (1008, policy violation) and `message`.
-import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
+import { honoOptions } from "./hono-options.js";
+import { rateLimitInfo, settleHit } from "./http-options.js";
 
 async function defaultHandler(event, ws, options) {
   const m = options.message;
@@ -39,10 +40,10 @@ export function webSocketLimiter(options) {
         try {
           await events.onMessage?.(event, ws);
         } catch (e) {
-          if (o.skipFailed) await settle(h, limiter, key, cost, () => false);
+          if (o.skipFailed) await settleHit(o, () => false, key, cost, limiter);
           throw e;
         }
-        if (o.skipSuccessful) await settle(h, limiter, key, cost, () => true);
+        if (o.skipSuccessful) await settleHit(o, () => true, key, cost, limiter);
       },
     };
   };

@@ -6,9 +6,9 @@
 // express-rate-limit style Store (hono-rate-limiter's own), that store's count; the headers
 // are `limiter.headers(decision)`. The package imports nothing of Hono: it calls the context's
 // methods (`c.set`, `c.header`, `c.status`, `c.text`, `c.json`, `c.res`).
-import { honoOptions, rateLimitInfo, settle } from "./hono-options.js";
+import { honoOptions } from "./hono-options.js";
 import { shadowReport } from "./shadow-report.js";
-import { clientError, publicError, secretsOf } from "./http-options.js";
+import { clientError, publicError, rateLimitInfo, secretsOf, settleHit } from "./http-options.js";
 import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
 import { releasingResponse, releaserOf } from "./lease-release.js";
 
@@ -65,7 +65,7 @@ export function rateLimiter(options) {
     if (shadow !== null) c.header(...shadow);
     if (!decision.allowed) {
       // An express-rate-limit style Store counted the denied hit too; tollgate's limiters did not.
-      if (store !== null && o.settles) await settle(h, limiter, key, cost, () => judge(c));
+      if (store !== null && o.settles) await settleHit(o, () => judge(c), key, cost, limiter);
       return handler(c, next, listed ? { ...config, statusCode: 403 } : config);
     }
     if (o.after !== null) return settledAfter(c, next, limiter, decision, cost);
@@ -75,12 +75,12 @@ export function rateLimiter(options) {
       await next();
     } catch (e) {
       if (release !== null) keepAlive(c, release());
-      if (o.settles) await settle(h, limiter, key, cost, () => false);
+      if (o.settles) await settleHit(o, () => false, key, cost, limiter);
       throw e;
     }
     if (release !== null) c.res = releasingResponse(c.res, release, (p) => keepAlive(c, p), c.req.raw.signal);
     // Hono answers a route's error through onError before this resumes: c.res is that answer.
-    if (o.settles) await settle(h, limiter, key, cost, () => judge(c));
+    if (o.settles) await settleHit(o, () => judge(c), key, cost, limiter);
   };
   /**
    * The route's answer to an admitted request that reserved `cost`: `c.res` goes to the client,

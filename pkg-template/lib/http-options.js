@@ -122,6 +122,22 @@ export function clientError(e) {
   return { status: 400, body: { error: { code: e.code, message: e.message, field: e.field ?? "cost" } } };
 }
 
+/**
+ * `req.rateLimit` (`c.get("rateLimit")` at `tollgate/hono`): the decision with the peers' fields
+ * (`used`, `resetTime`, `key`) added on the decision itself, so that `limiter.headers(info)` still
+ * knows it (on a copy if it cannot be extended); with `current`, express-rate-limit's older name
+ * of `used`, hidden from iteration and JSON as there.
+ */
+export function rateLimitInfo(decision, key, cost, current = false) {
+  const info = Object.isExtensible(decision) ? decision : { ...decision };
+  const used = decision.used ?? decision.limit - decision.remaining + (decision.allowed ? 0 : cost);
+  info.used = used;
+  if (!("resetTime" in decision)) info.resetTime = new Date(decision.resetAt);
+  info.key = key;
+  if (current) Object.defineProperty(info, "current", { value: used, enumerable: false, configurable: true });
+  return info;
+}
+
 /** A denial's body as it goes on the wire, with its content type. */
 export function denialBody(body) {
   return typeof body === "string"

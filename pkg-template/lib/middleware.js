@@ -7,7 +7,7 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { fail, objectOf, optionError } from "./options.js";
-import { clientError, denialBody, flag, httpOptions, publicError, secretsOf, settleHit } from "./http-options.js";
+import { clientError, denialBody, flag, httpOptions, publicError, rateLimitInfo, secretsOf, settleHit } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlDraft8, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
@@ -172,7 +172,7 @@ export function rateLimit(passed = {}) {
     }
     v.limit(decision.limit);
     v.singleCount(req, counter, `${store?.prefix ?? ""}${Array.isArray(key) ? key.join("\u0000") : key}`);
-    const info = withRateLimitInfo(decision, key, cost);
+    const info = rateLimitInfo(decision, key, cost, true);
     if (property !== false) req[property] = info;
     if (sendsHeaders && !res.headersSent) {
       // Over an express-rate-limit Store the figures stand at the store's answer, which came later.
@@ -209,7 +209,7 @@ export function rateLimit(passed = {}) {
    * `"denyList"`). The client address the key was made of is matched as well as the key.
    */
   const answerListed = async (req, res, next, decision, key) => {
-    const info = withRateLimitInfo(decision, key, 0);
+    const info = rateLimitInfo(decision, key, 0, true);
     if (property !== false) req[property] = info;
     if (decision.allowed) return true;
     await handler(req, res, next, { ...config, statusCode: 403 }, info);
@@ -272,21 +272,6 @@ function outcomeOf(res) {
     res.once("close", () => resolve(res.writableFinished === true));
     res.once("error", () => resolve(false));
   });
-}
-
-/**
- * `req.rateLimit`: the decision with express-rate-limit's fields added (on the decision itself,
- * so that `limiter.headers(req.rateLimit)` still knows it; on a copy if it cannot be extended).
- */
-function withRateLimitInfo(decision, key, cost) {
-  const info = Object.isExtensible(decision) ? decision : { ...decision };
-  const used = decision.used ?? decision.limit - decision.remaining + (decision.allowed ? 0 : cost);
-  info.used = used;
-  if (!("resetTime" in decision)) info.resetTime = new Date(decision.resetAt);
-  info.key = key;
-  // express-rate-limit's older name of `used`, hidden from iteration and JSON as there.
-  Object.defineProperty(info, "current", { value: used, enumerable: false, configurable: true });
-  return info;
 }
 
 /** Calls an express-rate-limit Store's `init(options)`; its errors are logged, as express-rate-limit does. */

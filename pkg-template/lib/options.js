@@ -103,6 +103,8 @@ export const LIMIT_FIELDS = Object.freeze([...CORE_LIMIT_FIELDS, "leaseTtl"]);
 export const POLICY_FIELDS = ["maxKeys", "onDecision", "store", ...CONTROL_FIELDS];
 /** Everything a limiter's options object may hold besides one limit's fields. */
 export const LIMITER_FIELDS = ["limits", ...POLICY_OPTIONS, ...POLICY_FIELDS];
+/** What a middleware's limits are made of: every limit and limiter option but `store` (read apart). */
+export const SPEC_FIELDS = [...LIMIT_FIELDS, ...LIMITER_FIELDS].filter((f) => f !== "store");
 
 /**
  * Throws on a field of `o` that is not in `allowed`: a misspelt option (`brust`) would

@@ -1,21 +1,9 @@
 // Concurrency limits (docs/concurrency.md): the limit's options and the types of
 // `limiter.acquire`, `limiter.release(lease)` and `limiter.renew`.
-import type { CallOptions, Decision, Duration } from "./index.js";
+import type { CallOptions, Decision } from "./index.js";
 export type { LeaseErrorCode } from "./contract.generated.js";
-
-/**
- * A concurrency limit: at most `limit` hits in flight, each holding one slot (whatever its
- * cost) under a lease until released, or until `leaseTtl` passes.
- */
-export interface ConcurrencyLimitOptions {
-  algorithm: "concurrency";
-  /** The slots: how many at once (1 to 10,000). */
-  limit: number;
-  /** How long a lease lasts unless renewed or released (1 ms to an hour; default 30 s). */
-  leaseTtl?: Duration;
-  /** Shown in headers and in `blockedBy`; defaults to `"default"` (one limit) or `"limit-<i>"`. */
-  name?: string;
-}
+/** A concurrency limit's options, generated from the core's (`tollgate::spec::typed::CONCURRENCY_LIMIT`). */
+export type { ConcurrencyLimitOptions } from "./options.generated.js";
 
 /** An acquisition's decision: `limit`'s, with its lease. */
 export interface Acquired extends Decision {

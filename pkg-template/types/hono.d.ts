@@ -2,7 +2,7 @@
 // "Hono"). The context type is structural (what the middleware calls of Hono's `Context`), so
 // the package's types need no `hono` import: Hono's own `Context` fits, and the middleware is
 // assignable to its `MiddlewareHandler`.
-import type { AsyncRateLimiter, ControlFields, HeaderDraft, Keys, LimitOptions, OnDecision, PenaltyOptions, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, ControlFields, HeaderFields, Keys, LimitOptions, OnDecision, PenaltyOptions, RateLimiter, Store } from "./index.js";
 import type { ClientRateLimitInfo, ErlStore, RateLimitInfo as ErlRateLimitInfo } from "./middleware.js";
 
 type Maybe<T> = T | Promise<T>;
@@ -78,19 +78,11 @@ export interface HonoLimitOptions<C> extends Partial<Omit<LimitOptions, "limit" 
   requestStorePropertyName?: string;
 }
 
-export interface HonoRateLimiterOptions<C extends HonoContext = HonoContext> extends HonoLimitOptions<C> {
+export interface HonoRateLimiterOptions<C extends HonoContext = HonoContext> extends HonoLimitOptions<C>, HeaderFields {
   /** Requests for which this returns true are neither decided nor counted. */
   skip?: (c: C) => Maybe<boolean>;
   /** Default: `c.res.status < 400`. */
   requestWasSuccessful?: (c: C) => Maybe<boolean>;
-  /** The RateLimit draft (default "draft-6"; true is "draft-6"); false: no rate-limit header, no Retry-After. */
-  standardHeaders?: HeaderDraft | boolean;
-  /** X-RateLimit-* (default false with hono-rate-limiter's options, else true). */
-  legacyHeaders?: boolean;
-  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
-  partitionKey?: boolean;
-  /** Spreads Retry-After of denials by up to half the wait. */
-  jitter?: boolean | (() => number);
   /** Status of a denial (default 429; 400 to 599). */
   statusCode?: number;
   /** Body of a denial: a string as text, a value as JSON, or a function of `c`. Default: "Too many requests, please try again later." */

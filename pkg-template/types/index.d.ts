@@ -1,6 +1,5 @@
 // Types of the npm package `tollgate` (hand-written; see docs/js-layer.md).
 import type { WorkerStore, WorkerRateLimiter } from "./worker-store.js";
-import type { HeaderDraft } from "./contract.generated.js";
 import type { Reserved, Settled, SettleOptions } from "./reserve.js";
 export type { Reserved, Settled, SettleOptions, SettleErrorCode } from "./reserve.js";
 import type { Acquired, ConcurrencyCalls, ConcurrencyLimitOptions, LeaseOptions, Released } from "./concurrency.js";
@@ -8,9 +7,12 @@ export type { Acquired, ConcurrencyCalls, ConcurrencyLimitOptions, LeaseErrorCod
 /** The algorithms, by name; the codes of configuration mistakes: generated from the core. */
 export type { Algorithm, ConfigErrorCode, HeaderDraft } from "./contract.generated.js";
 
-import type { ControlFields, Duration, LimitOptions, PenaltyOptions, StoreFields } from "./options.generated.js";
+import type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, StoreFields } from "./options.generated.js";
 /** The options' types, generated from the core's spec (`tollgate::spec::typed`). */
-export type { ControlFields, Duration, LimitOptions, PenaltyOptions, StoreFailure, StoreFields } from "./options.generated.js";
+export type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, StoreFailure, StoreFields } from "./options.generated.js";
+import type { Decision } from "./decision.generated.js";
+/** A decision's fields, generated from the core's (`tollgate::spec::typed::DECISION`). */
+export type { Decision, LimitResult } from "./decision.generated.js";
 
 /** Operator controls of a limiter (docs/vocabulary.md); none is on by default. */
 export interface ControlOptions extends PenaltyOptions, ControlFields {
@@ -54,50 +56,6 @@ export interface SingleConcurrencyOptions extends ConcurrencyLimitOptions, Contr
 
 /** Options of a limiter: one limit inline, or several in `limits` (all must admit a hit). */
 export type LimiterOptions = SingleLimitOptions | MultiLimitOptions | SingleConcurrencyOptions;
-
-/** One (key, limit) pair's own answer. */
-export interface LimitResult extends Pick<Decision, "allowed" | "limit" | "remaining" | "resetAt" | "retryAfter"> {
-  name: string;
-  /** Ms until one more unit (a hit of cost 1) fits, after this decision: 0 while `remaining` > 0 (the draft-10 `t`). */
-  nextUnitAfter: number;
-  /** Which key, when the hit named several. */
-  key?: string;
-}
-
-export interface Decision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** Epoch ms at which the key is fresh again if nothing else arrives. */
-  resetAt: number;
-  /** Ms to wait before this same hit would be admitted; 0 when allowed. */
-  retryAfter: number;
-  /** Name of the limit that denied the hit; `null` when allowed. */
-  blockedBy: string | null;
-  /** Every (key, limit) pair, keys outer. */
-  limits: LimitResult[];
-  /**
-   * Set by stores when the decision is not the store's exact one, and why: `"unavailable"`
-   * (the backend failed or did not answer; the store's `failure` mode decided) or
-   * `"contention"` (the backend answered, but other writers kept winning until the time ran
-   * out: denied, with the figures of the last state the backend answered with).
-   */
-  degraded?: "unavailable" | "contention";
-  /**
-   * `true` when the decision was answered without the store deciding it (the Worker's or this
-   * process's blocked-key cache, a Worker sync mode): `allowed` stands, the figures may be
-   * stale. Absent otherwise.
-   */
-  estimate?: boolean;
-  /** `true` when the wait includes a `blockDuration` block: `retryAfter` and `resetAt` cover it. Absent otherwise. */
-  penalty?: boolean;
-  /** `true` on every decision in shadow mode (then `allowed` is always `true`). Absent otherwise. */
-  shadow?: boolean;
-  /** In shadow mode: what enforcement answered; the other figures are enforcement's. */
-  wouldAllow?: boolean;
-  /** Set when a list answered the hit instead of the limits (nothing counted). */
-  reason?: "allowList" | "denyList";
-}
 
 /** Options of `waitFor`: `cost` as `limit`'s. */
 export interface WaitOptions extends Pick<CallOptions, "cost"> {
@@ -299,15 +257,9 @@ export * from "./middleware.js";
 export { rateLimit as default } from "./middleware.js";
 
 /** Which rate-limit headers `headers()` writes (docs/headers.md). */
-export interface HeaderOptions {
+export interface HeaderOptions extends Omit<HeaderFields, "partitionKey"> {
   /** Epoch ms the decision was made at (default: now). */
   now?: number;
-  /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"); `Retry-After` is sent on every denial. */
-  standardHeaders?: HeaderDraft | boolean;
-  /** X-RateLimit-* (default true). */
-  legacyHeaders?: boolean;
   /** The limited key, sent hashed as `pk` (draft-8, draft-10). */
   partitionKey?: string;
-  /** Spreads Retry-After and `t` of a denial by up to half the wait: true (Math.random) or a draw in [0, 1). */
-  jitter?: boolean | (() => number);
 }

@@ -6,7 +6,7 @@
 // `Request` and `Response` by default where the project has @types/express (as express-rate-limit
 // types them: `res.status()` in a `handler`), and `any` where it has not (no missing module is
 // reported); `rateLimit<IncomingMessage, ServerResponse>` types them for node:http.
-import type { AsyncRateLimiter, ControlOptions, Decision, HeaderDraft, HeaderOptions, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, ControlOptions, Decision, HeaderFields, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
 // @ts-ignore -- Express's types where the project has them (@types/express); without them, `any`
 import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
 
@@ -127,9 +127,7 @@ export interface MiddlewareLimitOptions<Req, Res>
 }
 
 /** What `rateLimit` and `rateLimitFetch` answer with: the header options of `headers()`, a denial's status. */
-export interface HttpAnswerOptions extends Omit<HeaderOptions, "now" | "partitionKey"> {
-  /** Send the key, hashed, as `pk` (draft-8, draft-10; default false). */
-  partitionKey?: boolean;
+export interface HttpAnswerOptions extends HeaderFields {
   /** Status of a denial (default 429; 400 to 599). */
   statusCode?: number;
   /** Give back the hits of requests that succeeded. */
@@ -162,12 +160,6 @@ export interface MiddlewareOptions<Req extends MiddlewareRequest = MiddlewareReq
   ipv6Subnet?: number | false | ValueDeterminingMiddleware<number | false, Req, Res>;
   /** The actual cost, read once the answer is sent or the connection closed (e.g. from `res.locals`); settles the reservation of `estimatedCost`. */
   actualCost?: (req: Req, res: Res) => Maybe<number | undefined>;
-  /**
-   * The RateLimit draft (default "draft-10"; true is "draft-6", as in express-rate-limit); `Retry-After` is sent on every
-   * denial. With options written for express-rate-limit (no algorithm, quota, limits or limiter): default false, and no
-   * `Retry-After` once legacyHeaders is false too, as in express-rate-limit.
-   */
-  standardHeaders?: HeaderDraft | boolean;
   /** @deprecated express-rate-limit's name (before its v6) of `legacyHeaders`; only with options written for express-rate-limit. */
   headers?: boolean;
   /**

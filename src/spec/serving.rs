@@ -47,7 +47,7 @@ impl HeaderSpec {
 }
 
 /// The header options' fields.
-pub const HEADER_FIELDS: [&str; 4] = ["standardHeaders", "legacyHeaders", "partitionKey", "jitter"];
+pub const HEADER_FIELDS: [&str; 4] = super::typed::names(&super::typed::HEADERS);
 
 /// `standardHeaders`, `legacyHeaders`, `partitionKey` and `jitter` as the Worker takes them.
 pub fn parse_headers<I: Input>(input: &I) -> Result<HeaderSpec, SpecError> {

@@ -21,6 +21,10 @@ const fn opt(name: &'static str, ts: &'static str, doc: &'static str) -> Typed {
     Typed { name, ts, optional: true, doc }
 }
 
+const fn req(name: &'static str, ts: &'static str, doc: &'static str) -> Typed {
+    Typed { name, ts, optional: false, doc }
+}
+
 /// The names of `rows`, in order.
 pub const fn names<const N: usize>(rows: &[Typed; N]) -> [&'static str; N] {
     let mut out = [""; N];
@@ -46,6 +50,14 @@ pub const LIMIT: [Typed; 10] = [
     opt("name", "string", "Shown in headers and in `blockedBy`; defaults to `\"default\"` (one limit) or `\"limit-<i>\"`."),
 ];
 
+/// A concurrency limit (`ConcurrencyLimitOptions`): the fields `spec::concurrency` reads.
+pub const CONCURRENCY_LIMIT: [Typed; 4] = [
+    req("algorithm", "\"concurrency\"", ""),
+    req("limit", "number", "The slots: how many at once (1 to 10,000)."),
+    opt("leaseTtl", "Duration", "How long a lease lasts unless renewed or released (1 ms to an hour; default 30 s)."),
+    LIMIT[9],
+];
+
 /// A policy's penalty beside its limits (`PenaltyOptions`).
 pub const PENALTY: [Typed; 4] = [
     opt("blockDuration", "Duration", "A penalty: once the limits deny a key, it is denied for this long, counted nowhere (rate-limiter-flexible's name); 0: none."),
@@ -59,6 +71,15 @@ pub const CONTROL: [Typed; 3] = [
     opt("shadow", "boolean", "Decide and count as enforcement would, but admit every hit: decisions say `shadow: true` and `wouldAllow`."),
     opt("allowList", "readonly string[]", "Keys, IP addresses and networks (CIDR, v4 and v6) admitted without counting, checked before the limits."),
     opt("denyList", "readonly string[]", "Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`."),
+];
+
+/// The header options of an HTTP answer (`HeaderFields`), as `parse_headers_at` reads them at
+/// every edge; `headers()` takes `partitionKey` as the key itself.
+pub const HEADERS: [Typed; 4] = [
+    opt("standardHeaders", "HeaderDraft | boolean", "The RateLimit draft (default \"draft-10\"; true is express-rate-limit's \"draft-6\"); `Retry-After` is sent on every denial. Where a peer's defaults apply (`tollgate/hono`, `rateLimit` with options written for express-rate-limit), the peer's: \"draft-6\" at `tollgate/hono`, false with express-rate-limit's options, and with every header off, not even `Retry-After`."),
+    opt("legacyHeaders", "boolean", "X-RateLimit-* (default true; false at `tollgate/hono` with hono-rate-limiter's options)."),
+    opt("partitionKey", "boolean", "Send the key, hashed, as `pk` (draft-8, draft-10; default false)."),
+    opt("jitter", "boolean | (() => number)", "Spreads Retry-After and `t` of a denial by up to half the wait: true (Math.random) or a draw in [0, 1)."),
 ];
 
 /// The options every npm store reads alike (`StoreFields`).
@@ -84,3 +105,36 @@ pub const REDIS_STORE: [Typed; 7] = [
 
 /// The names of [`REDIS_STORE`].
 pub const REDIS_STORE_FIELDS: [&str; 7] = names(&REDIS_STORE);
+
+
+/// A decision as the npm package gives it (`Decision`): the Worker's JSON decision
+/// ([`crate::answer::WORKER_FIELDS`]) but its `policy` and `limitName`, which a limiter in this
+/// process knows already; tests/contracts.rs holds the two lists together.
+pub const DECISION: [Typed; 13] = [
+    req("allowed", "boolean", ""),
+    req("limit", "number", ""),
+    req("remaining", "number", ""),
+    req("resetAt", "number", "Epoch ms at which the key is fresh again if nothing else arrives."),
+    req("retryAfter", "number", "Ms to wait before this same hit would be admitted; 0 when allowed."),
+    req("blockedBy", "string | null", "Name of the limit that denied the hit; `null` when allowed."),
+    req("limits", "LimitResult[]", "Every (key, limit) pair, keys outer."),
+    opt("degraded", "\"unavailable\" | \"contention\"", "Set by stores when the decision is not the store's exact one, and why: `\"unavailable\"` (the backend failed or did not answer; the store's `failure` mode decided) or `\"contention\"` (the backend answered, but other writers kept winning until the time ran out: denied, with the figures of the last state the backend answered with)."),
+    opt("estimate", "boolean", "`true` when the decision was answered without the store deciding it (the Worker's or this process's blocked-key cache, a Worker sync mode): `allowed` stands, the figures may be stale. Absent otherwise."),
+    opt("penalty", "boolean", "`true` when the wait includes a `blockDuration` block: `retryAfter` and `resetAt` cover it. Absent otherwise."),
+    opt("shadow", "boolean", "`true` on every decision in shadow mode (then `allowed` is always `true`). Absent otherwise."),
+    opt("wouldAllow", "boolean", "In shadow mode: what enforcement answered; the other figures are enforcement's."),
+    opt("reason", "\"allowList\" | \"denyList\"", "Set when a list answered the hit instead of the limits (nothing counted)."),
+];
+
+/// One (key, limit) pair's own answer (`LimitResult`), the fields of the Worker's
+/// [`crate::answer::WORKER_LIMIT_FIELDS`] in their order.
+pub const LIMIT_RESULT: [Typed; 8] = [
+    req("name", "string", ""),
+    opt("key", "string", "Which key, when the hit named several."),
+    req("allowed", "boolean", ""),
+    req("limit", "number", ""),
+    req("remaining", "number", ""),
+    req("resetAt", "number", "Epoch ms."),
+    req("retryAfter", "number", "Ms; 0 when allowed."),
+    req("nextUnitAfter", "number", "Ms until one more unit (a hit of cost 1) fits, after this decision: 0 while `remaining` > 0 (the draft-10 `t`)."),
+];
