@@ -89,16 +89,30 @@ pub async fn acquire(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
 /// concurrency limit, which acquires as the npm limiter's `limit` does: a counted hit there
 /// would take a slot no one could release). `status`: the `?status=` override of a denial.
 pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> Result<Response, ApiError> {
-    let pc = r.policy;
-    exact_only(pc)?;
     let keys = keys_of(r);
-    let clock = clock_of(r.now);
-    let (outcome, taken) = match controls::lists(pc, &keys, None) {
+    let (answer, taken) = acquire_answer(env, r.policy, &keys, r.cost, &clock_of(r.now), None).await?;
+    let mut answer = with_lease(answer, taken.map(|(lease, at)| (lease.to_token(), at)));
+    answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
+    Ok(answer.to_response())
+}
+
+/// An acquisition of `cost` on `keys` (`ip`: the client address proxy mode keyed by, for the
+/// lists): the core's answer, and the lease with its expiry when a slot was taken (`None`: a
+/// denial, a listed key, a failed object's fail mode, a policy without a concurrency limit).
+pub async fn acquire_answer(
+    env: &Env,
+    pc: &PolicyConfig,
+    keys: &[String],
+    cost: u64,
+    clock: &dyn Clock,
+    ip: Option<&str>,
+) -> Result<(Answer, Option<(LeaseToken, Nanos)>), ApiError> {
+    exact_only(pc)?;
+    let (outcome, taken) = match controls::lists(pc, keys, ip) {
         Some(listed) => (Outcome::Listed(listed, clock.now()), None),
         None => {
             let id = random_id();
-            let cost = r.cost;
-            match under_leases(env, pc, &keys, &clock, &mut |states, now| {
+            match under_leases(env, pc, keys, clock, &mut |states, now| {
                 pc.policy.acquire(states, now, cost, id).map(|d| {
                     let at = pc.policy.lease_expires_at(states, id);
                     (d, at)
@@ -108,9 +122,7 @@ pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> 
             {
                 Round::Decided(Ok((d, at)), now) => {
                     let taken = match (d.allowed, at) {
-                        (true, Some(at)) => {
-                            Some((LeaseToken { id, policy: pc.name.clone(), keys: keys.clone() }.to_token(), at))
-                        }
+                        (true, Some(at)) => Some((LeaseToken { id, policy: pc.name.clone(), keys: keys.to_vec() }, at)),
                         _ => None,
                     };
                     (Outcome::Decided(d, now), taken)
@@ -122,9 +134,7 @@ pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> 
             }
         }
     };
-    let mut answer = with_lease(respond::answer(pc, &outcome, &keys, r.cost), taken);
-    answer.set_deny_status(status.unwrap_or(pc.deny_status));
-    Ok(answer.to_response())
+    Ok((respond::answer(pc, &outcome, keys, cost), taken))
 }
 
 /// `answer` with its `lease` and `expiresAt` (`null`: no slot was taken).
@@ -184,12 +194,22 @@ pub async fn release(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     let l = parse_lease(&bytes, cfg)?;
     let pc = l.policy;
     exact_only(pc)?;
-    let (id, keys) = (l.lease.id, &l.lease.keys);
-    let clock = clock_of(l.now);
-    match under_leases(env, pc, keys, &clock, &mut |states, now| pc.policy.release(states, now, id)).await? {
+    let keys = &l.lease.keys;
+    match release_lease(env, pc, &l.lease, &clock_of(l.now)).await? {
         Round::Decided(r, now) => Ok(released_answer(pc, &r, now, keys).to_response()),
         Round::Answered(o) => Err(not_done(respond::answer(pc, &o, keys, 1), "released")),
     }
+}
+
+/// Frees `lease` on every key of it, under the keys' objects' leases (the core's release).
+pub async fn release_lease(
+    env: &Env,
+    pc: &PolicyConfig,
+    lease: &LeaseToken,
+    clock: &dyn Clock,
+) -> Result<Round<Released>, ApiError> {
+    let id = lease.id;
+    under_leases(env, pc, &lease.keys, clock, &mut |states, now| pc.policy.release(states, now, id)).await
 }
 
 /// `POST /v1/renew`: extends the lease to now + `leaseTtl` on every key; answers the keys'

@@ -4,6 +4,7 @@ pub mod api;
 pub mod concurrency_api;
 pub mod pools_api;
 pub mod proxy;
+pub mod proxy_slot;
 pub mod reserve_api;
 pub mod routes;
 pub mod state_api;
