@@ -72,17 +72,20 @@ export function acquireInStore(w, key, options, run, swap, read) {
   }
   const [hi, lo] = leaseId();
   return run(key, options, async (keys, rkeys, now, cost) => {
-    let decision;
+    let decision, taken;
     await swap(
       rkeys,
       (states) => {
         const write = w.acquireStep(states, keys, now, cost, hi, lo);
+        // Read at once: while the swap awaits Redis, the same StorePolicy decides other
+        // calls of this process, each leaving its own last lease.
         decision = read(keys);
+        taken = w.lastLease();
         return write;
       },
       now,
     );
-    return acquired(decision, w.lastLease());
+    return acquired(decision, taken);
   }).then((d) => (d[LEASE] === undefined ? acquired(d, undefined) : d));
 }
 
