@@ -107,3 +107,28 @@ for (const kind of CLIENTS) {
     }
   });
 }
+
+test("16 workers of one process acquiring and releasing on one key: none runs out of attempts, no slot leaks", async (t) => {
+  const { client, close } = await connect("node-redis", server.port);
+  t.after(close);
+  const redis = new RateLimiter({ algorithm: "concurrency", limit: 4, leaseTtl: "30s", store: new RedisStore(client, { prefix: "leases-workers:" }) });
+  let left = 400;
+  let inside = 0;
+  let most = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (left-- > 0) {
+        const d = await redis.acquire("k");
+        if (!d.allowed) continue;
+        inside++;
+        most = Math.max(most, inside);
+        await new Promise((r) => setImmediate(r));
+        inside--;
+        assert.equal((await redis.release(d.lease)).released, true);
+      }
+    }),
+  );
+  assert.ok(most <= 4);
+  const after = await redis.peek("k");
+  assert.equal(after.remaining, 3, "every slot back: a peek leaves 3 of 4");
+});
