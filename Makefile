@@ -148,7 +148,7 @@ bench-worker:
 ## several limits through the compact store's Store::update; a concurrency limit's acquire+release
 ## against p-limit and bottleneck (docs/benchmarks.md).
 bench-js:
-	scripts/setup.sh npm,npm-bench
+	scripts/setup.sh redis,npm,npm-bench
 	scripts/pkg-current.sh
 	node --expose-gc bench/js/bench.mjs
 	node --expose-gc bench/js/resident.mjs

@@ -4,13 +4,24 @@
 //   tollgate:         W workers, each request `acquire`, an empty async task, `release`
 //                     (a denied request counts as served: what a middleware's 429 costs);
 //   tollgate queued:  the same with `acquire(key, { maxWait })`: denied requests wait in line;
+//   tollgate Redis:   the same over RedisStore (node-redis) on a local redis-server: one
+//                     round trip to acquire, one to release, every process's limit;
 //   p-limit:          W workers, each request `await limit(task)`;
 //   bottleneck:       W workers, each request `await limiter.schedule(task)` (maxConcurrent).
 // Limit 4, W = 16 workers, N requests per round (BENCH_N, default 200,000), ROUNDS rounds
-// (BENCH_ROUNDS, default 5; bottleneck N / 100, scaled); the median ns per request of each.
-import { RateLimiter } from "../../pkg/dist/lib/index.js";
+// (BENCH_ROUNDS, default 5; bottleneck and Redis N / 100, scaled); the median ns per request.
+import { createRequire } from "node:module";
+import { RateLimiter, RedisStore } from "../../pkg/dist/lib/index.js";
+import { RedisServer } from "../../tests/redis/redis-server.mjs";
 import pLimit from "p-limit";
 import Bottleneck from "bottleneck";
+
+// The Redis client is the Redis benches' (bench/redis, installed beside this folder by
+// `scripts/setup.sh npm-bench`).
+const { createClient } = createRequire(new URL("../redis/package.json", import.meta.url))("redis");
+const server = await RedisServer.start();
+const client = createClient({ socket: { host: "127.0.0.1", port: server.port } });
+await client.connect();
 
 const N = Number(process.env.BENCH_N ?? 200_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -55,6 +66,17 @@ const CONTENDERS = {
       l.release(d.lease);
     });
   },
+  "tollgate Redis acquire+release (429 when full)": async () => {
+    // A key of its own each round: no lease of an earlier round is left in it.
+    const l = new RateLimiter({ algorithm: "concurrency", limit: LIMIT, leaseTtl: "30s", store: new RedisStore(client, { timeoutMs: 5000 }) });
+    const key = `k${redisRound++}`;
+    const s = await workers(async () => {
+      const d = await l.acquire(key);
+      await task();
+      if (d.allowed) await l.release(d.lease);
+    }, N / 100);
+    return s * 100;
+  },
   "p-limit": async () => {
     const limit = pLimit(LIMIT);
     return workers(() => limit(task));
@@ -69,6 +91,7 @@ const CONTENDERS = {
   },
 };
 
+let redisRound = 0;
 const times = Object.fromEntries(Object.keys(CONTENDERS).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS; r++) for (const [name, run] of Object.entries(CONTENDERS)) times[name].push(await run());
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -78,3 +101,5 @@ for (const [name, xs] of Object.entries(times)) {
   const m = median(xs);
   console.log(`${name.padEnd(42)} ${((m / N) * 1e9).toFixed(0).padStart(6)} ns/request  ${(m / base).toFixed(2)}x p-limit`);
 }
+await client.quit();
+await server.stop();

@@ -42,10 +42,12 @@ export function rateLimitHeaders({ requests, rpm, tokens, tpm, now, requestGiven
     }
   };
   // OpenAI's headers are the per-minute limit's (the limit named as the kind): the monthly
-  // budget is a member of the draft's headers only. A decision without its limits' own
-  // figures (the Worker's, through WorkerStore, answers the binding limit's) gives its own.
+  // budget is a member of the draft's headers only. The Worker, through WorkerStore, answers
+  // the binding limit's figures only: when that is another limit (the in-flight one, which
+  // has fewer left), OpenAI's headers of the kind are left out rather than given its figures.
   const openai = (kind, decision) => {
-    const figures = decision.limits?.find((l) => l.name === kind) ?? decision;
+    const figures = decision.limits?.find((l) => l.name === kind) ?? (decision.limits?.length ? undefined : decision);
+    if (figures === undefined) return;
     out.set(`x-ratelimit-limit-${kind}`, String(figures.limit));
     out.set(`x-ratelimit-remaining-${kind}`, String(Math.max(0, figures.remaining)));
     out.set(`x-ratelimit-reset-${kind}`, openaiDuration(figures.resetAt - now));

@@ -60,6 +60,26 @@ export function noAnonymousSlots(what) {
   throw new TypeError(`${what} cannot hold a concurrency limit's slots: use acquire (or limit), whose decision's lease release() frees`);
 }
 
+/** Per `StorePolicy`, the tail of each key set's line of lease swaps in this process. */
+const LINES = new WeakMap();
+
+/**
+ * Runs `swap()` after this process's earlier lease swaps on the same `rkeys` have ended: the
+ * acquisitions and releases of one process on one key would otherwise race one another's
+ * compare-and-swap (all but one conflict each round, and a loser could run out of attempts),
+ * so only other processes' writes conflict.
+ */
+function inLine(w, rkeys, swap) {
+  let lines = LINES.get(w);
+  if (lines === undefined) LINES.set(w, (lines = new Map()));
+  const id = rkeys.join("\0");
+  const turn = (lines.get(id) ?? Promise.resolve()).then(swap);
+  const tail = turn.catch(() => {});
+  lines.set(id, tail);
+  tail.then(() => lines.get(id) === tail && lines.delete(id));
+  return turn;
+}
+
 /**
  * The Redis limiter's `acquire`: `run(key, options, decide)` its hit path (input, time,
  * failure mode), `swap(keys, rkeys, step)` its compare-and-swap loop, `w` its `StorePolicy`,
@@ -72,17 +92,22 @@ export function acquireInStore(w, key, options, run, swap, read) {
   }
   const [hi, lo] = leaseId();
   return run(key, options, async (keys, rkeys, now, cost) => {
-    let decision;
-    await swap(
-      rkeys,
-      (states) => {
-        const write = w.acquireStep(states, keys, now, cost, hi, lo);
-        decision = read(keys);
-        return write;
-      },
-      now,
+    let decision, taken;
+    await inLine(w, rkeys, () =>
+      swap(
+        rkeys,
+        (states) => {
+          const write = w.acquireStep(states, keys, now, cost, hi, lo);
+          // Read at once: while the swap awaits Redis, the same StorePolicy decides other
+          // calls of this process, each leaving its own last lease.
+          decision = read(keys);
+          taken = w.lastLease();
+          return write;
+        },
+        now,
+      ),
     );
-    return acquired(decision, w.lastLease());
+    return acquired(decision, taken);
   }).then((d) => (d[LEASE] === undefined ? acquired(d, undefined) : d));
 }
 
@@ -96,14 +121,16 @@ export async function leaseInStore(w, op, lease, options, guarded, swap, read) {
   const keys = w.leaseKeys(lease);
   return guarded(keys, options, async (rkeys, now) => {
     let answer;
-    await swap(
-      rkeys,
-      (states) => {
-        const write = op === "release" ? w.releaseStep(states, now, lease) : w.renewStep(states, now, lease);
-        answer = w.lastLease();
-        return write;
-      },
-      now,
+    await inLine(w, rkeys, () =>
+      swap(
+        rkeys,
+        (states) => {
+          const write = op === "release" ? w.releaseStep(states, now, lease) : w.renewStep(states, now, lease);
+          answer = w.lastLease();
+          return write;
+        },
+        now,
+      ),
     );
     const decision = read(answer[1]);
     decision[op === "release" ? RELEASED : EXPIRES_AT] = answer[0];

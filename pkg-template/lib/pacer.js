@@ -10,6 +10,9 @@ import { RateLimiter } from "./rate-limiter.js";
 /** The one key of a pacer's own in-flight limit (its limiter holds nothing else). */
 const SLOTS_KEY = "in-flight";
 
+/** A slot's renewal loop, started by `pace(fn)` (module-private: hand-paced slots renew by hand). */
+const KEEP = Symbol("keep");
+
 /** Why `acquire` rejected: the queue already holds `maxQueue` waiters. */
 export class PacerQueueFullError extends Error {
   constructor(maxQueue) {
@@ -76,8 +79,10 @@ export function paced(pacer, fn, { cost = 1, signal } = {}) {
     const units = typeof cost === "function" ? cost(...args) : cost;
     let result;
     if (pacer.maxInFlight) {
-      // The slot is held while `fn` runs and given back when it settles, whatever the outcome.
+      // The slot is held while `fn` runs and given back when it settles, whatever the outcome;
+      // meanwhile its lease is renewed, so a call longer than `leaseTtl` keeps its slot.
       const slot = await pacer.acquireSlot(units, { signal });
+      slot[KEEP](signal);
       try {
         result = await fn(...args);
       } finally {
@@ -386,7 +391,7 @@ export class Pacer {
         }
         if (this.#queue[0] === head) {
           this.#queue.shift();
-          release(head, undefined, this.#slots ? this.#slot(start, head.lease) : start);
+          release(head, undefined, this.#slots ? this.#slot(start, head.lease, head.expiresAt) : start);
         }
       }
     } finally {
@@ -403,6 +408,7 @@ export class Pacer {
       const d = this.#slots.acquire(SLOTS_KEY, { now: this.#now() });
       if (d.allowed) {
         head.lease = d.lease;
+        head.expiresAt = d.expiresAt;
         return true;
       }
       const ctl = new AbortController();
@@ -418,18 +424,49 @@ export class Pacer {
     return false;
   }
 
-  /** What `acquireSlot` resolves with: the start, the lease, and its one release. */
-  #slot(start, lease) {
+  /**
+   * What `acquireSlot` resolves with: the start, the lease, its one release, and `renew()`
+   * (the new expiry, epoch ms; throws `unknown_lease` once the lease lapsed or was released).
+   */
+  #slot(start, lease, expiresAt) {
     let held = true;
+    /** Ends the renewal loop's sleep: the release, or the call's own abort. */
+    const keeping = new AbortController();
     return {
       start,
       lease,
       release: () => {
         if (!held) return;
         held = false;
+        keeping.abort();
         this.#releaseSlot(lease);
       },
+      renew: () => this.#slots.renew(lease, { now: this.#now() }).expiresAt,
+      [KEEP]: (signal) => {
+        if (signal?.aborted) return;
+        signal?.addEventListener("abort", () => keeping.abort(), { once: true, signal: keeping.signal });
+        this.#keep(lease, expiresAt, keeping.signal);
+      },
     };
+  }
+
+  /**
+   * Renews `lease` a third of its time to live before each expiry until `stop` fires (the
+   * release, or the call's own signal: an aborted call that does not settle loses its slot at
+   * the lease's expiry instead of holding it for good), so the core keeps counting a long call.
+   */
+  async #keep(lease, expiresAt, stop) {
+    try {
+      while (!stop.aborted) {
+        // A third of what is left: two more chances before expiry if a wake-up comes late.
+        await this.#sleep(Math.max(1, Math.floor((expiresAt - this.#now()) / 3)), stop);
+        if (stop.aborted) return;
+        expiresAt = this.#slots.renew(lease, { now: this.#now() }).expiresAt;
+      }
+    } catch {
+      // Stopped while asleep, or the lease lapsed (a wake-up later than its expiry): the core
+      // freed the slot, and the call runs on uncounted until it settles.
+    }
   }
 
   /** Gives a slot back to the core and wakes the head if it waits for one. */

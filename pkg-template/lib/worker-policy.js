@@ -16,6 +16,7 @@ function limitOptions(described) {
   if (described.refillAmount !== undefined) o.refillAmount = described.refillAmount;
   if (described.precisionMs !== undefined) o.precision = described.precisionMs;
   if (described.offsetMs !== undefined) o.offset = described.offsetMs;
+  if (described.leaseTtlMs !== undefined) o.leaseTtl = described.leaseTtlMs;
   return o;
 }
 

@@ -29,6 +29,11 @@ export interface PacerSlot {
   readonly lease: string;
   /** Gives the slot back (once; later calls do nothing). */
   release(): void;
+  /**
+   * Extends the slot's lease to now + `leaseTtl`: the new expiry (epoch ms). Throws (code
+   * `unknown_lease`) once it was released or lapsed. `pace(fn)` renews on its own.
+   */
+  renew(): number;
 }
 
 /** Response headers as `Headers`, a record, or `[name, value]` pairs. */

@@ -11,19 +11,26 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
 import { install, here } from "./packed.mjs";
-import { start } from "../../worker/test/harness.mjs";
+import { post, start } from "../../worker/test/harness.mjs";
 import { EXAMPLE_FILES, assertHeld, body, call, estimateOf, load } from "./llm-gateway.mjs";
 
 const example = resolve(here, "../../examples/llm-gateway");
 
 // A fixed window from each key's first call: every call of the test falls in one window.
 const minute = (name, limit) => ({ name, algorithm: "fixed-window", align: "first-hit", limit, window: "1m" });
+// Each requests policy holds the gateway's in-flight limit, as README.md's does: 8 (the memory
+// variant's default) for the shared tests, 2 for the cap's own test.
+const inFlight = (limit) => ({ name: "in-flight", algorithm: "concurrency", limit, leaseTtl: "5m" });
 const POLICIES = {
-  "llm-requests": { limits: [minute("requests", 10000)] },
+  "llm-requests": { limits: [inFlight(8), minute("requests", 10000)] },
+  "llm-requests-cap": { limits: [inFlight(2), minute("requests", 10000)] },
   "llm-tokens": { limits: [minute("tokens", 3000), { name: "month", algorithm: "fixed-window", quota: "1000000/month" }] },
 };
 
-let pkg, upstream, s;
+let pkg, upstream, slow, s;
+/** The slow upstream's calls inside now, and their answers held until the test lets them go. */
+let inside = 0;
+const waiting = [];
 /** The tokens the mock upstream served each API key. */
 const served = new Map();
 /** The gateway Worker's `fetch`, by variant: "memory" and "worker" (WorkerStore). */
@@ -42,6 +49,14 @@ before(async () => {
   // answers that call "the upstream did not answer: Network connection lost" (a 5 s timeout
   // makes it rare, a loaded machine less so; at 2 ms it fails every run).
   upstream.server.keepAliveTimeout = 0;
+  // An upstream that answers only when the test says so: its calls stay in flight meanwhile.
+  slow = await serve(async () => {
+    inside += 1;
+    await new Promise((go) => waiting.push(go));
+    inside -= 1;
+    return Response.json({ choices: [], usage: { total_tokens: 5 } });
+  });
+  slow.server.keepAliveTimeout = 0;
   // Bundled into dist/workerd/ so that the package's imports of ../*.wasm (left external,
   // loaded by workerd as compiled modules) resolve as in the package.
   const dist = join(pkg.project, "node_modules/tollgate/dist");
@@ -75,16 +90,19 @@ before(async () => {
     extraWorkers: [
       gateway("llm-memory", { RPM: "10000", TPM: "3000", ALGORITHM: "fixed-window", ALIGN: "first-hit" }),
       gateway("llm-worker", {}, { TOLLGATE: "w0" }),
+      gateway("llm-cap", { UPSTREAM_URL: `http://127.0.0.1:${slow.port}`, REQUESTS_POLICY: "llm-requests-cap" }, { TOLLGATE: "w0" }),
     ],
   });
-  for (const [variant, name] of [["memory", "llm-memory"], ["worker", "llm-worker"]]) {
+  for (const [variant, name] of [["memory", "llm-memory"], ["worker", "llm-worker"], ["cap", "llm-cap"]]) {
     const w = await s.mf.getWorker(name);
     gateways[variant] = (url, init) => w.fetch(url, init);
   }
 });
 after(async () => {
+  waiting.splice(0).forEach((go) => go());
   await s?.stop();
   await upstream?.close();
+  await slow?.close();
   pkg?.remove();
 });
 
@@ -98,14 +116,16 @@ for (const variant of ["memory", "worker"]) {
     assert.equal(r.status, 200);
     assert.equal(r.headers["x-ratelimit-limit-tokens"], "3000");
     assert.equal(r.headers["x-ratelimit-remaining-tokens"], String(3000 - estimateOf(b)));
-    assert.equal(r.headers["x-ratelimit-limit-requests"], "10000");
+    // Through WorkerStore the Worker answers the binding limit's figures only, here the
+    // in-flight limit's (7 of 8 left): OpenAI's requests headers are left out, not given them.
+    assert.equal(r.headers["x-ratelimit-limit-requests"], variant === "memory" ? "10000" : undefined);
     // The Worker's answers carry the binding limit's figures only, not each limit's: through
     // WorkerStore the draft's headers name the limit with the least left.
     // In memory the requests policy holds the in-flight limit too (MAX_IN_FLIGHT, default 8),
     // a member of its own beside "requests" (in the order the core writes them).
-    const policy = variant === "memory" ? /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/ : /"requests";q=10000;w=60, "tokens";q=3000;w=60/;
+    const policy = variant === "memory" ? /"requests";q=10000;w=60, "tokens";q=3000;w=60, "month";q=1000000;w=2678400/ : /^"tokens";q=3000;w=60/;
     assert.match(r.headers["ratelimit-policy"].replace(/"in-flight";q=8;w=300, /, ""), policy);
-    if (variant === "memory") assert.match(r.headers["ratelimit-policy"], /"in-flight";q=8;w=300/);
+    assert.match(r.headers["ratelimit-policy"], /"in-flight";q=8;w=300/);
     const next = await call(at, k("json"), b);
     assert.equal(next.headers["x-ratelimit-remaining-tokens"], String(3000 - 13 - estimateOf(b)));
   });
@@ -139,3 +159,35 @@ for (const variant of ["memory", "worker"]) {
     assertHeld(per, served, 3000);
   });
 }
+
+test("workerd (WorkerStore): the tollgate Worker's in-flight limit caps a key's calls upstream; a 429 until one ends", async () => {
+  const at = (url, init) => gateways.cap(url, init);
+  const until = async (ok) => {
+    for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(ok());
+  };
+  const b = body({ max_tokens: 10 });
+  const first = [call(at, "cap-f", b), call(at, "cap-f", b)];
+  await until(() => inside === 2);
+  const denied = await call(at, "cap-f", b);
+  assert.equal(denied.status, 429);
+  assert.match(denied.json.error.message, /2 calls in flight at once/);
+  assert.ok(Number(denied.headers["retry-after"]) > 0);
+  assert.equal(inside, 2, "the denied call never went upstream");
+  // Another key has its own slots.
+  const other = call(at, "cap-g", b);
+  await until(() => inside === 3);
+  waiting.splice(0).forEach((go) => go());
+  for (const r of await Promise.all([...first, other])) assert.equal(r.status, 200);
+  // Their answers ended: the gateway releases their slots at the tollgate Worker in
+  // ctx.waitUntil, after each answer. A peek there (which takes nothing) sees both back.
+  const peek = () => post(s.url, "/v1/peek", { policy: "llm-requests-cap", key: "cap-f" });
+  let free;
+  const by = Date.now() + 10_000;
+  while ((free = (await peek()).body) && !(free.allowed && free.remaining === 1) && Date.now() < by) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(free.allowed && free.remaining, 1, "both slots released");
+  const again = [call(at, "cap-f", b), call(at, "cap-f", b)];
+  await until(() => inside === 2);
+  waiting.splice(0).forEach((go) => go());
+  for (const r of await Promise.all(again)) assert.equal(r.status, 200, "admitted again once the first calls ended");
+});

@@ -105,3 +105,65 @@ test("maxInFlight's options and the plain acquire", async () => {
   assert.equal(new Pacer({ rate: "10/s" }).maxInFlight, null);
   assert.equal(new Pacer({ rate: "10/s" }).inFlight, 0);
 });
+
+test("pace(fn) renews its lease: a call longer than leaseTtl keeps its slot, renewal stops when it settles", async () => {
+  const clock = manualClock();
+  const pacer = new Pacer({ rate: "100/s", maxInFlight: 1, leaseTtl: "1s", now: clock.now, sleep: clock.sleep });
+  let inside = 0;
+  let most = 0;
+  const call = pacer.pace(async (ms) => {
+    inside++;
+    most = Math.max(most, inside);
+    try {
+      await clock.sleep(ms);
+    } finally {
+      inside--;
+    }
+  });
+  const long = call(5_000); // five times the lease's time to live
+  let second = false;
+  const next = call(10).then(() => (second = true));
+  for (let t = 0; t < 4_990; t += 10) {
+    await clock.advance(10);
+    assert.equal(inside, 1, `at T0 + ${clock.now() - T0} ms: ${inside} in flight`);
+    assert.equal(pacer.inFlight, 1, "the core still counts the long call");
+  }
+  assert.equal(second, false, "the waiter did not take the long call's slot");
+  await clock.advance(20);
+  await long;
+  await clock.advance(20);
+  await next;
+  assert.equal(most, 1);
+  assert.equal(pacer.inFlight, 0);
+  await clock.advance(2_000);
+  assert.equal(clock.sleeping, 0, "no renewal outlives its call");
+});
+
+test("an aborted call that never settles stops renewing: its slot is back within leaseTtl", async () => {
+  const clock = manualClock();
+  const pacer = new Pacer({ rate: "100/s", maxInFlight: 1, leaseTtl: "1s", now: clock.now, sleep: clock.sleep });
+  const ctl = new AbortController();
+  let started = false;
+  pacer.pace(() => ((started = true), new Promise(() => {})), { signal: ctl.signal })(); // ignores its abort
+  await clock.advance(1);
+  assert.ok(started);
+  for (let t = 0; t < 3_000; t += 10) await clock.advance(10);
+  assert.equal(pacer.inFlight, 1, "renewed while not aborted");
+  ctl.abort();
+  await clock.advance(999);
+  await clock.advance(1);
+  assert.equal(pacer.inFlight, 0, "lapsed at most leaseTtl after the abort");
+  assert.equal(clock.sleeping, 0);
+});
+
+test("acquireSlot's renew: by hand, refused once released", async () => {
+  const clock = manualClock();
+  const pacer = new Pacer({ rate: "100/s", maxInFlight: 1, leaseTtl: "1s", now: clock.now, sleep: clock.sleep });
+  const s = await pacer.acquireSlot();
+  await clock.advance(900);
+  assert.equal(s.renew(), clock.now() + 1_000);
+  await clock.advance(900);
+  assert.equal(pacer.inFlight, 1, "held past the first expiry");
+  s.release();
+  assert.throws(() => s.renew(), { code: "unknown_lease" });
+});

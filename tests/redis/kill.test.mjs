@@ -205,7 +205,13 @@ test(`${PROCESSES} processes, a limit of ${LIMIT}, ${KILL_SHARE * 100}% of holde
   // Started within 2 minutes, done within 20 s of the stop (the longest work is 2.5 s).
   const startBy = Date.now() + 120_000;
   let stopBy = Infinity;
+  // A long run says how far it got every minute (on stderr, as it goes).
+  let reportAt = long ? Date.now() + 60_000 : Infinity;
   while (children.size > 0) {
+    if (Date.now() >= reportAt) {
+      reportAt += 60_000;
+      process.stderr.write(`kill run: ${holds} leases, ${kills.size} killed, upstream most in flight ${u.most}, violations ${u.violations}, lease overstays ${watchViolations.length}\n`);
+    }
     assert.ok(allReady !== null || Date.now() < startBy, `the holders did not start: ${ready} of ${PROCESSES} ready`);
     if (stopping && stopBy === Infinity) stopBy = Date.now() + 20_000;
     assert.ok(Date.now() < stopBy, `the holders did not finish: ${holds} leases of ${HOLDS}`);

@@ -87,3 +87,48 @@ for (const kind of CLIENTS) {
     assert.equal((await redis.acquire("k", { now: T0 + 6 })).allowed, true);
   });
 }
+
+for (const kind of CLIENTS) {
+  test(`acquisitions in flight at once in one process each get their own lease (${kind})`, async (t) => {
+    const { client, close } = await connect(kind, server.port);
+    t.after(close);
+    const redis = new RateLimiter({ algorithm: "concurrency", limit: 4, leaseTtl: "30s", store: new RedisStore(client, { prefix: `leases-at-once:${kind}:` }) });
+    for (let round = 0; round < 3; round++) {
+      // 16 at once, with releases of the previous round's leases in flight beside them.
+      const ds = await Promise.all(Array.from({ length: 16 }, () => redis.acquire("k")));
+      const leases = ds.filter((d) => d.allowed).map((d) => d.lease);
+      assert.equal(leases.length, 4, "exactly the limit admitted");
+      assert.ok(leases.every((l) => typeof l === "string"), "every admitted hit holds a lease");
+      assert.equal(new Set(leases).size, 4, "no two admitted hits share a lease");
+      const released = await Promise.all([...leases.map((l) => redis.release(l)), redis.acquire("k")]);
+      assert.ok(released.slice(0, 4).every((r) => r.released === true), "each lease freed its own slot");
+      const extra = released[4];
+      if (extra.allowed) await redis.release(extra.lease);
+    }
+  });
+}
+
+test("16 workers of one process acquiring and releasing on one key: none runs out of attempts, no slot leaks", async (t) => {
+  const { client, close } = await connect("node-redis", server.port);
+  t.after(close);
+  const redis = new RateLimiter({ algorithm: "concurrency", limit: 4, leaseTtl: "30s", store: new RedisStore(client, { prefix: "leases-workers:" }) });
+  let left = 400;
+  let inside = 0;
+  let most = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (left-- > 0) {
+        const d = await redis.acquire("k");
+        if (!d.allowed) continue;
+        inside++;
+        most = Math.max(most, inside);
+        await new Promise((r) => setImmediate(r));
+        inside--;
+        assert.equal((await redis.release(d.lease)).released, true);
+      }
+    }),
+  );
+  assert.ok(most <= 4);
+  const after = await redis.peek("k");
+  assert.equal(after.remaining, 3, "every slot back: a peek leaves 3 of 4");
+});

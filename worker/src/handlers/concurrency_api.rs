@@ -8,7 +8,10 @@ use tollgate::concurrency::{LeaseError, LeaseToken, Released, Renewed, LEASE_FIE
 use tollgate::Nanos;
 use worker::{Env, Request, Response};
 
+use crate::base::clock::Clock;
 use crate::base::errors::ApiError;
+use crate::decide::multi_key::{under_leases, Round};
+use crate::request::clock::clock_of;
 use crate::config::settings::{Config, PolicyConfig};
 use crate::handlers::exact_keys::{self, figures_after};
 use crate::request::api_request::{self, HitRequest};
@@ -41,22 +44,31 @@ pub async fn acquire(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
 /// concurrency limit, which acquires as the npm limiter's `limit` does: a counted hit there
 /// would take a slot no one could release). `status`: the `?status=` override of a denial.
 pub async fn acquire_hit(env: &Env, r: &HitRequest<'_>, status: Option<u16>) -> Result<Response, ApiError> {
-    let (pc, keys, cost) = (r.policy, r.all_keys(), r.cost);
+    let (answer, taken) = acquire_answer(env, r.policy, r.all_keys(), r.cost, &clock_of(r.now), None).await?;
+    let mut answer = with_lease(answer, taken.map(|(lease, at)| (lease.to_token(), at)));
+    answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
+    Ok(answer.to_response())
+}
+
+/// An acquisition of `cost` on `keys` (`ip`: the client address proxy mode keyed by, for the
+/// lists): the core's answer, and the lease with its expiry when a slot was taken (`None`: a
+/// denial, a listed key, a failed object's fail mode, a policy without a concurrency limit).
+pub async fn acquire_answer(
+    env: &Env,
+    pc: &PolicyConfig,
+    keys: &[String],
+    cost: u64,
+    clock: &dyn Clock,
+    ip: Option<&str>,
+) -> Result<(Answer, Option<(LeaseToken, Nanos)>), ApiError> {
     let id = exact_keys::random_id();
-    let lease = || LeaseToken { id, policy: pc.name.clone(), keys: keys.to_vec() }.to_token();
-    exact_keys::open(
-        env,
-        r,
-        status,
-        NEEDS,
-        &mut |states, now| {
-            let d = pc.policy.acquire(states, now, cost, id)?;
-            let taken = pc.policy.lease_expires_at(states, id).filter(|_| d.allowed).map(|at| (lease(), at));
-            Ok((d, taken))
-        },
-        with_lease,
-    )
-    .await
+    let lease = || LeaseToken { id, policy: pc.name.clone(), keys: keys.to_vec() };
+    let op = &mut |states: &mut [_], now| {
+        let d = pc.policy.acquire(states, now, cost, id)?;
+        let taken = pc.policy.lease_expires_at(states, id).filter(|_| d.allowed).map(|at| (lease(), at));
+        Ok((d, taken))
+    };
+    exact_keys::open_answer(env, pc, keys, cost, clock, ip, NEEDS, op).await
 }
 
 /// `answer` with its `lease` and `expiresAt` (`null`: no slot was taken).
@@ -102,6 +114,17 @@ pub async fn release(mut req: Request, env: &Env, cfg: &Config) -> Result<Respon
     let (pc, id, keys) = (l.policy, l.lease.id, &l.lease.keys);
     let op = &mut |states: &mut [_], now| Ok(pc.policy.release(states, now, id));
     exact_keys::close(env, pc, keys, l.now, "released", op, |r, now| released_answer(pc, &r, now, keys)).await
+}
+
+/// Frees `lease` on every key of it, under the keys' objects' leases (the core's release).
+pub async fn release_lease(
+    env: &Env,
+    pc: &PolicyConfig,
+    lease: &LeaseToken,
+    clock: &dyn Clock,
+) -> Result<Round<Released>, ApiError> {
+    let id = lease.id;
+    under_leases(env, pc, &lease.keys, clock, &mut |states, now| pc.policy.release(states, now, id)).await
 }
 
 /// `POST /v1/renew`: extends the lease to now + `leaseTtl` on every key; answers the keys'

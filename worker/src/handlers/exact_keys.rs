@@ -67,12 +67,29 @@ pub async fn open<T>(
     op: &mut KeysOp<'_, Made<T>>,
     with: impl FnOnce(Answer, Option<T>) -> Answer,
 ) -> Result<Response, ApiError> {
-    let (pc, keys) = (r.policy, r.all_keys());
+    let (answer, made) = open_answer(env, r.policy, r.all_keys(), r.cost, &clock_of(r.now), None, needs, op).await?;
+    let mut answer = with(answer, made);
+    answer.set_deny_status(status.unwrap_or(r.policy.deny_status));
+    Ok(answer.to_response())
+}
+
+/// [`open`]'s answer (before a route's status) and what was opened, for a hit of `cost` on
+/// `keys` at `clock` (`ip`: the client address proxy mode keyed by, for the lists).
+#[allow(clippy::too_many_arguments)]
+pub async fn open_answer<T>(
+    env: &Env,
+    pc: &PolicyConfig,
+    keys: &[String],
+    cost: u64,
+    clock: &dyn Clock,
+    ip: Option<&str>,
+    needs: &str,
+    op: &mut KeysOp<'_, Made<T>>,
+) -> Result<(Answer, Option<T>), ApiError> {
     exact_only(pc, needs)?;
-    let clock = clock_of(r.now);
-    let (outcome, made) = match controls::lists(pc, keys, None) {
+    let (outcome, made) = match controls::lists(pc, keys, ip) {
         Some(listed) => (Outcome::Listed(listed, clock.now()), None),
-        None => match under_leases(env, pc, keys, &clock, op).await? {
+        None => match under_leases(env, pc, keys, clock, op).await? {
             Round::Decided(Ok((d, made)), now) => (Outcome::Decided(d, now), made),
             Round::Decided(Err(e), _) => {
                 return Err(ApiError::bad_request("invalid_cost", e.to_string()).with_field("cost"))
@@ -80,9 +97,7 @@ pub async fn open<T>(
             Round::Answered(o) => (o, None),
         },
     };
-    let mut answer = with(respond::answer(pc, &outcome, keys, r.cost), made);
-    answer.set_deny_status(status.unwrap_or(pc.deny_status));
-    Ok(answer.to_response())
+    Ok((respond::answer(pc, &outcome, keys, cost), made))
 }
 
 /// Runs `op` over the keys of a token (`/v1/settle`, `/v1/release`, `/v1/renew`; its policy

@@ -5,6 +5,7 @@ pub mod concurrency_api;
 pub mod exact_keys;
 pub mod pools_api;
 pub mod proxy;
+pub mod proxy_slot;
 pub mod reserve_api;
 pub mod routes;
 pub mod state_api;

@@ -6,14 +6,18 @@
 //! answer is the protected service's, so a denial is the 429 clients and crawlers know to back
 //! off from. The origin gets the client's headers but the hop-by-hop ones and the limiter's
 //! own (proxy_headers.rs), and `ORIGIN_SECRET`, when set, as `Tollgate-Origin-Secret`. No test
-//! header is read here, in any build: a proxied request never injects a fault.
+//! header is read here, in any build: a proxied request never injects a fault. A policy with a
+//! concurrency limit holds a slot per proxied request until the origin's answer is over
+//! (proxy_slot.rs).
 
 use worker::{Context, Env, Fetch, Headers, Request, RequestInit, RequestRedirect, Response};
 
 use crate::base::clock::RealClock;
 use crate::base::errors::ApiError;
-use crate::config::settings::{Config, ProxyConfig, ORIGIN_SECRET_HEADER};
+use crate::config::settings::{Config, Mode, ProxyConfig, ORIGIN_SECRET_HEADER};
 use crate::decide::hit::{decide, Hit};
+use crate::handlers::concurrency_api::acquire_answer;
+use crate::handlers::proxy_slot;
 use crate::request::api_request::check_key;
 use crate::request::proxy_headers;
 use crate::respond::observe::{self, Route};
@@ -55,8 +59,16 @@ pub async fn forward(
         .ok_or_else(|| ApiError::new(500, "config_error", "the proxy policy is not configured"))?;
     let key = request_key(proxy, req.headers())?;
     let ip = req.headers().get(CLIENT_IP_HEADER)?;
-    let hit = Hit { keys: std::slice::from_ref(&key), cost: 1, clock: &RealClock, fault: None, ip: ip.as_deref() };
-    let answer = decide(env, ctx, pc, &hit, Op::Check).await?;
+    let keys = std::slice::from_ref(&key);
+    // A concurrency limit's slot is held by a lease until the origin's answer is over
+    // (proxy_slot.rs); any other policy decides a hit.
+    let (answer, slot) = if pc.policy.has_concurrency() && pc.mode() == Mode::Exact {
+        let (answer, taken) = acquire_answer(env, pc, keys, 1, &RealClock, ip.as_deref()).await?;
+        (answer, taken.map(|(lease, _)| proxy_slot::hold(env, ctx, lease)))
+    } else {
+        let hit = Hit { keys, cost: 1, clock: &RealClock, fault: None, ip: ip.as_deref() };
+        (decide(env, ctx, pc, &hit, Op::Check).await?, None)
+    };
     observe::decision(env, cfg, pc, Route::Proxy, &key, 1, &answer);
     if !answer.allowed() {
         return Ok(answer.to_response());
@@ -85,7 +97,7 @@ pub async fn forward(
         init.with_body(Some(body.into()));
     }
     let upstream = Request::new_with_init(&target, &init)?;
-    let resp = Fetch::Request(upstream)
+    let mut resp = Fetch::Request(upstream)
         .send()
         .await
         .map_err(|e| {
@@ -101,5 +113,14 @@ pub async fn forward(
     for (name, value) in &answer.headers {
         headers.set(name, value)?;
     }
-    Ok(resp.with_headers(headers))
+    match slot {
+        // The body streams through, holding the slot until it ends, breaks or is cancelled.
+        Some(slot) if matches!(resp.body(), worker::ResponseBody::Stream(_)) => {
+            let status = resp.status_code();
+            let body = proxy_slot::HeldBody { body: resp.stream()?, slot };
+            Ok(Response::from_stream(body)?.with_status(status).with_headers(headers))
+        }
+        // No body: the origin's answer is over (the slot, if any, is released on return).
+        _ => Ok(resp.with_headers(headers)),
+    }
 }
