@@ -29,6 +29,7 @@
 //! assert!(policy.acquire(&mut states, now, 1, 8).unwrap().allowed);
 //! ```
 
+pub mod queue;
 pub mod token;
 
 use core::fmt;
