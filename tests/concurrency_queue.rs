@@ -13,7 +13,7 @@ use tollgate::policy::{Limit, Policy, PolicyState};
 use tollgate::{AnyAlgorithm, AnyState, Nanos};
 
 const ORIGIN: u64 = 1_000_000_000_000;
-const TTL: u64 = 3_000_000_000; // 3 s
+const TTL: u64 = 8_000_000_000; // 8 s
 const MAX_QUEUE: u64 = 3;
 
 #[derive(Clone, Debug)]
@@ -31,9 +31,9 @@ enum Op {
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
-    let step = -400i64..=700;
+    let step = -1_500i64..=2_500;
     let op = prop_oneof![
-        3 => (step.clone(), prop_oneof![Just(0u64), 1u64..=4_000]).prop_map(|(t, w)| Op::Arrive(t, w)),
+        3 => (step.clone(), prop_oneof![Just(0u64), 1u64..=12_000]).prop_map(|(t, w)| Op::Arrive(t, w)),
         5 => (step.clone(), any::<usize>()).prop_map(|(t, p)| Op::Poll(t, p)),
         3 => (step.clone(), any::<usize>()).prop_map(|(t, p)| Op::Release(t, p)),
         1 => step.clone().prop_map(Op::Plain),

@@ -127,10 +127,10 @@ impl ConcurrencyState {
         self.queue.iter().filter(move |t| t.live(now))
     }
 
-    /// The state with the given leases and this state's tickets live at `now` (`None` when
-    /// both are empty).
-    fn with_leases(&self, leases: Vec<HeldLease>, now: Nanos) -> Option<ConcurrencyState> {
-        let queue: Vec<Ticket> = self.waiting(now).copied().collect();
+    /// The state with the given leases and this state's tickets live at `now` but `id`'s
+    /// (`None` when both are empty).
+    fn with_leases(&self, leases: Vec<HeldLease>, now: Nanos, id: u64) -> Option<ConcurrencyState> {
+        let queue: Vec<Ticket> = self.waiting(now).filter(|t| t.id != id || id == 0).copied().collect();
         (!leases.is_empty() || !queue.is_empty()).then_some(ConcurrencyState { leases, queue })
     }
 }
@@ -219,13 +219,14 @@ impl Concurrency {
         }
     }
 
-    /// Frees the live lease `id` at `now` (and drops the expired ones): the new state (`None`
-    /// when no lease is left) and whether `id` was live. Id 0 (anonymous) is never released.
+    /// Frees the live lease `id` at `now` (and drops the expired ones), and takes `id`'s ticket
+    /// out of the line (a waiter that gave up): the new state (`None` when nothing is left)
+    /// and whether the lease `id` was live. Id 0 (anonymous) is never released.
     pub fn release(&self, state: &ConcurrencyState, now: Nanos, id: u64) -> (Option<ConcurrencyState>, bool) {
         let was = id != 0 && state.live(now).any(|l| l.id == id);
         let mut leases = live_at(state, now);
         leases.retain(|l| !(was && l.id == id));
-        (state.with_leases(leases, now), was)
+        (state.with_leases(leases, now, id), was)
     }
 
     /// Extends the live lease `id` to `now + lease_ttl` (never shortening it, and never before

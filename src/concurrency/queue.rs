@@ -47,11 +47,18 @@ use crate::policy::{Policy, PolicyDecision, PolicyState};
 use crate::time::Nanos;
 
 /// How long a waiter keeps its place after its last poll: a waiter that died leaves the line
-/// this long after its last poll.
-pub const CLAIM_WINDOW: Nanos = Nanos::from_millis(1_000);
+/// this long after its last poll. Long enough that a live process whose event loop stalls (a
+/// loaded machine, a garbage collection) keeps its place; Bottleneck's Redis clients are
+/// dropped after 10 s of silence.
+pub const CLAIM_WINDOW: Nanos = Nanos::from_millis(5_000);
 
-/// The longest a waiter sleeps between polls (it polls sooner when a lease expires sooner).
+/// How long a waiter sleeps between polls when a slot may be its next (it polls sooner when a
+/// lease expires sooner); a waiter further back polls less often, one more of these per
+/// `limit` waiters ahead, at most [`POLL_MOST`].
 pub const POLL_EVERY: Nanos = Nanos::from_millis(50);
+
+/// The longest a waiter sleeps between polls: well within the claim window.
+pub const POLL_MOST: Nanos = Nanos::from_millis(500);
 
 /// The `status` names of a waiting acquisition, as every edge spells them.
 pub const QUEUE_STATUSES: [&str; 4] = ["admitted", "waiting", "full", "timed_out"];
@@ -276,9 +283,19 @@ impl Policy {
             }
         };
         let poll_after = match status {
-            QueueStatus::Waiting { .. } => {
-                let wait = if decision.decision.retry_after > Nanos::ZERO { decision.decision.retry_after } else { POLL_EVERY };
-                wait.min(POLL_EVERY).min(deadline.saturating_sub(now)).max(Nanos::new(1))
+            QueueStatus::Waiting { position } => {
+                let slots = self
+                    .limits()
+                    .iter()
+                    .filter_map(|l| match l.algorithm() {
+                        AnyAlgorithm::Concurrency(c) => Some(crate::Algorithm::limit(c)),
+                        _ => None,
+                    })
+                    .min()
+                    .unwrap_or(1);
+                let every = Nanos::new(POLL_EVERY.as_nanos().saturating_mul(1 + position / slots)).min(POLL_MOST);
+                let wait = if decision.decision.retry_after > Nanos::ZERO { decision.decision.retry_after } else { every };
+                wait.min(every).min(deadline.saturating_sub(now)).max(Nanos::new(1))
             }
             _ => Nanos::ZERO,
         };

@@ -68,7 +68,8 @@ impl StorePolicy {
     /// as `acquireStep`, for the waiter `idHi * 2^32 + idLo`, joining the line only while fewer
     /// than `maxQueue` wait, giving up at `deadline` (ms since the epoch; a waiter's ticket keeps
     /// the deadline of its arrival). `lastLease` then gives `[token, expiresAt, status,
-    /// position, pollAfter]`: the lease (`null`s unless admitted), the status's name
+    /// position, pollAfter]`: the waiter's token (a lease when admitted; its release takes a
+    /// waiter out of the line), the lease's expiry (`null` unless admitted), the status's name
     /// (`admitted`, `waiting`, `full`, `timed_out`), the tickets ahead and when to poll again
     /// (ms).
     #[wasm_bindgen(js_name = acquireQueuedStep)]
@@ -97,16 +98,11 @@ impl StorePolicy {
         let q = step.result.map_err(|e| check_error(&e, &self.inner))?;
         self.out.write(&q.decision);
         let out = Array::new();
+        out.push(&JsValue::from_str(&LeaseToken { id, policy: String::new(), keys }.to_token()));
         match q.expires_at.filter(|_| q.status == QueueStatus::Admitted) {
-            Some(at) => {
-                out.push(&JsValue::from_str(&LeaseToken { id, policy: String::new(), keys }.to_token()));
-                out.push(&JsValue::from_f64(expiry_ms(at)));
-            }
-            None => {
-                out.push(&JsValue::NULL);
-                out.push(&JsValue::NULL);
-            }
-        }
+            Some(at) => out.push(&JsValue::from_f64(expiry_ms(at))),
+            None => out.push(&JsValue::NULL),
+        };
         out.push(&JsValue::from_str(q.status.name()));
         out.push(&JsValue::from_f64(match q.status {
             QueueStatus::Waiting { position } => position as f64,
