@@ -97,6 +97,11 @@ for (const [name, kind] of [["redis", "node-redis"], ["valkey", "ioredis"]]) {
       waiters.push(await spawnWaiter(server.port, kind, { ...job, who }));
       length = await joined(limiter, "k", length);
     }
+    // Export and import carry the line: the bytes round-trip through the in-memory limiter.
+    const bytes = await limiter.export("k");
+    const memory = new RateLimiter({ algorithm: "concurrency", limit: 1, leaseTtl: "10m" });
+    memory.import("k", bytes);
+    assert.deepEqual(memory.export("k"), bytes);
     // The line holds maxQueue (4) waiters: a fifth is refused at once.
     const full = await spawnWaiter(server.port, kind, { ...job, who: 4 });
     const refused = await full.answered;
