@@ -118,6 +118,9 @@ impl Policy {
         self.limits().iter().any(|l| matches!(l.algorithm(), AnyAlgorithm::Concurrency(_)))
     }
 
+    // Not inlined: the check it runs is large, and its callers (the limiter's acquire, the
+    // store's waiting acquisition twice) share one copy.
+    #[inline(never)]
     /// Decides a hit of `cost` at `now` like [`check`](Policy::check), all or nothing over
     /// `states`; when admitted, the slot every concurrency limit of every key took is lease
     /// `id`: the caller's random draw (64 bits, never 0: a release after the key was reset

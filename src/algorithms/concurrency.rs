@@ -172,6 +172,9 @@ impl Concurrency {
         state.map_or(fresh, |s| fresh.max(s.latest_expiry()))
     }
 
+    // Not inlined: every dispatch over the algorithms (check, peek, the batch loops) would
+    // otherwise carry a copy; a concurrency decision allocates its new state anyway.
+    #[inline(never)]
     fn decide(&self, state: Option<&ConcurrencyState>, now: Nanos, cost: u64) -> Result<Outcome<ConcurrencyState>, CheckError> {
         if cost == 0 {
             return Err(CheckError::ZeroCost);

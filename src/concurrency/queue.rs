@@ -151,6 +151,15 @@ fn split(slot: &Option<AnyState>, now: Nanos, id: u64) -> (Vec<Ticket>, Option<(
     (rest, own)
 }
 
+/// The keys' figures at `now`, answered as `allowed` (one copy of the figures' code).
+#[inline(never)]
+fn figures_as(policy: &Policy, states: &[Option<PolicyState>], now: Nanos, allowed: bool) -> PolicyDecision {
+    let mut d = policy.figures(states, now);
+    d.allowed = allowed;
+    d.decision.allowed = allowed;
+    d
+}
+
 fn set_queue(slot: &mut Option<AnyState>, queue: Vec<Ticket>) {
     match slot {
         Some(AnyState::Concurrency(s)) => s.queue = queue,
@@ -186,9 +195,7 @@ impl Policy {
         }
         // A replay of an admitted poll: it holds its lease already.
         if let Some(at) = self.lease_expires_at(states, id).filter(|&at| at > now) {
-            let mut decision = self.figures(states, now);
-            decision.allowed = true;
-            decision.decision.allowed = true;
+            let decision = figures_as(self, states, now, true);
             return Ok(Queued { decision, status: QueueStatus::Admitted, poll_after: Nanos::ZERO, expires_at: Some(at) });
         }
         // Each line without `id`, and `id`'s place (the furthest back over the lines).
@@ -275,12 +282,7 @@ impl Policy {
         }
         let decision = match decision {
             Some(d) => d,
-            None => {
-                let mut d = self.figures(states, now);
-                d.allowed = false;
-                d.decision.allowed = false;
-                d
-            }
+            None => figures_as(self, states, now, false),
         };
         let poll_after = match status {
             QueueStatus::Waiting { position } => {

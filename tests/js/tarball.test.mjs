@@ -58,12 +58,12 @@ test("the tarball holds the licenses, the metadata and each wasm module once", (
 test("the tarball's weight: packed and installed sizes", () => {
   const [packed] = JSON.parse(run("npm", ["pack", "--dry-run", "--json", pkgDir], pkgDir));
   // Issue 42 asks for 250,000 packed and 1,000,000 installed; neither holds: the two wasm
-  // modules alone are about 188 KB gzipped (the limiter's 136 with the extras and the
-  // concurrency leases, the lite module's 52), and `require` has a CommonJS build of its own (a
+  // modules alone are about 194 KB gzipped (the limiter's 142 with the extras, the concurrency
+  // leases and waiting in line, the lite module's 52), and `require` has a CommonJS build of its own (a
   // bundle of the JavaScript and the glue converted to CommonJS, so that Jest's CommonJS mode
-  // can load it). The bounds guard today's figures (385,955 packed, 1,096,884 installed).
-  assert.ok(packed.size <= 391_000, `packed ${packed.size} bytes`);
-  assert.ok(packed.unpackedSize <= 1_100_000, `installed ${packed.unpackedSize} bytes`);
+  // can load it). The bounds guard today's figures (394,046 packed, 1,116,968 installed).
+  assert.ok(packed.size <= 396_000, `packed ${packed.size} bytes`);
+  assert.ok(packed.unpackedSize <= 1_120_000, `installed ${packed.unpackedSize} bytes`);
 });
 
 test("CommonJS: require(\"tollgate\") is callable, as express-rate-limit's export, with the named exports on it", () => {

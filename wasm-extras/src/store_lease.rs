@@ -7,6 +7,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Array;
+use tollgate::concurrency::queue::{QueueArgs, QueueStatus};
 use tollgate::concurrency::LeaseToken;
 use tollgate::store::cas_step;
 use wasm_bindgen::prelude::*;
@@ -38,30 +39,14 @@ impl StorePolicy {
         id_hi: u32,
         id_lo: u32,
     ) -> Result<JsValue, JsValue> {
-        let now = now_from_ms(now)?;
-        let cost = cost_from(cost)?;
-        let raw = raw_states(states)?;
-        let id = lease_id(id_hi, id_lo);
-        let inner = &self.inner;
-        let step = cas_step(inner, &raw, &mut |st| {
-            let d = inner.acquire(st, now, cost, id);
-            (d, inner.lease_expires_at(st, id))
-        })
-        .map_err(|(_, e)| decode_error(&e))?;
-        let (d, expires) = step.result;
-        let d = d.map_err(|e| check_error(&e, &self.inner))?;
-        self.out.write(&d);
-        self.lease = match (d.allowed, expires) {
-            (true, Some(at)) => {
-                let token = LeaseToken { id, policy: String::new(), keys }.to_token();
-                let out = Array::new();
-                out.push(&JsValue::from_str(&token));
-                out.push(&JsValue::from_f64(expiry_ms(at)));
-                Some(out)
-            }
-            _ => None,
-        };
-        Ok(self.written(&step.states, step.changed))
+        // An acquisition that never waits: a line of 0 and a deadline of now (one compare-and-
+        // swap path for both, so the module holds one copy of it).
+        let written = self.acquire_queued_step(states, keys, now, cost, id_hi, id_lo, 0.0, now)?;
+        self.lease = self.lease.take().and_then(|a| {
+            let admitted = a.get(2).as_string().is_some_and(|s| s == QueueStatus::Admitted.name());
+            admitted.then(|| Array::of2(&a.get(0), &a.get(1)))
+        });
+        Ok(written)
     }
 
     /// The compare-and-swap step of acquiring waiting in line (`tollgate::concurrency::queue`):
@@ -85,7 +70,6 @@ impl StorePolicy {
         max_queue: f64,
         deadline: f64,
     ) -> Result<JsValue, JsValue> {
-        use tollgate::concurrency::queue::{QueueArgs, QueueStatus};
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
         let deadline = now_from_ms(deadline)?;
