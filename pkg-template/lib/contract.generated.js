@@ -122,7 +122,7 @@ export const DEFAULT_MAX_QUEUE = 1000;
 export const MAX_WAIT_MS = 3600000;
 
 /** How long a waiter keeps its place after its last poll, ms (`tollgate::concurrency::queue::CLAIM_WINDOW`). */
-export const CLAIM_WINDOW_MS = 1000;
+export const CLAIM_WINDOW_MS = 5000;
 
 /** Numbers in the decision buffer before its pairs. */
 export const DECISION_HEADER_LEN = 8;
