@@ -142,7 +142,13 @@ impl<'a> Reader<'a> {
 
 /// Appends the encoding of one algorithm state (tag and fields).
 pub fn encode_state(state: &AnyState, out: &mut Vec<u8>) {
-    out.push(tag(state.kind()));
+    match state {
+        // A concurrency state with waiters in line is tag 9 (its tickets follow the leases);
+        // without, tag 8 as before.
+        #[cfg(feature = "concurrency")]
+        AnyState::Concurrency(s) if !s.queue.is_empty() => out.push(9),
+        _ => out.push(tag(state.kind())),
+    }
     match state {
         AnyState::FixedWindow(s) => {
             put(out, s.start.as_nanos());
@@ -184,6 +190,14 @@ pub fn encode_state(state: &AnyState, out: &mut Vec<u8>) {
             for l in &s.leases {
                 put(out, l.id);
                 put(out, l.expires_at.as_nanos());
+            }
+            if !s.queue.is_empty() {
+                put(out, s.queue.len() as u64);
+                for t in &s.queue {
+                    put(out, t.id);
+                    put(out, t.alive_until.as_nanos());
+                    put(out, t.deadline.as_nanos());
+                }
             }
         }
     }
@@ -231,14 +245,25 @@ fn decode_state_from(r: &mut Reader<'_>, tag_byte: u8) -> Result<AnyState, Decod
         6 => AnyState::TokenBucket(TokenBucketState { tokens: r.varint()?, anchor: r.time()? }),
         7 => AnyState::Gcra(GcraState { tat: r.time()? }),
         #[cfg(feature = "concurrency")]
-        8 => {
-            use crate::algorithms::{ConcurrencyState, HeldLease, MAX_CONCURRENCY};
+        8 | 9 => {
+            use crate::algorithms::{ConcurrencyState, HeldLease, Ticket, MAX_CONCURRENCY, MAX_QUEUE};
             let n = r.len(MAX_CONCURRENCY)?;
             let mut leases = Vec::with_capacity(n);
             for _ in 0..n {
                 leases.push(HeldLease { id: r.varint()?, expires_at: r.time()? });
             }
-            AnyState::Concurrency(ConcurrencyState { leases })
+            let mut queue = Vec::new();
+            if tag_byte == 9 {
+                let m = r.len(MAX_QUEUE)?;
+                if m == 0 {
+                    return Err(DecodeError::Invalid("an empty line is written as tag 8"));
+                }
+                queue.reserve(m);
+                for _ in 0..m {
+                    queue.push(Ticket { id: r.varint()?, alive_until: r.time()?, deadline: r.time()? });
+                }
+            }
+            AnyState::Concurrency(ConcurrencyState { leases, queue })
         }
         other => return Err(DecodeError::UnknownTag(other)),
     })

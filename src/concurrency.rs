@@ -29,6 +29,7 @@
 //! assert!(policy.acquire(&mut states, now, 1, 8).unwrap().allowed);
 //! ```
 
+pub mod queue;
 pub mod token;
 
 use core::fmt;
@@ -122,6 +123,7 @@ impl Policy {
     /// `id`: the caller's random draw (64 bits, never 0: a release after the key was reset
     /// must not find a new lease of the same id; 0 leaves the slots anonymous, as `check`
     /// does, freed only by their expiry).
+    #[inline(never)]
     pub fn acquire(
         &self,
         states: &mut [Option<PolicyState>],
@@ -129,6 +131,8 @@ impl Policy {
         cost: u64,
         id: u64,
     ) -> Result<PolicyDecision, CheckError> {
+        // Not inlined (`inline(never)`): the check it runs is large, and its callers (the limiter's
+        // acquire, the store's waiting acquisition) share one copy.
         let decision = self.check(states, now, cost)?;
         if decision.allowed && id != 0 {
             for st in states.iter_mut().flatten() {

@@ -181,7 +181,7 @@ pub fn convert_slot(old: &AnyAlgorithm, new: &AnyAlgorithm, state: &AnyState, no
             leases.truncate(cap as usize);
             let expiry = |l: &crate::algorithms::HeldLease| l.expires_at.min(now.saturating_add(n.lease_ttl()));
             let leases: Vec<_> = leases.iter().map(|l| crate::algorithms::HeldLease { id: l.id, expires_at: expiry(l) }).collect();
-            (!leases.is_empty()).then_some(AnyState::Concurrency(crate::algorithms::ConcurrencyState { leases }))
+            (!leases.is_empty()).then_some(AnyState::Concurrency(crate::algorithms::ConcurrencyState { leases, queue: Vec::new() }))
         }
         _ => None,
     }

@@ -46,6 +46,8 @@ mod around;
 #[cfg(feature = "concurrency")]
 mod concurrency;
 mod pool;
+#[cfg(feature = "concurrency")]
+mod queue;
 mod serving;
 pub mod typed;
 pub mod worker_vars;
@@ -56,6 +58,8 @@ pub use around::{
 #[cfg(feature = "concurrency")]
 pub use concurrency::{CONCURRENCY, DEFAULT_LEASE_TTL, LEASE_TTL_FIELD};
 pub use pool::{parse_pool, PoolSpec, POOL_FIELDS};
+#[cfg(feature = "concurrency")]
+pub use queue::{parse_queue, QueueSpec, DEFAULT_MAX_QUEUE, MAX_WAIT, QUEUE_FIELDS};
 pub use serving::{
     check_sync_rate, describe_limit, parse_controls, parse_headers, parse_lease_ttl, parse_serving, parse_shadow, parse_sync_rate,
     parse_timeout, ControlSpec, FailMode, HeaderSpec, Serving, Shown, CONTROL_FIELDS, DEFAULT_TIMEOUT_MS,

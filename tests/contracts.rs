@@ -15,6 +15,7 @@ use tollgate::layout::{
     ANSWER_CLOSED, ANSWER_CONTENTION, ANSWER_OPEN, DECISION_PAIR, DECISION_SUMMARY, DENIED_BY_PENALTY, HEADER_RECORD, SWAP_CONFIRM, SWAP_CONTENDED, SWAP_DONE,
     SWAP_FINAL, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_SWAPPED, SWAP_WRITE, SYNC_DIFF,
 };
+use tollgate::concurrency::queue::{CLAIM_WINDOW, QUEUE_STATUSES};
 use tollgate::concurrency::{CODES as LEASE_CODES, LEASE_FIELDS};
 use tollgate::reserve::{CODES as SETTLE_CODES, SETTLED_FIELDS};
 use tollgate::spec::typed::{self, Typed};
@@ -23,6 +24,7 @@ use tollgate::spec::{
     Edge, ALGORITHMS, ALIGNS, BLOCKED_CACHE_MS, CODES, CONTROL_FIELDS, DEFAULT_IPV6_SUBNET, HEADER_FIELDS, LIMIT_FIELDS,
     MAX_SYNC_MS, POLICY_OPTIONS, POOL_FIELDS, RENAMED, STORE_FAILURES, STORE_FIELDS,
 };
+use tollgate::spec::{DEFAULT_MAX_QUEUE, MAX_WAIT, QUEUE_FIELDS};
 use tollgate::Kind;
 
 const FIRST_LINE: &str =
@@ -100,6 +102,8 @@ fn js() -> String {
         "LEASE_FIELDS",
         &LEASE_FIELDS,
     );
+    names("The options of waiting in line (`tollgate::spec::QUEUE_FIELDS`).", "QUEUE_FIELDS", &QUEUE_FIELDS);
+    names("Where a waiting acquisition stands (`tollgate::concurrency::queue::QUEUE_STATUSES`).", "QUEUE_STATUSES", &QUEUE_STATUSES);
     names(
         "A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`).",
         "DECISION_SUMMARY",
@@ -167,6 +171,10 @@ fn js() -> String {
     number("The longest `syncRate` either way, ms (`tollgate::spec::MAX_SYNC_MS`).", "MAX_SYNC_MS", MAX_SYNC_MS as f64);
     number("`blockedCache: true`, ms (`tollgate::spec::BLOCKED_CACHE_MS`).", "BLOCKED_CACHE_MS", BLOCKED_CACHE_MS as f64);
     number("The default `ipv6Subnet` (`tollgate::spec::DEFAULT_IPV6_SUBNET`).", "DEFAULT_IPV6_SUBNET", DEFAULT_IPV6_SUBNET as f64);
+    number("The largest `maxQueue` (`tollgate::algorithms::MAX_QUEUE`).", "MAX_QUEUE", tollgate::algorithms::MAX_QUEUE as f64);
+    number("`maxQueue` when only `maxWait` is given (`tollgate::spec::DEFAULT_MAX_QUEUE`).", "DEFAULT_MAX_QUEUE", DEFAULT_MAX_QUEUE as f64);
+    number("The longest `maxWait`, ms, and the wait when only `maxQueue` is given (`tollgate::spec::MAX_WAIT`).", "MAX_WAIT_MS", (MAX_WAIT.as_nanos() / 1_000_000) as f64);
+    number("How long a waiter keeps its place after its last poll, ms (`tollgate::concurrency::queue::CLAIM_WINDOW`).", "CLAIM_WINDOW_MS", (CLAIM_WINDOW.as_nanos() / 1_000_000) as f64);
     number("Numbers in the decision buffer before its pairs.", "DECISION_HEADER_LEN", DECISION_SUMMARY.len() as f64);
     number(
         "Numbers per pair record (the decision buffer's and the header record's).",

@@ -402,6 +402,7 @@ proptest! {
             }
             AnyAlgorithm::Concurrency(_) => AnyState::Concurrency(ConcurrencyState {
                 leases: vec![HeldLease { id: pick(1), expires_at: Nanos::new(pick(0)) }],
+                queue: Vec::new(),
             }),
         };
         let now = Nanos::new(if fields[6] % 2 == 0 { now } else { ORIGIN + now % 10_000 });

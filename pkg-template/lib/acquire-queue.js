@@ -4,15 +4,26 @@
 // module only keeps the waiters of each key in order and asks again for the head when a slot
 // may have freed: on a `release` in this process, or at the nearest lease's expiry (the
 // denial's `retryAfter`). One process only: waiters of other processes are not in this line.
-import { optionError } from "./options.js";
-import { millis } from "./wait.js";
-
-/** The most waiters per key when `maxWait` is given alone. */
-export const DEFAULT_MAX_QUEUE = 1000;
+import { durationMs, optionError, wholeIn } from "./options.js";
+import { DEFAULT_MAX_QUEUE, MAX_QUEUE, MAX_WAIT_MS } from "./contract.generated.js";
 
 /** Whether `options` asks `acquire` to wait in line. */
 export function queued(options) {
   return options !== undefined && options !== null && typeof options === "object" && (options.maxQueue !== undefined || options.maxWait !== undefined);
+}
+
+/**
+ * `maxQueue` and `maxWait` of `options` by the core's rules (`tollgate::spec::parse_queue`, its
+ * domains in the contract): `{ maxQueue, maxWait }` (ms), or null when neither is given.
+ * `ofText`: the wasm module's duration reader.
+ */
+export function queueOptions(options, ofText) {
+  if (!queued(options)) return null;
+  const { maxQueue, maxWait } = options;
+  return {
+    maxQueue: maxQueue === undefined ? DEFAULT_MAX_QUEUE : wholeIn("maxQueue", maxQueue, 0, MAX_QUEUE),
+    maxWait: maxWait === undefined ? MAX_WAIT_MS : durationMs("maxWait", maxWait, 0, MAX_WAIT_MS, ofText),
+  };
 }
 
 export class AcquireQueue {
@@ -33,11 +44,10 @@ export class AcquireQueue {
    * already holds `maxQueue` waiters or `maxWait` passes first; rejects with `signal`'s reason.
    */
   acquire(key, options) {
-    const { maxQueue = DEFAULT_MAX_QUEUE, maxWait, signal, now, ...rest } = options;
+    const { maxQueue: _q, maxWait: _w, signal, now, ...rest } = options;
     try {
       if (now !== undefined) throw optionError("conflicting_fields", "now", "now cannot be given with maxQueue or maxWait: a waiter in line is woken on the real clock");
-      if (!(Number.isInteger(maxQueue) && maxQueue >= 0)) throw optionError("out_of_range", "maxQueue", `maxQueue must be a whole number of at least 0, got ${maxQueue}`, RangeError);
-      const wait = maxWait === undefined ? Infinity : millis(maxWait, this.#ofText);
+      const { maxQueue, maxWait: wait } = queueOptions(options, this.#ofText);
       if (signal?.aborted) return Promise.reject(signal.reason);
       const id = Array.isArray(key) ? key.join("\u0000") : typeof key === "string" ? key : key.key;
       const line = this.#lines.get(id);
@@ -55,7 +65,7 @@ export class AcquireQueue {
       return new Promise((resolve, reject) => {
         const l = line ?? this.#open(id);
         const w = { key, rest, resolve, reject, signal, last, timer: null, onAbort: null };
-        if (wait !== Infinity) w.timer = setTimeout(() => this.#leave(l, id, w, () => resolve(w.last)), wait);
+        w.timer = setTimeout(() => this.#leave(l, id, w, () => resolve(w.last)), wait);
         if (signal) {
           w.onAbort = () => this.#leave(l, id, w, () => reject(signal.reason));
           signal.addEventListener("abort", w.onAbort, { once: true });

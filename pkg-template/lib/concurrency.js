@@ -6,7 +6,8 @@
 import { callOptions, fail, nowOf } from "./options.js";
 import { LEASE_FIELDS } from "./contract.generated.js";
 import { reservationId } from "./reserve.js";
-import { queued } from "./acquire-queue.js";
+import { queued, queueOptions } from "./acquire-queue.js";
+import { optionError } from "./options.js";
 
 const [LEASE, EXPIRES_AT, RELEASED] = LEASE_FIELDS;
 
@@ -86,10 +87,8 @@ function inLine(w, rkeys, swap) {
  * `read(keys)` the decision `w` wrote. A decision the failure mode made (degraded) holds no
  * lease: its `lease` is `null`.
  */
-export function acquireInStore(w, key, options, run, swap, read) {
-  if (queued(options)) {
-    return Promise.reject(new TypeError("acquire: waiting in line (maxQueue, maxWait) is built in memory only, not over a store (no cross-process ticket order): use waitFor, or acquire without them"));
-  }
+export function acquireInStore(w, key, options, run, swap, read, line) {
+  if (queued(options)) return acquireInLine(w, key, options, run, swap, read, line);
   const [hi, lo] = leaseId();
   return run(key, options, async (keys, rkeys, now, cost) => {
     let decision, taken;
@@ -136,4 +135,79 @@ export async function leaseInStore(w, op, lease, options, guarded, swap, read) {
     decision[op === "release" ? RELEASED : EXPIRES_AT] = answer[0];
     return decision;
   });
+}
+
+/**
+ * A store's waiters in line wake early when this process frees a slot (`ring`); a slot freed
+ * by another process is found at the next poll, which the core schedules (`pollAfter`, at most
+ * `tollgate::concurrency::queue::POLL_EVERY`).
+ */
+export class Bell {
+  #sleepers = new Set();
+
+  /** Resolves after `ms`, at a `ring`, or at once when `signal` aborts. */
+  sleep(ms, signal) {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        this.#sleepers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
+      this.#sleepers.add(done);
+    });
+  }
+
+  ring() {
+    for (const wake of [...this.#sleepers]) wake();
+  }
+}
+
+/**
+ * The store's `acquire` waiting in line (docs/concurrency.md, "Waiting in line"): the core
+ * keeps the line in the key's state (`tollgate::concurrency::queue`) and answers each attempt
+ * admitted, waiting (with when to ask again) or refused; this loop only asks again. `line`:
+ * `{ bell, ofText, release(token) }` of the limiter. A `signal` that aborts takes the ticket
+ * out of the line (a release of its id) and rejects with its reason.
+ */
+async function acquireInLine(w, key, options, run, swap, read, line) {
+  const { maxQueue: _q, maxWait: _w, signal, now: given, ...rest } = options;
+  if (given !== undefined) throw optionError("conflicting_fields", "now", "now cannot be given with maxQueue or maxWait: a waiter in line polls on the real clock");
+  const { maxQueue, maxWait } = queueOptions(options, line.ofText);
+  if (!w.hasConcurrency()) throw new TypeError("acquire: maxQueue and maxWait wait for a concurrency limit's slot; this policy has none (use waitFor)");
+  if (signal?.aborted) throw signal.reason;
+  const [hi, lo] = leaseId();
+  let deadline;
+  let answer;
+  for (;;) {
+    answer = undefined;
+    const decision = await run(key, rest, async (keys, rkeys, now, cost) => {
+      deadline ??= now + maxWait;
+      let d;
+      await swap(
+        rkeys,
+        (states) => {
+          const write = w.acquireQueuedStep(states, keys, now, cost, hi, lo, maxQueue, deadline);
+          d = read(keys);
+          answer = w.lastLease();
+          return write;
+        },
+        now,
+      );
+      return d;
+    });
+    // The store's failure mode answered (degraded): no lease, no line.
+    if (answer === undefined) return acquired(decision, undefined);
+    const [token, expiresAt, status, , pollAfter] = answer;
+    if (status !== "waiting") return acquired(decision, status === "admitted" ? [token, expiresAt] : undefined);
+    await line.bell.sleep(pollAfter, signal);
+    if (signal?.aborted) {
+      // Out of the line now rather than at the end of its claim window: a release of the
+      // waiter's id takes its ticket out (and frees a slot a poll in flight took).
+      await line.release(token).catch(() => undefined);
+      throw signal.reason;
+    }
+  }
 }

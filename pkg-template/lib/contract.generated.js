@@ -54,6 +54,12 @@ export const LEASE_ERROR_CODES = Object.freeze(["unknown_lease", "invalid_lease"
 /** What a lease adds to an answer (`tollgate::concurrency::LEASE_FIELDS`): `lease`, `expiresAt`, `released`. */
 export const LEASE_FIELDS = Object.freeze(["lease", "expiresAt", "released"]);
 
+/** The options of waiting in line (`tollgate::spec::QUEUE_FIELDS`). */
+export const QUEUE_FIELDS = Object.freeze(["maxQueue", "maxWait"]);
+
+/** Where a waiting acquisition stands (`tollgate::concurrency::queue::QUEUE_STATUSES`). */
+export const QUEUE_STATUSES = Object.freeze(["admitted", "waiting", "full", "timed_out"]);
+
 /** A decision's summary in the decision buffer (`tollgate::layout::DECISION_SUMMARY`). */
 export const DECISION_SUMMARY = Object.freeze(["allowed", "limit", "remaining", "resetAt", "retryAfter", "bindingKey", "bindingLimit", "pairs"]);
 
@@ -105,6 +111,18 @@ export const BLOCKED_CACHE_MS = 1000;
 
 /** The default `ipv6Subnet` (`tollgate::spec::DEFAULT_IPV6_SUBNET`). */
 export const DEFAULT_IPV6_SUBNET = 56;
+
+/** The largest `maxQueue` (`tollgate::algorithms::MAX_QUEUE`). */
+export const MAX_QUEUE = 10000;
+
+/** `maxQueue` when only `maxWait` is given (`tollgate::spec::DEFAULT_MAX_QUEUE`). */
+export const DEFAULT_MAX_QUEUE = 1000;
+
+/** The longest `maxWait`, ms, and the wait when only `maxQueue` is given (`tollgate::spec::MAX_WAIT`). */
+export const MAX_WAIT_MS = 3600000;
+
+/** How long a waiter keeps its place after its last poll, ms (`tollgate::concurrency::queue::CLAIM_WINDOW`). */
+export const CLAIM_WINDOW_MS = 5000;
 
 /** Numbers in the decision buffer before its pairs. */
 export const DECISION_HEADER_LEN = 8;

@@ -19,6 +19,9 @@ import { countedDecision, headerWriter } from "./erl-store.js";
 import { optionError } from "./options.js";
 import { clientError, publicError } from "./http-options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
+import { queueOptions } from "./acquire-queue.js";
+import { limitOrWait } from "./lease-release.js";
+import { durationMs } from "./wasm.js";
 import { DEFAULTS, TOLLGATE_LIMITS, maxValue, normalizeIP, tollgateFields, windowValue } from "./fastify-options.js";
 import { PEER_NAMES } from "./peer-names.js";
 
@@ -77,6 +80,8 @@ export class Limits {
     this.keyPrefix = store !== undefined ? route : "";
     /** `{ estimateOf, actualCost }` when the cost is known after the answer (cost-after.js), else null. */
     this.after = costAfterOptions(params);
+    /** `{ maxQueue, maxWait }` when a request waits in line for a concurrency slot, else null. */
+    this.queue = queueOptions(params, durationMs);
     if (customStore !== null && this.after !== null) {
       throw optionError("conflicting_fields", "estimatedCost", "estimatedCost and actualCost do not apply to a @fastify/rate-limit store (it cannot reserve); use a tollgate store, such as RedisStore");
     }
@@ -145,7 +150,7 @@ export class Limits {
    * the cost). A store error is thrown, or with `skipOnError` answered as an allowed request
    * with nothing counted.
    */
-  async check(req, { increment = true, reserves = false } = {}) {
+  async check(req, { increment = true, reserves = false, signal } = {}) {
     const p = this.params;
     const key = await this.keyOf(req);
     if (this.allowFn !== null ? await this.allowFn(req, key) : this.allowKeys?.includes(key)) return { isAllowed: true, key };
@@ -160,8 +165,11 @@ export class Limits {
     let decision;
     try {
       if (!increment) decision = await limiter.peek(id, { now, cost });
-      else decision = reserves && this.after !== null ? await reserve(limiter, id, cost, now) : await limiter.limit(id, { now, cost });
+      else if (reserves && this.after !== null) decision = await reserve(limiter, id, cost, now);
+      // Waiting in line (maxQueue, maxWait) only in the hook, which watches the client.
+      else decision = await limitOrWait(limiter, id, cost, now, signal === undefined ? null : this.queue, signal);
     } catch (e) {
+      if (signal?.aborted) throw e;
       // Bad input (a cost that is not one: `invalid_cost`) is never passed over.
       if (!p.skipOnError || e instanceof TypeError || e instanceof RangeError || (typeof e?.code === "string" && e.code.startsWith("invalid_"))) {
         // Fastify answers it (500, its message): never the key, the client's address or a stack.

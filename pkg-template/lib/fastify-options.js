@@ -7,6 +7,7 @@
 // tollgate limiter's (fastify-limits.js).
 import { ipKey, isIPv6 } from "./client-ip.js";
 import { MAX, SPEC_FIELDS as TOLLGATE_OPTIONS, fail, known, optionError, show, wholeIn } from "./options.js";
+import { QUEUE_FIELDS } from "./contract.generated.js";
 
 /** @fastify/rate-limit's defaults. */
 export const DEFAULTS = Object.freeze({ max: 1000, timeWindow: 60_000, hook: "onRequest", ipv6Subnet: 64, cache: 5000 });
@@ -29,7 +30,7 @@ export const TOLLGATE_LIMITS = ["algorithm", "quota", "limits", "limit", "window
  * tollgate's HTTP options beside them: `cost`, a function of the request (units a request
  * takes, default 1); `estimatedCost` and `actualCost`, the cost known after the answer (cost-after.js).
  */
-const HTTP_OPTIONS = ["cost", "estimatedCost", "actualCost"];
+const HTTP_OPTIONS = ["cost", "estimatedCost", "actualCost", ...QUEUE_FIELDS];
 
 /** `@lukeed/ms`'s `parse` (what @fastify/rate-limit reads a string `timeWindow` with): "1 minute", "2h", "500". */
 const MS = /^(-?(?:\d+)?\.?\d+) *(m(?:illiseconds?|s(?:ecs?)?))?(s(?:ec(?:onds?|s)?)?)?(m(?:in(?:utes?|s)?)?)?(h(?:ours?|rs?)?)?(d(?:ays?)?)?(w(?:eeks?|ks?)?)?(y(?:ears?|rs?)?)?$/;

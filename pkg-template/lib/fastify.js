@@ -12,7 +12,7 @@ import { optionError } from "./options.js";
 import { clientError } from "./http-options.js";
 import { settleReservation } from "./cost-after.js";
 import { extras } from "./extras.js";
-import { releaseWhenDone, releaserOf } from "./lease-release.js";
+import { releaseWhenDone, releaserOf, closeSignal } from "./lease-release.js";
 
 const LEGACY_LABELS = Object.freeze({ rateLimit: "x-ratelimit-limit", rateRemaining: "x-ratelimit-remaining", rateReset: "x-ratelimit-reset", retryAfter: "retry-after" });
 const DRAFT_LABELS = Object.freeze({ rateLimit: "ratelimit-limit", rateRemaining: "ratelimit-remaining", rateReset: "ratelimit-reset", retryAfter: "retry-after" });
@@ -90,13 +90,18 @@ function hookOf(limits, ran) {
     if (req[ran]) return;
     req[ran] = true;
     let answer;
+    // With maxQueue or maxWait the request may wait in line: a client that goes away leaves it.
+    const waiting = limits.queue !== null ? closeSignal(reply.raw) : null;
     try {
-      answer = await check(limits, req, { reserves: true });
+      answer = await check(limits, req, { reserves: true, signal: waiting?.signal });
     } catch (e) {
+      if (waiting?.signal.aborted) return reply.hijack();
       // A cost that is not one: 400 and the Worker's JSON error, as every adapter answers it.
       const mistake = clientError(e);
       if (mistake === null) throw e;
       return reply.code(mistake.status).type("application/json").send(mistake.body);
+    } finally {
+      waiting?.done();
     }
     if (answer.isAllowed) return;
     const figures = decided.get(answer);

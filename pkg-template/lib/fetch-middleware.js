@@ -18,7 +18,7 @@ import { clientError, denialBody, httpOptions, publicError, secretsOf, settleHit
 import { shadowReport } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "./options.js";
 import { dropCopy, reserve, settleReservation, splitResponse, waitUntilOf } from "./cost-after.js";
-import { releasingResponse, releaserOf } from "./lease-release.js";
+import { limitOrWait, releasingResponse, releaserOf } from "./lease-release.js";
 
 /** The response with `headers` set: in place when it allows that, else on a copy. */
 function withHeaders(response, headers) {
@@ -59,11 +59,15 @@ export function rateLimitFetch(options) {
       if (skip !== undefined && (await skip(request, ...rest))) return inner(request, ...rest);
       const keys = await key(request, ...rest);
       const cost = after !== null ? await after.estimateOf(request, ...rest) : costOf !== undefined ? await costOf(request, ...rest) : 1;
-      const now = Date.now();
+      let now = Date.now();
       let decision;
       try {
-        decision = after !== null ? await reserve(limiter, keys, cost, now) : await limiter.limit(keys, { cost, now });
+        decision = after !== null ? await reserve(limiter, keys, cost, now) : await limitOrWait(limiter, keys, cost, now, o.queue, request.signal);
+        // After waiting in line, the figures stand at the admission.
+        if (o.queue !== null) now = Date.now();
       } catch (e) {
+        // The client went away while waiting in line: its ticket left the line.
+        if (request.signal?.aborted) throw e;
         const mistake = clientError(e);
         // A runtime may answer the error: without the key or a stack.
         if (mistake === null) throw publicError(e, secretsOf(keys));

@@ -10,7 +10,7 @@ import { honoOptions } from "./hono-options.js";
 import { shadowReport } from "./shadow-report.js";
 import { clientError, publicError, rateLimitInfo, secretsOf, settleHit } from "./http-options.js";
 import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
-import { releasingResponse, releaserOf } from "./lease-release.js";
+import { limitOrWait, releasingResponse, releaserOf } from "./lease-release.js";
 
 export { webSocketLimiter } from "./hono-websocket.js";
 
@@ -39,11 +39,15 @@ export function rateLimiter(options) {
     const cost = o.after !== null ? await o.after.estimateOf(c) : o.costOf !== undefined ? await o.costOf(c) : 1;
     const limiter = await limits.forRequest(c);
     limits.handOver(limiter, key);
-    const now = Date.now();
+    let now = Date.now();
     let decision;
     try {
-      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limiter.limit(key, { cost, now });
+      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limitOrWait(limiter, key, cost, now, o.queue, c.req.raw.signal);
+      // After waiting in line, the figures stand at the admission.
+      if (o.queue !== null) now = Date.now();
     } catch (e) {
+      // The client went away while waiting in line: its ticket left the line.
+      if (c.req.raw.signal?.aborted) throw e;
       // A client's mistake (a cost that is not one) is a 400; anything else goes to onError
       // without the key or a stack.
       const mistake = clientError(e);

@@ -7,11 +7,14 @@ import { HEADER_FIELDS, SERVING_DOMAINS } from "./contract.generated.js";
 import { bindingKey } from "./decision.js";
 import { costAfterOptions } from "./cost-after.js";
 import { PEER_NAMES } from "./peer-names.js";
+import { QUEUE_FIELDS } from "./contract.generated.js";
+import { queueOptions } from "./acquire-queue.js";
+import { durationMs } from "./wasm.js";
 
 /** The option names `httpOptions` reads; an adapter adds its own. */
 const SHARED = [
   "limiter", "key", "cost", "estimatedCost", "actualCost", "skip", "statusCode", "message", "handler",
-  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_FIELDS,
+  "skipFailedRequests", "skipSuccessfulRequests", "requestWasSuccessful", ...HEADER_FIELDS, ...QUEUE_FIELDS,
 ];
 
 /** express-rate-limit's names of tollgate's options (peer-names.js), for a misspelt name's hint. */
@@ -77,6 +80,8 @@ export function httpOptions(options, own, makeLimiter = limiterOf, edge = "http"
   const [min, max, defaultStatus] = SERVING_DOMAINS[edge].status; // the core's domain
   const status = wholeIn("statusCode", options.statusCode ?? defaultStatus, min, max);
   const after = costAfterOptions(options);
+  const queue = queueOptions(options, durationMs);
+  if (queue !== null && after !== null) throw optionError("conflicting_fields", "maxQueue", "maxQueue and maxWait wait for a concurrency limit's slot; they cannot be given with estimatedCost or actualCost (a reservation)");
   const limiter = makeLimiter(options, rest);
   const skipFailed = flag(options, "skipFailedRequests");
   const skipSuccessful = flag(options, "skipSuccessfulRequests");
@@ -85,6 +90,8 @@ export function httpOptions(options, own, makeLimiter = limiterOf, edge = "http"
     costOf: optionalFunction(options, "cost"),
     /** `{ estimateOf, actualCost }` (cost-after.js) when the cost is known after the answer, else null. */
     after,
+    /** `{ maxQueue, maxWait }` (ms) when a request waits in line for a slot, else null. */
+    queue,
     skip: optionalFunction(options, "skip"),
     handler: optionalFunction(options, "handler"),
     wasSuccessful: optionalFunction(options, "requestWasSuccessful"),

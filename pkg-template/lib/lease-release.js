@@ -84,3 +84,24 @@ export function releasingResponse(response, release, keepAlive, signal) {
   });
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
+
+/**
+ * A middleware's hit: `limiter.limit`, or with `queue` (`{ maxQueue, maxWait }`, the
+ * middleware's options) `limiter.acquire` waiting in line for a concurrency slot, admitted in
+ * order, refused (the core's denial) when the line is full or `maxWait` passes; `signal` (the
+ * request's) aborting takes the request out of the line and rejects with its reason.
+ */
+export function limitOrWait(limiter, key, cost, now, queue, signal) {
+  if (queue === null || typeof limiter.acquire !== "function") return limiter.limit(key, { cost, now });
+  return limiter.acquire(key, { cost, maxQueue: queue.maxQueue, maxWait: queue.maxWait, signal });
+}
+
+/** An AbortSignal that aborts when `res` (node:http's) closes before its answer is sent; `done()` stops watching. */
+export function closeSignal(res) {
+  const controller = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) controller.abort(new Error("the client went away while waiting in line"));
+  };
+  res.once("close", onClose);
+  return { signal: controller.signal, done: () => res.off("close", onClose) };
+}

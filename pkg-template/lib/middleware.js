@@ -15,7 +15,7 @@ import { controlsOf, listedAnswer } from "./controls.js";
 import { shadowReport } from "./shadow-report.js";
 import { reportFailedOpen } from "./decision-hook.js";
 import { reserve, settleReservation } from "./cost-after.js";
-import { releaseWhenDone, releaserOf } from "./lease-release.js";
+import { releaseWhenDone, releaserOf, closeSignal, limitOrWait } from "./lease-release.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
@@ -153,11 +153,14 @@ export function rateLimit(passed = {}) {
     const listed = controlsOf.get(limiter)?.listed(key, req.ip ?? req.socket?.remoteAddress) ?? null;
     if (listed !== null) return answerListed(req, res, next, listedAnswer(limiter, listed, Date.now()), key);
     limits.handOver(limiter, key);
-    const now = Date.now();
+    let now = Date.now();
     let decision;
+    const waiting = o.queue !== null ? closeSignal(res) : null;
     try {
-      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limiter.limit(key, { cost, now });
+      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limitOrWait(limiter, key, cost, now, o.queue, waiting?.signal);
     } catch (e) {
+      // The client went away while waiting in line: its ticket left the line, nothing to answer.
+      if (waiting?.signal.aborted) return false;
       const mistake = clientError(e);
       if (mistake !== null) return answerMistake(res, mistake);
       // Passed on without the key, the client's address or a stack (Express may answer with it).
@@ -165,7 +168,11 @@ export function rateLimit(passed = {}) {
       logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
       reportFailedOpen(options.onDecision, cost);
       return true;
+    } finally {
+      waiting?.done();
     }
+    // After waiting in line, the figures stand at the admission.
+    if (o.queue !== null) now = Date.now();
     if (store !== null) {
       v.positiveHits(decision.used);
       if (options.standardHeaders === "draft-7") v.headersResetTime(decision.resetTime);

@@ -6,7 +6,7 @@
 // conflict one more, and no algorithm exists anywhere but in the core: every round is the
 // core's compare-and-swap step (`StorePolicy.step`, `tollgate::store::cas_step`), and one
 // loop (`#swapLoop`) drives it for one key's batch of hits, a several-key hit and a refund.
-import { validateKeys } from "./wasm.js";
+import { durationMs, validateKeys } from "./wasm.js";
 import { keysOf, callOptions, optionError, stringKey, stateBytes } from "./options.js";
 import { readDecision } from "./decision.js";
 import { extras } from "./extras.js";
@@ -16,7 +16,7 @@ import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "./memory-limiter.js";
 import { reserveInStore, settleInStore } from "./reserve.js";
-import { acquireInStore, leaseInStore, noAnonymousSlots } from "./concurrency.js";
+import { Bell, acquireInStore, leaseInStore, noAnonymousSlots } from "./concurrency.js";
 import { StoreLimiter } from "./store-limiter.js";
 // A `SwapRun`'s codes: what to send after a decision, what Redis answered, how the run goes on.
 import { SWAP_FINAL, SWAP_WRITE, SWAP_SWAPPED, SWAP_GUARDED, SWAP_OTHER_BYTES, SWAP_CONTENDED, ANSWER_CONTENTION } from "./contract.generated.js";
@@ -143,12 +143,18 @@ export class RedisLimiter extends StoreLimiter {
   acquire(key, options) {
     const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     const run = (k, o, decide) => this.#run(k, o, false, (keys, rkeys, now, cost) => decide(keys, rkeys, now, cost));
-    return acquireInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+    return acquireInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read, this.#line);
   }
+
+  /** `acquire`'s waiters in line (maxQueue, maxWait): woken when this process frees a slot. */
+  #line = { bell: new Bell(), ofText: durationMs, release: (token) => this.release(token) };
 
   /** Frees a lease's slots on every key: the keys' figures with `released` (false: nothing to free). */
   release(lease, options) {
-    return this.#lease("release", lease, options);
+    return this.#lease("release", lease, options).then((d) => {
+      if (d.released) this.#line.bell.ring();
+      return d;
+    });
   }
 
   /** Extends a live lease: the keys' figures with `expiresAt`; rejects `unknown_lease` or `invalid_lease`, changing nothing. */

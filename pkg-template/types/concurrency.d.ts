@@ -31,11 +31,11 @@ export interface LeaseOptions {
   now?: number;
 }
 
-/** `acquire` waiting in a bounded FIFO line for a slot (in memory only; docs/concurrency.md, "Waiting in line"). */
+/** `acquire` waiting in a bounded FIFO line for a slot (in memory, and across processes over Redis; docs/concurrency.md, "Waiting in line"). */
 export interface QueuedAcquireOptions {
   /** A whole number of units (default 1). */
   cost?: number;
-  /** Most waiters in the key's line (default 1000); a full line answers the core's denial at once. */
+  /** Most waiters in the key's line (0 to 10,000; default 1000); a full line answers the core's denial at once. */
   maxQueue?: number;
   /** The longest to wait in line (ms, or a duration such as `"5s"`), then the core's denial. */
   maxWait?: number | string;

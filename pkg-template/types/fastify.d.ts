@@ -13,6 +13,10 @@ export interface TollgateLimitOptions extends Partial<LimitOptions>, Omit<Contro
   /** Units a request takes (default 1); one that is not a cost is answered 400 `invalid_cost`. */
   cost?: (request: FastifyRequest) => Maybe<number>;
   /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  /** Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line is a 429 at once (docs/concurrency.md). */
+  maxQueue?: number;
+  /** Waiting in line for a concurrency slot: the longest a request waits (ms, or a duration; 0 to an hour), then a 429. */
+  maxWait?: number | string;
   estimatedCost?: number | ((request: FastifyRequest) => Maybe<number>);
   /** The actual cost, read once the response was sent or its connection closed; settles the reservation of `estimatedCost`. */
   actualCost?: (request: FastifyRequest, reply: any) => Maybe<number | undefined>;

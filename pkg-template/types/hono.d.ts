@@ -65,6 +65,10 @@ export interface HonoLimitOptions<C> extends Partial<Omit<LimitOptions, "limit" 
   /** Units a request costs (default 1; not with a hono-rate-limiter Store). */
   cost?: (c: C) => Maybe<number>;
   /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
+  /** Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line is a 429 at once (docs/concurrency.md). */
+  maxQueue?: number;
+  /** Waiting in line for a concurrency slot: the longest a request waits (ms, or a duration; 0 to an hour), then a 429. */
+  maxWait?: number | string;
   estimatedCost?: number | ((c: C) => Maybe<number>);
   /** The actual cost, from a copy of the route's answer whose body it may read; settles the reservation of `estimatedCost`. */
   actualCost?: (c: C, response: Response) => Maybe<number | undefined>;

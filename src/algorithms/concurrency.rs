@@ -69,21 +69,69 @@ pub struct HeldLease {
     pub expires_at: Nanos,
 }
 
-/// A key's leases, in the order they were taken (the newest last).
+/// The most tickets a key's line may hold ([`crate::concurrency::queue`]).
+pub const MAX_QUEUE: u64 = 10_000;
+
+/// A waiter's place in a key's line ([`crate::concurrency::queue`]): its id (the lease id it
+/// takes when admitted), until when it counts as alive (its last poll plus the claim window:
+/// a waiter that stops asking leaves the line then), and its `maxWait` deadline.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Ticket {
+    /// The caller's random draw, the lease's id once admitted.
+    pub id: u64,
+    /// The waiter's last poll plus the claim window.
+    pub alive_until: Nanos,
+    /// When the waiter gives up (its arrival plus `maxWait`).
+    pub deadline: Nanos,
+}
+
+impl Ticket {
+    /// Whether the ticket still holds its place at `now`.
+    pub fn live(&self, now: Nanos) -> bool {
+        self.alive_until > now && self.deadline > now
+    }
+
+    /// When the ticket stops holding its place, unless polled again.
+    pub fn ends_at(&self) -> Nanos {
+        self.alive_until.min(self.deadline)
+    }
+}
+
+/// A key's leases, in the order they were taken (the newest last), and its line of waiters
+/// in arrival order (empty unless callers wait in line).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ConcurrencyState {
     /// The leases, some maybe expired (they are dropped at the next write).
     pub leases: Vec<HeldLease>,
+    /// The waiters' tickets, first come first; some maybe dead (dropped at the next write).
+    pub queue: Vec<Ticket>,
 }
 
 impl ConcurrencyState {
-    /// The latest expiry (zero when empty): from then the key is fresh.
+    /// The latest lease expiry (zero when none).
     pub fn latest_expiry(&self) -> Nanos {
         self.leases.iter().map(|l| l.expires_at).max().unwrap_or(Nanos::ZERO)
     }
 
-    fn live(&self, now: Nanos) -> impl Iterator<Item = &HeldLease> + '_ {
+    /// When the key is fresh: its last lease expired and its last ticket ended.
+    pub fn fresh_at(&self) -> Nanos {
+        self.queue.iter().map(Ticket::ends_at).fold(self.latest_expiry(), Nanos::max)
+    }
+
+    pub(crate) fn live(&self, now: Nanos) -> impl Iterator<Item = &HeldLease> + '_ {
         self.leases.iter().filter(move |l| l.expires_at > now)
+    }
+
+    /// The tickets still in line at `now`, in order.
+    pub fn waiting(&self, now: Nanos) -> impl Iterator<Item = &Ticket> + '_ {
+        self.queue.iter().filter(move |t| t.live(now))
+    }
+
+    /// The state with the given leases and this state's tickets live at `now` but `id`'s
+    /// (`None` when both are empty).
+    fn with_leases(&self, leases: Vec<HeldLease>, now: Nanos, id: u64) -> Option<ConcurrencyState> {
+        let queue: Vec<Ticket> = self.waiting(now).filter(|t| t.id != id || id == 0).copied().collect();
+        (!leases.is_empty() || !queue.is_empty()).then_some(ConcurrencyState { leases, queue })
     }
 }
 
@@ -124,15 +172,21 @@ impl Concurrency {
         state.map_or(fresh, |s| fresh.max(s.latest_expiry()))
     }
 
+    // Not inlined: every dispatch over the algorithms (check, peek, the batch loops) would
+    // otherwise carry a copy; a concurrency decision allocates its new state anyway.
+    #[inline(never)]
     fn decide(&self, state: Option<&ConcurrencyState>, now: Nanos, cost: u64) -> Result<Outcome<ConcurrencyState>, CheckError> {
         if cost == 0 {
             return Err(CheckError::ZeroCost);
         }
         let live = state.map_or(0, |s| s.live(now).count() as u64);
+        // Waiters in line hold their places: a hit without a ticket never overtakes them.
+        let waiting = state.map_or(0, |s| s.waiting(now).count() as u64);
         let nearest = |s: Option<&ConcurrencyState>| {
-            s.and_then(|s| s.live(now).map(|l| l.expires_at).min()).map_or(Nanos::ZERO, |e| e.saturating_sub(now))
+            s.and_then(|s| s.live(now).map(|l| l.expires_at).chain(s.waiting(now).map(Ticket::ends_at)).min())
+                .map_or(Nanos::ZERO, |e| e.saturating_sub(now))
         };
-        if live >= self.limit {
+        if live.saturating_add(waiting) >= self.limit {
             let wait = nearest(state);
             let decision = Decision {
                 allowed: false,
@@ -147,8 +201,9 @@ impl Concurrency {
         let expires_at = self.expiry(state, now);
         let mut leases = state.map_or_else(Vec::new, |s| live_at(s, now));
         leases.push(HeldLease { id: 0, expires_at });
-        let new = ConcurrencyState { leases };
-        let remaining = self.limit - live - 1;
+        let queue = state.map_or_else(Vec::new, |s| s.waiting(now).copied().collect());
+        let new = ConcurrencyState { leases, queue };
+        let remaining = self.limit - live - waiting - 1;
         let decision = Decision {
             allowed: true,
             limit: self.limit,
@@ -167,13 +222,14 @@ impl Concurrency {
         }
     }
 
-    /// Frees the live lease `id` at `now` (and drops the expired ones): the new state (`None`
-    /// when no lease is left) and whether `id` was live. Id 0 (anonymous) is never released.
+    /// Frees the live lease `id` at `now` (and drops the expired ones), and takes `id`'s ticket
+    /// out of the line (a waiter that gave up): the new state (`None` when nothing is left)
+    /// and whether the lease `id` was live. Id 0 (anonymous) is never released.
     pub fn release(&self, state: &ConcurrencyState, now: Nanos, id: u64) -> (Option<ConcurrencyState>, bool) {
         let was = id != 0 && state.live(now).any(|l| l.id == id);
         let mut leases = live_at(state, now);
         leases.retain(|l| !(was && l.id == id));
-        ((!leases.is_empty()).then_some(ConcurrencyState { leases }), was)
+        (state.with_leases(leases, now, id), was)
     }
 
     /// Extends the live lease `id` to `now + lease_ttl` (never shortening it, and never before
@@ -189,7 +245,8 @@ impl Concurrency {
         for l in leases.iter_mut().filter(|l| l.id == id) {
             l.expires_at = l.expires_at.max(expires_at);
         }
-        Some((ConcurrencyState { leases }, expires_at))
+        let queue = state.waiting(now).copied().collect();
+        Some((ConcurrencyState { leases, queue }, expires_at))
     }
 }
 
@@ -231,10 +288,10 @@ impl Algorithm for Concurrency {
     /// A refund gives nothing back: a slot is freed by [`release`](Concurrency::release) or
     /// its expiry, never by a count.
     fn refund(&self, state: &ConcurrencyState, _now: Nanos, _cost: u64) -> Option<ConcurrencyState> {
-        (!state.leases.is_empty()).then(|| state.clone())
+        (!state.leases.is_empty() || !state.queue.is_empty()).then(|| state.clone())
     }
 
     fn fresh_at(&self, state: &ConcurrencyState) -> Nanos {
-        state.latest_expiry()
+        state.fresh_at()
     }
 }

@@ -26,7 +26,7 @@ pub mod token_bucket;
 
 pub use alignment::Alignment;
 #[cfg(feature = "concurrency")]
-pub use concurrency::{Concurrency, ConcurrencyState, HeldLease, MAX_CONCURRENCY, MAX_LEASE_TTL};
+pub use concurrency::{Concurrency, ConcurrencyState, HeldLease, Ticket, MAX_CONCURRENCY, MAX_LEASE_TTL, MAX_QUEUE};
 pub use any::{AnyAlgorithm, AnyState, Kind, LimitSpec};
 pub use fixed_window::{FixedWindow, FixedWindowState};
 pub use fixed_window_first_hit::{FirstHitState, FixedWindowFirstHit};

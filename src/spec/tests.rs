@@ -703,3 +703,27 @@ fn a_sliding_buckets_offset_moves_only_its_bucket_boundaries() {
     assert_ne!(buckets("600ms"), buckets("0s"));
     assert_eq!(buckets("600ms"), buckets("100ms"));
 }
+
+#[cfg(feature = "concurrency")]
+#[test]
+fn queue_options_have_their_defaults_and_refuse_their_mistakes() {
+    assert_eq!(parse_queue(&O(vec![])), Ok(None));
+    let only_wait = parse_queue(&O(vec![("maxWait", S("5s"))])).unwrap().unwrap();
+    assert_eq!(only_wait, QueueSpec { max_queue: DEFAULT_MAX_QUEUE, max_wait: Nanos::from_secs(5) });
+    let only_queue = parse_queue(&O(vec![("maxQueue", N(0.0))])).unwrap().unwrap();
+    assert_eq!(only_queue, QueueSpec { max_queue: 0, max_wait: MAX_WAIT });
+    let zero = parse_queue(&O(vec![("maxWait", N(0.0))])).unwrap().unwrap();
+    assert_eq!(zero.max_wait, Nanos::ZERO);
+    let cases = [
+        (("maxQueue", N(-1.0)), "out_of_range", "maxQueue"),
+        (("maxQueue", N(1.5)), "out_of_range", "maxQueue"),
+        (("maxQueue", N(10_001.0)), "out_of_range", "maxQueue"),
+        (("maxQueue", S("9")), "invalid_type", "maxQueue"),
+        (("maxWait", S("2h")), "out_of_range", "maxWait"),
+        (("maxWait", S("soon")), "invalid_value", "maxWait"),
+    ];
+    for (field, code, at) in cases {
+        let e = parse_queue(&O(vec![field])).unwrap_err();
+        assert_eq!((e.code, e.field.as_str()), (code, at), "{}", e.message);
+    }
+}

@@ -71,8 +71,8 @@ for (const kind of CLIENTS) {
     assert.deepEqual(await redis.export("k"), bytes, "the replay changed nothing");
     await assert.rejects(redis.renew(a.lease, { now: T0 + 3 }), { code: "unknown_lease", field: "lease" });
     await assert.rejects(redis.release("nope"), { code: "invalid_lease", field: "lease" });
-    // Waiting in line is one process's (memory): over a store it is refused, not ignored.
-    await assert.rejects(redis.acquire("k", { maxWait: 10 }), { name: "TypeError", message: /in memory only/ });
+    // Waiting in line runs on the real clock (queue.test.mjs): a given `now` is refused, not ignored.
+    await assert.rejects(redis.acquire("k", { maxWait: 10, now: T0 + 4 }), { code: "conflicting_fields", field: "now" });
     const b = await redis.acquire("k", { now: T0 + 4 });
     // Another process (a store that never saw the key) renews and releases the lease: it reads
     // what Redis holds rather than refusing over what it does not know.

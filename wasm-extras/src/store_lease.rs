@@ -7,6 +7,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 use js_sys::Array;
+use tollgate::concurrency::queue::{QueueArgs, QueueStatus};
 use tollgate::concurrency::LeaseToken;
 use tollgate::store::cas_step;
 use wasm_bindgen::prelude::*;
@@ -38,29 +39,61 @@ impl StorePolicy {
         id_hi: u32,
         id_lo: u32,
     ) -> Result<JsValue, JsValue> {
+        // An acquisition that never waits: a line of 0 and a deadline of now (one compare-and-
+        // swap path for both, so the module holds one copy of it).
+        let written = self.acquire_queued_step(states, keys, now, cost, id_hi, id_lo, 0.0, now)?;
+        self.lease = self.lease.take().and_then(|a| {
+            let admitted = a.get(2).as_string().is_some_and(|s| s == QueueStatus::Admitted.name());
+            admitted.then(|| Array::of2(&a.get(0), &a.get(1)))
+        });
+        Ok(written)
+    }
+
+    /// The compare-and-swap step of acquiring waiting in line (`tollgate::concurrency::queue`):
+    /// as `acquireStep`, for the waiter `idHi * 2^32 + idLo`, joining the line only while fewer
+    /// than `maxQueue` wait, giving up at `deadline` (ms since the epoch; a waiter's ticket keeps
+    /// the deadline of its arrival). `lastLease` then gives `[token, expiresAt, status,
+    /// position, pollAfter]`: the waiter's token (a lease when admitted; its release takes a
+    /// waiter out of the line), the lease's expiry (`null` unless admitted), the status's name
+    /// (`admitted`, `waiting`, `full`, `timed_out`), the tickets ahead and when to poll again
+    /// (ms).
+    #[wasm_bindgen(js_name = acquireQueuedStep)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn acquire_queued_step(
+        &mut self,
+        states: &Array,
+        keys: Vec<String>,
+        now: f64,
+        cost: f64,
+        id_hi: u32,
+        id_lo: u32,
+        max_queue: f64,
+        deadline: f64,
+    ) -> Result<JsValue, JsValue> {
         let now = now_from_ms(now)?;
         let cost = cost_from(cost)?;
+        let deadline = now_from_ms(deadline)?;
         let raw = raw_states(states)?;
         let id = lease_id(id_hi, id_lo);
+        let args = QueueArgs::new(max_queue.max(0.0) as u64, deadline);
         let inner = &self.inner;
-        let step = cas_step(inner, &raw, &mut |st| {
-            let d = inner.acquire(st, now, cost, id);
-            (d, inner.lease_expires_at(st, id))
-        })
-        .map_err(|(_, e)| decode_error(&e))?;
-        let (d, expires) = step.result;
-        let d = d.map_err(|e| check_error(&e, &self.inner))?;
-        self.out.write(&d);
-        self.lease = match (d.allowed, expires) {
-            (true, Some(at)) => {
-                let token = LeaseToken { id, policy: String::new(), keys }.to_token();
-                let out = Array::new();
-                out.push(&JsValue::from_str(&token));
-                out.push(&JsValue::from_f64(expiry_ms(at)));
-                Some(out)
-            }
-            _ => None,
+        let step = cas_step(inner, &raw, &mut |st| inner.acquire_queued(st, now, cost, id, args))
+            .map_err(|(_, e)| decode_error(&e))?;
+        let q = step.result.map_err(|e| check_error(&e, &self.inner))?;
+        self.out.write(&q.decision);
+        let out = Array::new();
+        out.push(&JsValue::from_str(&LeaseToken { id, policy: String::new(), keys }.to_token()));
+        match q.expires_at.filter(|_| q.status == QueueStatus::Admitted) {
+            Some(at) => out.push(&JsValue::from_f64(expiry_ms(at))),
+            None => out.push(&JsValue::NULL),
         };
+        out.push(&JsValue::from_str(q.status.name()));
+        out.push(&JsValue::from_f64(match q.status {
+            QueueStatus::Waiting { position } => position as f64,
+            _ => 0.0,
+        }));
+        out.push(&JsValue::from_f64(q.poll_after.as_nanos().div_ceil(1_000_000) as f64));
+        self.lease = Some(out);
         Ok(self.written(&step.states, step.changed))
     }
 
