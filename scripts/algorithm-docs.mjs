@@ -7,7 +7,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { KINDS } from "../pkg-template/lib/contract.generated.js";
+import { KINDS } from "../pkg-template/lib/contract/contract.generated.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const OUT = resolve(root, "www/app/algorithm-docs.js");

@@ -84,11 +84,12 @@ echo '{ "type": "commonjs" }' > "$out/dist/cjs/package.json"
 # "imports" maps per runtime to a loader in dist/load/ (from pkg-template/targets/): node, bun,
 # deno, workerd, edge-light, and browsers and bundlers.
 mkdir -p "$out/dist/lib" "$out/dist/load"
-for f in pkg-template/lib/*.js; do
-  sed -E -e 's#from "\./wasm\.js"#from "\#wasm"#' -e 's#from "\./lite-wasm\.js"#from "\#wasm-lite"#' \
-    -e 's#from "\./extras\.js"#from "\#wasm"#' "$f" > "$out/dist/lib/$(basename "$f")"
+for f in $(cd pkg-template/lib && find . -name '*.js'); do
+  mkdir -p "$(dirname "$out/dist/lib/$f")"
+  sed -E -e 's#from "(\./|(\.\./)+)wasm\.js"#from "\#wasm"#' -e 's#from "(\./|(\.\./)+)lite-wasm\.js"#from "\#wasm-lite"#' \
+    -e 's#from "(\./|(\.\./)+)extras\.js"#from "\#wasm"#' "pkg-template/lib/$f" > "$out/dist/lib/$f"
 done
-if grep -lE 'from "\./(wasm|lite-wasm|extras)\.js"' "$out"/dist/lib/*.js; then
+if grep -rlE 'from "(\./|(\.\./)+)(wasm|lite-wasm|extras)\.js"' "$out"/dist/lib; then
   echo "build-pkg: an import of a loader was left unrewritten (above)" >&2; exit 1
 fi
 for t in node bun deno workerd edge web; do
@@ -105,13 +106,13 @@ cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/lo
 # `instanceof` and key handles agree across them (not with `import`, which has its own copy).
 # tollgate/lite's lib/lite.js reaches the lite module's glue only (targets/cjs-lite.js as
 # dist/cjs/lib/lite-wasm.js), so requiring it never loads the limiter's module.
-mkdir -p "$work/cjslib" "$out/dist/cjs/lib" && cp pkg-template/lib/*.js "$work/cjslib/"
+mkdir -p "$work/cjslib" "$out/dist/cjs/lib" && cp -r pkg-template/lib/. "$work/cjslib/"
 cp pkg-template/targets/cjs.js "$work/cjslib/wasm.js"
 cp pkg-template/targets/cjs-lite.js "$work/cjslib/lite-wasm.js"
-sed -i 's#from "\./extras\.js"#from "./wasm.js"#' "$work"/cjslib/*.js
+find "$work/cjslib" -name '*.js' -exec sed -i -E 's#from "(\./|(\.\./)+)extras\.js"#from "\1wasm.js"#' {} +
 # Minified as they are converted (a release build; see `minify` above).
-for f in "$work"/cjslib/*.js; do
-  "$tools/esbuild" "$f" --format=cjs --platform=node "${minify[@]}" --log-level=warning --outfile="$out/dist/cjs/lib/$(basename "$f")"
+for f in $(cd "$work/cjslib" && find . -name '*.js'); do
+  "$tools/esbuild" "$work/cjslib/$f" --format=cjs --platform=node "${minify[@]}" --log-level=warning --outfile="$out/dist/cjs/lib/$f"
 done
 for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
 cp pkg-template/targets/cjs-lite-entry.js "$out/dist/cjs/lite.js"
@@ -119,7 +120,7 @@ cp pkg-template/targets/cjs-lite-entry.js "$out/dist/cjs/lite.js"
 # Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
 # traces and `constructor.name`): the tarball's size budget (tests/js/tarball.test.mjs), and the comments are pkg-template's, the types' docs are kept whole.
 if [ "$mode" = release ]; then
-  for f in "$out"/dist/lib/*.js "$out"/dist/*.js "$out"/dist/cjs/{index,fastify,hono,limiter,lite}.js; do
+  for f in $(find "$out/dist/lib" -name '*.js') "$out"/dist/*.js "$out"/dist/cjs/{index,fastify,hono,limiter,lite}.js; do
     "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
   done
 fi

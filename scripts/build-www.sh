@@ -22,8 +22,10 @@ else
   # The package's one copy of its JavaScript, its "#wasm" imports pointed at the browser loaders
   # (package.json's "imports", as a bundler would resolve them for a browser).
   cp pkg/dist/load/web*.js pkg/dist/load/start.js "$out/load/"
-  for f in pkg/dist/lib/*.js; do
-    sed -E 's#"\#wasm"#"../load/web.js"#g; s#"\#wasm-lite"#"../load/web-lite.js"#g' "$f" > "$out/web/$(basename "$f")"
+  for f in $(cd pkg/dist/lib && find . -name '*.js'); do
+    up=$(printf '../%.0s' $(seq "$(tr -cd / <<<"$f" | wc -c)")) # one ../ per folder, and one to web/
+    mkdir -p "$(dirname "$out/web/$f")"
+    sed -E "s#\"\\#wasm\"#\"${up}load/web.js\"#g; s#\"\\#wasm-lite\"#\"${up}load/web-lite.js\"#g" "pkg/dist/lib/$f" > "$out/web/$f"
   done
   echo "www/vendor/tollgate: the package's web build ($(stat -c %s "$out/tollgate_wasm_lite_bg.wasm") bytes of wasm for the page)"
 fi

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ALGORITHMS } from "../pkg-template/lib/contract.generated.js";
+import { ALGORITHMS } from "../pkg-template/lib/contract/contract.generated.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const { RateLimiter } = await import(resolve(root, "pkg/dist/lib/index.js"));

@@ -1,6 +1,6 @@
 //! The numbers that cross the wasm boundary in a `Float64Array`, laid out here once: the wasm
 //! modules write and read them in this order, and the npm package reads and writes them
-//! through `pkg-template/lib/contract.generated.js`, generated from these lists
+//! through `pkg-template/lib/contract/contract.generated.js`, generated from these lists
 //! (`tests/contracts.rs`).
 
 use alloc::vec::Vec;
@@ -9,7 +9,7 @@ use crate::policy::{LimitDecision, LimitRef, PolicyDecision};
 use crate::{Decision, Nanos};
 
 /// A decision's summary, the first numbers of the decision buffer (wasm-common's `out.rs`
-/// writes it, `lib/decision.js` reads it): `allowed` is 1 admitted, 0 denied, and
+/// writes it, `lib/limiter/decision.js` reads it): `allowed` is 1 admitted, 0 denied, and
 /// [`DENIED_BY_PENALTY`] denied by a penalty's block; `bindingKey` and `bindingLimit` index the
 /// pair the figures are about; `pairs` is how many pair records follow.
 pub const DECISION_SUMMARY: [&str; 8] =
@@ -32,7 +32,7 @@ pub const ANSWER_CONTENTION: u32 = 2;
 /// The summary's `allowed` of a hit denied by a penalty's block.
 pub const DENIED_BY_PENALTY: f64 = 2.0;
 
-/// The record `Policy.headers` reads (`lib/header-record.js` lays it out): the decision's
+/// The record `Policy.headers` reads (`lib/limiter/header-record.js` lays it out): the decision's
 /// time, its summary as a pair's numbers, the binding pair and the count of pairs; then
 /// [`DECISION_PAIR`] records. A negative number leaves a figure to the core
 /// ([`read_header_record`]).

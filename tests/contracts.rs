@@ -1,5 +1,5 @@
 //! The cross-language contracts, generated from the core's own lists: one file per language
-//! (`pkg-template/lib/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`, and the
+//! (`pkg-template/lib/contract/contract.generated.js`, `pkg-template/types/contract.generated.d.ts`, and the
 //! options' types, `pkg-template/types/options.generated.d.ts`, and a decision's,
 //! `pkg-template/types/decision.generated.d.ts`;
 //! the Worker is Rust and uses the core's constants directly). The test fails when a file is
@@ -53,7 +53,7 @@ fn union(names: &[&str]) -> String {
     names.iter().map(|n| quoted(n)).collect::<Vec<_>>().join(" | ")
 }
 
-/// `pkg-template/lib/contract.generated.js`: the names and layouts as JavaScript values.
+/// `pkg-template/lib/contract/contract.generated.js`: the names and layouts as JavaScript values.
 fn js() -> String {
     let mut s = format!("// {FIRST_LINE}\n");
     let mut names = |doc: &str, name: &str, items: &[&str]| {
@@ -323,7 +323,7 @@ fn root() -> PathBuf {
 }
 
 const FILES: [(&str, fn() -> String); 4] = [
-    ("pkg-template/lib/contract.generated.js", js),
+    ("pkg-template/lib/contract/contract.generated.js", js),
     ("pkg-template/types/contract.generated.d.ts", dts),
     ("pkg-template/types/options.generated.d.ts", option_types),
     ("pkg-template/types/decision.generated.d.ts", decision_types),

@@ -1,5 +1,5 @@
 //! The guarded update's test vectors (tests/redis/guard-vectors.json), written by the core for
-//! the Redis store's Lua (pkg-template/lib/redis-guard.js), which re-implements
+//! the Redis store's Lua (pkg-template/lib/stores/redis/redis-guard.js), which re-implements
 //! `tollgate::guard::Guard::apply` in doubles: for states and batches of every algorithm that
 //! has a guard, the bytes a writer decided over, the bytes it wrote and its guard, and bytes at
 //! the key moved by deltas inside, at the edges of and outside the guard's range (and with

@@ -3,7 +3,7 @@
 // each with 8 hits in flight, HITS (120) hits each, the store's defaults (`failure: "open"`,
 // `timeoutMs` 500), on a machine with fewer cores than processes; REPEATS (3) runs, each on a
 // fresh key. Reports per run what was admitted and how many decisions were taken for an
-// outage (docs/reliability.md): a process that was only descheduled takes none (lib/deadline.js),
+// outage (docs/reliability.md): a process that was only descheduled takes none (lib/stores/deadline.js),
 // so while Redis itself answers within timeoutMs no run admits more than the limit. Not
 // asserted: on a machine loaded enough, Redis itself answers later than timeoutMs, which is an
 // outage by the store's definition. tests/redis/busy.test.mjs holds the rule itself.

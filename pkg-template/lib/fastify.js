@@ -6,13 +6,13 @@
 // a thin adapter: the decision is a tollgate limiter's (fastify-limits.js), the headers are the
 // limiter's `headers(decision)` (the core's writer, draft-6 mode, under @fastify/rate-limit's
 // names); Fastify itself is never imported.
-import { Limits, childStore } from "./fastify-limits.js";
-import { DEFAULTS, banOf, checkNames, formatMs, maxOf, normalizeIP, subnetOf, windowOf } from "./fastify-options.js";
-import { optionError } from "./options.js";
-import { clientError } from "./http-options.js";
-import { settleReservation } from "./cost-after.js";
+import { Limits, childStore } from "./http/fastify-limits.js";
+import { DEFAULTS, banOf, checkNames, formatMs, maxOf, normalizeIP, subnetOf, windowOf } from "./http/fastify-options.js";
+import { optionError } from "./contract/options.js";
+import { clientError } from "./http/http-options.js";
+import { settleReservation } from "./http/cost-after.js";
 import { extras } from "./extras.js";
-import { releaseWhenDone, releaserOf, closeSignal } from "./lease-release.js";
+import { releaseWhenDone, releaserOf, closeSignal } from "./http/lease-release.js";
 
 const LEGACY_LABELS = Object.freeze({ rateLimit: "x-ratelimit-limit", rateRemaining: "x-ratelimit-remaining", rateReset: "x-ratelimit-reset", retryAfter: "retry-after" });
 const DRAFT_LABELS = Object.freeze({ rateLimit: "ratelimit-limit", rateRemaining: "ratelimit-remaining", rateReset: "ratelimit-reset", retryAfter: "retry-after" });

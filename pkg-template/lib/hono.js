@@ -6,13 +6,13 @@
 // express-rate-limit style Store (hono-rate-limiter's own), that store's count; the headers
 // are `limiter.headers(decision)`. The package imports nothing of Hono: it calls the context's
 // methods (`c.set`, `c.header`, `c.status`, `c.text`, `c.json`, `c.res`).
-import { honoOptions } from "./hono-options.js";
-import { shadowReport } from "./shadow-report.js";
-import { clientError, publicError, rateLimitInfo, secretsOf, settleHit } from "./http-options.js";
-import { dropCopy, reserve, settleReservation, splitResponse } from "./cost-after.js";
-import { limitOrWait, releasingResponse, releaserOf } from "./lease-release.js";
+import { honoOptions } from "./http/hono-options.js";
+import { shadowReport } from "./http/shadow-report.js";
+import { clientError, publicError, rateLimitInfo, secretsOf, settleHit } from "./http/http-options.js";
+import { dropCopy, reserve, settleReservation, splitResponse } from "./http/cost-after.js";
+import { limitOrWait, releasingResponse, releaserOf } from "./http/lease-release.js";
 
-export { webSocketLimiter } from "./hono-websocket.js";
+export { webSocketLimiter } from "./http/hono-websocket.js";
 
 /** hono-rate-limiter's default handler: the status, and `message` as text or JSON. */
 async function defaultHandler(c, next, options) {

@@ -1,17 +1,17 @@
 // The package's public API. Each target directory of the built package holds a copy of these
 // modules next to its own `wasm.js` (see scripts/build-pkg.sh).
-export { RateLimiter } from "./rate-limiter.js";
-export { AsyncRateLimiter } from "./async-rate-limiter.js";
-export { Policy } from "./policy.js";
-export { KeyHandle } from "./key-handle.js";
-export { Pacer, PacerQueueFullError, PacerCostError } from "./pacer.js";
-export { LeasedPacer, LeaseError } from "./lease.js";
-export { RedisStore } from "./redis-store.js";
-export { RedisStateError, RedisUnavailableError } from "./redis-errors.js";
-export { WorkerStore } from "./worker-store.js";
-export { WorkerUnavailableError, WorkerRequestError } from "./worker-errors.js";
-export { rateLimit } from "./middleware.js";
-export { rateLimitFetch } from "./fetch-middleware.js";
-export { ipKey, ipKeyGenerator } from "./client-ip.js";
-export { rateLimit as default } from "./middleware.js";
-export { WaitTimeoutError } from "./wait.js";
+export { RateLimiter } from "./limiter/rate-limiter.js";
+export { AsyncRateLimiter } from "./limiter/async-rate-limiter.js";
+export { Policy } from "./limiter/policy.js";
+export { KeyHandle } from "./limiter/key-handle.js";
+export { Pacer, PacerQueueFullError, PacerCostError } from "./client/pacer.js";
+export { LeasedPacer, LeaseError } from "./client/lease.js";
+export { RedisStore } from "./stores/redis/redis-store.js";
+export { RedisStateError, RedisUnavailableError } from "./stores/redis/redis-errors.js";
+export { WorkerStore } from "./stores/worker/worker-store.js";
+export { WorkerUnavailableError, WorkerRequestError } from "./stores/worker/worker-errors.js";
+export { rateLimit } from "./http/middleware.js";
+export { rateLimitFetch } from "./http/fetch-middleware.js";
+export { ipKey, ipKeyGenerator } from "./http/client-ip.js";
+export { rateLimit as default } from "./http/middleware.js";
+export { WaitTimeoutError } from "./limiter/wait.js";

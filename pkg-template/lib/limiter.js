@@ -4,5 +4,5 @@
 // the limiter's (`tollgate/lite`, lite.js, is smaller still: one limit; sizes in
 // docs/benchmarks.md). Same classes as `tollgate`'s (same module files), so the two entries mix: a
 // `RedisStore` from `tollgate` works as this `RateLimiter`'s store.
-export { RateLimiter } from "./rate-limiter.js";
-export { KeyHandle } from "./key-handle.js";
+export { RateLimiter } from "./limiter/rate-limiter.js";
+export { KeyHandle } from "./limiter/key-handle.js";

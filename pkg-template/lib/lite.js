@@ -5,8 +5,8 @@
 // `limitBatch` or state import: those throw a TypeError naming the full entry. Same methods and decisions otherwise (the
 // same Rust code, built without its `full` feature; docs/js-layer.md, "The lite module").
 import { Controls, Limiter, Policy, durationMs, wasmMemory } from "./lite-wasm.js";
-import { float64View } from "./decision.js";
-import { MemoryLimiter } from "./memory-limiter.js";
+import { float64View } from "./limiter/decision.js";
+import { MemoryLimiter } from "./limiter/memory-limiter.js";
 
 const LITE = Object.freeze({ Controls, Limiter, Policy, durationMs, view: float64View(wasmMemory), limitBatch: null, limitEach: null, lite: true });
 

@@ -1,4 +1,4 @@
-// Types of `LeasedPacer`, a pacer that follows capacity leases (see pkg-template/lib/lease.js).
+// Types of `LeasedPacer`, a pacer that follows capacity leases (see pkg-template/lib/client/lease.js).
 import type { PacedWork, PacerOptions } from "./pacer.js";
 
 /** `maxQueue`, `now` and `sleep` as `Pacer`'s. */

@@ -1,4 +1,4 @@
-// Types of `Pacer`, the client side of rate limiting (see pkg-template/lib/pacer.js).
+// Types of `Pacer`, the client side of rate limiting (see pkg-template/lib/client/pacer.js).
 
 /** A rate: `"100/s"`, `"500/5s"`, or a limit per window (`window` a duration or whole ms). */
 export type PacerRate = string | { limit: number; window: string | number };

@@ -1,4 +1,4 @@
-// Types of `RedisStore` (see pkg-template/lib/redis-store.js and docs/redis.md).
+// Types of `RedisStore` (see pkg-template/lib/stores/redis/redis-store.js and docs/redis.md).
 import type { AsyncRateLimiter, Decision, Keys, LimiterOptions, Policy, StoreOptions, WorkerRateLimiter } from "./index.js";
 import type { RedisStoreFields } from "./options.generated.js";
 import type { ConcurrencyCalls } from "./concurrency.js";

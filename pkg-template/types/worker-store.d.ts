@@ -1,4 +1,4 @@
-// Types of `WorkerStore` (see pkg-template/lib/worker-store.js and docs/worker-store.md).
+// Types of `WorkerStore` (see pkg-template/lib/stores/worker/worker-store.js and docs/worker-store.md).
 import type { AsyncRateLimiter, Keys, LimiterOptions, Policy, StoreOptions } from "./index.js";
 import type { ConcurrencyCalls } from "./concurrency.js";
 

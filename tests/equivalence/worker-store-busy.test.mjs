@@ -11,7 +11,7 @@ import { start } from "../../worker/test/harness.mjs";
 
 /**
  * The store's timeout: the Worker on loopback answers in milliseconds, and the rule gives it
- * this long once the process runs again (lib/deadline.js).
+ * this long once the process runs again (lib/stores/deadline.js).
  */
 const T = 500;
 const FIELDS = ["allowed", "limit", "remaining", "resetAt", "retryAfter", "blockedBy"];

@@ -1,5 +1,5 @@
 // The in-memory limiter a store's `failure: "insurance"` decides with while the store is down
-// (lib/insurance.js): each limit scaled to the process's share. A WorkerStore whose fetch
+// (lib/stores/insurance.js): each limit scaled to the process's share. A WorkerStore whose fetch
 // always fails is an outage from its first hit, with no server to start.
 import test from "node:test";
 import assert from "node:assert/strict";

@@ -20,8 +20,8 @@ const EDGES = {
 };
 
 test("every operation the table gives an npm limiter is a method of that limiter", async () => {
-  const { RedisLimiter } = await import("../../pkg/dist/lib/redis-limiter.js");
-  const { WorkerLimiter } = await import("../../pkg/dist/lib/worker-limiter.js");
+  const { RedisLimiter } = await import("../../pkg/dist/lib/stores/redis/redis-limiter.js");
+  const { WorkerLimiter } = await import("../../pkg/dist/lib/stores/worker/worker-limiter.js");
   // The Redis and Worker limiters' methods, read from their classes (a RedisStore needs a client).
   const limiters = { limiter: new RateLimiter(ONE), redis: RedisLimiter.prototype, worker: WorkerLimiter.prototype };
   for (const [edge, limiter] of Object.entries(limiters)) {

@@ -1,5 +1,5 @@
 // One-key compare-and-swaps of different keys issued together share one script call
-// (lib/redis-batch.js): the decisions stay those of memory, a conflict or a bad key fails
+// (lib/stores/redis/redis-batch.js): the decisions stay those of memory, a conflict or a bad key fails
 // only its own key, and `batchKeys: false` sends one call per key.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

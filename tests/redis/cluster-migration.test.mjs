@@ -14,7 +14,7 @@ import { Cluster } from "ioredis";
 import { RateLimiter, RedisStore } from "tollgate";
 import { RedisCluster } from "./redis-cluster.mjs";
 
-const { keySlot } = await import(new URL("./node_modules/tollgate/dist/lib/redis-client.js", import.meta.url));
+const { keySlot } = await import(new URL("./node_modules/tollgate/dist/lib/stores/redis/redis-client.js", import.meta.url));
 const run = promisify(execFile);
 
 let cluster;

@@ -9,7 +9,7 @@ import { createCluster } from "redis";
 import { Cluster } from "ioredis";
 import { RateLimiter, RedisStore } from "tollgate";
 // Not a public export: the installed tarball's own file, which the store uses.
-const { keySlot } = await import(new URL("./node_modules/tollgate/dist/lib/redis-client.js", import.meta.url));
+const { keySlot } = await import(new URL("./node_modules/tollgate/dist/lib/stores/redis/redis-client.js", import.meta.url));
 import { RedisCluster } from "./redis-cluster.mjs";
 import { RedisServer } from "./redis-server.mjs";
 

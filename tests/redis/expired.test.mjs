@@ -1,5 +1,5 @@
 // Bytes that decide like a fresh key (past the core's `expires_at`) are swapped as "these or
-// none" (lib/redis-value.js `expected`): a key Redis dropped by its TTL is then written in one
+// none" (lib/stores/redis/redis-value.js `expected`): a key Redis dropped by its TTL is then written in one
 // script call, not a conflict and a second; the decisions stay those of memory. Bytes not yet
 // expired are never taken for an absent key: a reset by another process is still seen.
 import { test, before, after } from "node:test";

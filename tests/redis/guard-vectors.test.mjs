@@ -1,4 +1,4 @@
-// The Redis store's guarded update (pkg-template/lib/redis-guard.js: Lua, in doubles) over the
+// The Redis store's guarded update (pkg-template/lib/stores/redis/redis-guard.js: Lua, in doubles) over the
 // vectors the core writes (tests/redis/guard-vectors.json, tests/guard_vectors.rs: the core's
 // `Guard::apply` over states of every algorithm that has a guard, with the bytes at the key
 // moved inside, at the edges of and outside each guard's range): on a real redis-server, the
@@ -7,7 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { GUARD_LUA } from "../../pkg-template/lib/redis-guard.js";
+import { GUARD_LUA } from "../../pkg-template/lib/stores/redis/redis-guard.js";
 import { RedisServer } from "./redis-server.mjs";
 import { connect } from "./clients.mjs";
 

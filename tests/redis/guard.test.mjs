@@ -1,4 +1,4 @@
-// The guarded update (src/guard.rs, lib/redis-guard.js) on a real redis-server: the script's Lua,
+// The guarded update (src/guard.rs, lib/stores/redis/redis-guard.js) on a real redis-server: the script's Lua,
 // which knows no algorithm and computes in doubles, against the core. For random states of the
 // algorithms that have guards (GCRA, fixed window, sliding window)
 // (epoch times, times near 2^63 ns, times whose low 28 bits are about to carry) and batches, the

@@ -24,7 +24,7 @@ macro_rules! allocator {
 }
 
 /// The module's linear memory, so that JavaScript can read decisions written into a buffer
-/// inside it without a copy (see `out.rs`, `lib/decision.js`).
+/// inside it without a copy (see `out.rs`, `lib/limiter/decision.js`).
 #[wasm_bindgen(js_name = wasmMemory)]
 pub fn wasm_memory() -> JsValue {
     wasm_bindgen::memory()

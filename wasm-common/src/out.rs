@@ -2,7 +2,7 @@
 //! reads through a `Float64Array` view: no object is allocated per call on either side.
 //!
 //! Layout: the core's `tollgate::layout` (`DECISION_SUMMARY`, then `pairs` records of
-//! `DECISION_PAIR`), which `pkg-template/lib/decision.js` reads through the generated
+//! `DECISION_PAIR`), which `pkg-template/lib/limiter/decision.js` reads through the generated
 //! `contract.generated.js`; `nextUnitAfter` is for the headers' `t`, ms rounded up. A decision of one key under
 //! one limit without a penalty (`write_one`) writes only the summary, `pairs` (1) and the
 //! pair's `nextUnitAfter`: the rest of its pair repeats the summary, which `decision.js` reads

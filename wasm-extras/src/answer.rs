@@ -2,7 +2,7 @@
 //! written to the output buffer as a decision: the failure mode's over a fresh key's figures
 //! and contention's over the last figures the store answered with (`unavailable`); the failure
 //! mode's before any limit is known is `countedDecision`'s (`counted.rs`). JavaScript reads them
-//! (`lib/decision.js`) and only names the reason (`degraded`).
+//! (`lib/limiter/decision.js`) and only names the reason (`degraded`).
 
 use js_sys::Array;
 use tollgate::answer::deny;

@@ -1,6 +1,6 @@
 //! `LeaseHolder`: the core's holder-side lease rules (`tollgate::lease_holder`) behind the
 //! package's `LeasedPacer`. Which partitions count, from when and until when, is decided
-//! here by the core; `pkg-template/lib/lease.js` owns the HTTP calls, timers and the queue.
+//! here by the core; `pkg-template/lib/client/lease.js` owns the HTTP calls, timers and the queue.
 //! Times are epoch ms at this edge (fractions allowed), nanoseconds inside.
 
 use alloc::vec::Vec;

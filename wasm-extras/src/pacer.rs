@@ -2,7 +2,7 @@
 //!
 //! Every schedule decision is the core's; this adapter only converts time (epoch ms at the
 //! edge, nanoseconds inside) and turns errors into `TypeError`/`RangeError` naming the field.
-//! The JavaScript layer (`pkg-template/lib/pacer.js`) normalises `{ rate, grain }` into the
+//! The JavaScript layer (`pkg-template/lib/client/pacer.js`) normalises `{ rate, grain }` into the
 //! strings taken here and owns the queue, the sleeping and the AbortSignals.
 
 use alloc::string::String;
@@ -31,7 +31,7 @@ fn parse_rate(rate: &str) -> Result<Quota, JsValue> {
 
 fn cost_error(e: &CheckError, per_grain: u64) -> JsValue {
     match e {
-        // A distinct message (and, in lib/pacer.js, a distinct code): waiting never helps.
+        // A distinct message (and, in lib/client/pacer.js, a distinct code): waiting never helps.
         CheckError::CostExceedsCapacity { cost, .. } => range_error(
             &Msg::new("cost ")
                 .n(*cost)
@@ -109,7 +109,7 @@ impl Pacer {
     }
 
     /// Reads a service's response headers, flattened as `[name0, value0, name1, value1, ...]`
-    /// (lib/pacer.js flattens `Headers`, records and pairs). Returns the epoch ms before which
+    /// (lib/client/pacer.js flattens `Headers`, records and pairs). Returns the epoch ms before which
     /// nothing starts when they asked for a pause, else 0.
     #[wasm_bindgen(js_name = observeHeaders)]
     pub fn observe_headers(&mut self, now: f64, flat: Vec<String>) -> Result<f64, JsValue> {

@@ -1,6 +1,6 @@
 //! `Synced`: the core's `SyncedLimiter` (gateway-style sync) for the Redis
 //! store's `syncRate` modes. The node decides locally from merged plus unsynced counts; the
-//! JavaScript layer (`lib/redis-synced.js`) moves diffs and merged counts to and from Redis.
+//! JavaScript layer (`lib/stores/redis/redis-synced.js`) moves diffs and merged counts to and from Redis.
 //! Diffs and merged counts cross the boundary as one flat `Float64Array` each (no object per
 //! diff, no string formatting in wasm, few exports: each costs module size). A window start
 //! in nanoseconds does not fit a double exactly, so it travels as two 32-bit halves, which

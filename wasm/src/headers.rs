@@ -1,5 +1,5 @@
 //! `Policy.headers`: the core's header writer (`tollgate::headers`) for a decision JavaScript
-//! holds. The decision comes back in as numbers (`lib/header-record.js` lays them out), is read
+//! holds. The decision comes back in as numbers (`lib/limiter/header-record.js` lays them out), is read
 //! back by the core (`tollgate::layout::read_header_record`) and written by `Policy::headers`,
 //! so the package writes exactly what the Worker writes.
 

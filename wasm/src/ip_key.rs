@@ -1,5 +1,5 @@
 //! `ipKeyOf`: the rate-limit key of a client address, the core's (`tollgate::ip_key`), for the
-//! npm package's `ipKey`, `ipKeyGenerator` and its middleware's default key (lib/client-ip.js).
+//! npm package's `ipKey`, `ipKeyGenerator` and its middleware's default key (lib/http/client-ip.js).
 //! In the limiter's module only: `tollgate/lite` has no middleware.
 
 use alloc::string::String;

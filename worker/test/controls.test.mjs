@@ -6,7 +6,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { start, post, get, request, freshKey, POLICIES } from "./harness.mjs";
-import { WORKER_FIELDS, WORKER_FIELDS_ALWAYS, WORKER_LIMIT_FIELDS } from "../../pkg-template/lib/contract.generated.js";
+import { WORKER_FIELDS, WORKER_FIELDS_ALWAYS, WORKER_LIMIT_FIELDS } from "../../pkg-template/lib/contract/contract.generated.js";
 
 const T = 1_700_000_000_000;
 const limit = { limits: [{ name: "per-second", algorithm: "fixed-window", limit: 2, window: "1s" }] };
