@@ -6,7 +6,7 @@
 // The states before each hit come from a second limiter replaying the same hits: forward
 // from where it stopped when the hit asked for is later (following the latest hit costs one
 // step), from the start when it is earlier (a click back in time).
-import { KINDS } from "../vendor/tollgate/web/contract.generated.js";
+import { KINDS } from "../vendor/tollgate/web/contract/contract.generated.js";
 import { ALGORITHM_PAGES } from "./algorithms.js";
 
 /**
