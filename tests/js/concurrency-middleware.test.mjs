@@ -10,9 +10,9 @@ import { once } from "node:events";
 import express from "express";
 import Fastify from "fastify";
 import { Hono } from "hono";
-import { createAdaptorServer } from "@hono/node-server";
 import { rateLimit, rateLimitFetch } from "../../pkg/dist/lib/index.js";
 import fastifyRateLimit from "../../pkg/dist/lib/fastify.js";
+import { listenFetch, listenNode, until } from "./concurrency-servers.mjs";
 import { rateLimiter as honoRateLimiter } from "../../pkg/dist/lib/hono.js";
 
 const SLOTS = 4;
@@ -123,35 +123,6 @@ const SERVERS = {
     );
   },
 };
-
-async function listenNode(handle) {
-  const { createServer } = await import("node:http");
-  const server = createServer((...args) => handle(args));
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => closeServer(server) };
-}
-
-async function listenFetch(fetchHandler) {
-  const server = createAdaptorServer({ fetch: fetchHandler });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => closeServer(server) };
-}
-
-function closeServer(server) {
-  server.closeAllConnections();
-  return new Promise((ok) => server.close(ok));
-}
-
-/** Polls `ready()` each 5 ms for at most 5 s (a loaded machine's slowness, never a result). */
-async function until(ready, what) {
-  const end = Date.now() + 5000;
-  while (!ready()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((ok) => setTimeout(ok, 5));
-  }
-}
 
 /** A request that can be aborted; `answer` resolves to its status and Retry-After (or to "aborted"), `settled` says whether it has. */
 function request(url) {
