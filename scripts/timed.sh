@@ -5,7 +5,8 @@
 # long it took; the run ends with the table. Lanes run side by side (scripts/test-beside.sh,
 # the background builds of scripts/prebuild-worker.sh), so the rows overlap: the table is
 # ordered by start, and the critical path is the chain of rows each of which begins as the one
-# before it ends.
+# before it ends. `cpu` is the CPU time the step used (its processes' user + system time): far
+# below `took`, the step waits (on servers, timers, a build beside it), and could overlap more.
 #   scripts/timed.sh --begin            a new run: the record emptied, its start noted
 #   scripts/timed.sh NAME CMD [ARG...]  runs CMD (its exit status is this script's) and notes NAME
 #   scripts/timed.sh --table            prints the table
@@ -23,8 +24,8 @@ case "${1:-}" in
     start=$(cat "$times.start")
     now=$(date +%s.%N)
     echo "== make test: where the time went (seconds; rows overlap where lanes run side by side)"
-    printf '%-36s %8s %8s %8s  %s\n' step began took ended status
-    sort -t $'\t' -k2,2n "$times" | awk -F '\t' '{ printf "%-36s %8.0f %8.0f %8.0f  %s\n", $1, $2, $3, $2 + $3, ($4 == 0 ? "ok" : "exit " $4) }'
+    printf '%-36s %8s %8s %8s %8s  %s\n' step began took ended cpu status
+    sort -t $'\t' -k2,2n "$times" | awk -F '\t' '{ printf "%-36s %8.0f %8.0f %8.0f %8.0f  %s\n", $1, $2, $3, $2 + $3, $5, ($4 == 0 ? "ok" : "exit " $4) }'
     awk -v s="$start" -v n="$now" 'BEGIN { printf "%-36s %8.0f %8.0f\n", "make test (whole run)", 0, n - s }'
     ;;
   *)
@@ -35,9 +36,15 @@ case "${1:-}" in
     status=0
     "$@" || status=$?
     ended=$(date +%s.%N)
+    # The CPU time of CMD and everything it waited for (user + system, bash's `times`), which
+    # says whether the step computed or waited, whatever else ran beside it.
+    cpu_file=$(mktemp)
+    times >"$cpu_file" # in this shell: a subshell's `times` would not count CMD
+    cpu=$(tail -1 "$cpu_file" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); t += p[1] * 60 + p[2] } print t }')
+    rm -f "$cpu_file"
     # One short line appended at once: rows from lanes running side by side never interleave.
-    awk -v n="$name" -v s="$(cat "$times.start")" -v b="$began" -v e="$ended" -v st="$status" \
-      'BEGIN { printf "%s\t%.1f\t%.1f\t%d\n", n, b - s, e - b, st }' >>"$times"
+    awk -v n="$name" -v s="$(cat "$times.start")" -v b="$began" -v e="$ended" -v st="$status" -v c="$cpu" \
+      'BEGIN { printf "%s\t%.1f\t%.1f\t%d\t%.1f\n", n, b - s, e - b, st, c }' >>"$times"
     exit "$status"
     ;;
 esac
