@@ -6,7 +6,7 @@ SHELL := /bin/bash
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 export CARGO_TERM_COLOR := never
 
-.PHONY: run test test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-threads example-axum bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store bench-concurrency www test-www test-equivalence test-targets
+.PHONY: run test test-clock test-prebuild test-beside setup example llm-gateway test-core test-nostd contracts test-worker bench bench-core bench-headline bench-threads example-axum bench-instructions bench-worker clean pkg pkg-debug test-pkg bench-js test-pacer test-lease test-redis bench-redis bench-worker-store bench-concurrency www test-www test-equivalence test-targets
 
 ## The main job: the rate-limit service with the playground on http://127.0.0.1:8787/
 ## (the Worker under wrangler dev, state persisted in worker/.state; Ctrl-C stops it).
@@ -17,11 +17,17 @@ run:
 ## (scripts/prebuild-worker.sh), and test-worker waits for it; after test-worker the
 ## equivalence suite runs beside test-pkg, test-pacer, test-lease and test-www, and so does
 ## test-targets at a lower CPU priority; then test-redis runs (scripts/test-beside.sh).
-test: test-prebuild test-core test-nostd test-worker test-beside
+## It ends with a table of how long each lane and step took (scripts/timed.sh).
+test: export TOLLGATE_TIMES := $(CURDIR)/target/test-logs/times.tsv
+test: test-clock test-prebuild test-core test-nostd test-worker test-beside
+	@scripts/timed.sh --table
 	@echo "make test: all passed"
 
+test-clock:
+	@scripts/timed.sh --begin
+
 test-beside:
-	scripts/test-beside.sh
+	scripts/timed.sh test-beside scripts/test-beside.sh
 
 test-prebuild:
 	scripts/prebuild-worker.sh
@@ -45,9 +51,9 @@ llm-gateway:
 ## decides or computes a figure (scripts/design-counts.sh --check).
 test-core:
 	scripts/setup.sh rust
-	cargo test --quiet
-	scripts/design-counts.sh --check >/dev/null
-	scripts/test-loom.sh
+	scripts/timed.sh test-core/cargo-test cargo test --quiet
+	scripts/timed.sh test-core/design-counts scripts/design-counts.sh --check >/dev/null
+	scripts/timed.sh test-core/loom scripts/test-loom.sh
 
 ## Rewrites the contracts generated from the core (tests/contracts.rs: algorithm names, option
 ## fields, error codes, the wasm boundary's layouts, the Worker's JSON fields) for the npm package,
@@ -58,13 +64,13 @@ contracts:
 ## The core builds without std for wasm32 (no_std + alloc).
 test-nostd:
 	scripts/setup.sh rust
-	cargo build --quiet --no-default-features --target wasm32-unknown-unknown
-	cargo build --quiet --no-default-features --features serde --target wasm32-unknown-unknown
-	cargo build --quiet --no-default-features --features concurrency --target wasm32-unknown-unknown
+	scripts/timed.sh test-nostd cargo build --quiet --no-default-features --target wasm32-unknown-unknown
+	scripts/timed.sh test-nostd/serde cargo build --quiet --no-default-features --features serde --target wasm32-unknown-unknown
+	scripts/timed.sh test-nostd/concurrency cargo build --quiet --no-default-features --features concurrency --target wasm32-unknown-unknown
 
 ## The Cloudflare Worker: unit tests, then end-to-end in workerd (Miniflare, wrangler dev).
 test-worker:
-	scripts/test-worker.sh
+	scripts/timed.sh test-worker scripts/test-worker.sh
 
 ## The npm package in pkg/ (cargo builds of its three wasm modules, wasm-bindgen per target; see docs/js-layer.md).
 ## Always builds; the test targets go through scripts/pkg-current.sh, which builds only when stale.

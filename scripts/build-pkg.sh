@@ -92,10 +92,11 @@ done
 if grep -rlE 'from "(\./|(\.\./)+)(wasm|lite-wasm|extras)\.js"' "$out"/dist/lib; then
   echo "build-pkg: an import of a loader was left unrewritten (above)" >&2; exit 1
 fi
-for t in node bun deno workerd edge web; do
-  for s in "" -lite; do cp "pkg-template/targets/$t$s.js" "$out/dist/load/"; done
+# The loaders are shipped as written (each bundler reads its own form of the wasm's reference),
+# less their comment lines (about 5 KB; pkg-template/targets/ has them).
+for f in node bun deno workerd edge web node-lite bun-lite deno-lite workerd-lite edge-lite web-lite start node-file; do
+  sed -E -e '/^\s*\/\//d' -e '/^\/\*\*.*\*\/$/d' -e '/^\/\*\*/,/\*\/$/d' "pkg-template/targets/$f.js" > "$out/dist/load/$f.js"
 done
-cp pkg-template/targets/start.js pkg-template/targets/node-file.js "$out/dist/load/"
 # CommonJS: a real CommonJS build, so that what cannot require ES modules (Jest's CommonJS
 # mode, Node before 20.19) loads `require("tollgate")`. Each module of lib/ converted to
 # CommonJS on its own (dist/cjs/lib/, the same names as dist/lib/: npm packs files of one name
@@ -117,10 +118,18 @@ done
 for e in index fastify hono limiter; do cp "pkg-template/targets/cjs-$e.js" "$out/dist/cjs/$e.js"; done
 cp pkg-template/targets/cjs-lite-entry.js "$out/dist/cjs/lite.js"
 
-# Shipped minified (whitespace, syntax, local names; class and function names kept, for stack
-# traces and `constructor.name`): the tarball's size budget (tests/js/tarball.test.mjs), and the comments are pkg-template's, the types' docs are kept whole.
+# Shipped minified (whitespace, syntax, local names): the tarball's size budget
+# (tests/js/tarball.test.mjs); the comments are pkg-template's, the types' docs are kept whole.
+# The ES modules without --keep-names: esbuild renames only what a module does not export, so
+# every exported class and function keeps its name (`constructor.name`, stack traces), and the
+# `__name` call kept for each inner function cost about 15 KB installed (tests/js/tarball.test.mjs
+# holds every export's name). The CommonJS entries keep theirs (in CommonJS every top-level name
+# is the module's own and would be renamed).
 if [ "$mode" = release ]; then
-  for f in $(find "$out/dist/lib" -name '*.js') "$out"/dist/*.js "$out"/dist/cjs/{index,fastify,hono,limiter,lite}.js; do
+  for f in $(find "$out/dist/lib" -name '*.js') "$out"/dist/*.js; do
+    "$tools/esbuild" "$f" --minify --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
+  done
+  for f in "$out"/dist/cjs/{index,fastify,hono,limiter,lite}.js; do
     "$tools/esbuild" "$f" --minify --keep-names --log-level=warning --outfile="$f.min" && mv "$f.min" "$f"
   done
 fi

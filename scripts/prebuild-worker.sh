@@ -20,9 +20,9 @@ scripts/setup.sh worker >/dev/null
 mkdir -p target
 exec 9>target/worker-build.lock
 flock 9
-TOLLGATE_WORKER_BUILD_LOCKED=1 WORKER_PREBUILD=1 nohup sh -c 'scripts/setup.sh npm-worker && sh worker/scripts/build.sh --test && sh worker/scripts/build.sh' \
+TOLLGATE_WORKER_BUILD_LOCKED=1 WORKER_PREBUILD=1 nohup sh -c 'scripts/timed.sh prebuild/npm-worker scripts/setup.sh npm-worker && scripts/timed.sh prebuild/worker-test-build sh worker/scripts/build.sh --test && scripts/timed.sh prebuild/worker-build sh worker/scripts/build.sh' \
   >target/worker-prebuild.log 2>&1 </dev/null &
 echo "the Worker's wasm builds (test, then production) run in the background (target/worker-prebuild.log)"
 exec 9>&-
-nohup scripts/setup.sh npm >target/npm-prebuild.log 2>&1 </dev/null &
+nohup scripts/timed.sh prebuild/npm scripts/setup.sh npm >target/npm-prebuild.log 2>&1 </dev/null &
 echo "the tests' npm installs run in the background (target/npm-prebuild.log)"

@@ -22,23 +22,22 @@
 # run (and stops the others).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/worker-current.sh
-scripts/pkg-current.sh --tarball >/dev/null
+scripts/timed.sh test-beside/set-up bash -c '. scripts/worker-current.sh && scripts/pkg-current.sh --tarball >/dev/null'
 scripts/setup.sh browser,npm >/dev/null
 
 mkdir -p target/test-logs
 log=target/test-logs/equivalence.log
 targets_log=target/test-logs/targets.log
 # Each in its own process group, so that a failure here stops the whole suite with its servers.
-setsid make --no-print-directory test-equivalence >"$log" 2>&1 </dev/null &
+setsid scripts/timed.sh test-equivalence make --no-print-directory test-equivalence >"$log" 2>&1 </dev/null &
 beside=$!
-setsid nice -n 10 make --no-print-directory test-targets >"$targets_log" 2>&1 </dev/null &
+setsid nice -n 10 scripts/timed.sh test-targets make --no-print-directory test-targets >"$targets_log" 2>&1 </dev/null &
 targets=$!
 trap 'kill -TERM -- -"$beside" -"$targets" 2>/dev/null || true' EXIT
 echo "test-equivalence and test-targets run beside the suites below (their output: $log, $targets_log, printed when each ends)"
 
 for target in test-pkg test-pacer test-lease test-www; do
-  make --no-print-directory "$target"
+  scripts/timed.sh "$target" make --no-print-directory "$target"
 done
 
 status=0
@@ -52,4 +51,4 @@ echo "== test-targets (ran beside test-pkg, test-pacer, test-lease and test-www)
 cat "$targets_log"
 [ "$status" -eq 0 ] || { echo "test-targets failed (exit $status)"; exit "$status"; }
 
-make --no-print-directory test-redis
+scripts/timed.sh test-redis make --no-print-directory test-redis

@@ -10,18 +10,18 @@ export TOLLGATE_TARBALL
 TOLLGATE_TARBALL=$(scripts/pkg-current.sh --tarball | tail -1)
 
 echo "== wasm layer unit tests (native: the exact time conversions of the batch loop, the core's messages)"
-cargo test -q -p tollgate-wasm-common -p tollgate-wasm --lib
+scripts/timed.sh test-pkg/wasm-unit cargo test -q -p tollgate-wasm-common -p tollgate-wasm --lib
 
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 echo "== wasm-bindgen-test (Node)"
-cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
+scripts/timed.sh test-pkg/wasm-bindgen-node cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
 echo "== wasm-bindgen-test (headless Chromium)"
 WASM_BINDGEN_USE_BROWSER=1 CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
+  scripts/timed.sh test-pkg/wasm-bindgen-chromium cargo test -p tollgate-wasm --features std --target wasm32-unknown-unknown --test web
 
 # tests/js/headers-parity.test.mjs compares the middleware with the built Worker in workerd
 # (its test build: the hits carry the test clock).
 sh worker/scripts/build.sh --test
 
 echo "== node --test (packed tarball)"
-node --test tests/js/
+scripts/timed.sh test-pkg/node-test node --test tests/js/

@@ -41,33 +41,33 @@ before(async () => {
   hits = trace();
   npm = npmDecisions(hits, NEVER_FITS_EVERY);
   const POLICIES = Object.fromEntries(LIMITERS.map((o, l) => [`l${l}`, policyOf(o)]));
-  s = await start({ bindings: { POLICIES } });
+  // `direct`: workerd's own socket for the Worker, as a deployed Worker is reached (see `limit`).
+  s = await start({ bindings: { POLICIES }, direct: true });
 });
 after(async () => {
   await s?.stop();
 });
 
-/** Each Miniflare's entry URL (workerd's socket on 127.0.0.1). */
-const entries = new WeakMap();
-
 /**
- * POST /v1/limit: with no `host`, straight to workerd's socket over a connection of its own
- * (the Worker's real HTTP handling, and cheaper per request than Miniflare's dispatch, which
- * matters over 120,000 hits); with a `host`, through Miniflare's dispatch, which routes by host
- * name to one of several isolates.
+ * POST /v1/limit to `to`: with no `host`, the Worker's own socket in workerd (Miniflare's
+ * direct socket, `s.directUrls[0]`), over a connection of its own: the Worker's real HTTP
+ * handling, without the routing worker Miniflare puts in front of its entry URL, which a
+ * deployed Worker does not have and which cost as much CPU per request as the Worker itself
+ * (measured over a share of the fixture: the replay's CPU, workerd's and the test's, a quarter
+ * less); with a `host`, `to` is a Miniflare, whose dispatch routes by host name to one of
+ * several isolates.
  *
  * No connection is reused: workerd closes a connection idle for a few seconds, and a request
  * sent on one as it closes fails without telling whether the Worker counted the hit, so it
  * could not be retried. On a loaded machine a pooled connection does sit idle that long.
  */
-async function limit(mf, body, host) {
+async function limit(to, body, host) {
   const json = JSON.stringify(body);
   if (host !== undefined) {
-    const res = await mf.dispatchFetch(`http://${host}/v1/limit`, { method: "POST", headers: { "content-type": "application/json" }, body: json });
+    const res = await to.dispatchFetch(`http://${host}/v1/limit`, { method: "POST", headers: { "content-type": "application/json" }, body: json });
     return { status: res.status, body: await res.json() };
   }
-  if (!entries.has(mf)) entries.set(mf, await mf.ready);
-  const url = new URL("/v1/limit", entries.get(mf));
+  const url = new URL("/v1/limit", to);
   return new Promise((resolve, reject) => {
     const req = request(url, { method: "POST", agent: false, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(json) } }, (res) => {
       let text = "";
@@ -115,13 +115,13 @@ test("exact mode: the Worker answers every hit of the fixture as the npm package
     for (const h of sequence) {
       const policy = `l${h.l}`;
       if (npm.refused.has(h.i)) {
-        const r = await limit(s.mf, { key: h.key, policy, now: h.now, cost: npm.tooLarge[h.l] });
+        const r = await limit(s.directUrls[0], { key: h.key, policy, now: h.now, cost: npm.tooLarge[h.l] });
         if (r.status !== 400 || r.body.error?.code !== "invalid_cost") {
           mismatches.push(`hit ${h.i}: cost ${npm.tooLarge[h.l]} never fits, the Worker answered ${r.status} ${JSON.stringify(r.body)}`);
         }
         refusedHits++;
       }
-      const r = await limit(s.mf, { key: h.key, policy, now: h.now, cost: h.cost });
+      const r = await limit(s.directUrls[0], { key: h.key, policy, now: h.now, cost: h.cost });
       const want = npm.decisions[h.i];
       const why = r.status >= 500 || r.body.allowed === undefined ? `status ${r.status} ${JSON.stringify(r.body)}` : sameDecision(r.body, want);
       if (why !== null) mismatches.push(`hit ${h.i} (limiter ${h.l}, ${h.key} at ${h.now}, cost ${h.cost}): ${why}`);

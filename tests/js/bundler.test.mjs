@@ -14,18 +14,19 @@ import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { launchChromium } from "./chromium.mjs";
+import { tarballIn } from "./packed.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const pkgDir = resolve(here, "../../pkg");
 let project;
 
 const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 
 before(() => {
   project = mkdtempSync(join(tmpdir(), "tollgate-bundler-"));
-  const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();
+  // The tarball make test-pkg packed once for every file (TOLLGATE_TARBALL), else packed here.
+  const tarball = tarballIn(project);
   writeFileSync(join(project, "package.json"), JSON.stringify({ name: "user", private: true, type: "module" }));
-  run("npm", ["install", "--no-audit", "--no-fund", "--offline", join(project, tgz)], project);
+  run("npm", ["install", "--no-audit", "--no-fund", "--offline", tarball], project);
 });
 
 after(() => rmSync(project, { recursive: true, force: true }));

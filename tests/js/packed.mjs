@@ -16,7 +16,7 @@ export const run = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 
  * The tarball of pkg/: the one scripts/pkg-current.sh packed for this run (`make test-pkg` passes
  * it in TOLLGATE_TARBALL), else packed here into `project`.
  */
-function tarballIn(project) {
+export function tarballIn(project) {
   const packed = process.env.TOLLGATE_TARBALL;
   if (packed) return packed;
   const tgz = run("npm", ["pack", "--silent", "--pack-destination", project, pkgDir], pkgDir).trim().split("\n").pop();

@@ -6,19 +6,26 @@
 import { fail } from "../contract/options.js";
 import { HEADER_DRAFTS } from "../contract/contract.generated.js";
 
-/** A check's finding, with express-rate-limit's code and help page. */
+/**
+ * A check's finding, with express-rate-limit's code and help page. Its `name` is written out,
+ * as every error class of the package writes its own: a minifier may rename a class.
+ */
 export class ValidationError extends Error {
-  constructor(code, message) {
+  constructor(code, message, name = "ValidationError") {
     const help = `https://express-rate-limit.github.io/${code}/`;
     super(`${message} See ${help} for more information.`);
-    this.name = new.target.name;
+    this.name = name;
     this.code = code;
     this.help = help;
   }
 }
 
 /** A finding about a setting whose meaning changed between express-rate-limit versions (logged as a warning). */
-export class ChangeWarning extends ValidationError {}
+export class ChangeWarning extends ValidationError {
+  constructor(code, message) {
+    super(code, message, "ChangeWarning");
+  }
+}
 
 /** express-rate-limit's default logger: the console, message first. */
 export const consoleLogger = {
