@@ -121,50 +121,38 @@ export function withDeadline(promise, ms, expired) {
   });
 }
 
-/** The open group of `withSharedDeadline` per `ms`: `{ at, waiting, deadline, over }`. */
+/** The open group of `joinSharedDeadline` per `ms`: `{ at, waiting, deadline, over }`. */
 const groups = new Map();
 
 /**
- * `withDeadline`, for many calls of one `ms`: calls begun within a millisecond of each other
- * (a batch's hits, started as the last batch's answers settle) share one `Deadline` of
- * `ms + 1`, so none of them gets less than `ms` and a process with many calls in flight runs
- * one timer for them, not one each. When it expires, every call of the group still waiting is
- * rejected with its own `expired()`; when the last one settles, the timer stops.
+ * One call's place under a deadline of `ms` shared by the calls begun within a millisecond of
+ * each other (a batch's hits, started as the last batch's answers settle): they share one
+ * `Deadline` of `ms + 1`, so none of them gets less than `ms` and a process with many calls in
+ * flight runs one timer for them, not one each. When it expires, `expire()` is called for
+ * every call of the group not settled yet. Answers `settled()`, which the call runs when it
+ * settles (at most once); when the last one has, the timer stops.
  */
-export function withSharedDeadline(promise, ms, expired) {
+export function joinSharedDeadline(ms, expire) {
   const now = clock();
   let group = groups.get(ms);
   if (group === undefined || group.over || now - group.at > 1) {
     const g = { at: now, waiting: new Set(), deadline: null, over: false };
     g.deadline = new Deadline(ms + 1, () => {
       g.over = true;
-      for (const expire of g.waiting) expire();
+      for (const f of g.waiting) f();
       g.waiting.clear();
     });
     groups.set(ms, g);
     group = g;
   }
   const g = group;
-  return new Promise((resolve, reject) => {
-    const expire = () => reject(expired());
-    g.waiting.add(expire);
-    const settled = () => {
-      g.waiting.delete(expire);
-      // No more calls join it once it is empty: the next one begins its own.
-      if (g.waiting.size === 0 && !g.over) {
-        g.over = true;
-        g.deadline.clear();
-      }
-    };
-    Promise.resolve(promise).then(
-      (v) => {
-        settled();
-        resolve(v);
-      },
-      (e) => {
-        settled();
-        reject(e);
-      },
-    );
-  });
+  g.waiting.add(expire);
+  return () => {
+    g.waiting.delete(expire);
+    // No more calls join it once it is empty: the next one begins its own.
+    if (g.waiting.size === 0 && !g.over) {
+      g.over = true;
+      g.deadline.clear();
+    }
+  };
 }

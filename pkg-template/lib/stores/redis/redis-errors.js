@@ -3,7 +3,7 @@
 // caller's key: often a client's address), a server's address or a client library's message:
 // a middleware may send an error's message to the client. The client's own error, with its
 // detail, is the `cause` (not enumerable: not in `JSON.stringify(error)`).
-import { withDeadline, withSharedDeadline } from "../deadline.js";
+import { withDeadline, joinSharedDeadline } from "../deadline.js";
 
 /**
  * A Redis value that is not this policy's state: another limiter's state under the same
@@ -53,7 +53,11 @@ export function withTimeout(promise, ms) {
   return withDeadline(promise, ms, () => new RedisUnavailableError(`Redis did not answer within ${ms} ms`));
 }
 
-/** `withTimeout`, its deadline shared by the calls begun within the same millisecond (deadline.js `withSharedDeadline`). */
-export function withSharedTimeout(promise, ms) {
-  return withSharedDeadline(promise, ms, () => new RedisUnavailableError(`Redis did not answer within ${ms} ms`));
+/**
+ * `withTimeout` for a call that settles itself: `fail(RedisUnavailableError)` once Redis has not
+ * answered within `ms`, under a deadline shared by the calls begun within the same millisecond
+ * (deadline.js `joinSharedDeadline`). Answers `settled()`, for the call to run when it settles.
+ */
+export function sharedTimeout(ms, fail) {
+  return joinSharedDeadline(ms, () => fail(new RedisUnavailableError(`Redis did not answer within ${ms} ms`)));
 }

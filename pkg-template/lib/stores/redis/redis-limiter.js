@@ -11,7 +11,7 @@ import { keysOf, callOptions, optionError, stringKey, stateBytes } from "../../c
 import { readDecision } from "../../limiter/decision.js";
 import { extras } from "../../extras.js";
 import { extrasOutView } from "../../limiter/extras-view.js";
-import { RedisStateError, RedisUnavailableError, withTimeout, withSharedTimeout } from "./redis-errors.js";
+import { RedisStateError, RedisUnavailableError, withTimeout, sharedTimeout } from "./redis-errors.js";
 import { keySlot } from "./redis-client.js";
 import { toValue } from "./redis-value.js";
 import { invalidState } from "../../limiter/memory-limiter.js";
@@ -239,38 +239,87 @@ export class RedisLimiter extends StoreLimiter {
 
   // --- the decision --------------------------------------------------------------------------
 
-  /** Shared by limit and peek: checks input, takes the time, applies the failure mode. */
-  async #run(key, options, peek, decide) {
-    const keys = keysOf(key);
-    const { cost } = callOptions(options);
-    checkKeys(keys);
-    const rkeys = keys.map((k) => this.#space.key(k));
-    checkSlots(this.#store, keys, rkeys);
-    const timeout = this.#store._timeoutMs;
-    let now;
+  /**
+   * Shared by limit and peek: checks input, takes the time, applies the failure mode. Answers
+   * one promise, which the decision settles itself (`#decideAt`): a queued hit's answer reaches
+   * its caller without promise hops between.
+   */
+  #run(key, options, peek, decide) {
+    let keys, cost, rkeys;
+    try {
+      keys = keysOf(key);
+      cost = callOptions(options).cost;
+      checkKeys(keys);
+      rkeys = keys.map((k) => this.#space.key(k));
+      checkSlots(this.#store, keys, rkeys);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    let t;
     try {
       // The local clock answers at once; Redis's (clock: "redis") may ask TIME first.
-      const t = options?.now ?? this.#store._now();
-      now = typeof t === "number" ? t : await withTimeout(t, timeout);
+      t = options?.now ?? this.#store._now();
+    } catch (e) {
+      t = Promise.reject(e);
+    }
+    if (typeof t === "number") return this.#decideAt(keys, rkeys, t, cost, peek, decide);
+    return this.#runAt(keys, rkeys, t, cost, peek, decide);
+  }
+
+  /** `#run` once the clock `t` (a promise) has answered. */
+  async #runAt(keys, rkeys, t, cost, peek, decide) {
+    let now;
+    try {
+      now = await withTimeout(t, this.#store._timeoutMs);
     } catch (e) {
       return this.#degrade(keys, rkeys, this.#store._local(), cost, peek, e);
     }
-    // `hit.abandoned`: the caller has given up (timeout); a queued hit is then not sent late.
-    const hit = { abandoned: false };
+    return this.#decideAt(keys, rkeys, now, cost, peek, decide);
+  }
+
+  /**
+   * `decide(keys, rkeys, now, cost, hit)` under the store's timeout, its failures through the
+   * failure mode. `decide` answers a promise of the decision, or nothing and settles `hit`
+   * itself (`hit.settle(decision)`, `hit.fail(error)`: a queued hit, `#enqueue`).
+   */
+  #decideAt(keys, rkeys, now, cost, peek, decide) {
+    // `hit.abandoned`: the caller was answered by the failure mode (timeout); a queued hit is
+    // then not sent late.
+    const hit = { abandoned: false, done: false, settle: null, fail: null, track: null };
     const started = performance.now();
-    try {
+    return new Promise((resolve, reject) => {
       // One timer for the hits begun together (a process's hits in flight start as one batch's answers settle).
-      return await withSharedTimeout(decide(keys, rkeys, now, cost, hit), timeout);
-    } catch (e) {
-      hit.abandoned = true;
-      // Out of time after Redis answered a lost race while this hit waited: contention, not an
-      // outage (a conflict from before it, then silence, is an outage).
-      const track = hit.track;
-      if (e instanceof RedisUnavailableError && track?.conflict != null && track.conflictAt >= started && track.conflict.length === rkeys.length) {
-        return this.#contended(keys, track.conflict, now, cost);
+      const settled = sharedTimeout(this.#store._timeoutMs, (e) => hit.fail(e));
+      hit.settle = (v) => {
+        if (hit.done) return;
+        hit.done = true;
+        settled();
+        resolve(v);
+      };
+      hit.fail = (e) => {
+        if (hit.done) return;
+        hit.done = true;
+        hit.abandoned = true;
+        settled();
+        try {
+          // Out of time after Redis answered a lost race while this hit waited: contention, not an
+          // outage (a conflict from before it, then silence, is an outage).
+          const track = hit.track;
+          if (e instanceof RedisUnavailableError && track?.conflict != null && track.conflictAt >= started && track.conflict.length === rkeys.length) {
+            resolve(this.#contended(keys, track.conflict, now, cost));
+          } else resolve(this.#degrade(keys, rkeys, now, cost, peek, e));
+        } catch (x) {
+          reject(x);
+        }
+      };
+      let p;
+      try {
+        p = decide(keys, rkeys, now, cost, hit);
+      } catch (e) {
+        return hit.fail(e);
       }
-      return this.#degrade(keys, rkeys, now, cost, peek, e);
-    }
+      if (p !== undefined) Promise.resolve(p).then(hit.settle, hit.fail);
+    });
   }
 
   /**
@@ -291,15 +340,11 @@ export class RedisLimiter extends StoreLimiter {
       this.#queues.set(rkey, queue);
       queueMicrotask(() => this.#drain(rkey, queue));
     }
-    return new Promise((resolve, reject) => {
-      hit.key = key;
-      hit.now = now;
-      hit.cost = cost;
-      hit.resolve = resolve;
-      hit.reject = reject;
-      hit.track = queue;
-      queue.hits.push(hit);
-    });
+    hit.key = key;
+    hit.now = now;
+    hit.cost = cost;
+    hit.track = queue;
+    queue.hits.push(hit);
   }
 
   async #drain(rkey, queue) {
@@ -309,8 +354,8 @@ export class RedisLimiter extends StoreLimiter {
         await this.#decideBatch(rkey, queue, batch);
       } catch (e) {
         for (const h of batch) {
-          if (e instanceof Contention) h.resolve(this.#contended([h.key], e.states, h.now, h.cost));
-          else h.reject(e);
+          if (e instanceof Contention) h.settle(this.#contended([h.key], e.states, h.now, h.cost));
+          else h.fail(e);
         }
       }
     }
@@ -373,8 +418,8 @@ export class RedisLimiter extends StoreLimiter {
     await this.#swapLoop(rkeys, step, true, queue, latest, earliest);
     for (let i = 0; i < batch.length; i++) {
       const r = results[i];
-      if (r instanceof Passthrough) batch[i].reject(r);
-      else batch[i].resolve(r);
+      if (r instanceof Passthrough) batch[i].fail(r);
+      else batch[i].settle(r);
     }
   }
 
@@ -418,10 +463,16 @@ export class RedisLimiter extends StoreLimiter {
    */
   async #swapLoop(rkeys, step, trustCache, track, latest, earliest) {
     let states = rkeys.map((k) => this.#cached(k));
-    const run = this.#protocol.begin(trustCache && this.#trusted(rkeys) && this.#shut(states, latest));
+    // Begun after the first step: whether a denial over the cached bytes may stand matters
+    // only when that step writes nothing (`SwapRun.decided`), and `#shut` asks the core's peek,
+    // which a batch of admitted hits (every hit on a key being written) then never pays for.
+    // Every step that trusts the cache reads its decision within `step` (the peek writes the
+    // same output buffer).
+    let run = null;
     try {
       for (let next = 0; next >= 0; ) {
         const { write, ttls, guard } = step(states, false);
+        run ??= this.#protocol.begin(write === null && trustCache && this.#trusted(rkeys) && this.#shut(states, latest));
         const send = run.decided(write !== null);
         if (send === SWAP_FINAL) return;
         const sent = performance.now();
@@ -441,7 +492,7 @@ export class RedisLimiter extends StoreLimiter {
         }
       }
     } finally {
-      run.free();
+      run?.free();
     }
   }
 
