@@ -59,13 +59,13 @@ export class ErlStoreLimiter {
 
   /**
    * Counts a hit on the store and decides it; the decision also carries the store's `used` and
-   * `resetTime`. It is decided at the instant the store answered (never before `now`), as
-   * express-rate-limit measures the store's `resetTime` from when it writes the headers.
+   * `resetTime`. It is decided, and its headers written, at the instant the store answered (never
+   * before `now`), as express-rate-limit measures the store's `resetTime` from when it writes the headers.
    */
-  async limit(key, { now = Date.now() } = {}) {
+  async limit(key, { now } = {}) {
     if (typeof key !== "string") throw new TypeError("key: an express-rate-limit Store takes one string key per request");
     const { totalHits, resetTime } = await this.#store.increment(key);
-    return this.decision(totalHits, resetTime, Math.max(now, Date.now()));
+    return this.decision(totalHits, resetTime, atAnswer(now));
   }
 
   /** A decision over the store's answer (`totalHits` so far in the window, when it resets). */
@@ -83,11 +83,15 @@ export class ErlStoreLimiter {
     await this.#store.resetKey(key);
   }
 
-  /** The headers of a decision of this limiter; the arguments are `RateLimiter.headers`'s. */
-  headers(decision, ...options) {
-    return this.#formatter.headers(decision, ...options);
+  /** The headers of a decision of this limiter (`RateLimiter.headers`'s arguments), at the store's answer (`limit`). */
+  headers(decision, options) {
+    const given = typeof options === "number" ? { now: options } : options;
+    return this.#formatter.headers(decision, { ...given, now: atAnswer(given?.now) });
   }
 }
+
+/** The instant an express-rate-limit Store's answer stands at: now, never before `now`. */
+const atAnswer = (now = Date.now()) => Math.max(now, Date.now());
 
 /**
  * The core's decision (`countedDecision`, `tollgate::counted`) for a hit that brought a
