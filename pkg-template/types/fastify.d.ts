@@ -2,17 +2,13 @@
 // README, "Fastify"). Types from `fastify` (an optional peer dependency) describe the plugin,
 // its decorators and the route option `config.rateLimit`.
 import type { ContextConfigDefault, FastifyPluginAsync, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler, RouteGenericInterface } from "fastify";
-import type { ControlOptions, LimitOptions, Store } from "./index.js";
+import type { ControlOptions, LimitOptions, MultiLimitOptions, Store } from "./index.js";
 import type { HttpRequestOptions } from "./middleware.js";
 
 /** tollgate's limits beside @fastify/rate-limit's options (any of `algorithm`, `quota`, `limits`, `limit`, `window` makes them tollgate's). */
 export interface TollgateLimitOptions
-  extends Partial<LimitOptions>, Omit<ControlOptions, "allowList">,
+  extends Partial<LimitOptions>, Omit<ControlOptions, "allowList">, Partial<Pick<MultiLimitOptions, "limits" | "maxKeys">>,
     Pick<HttpRequestOptions<[request: FastifyRequest]>, "cost" | "maxQueue" | "maxWait" | "estimatedCost"> {
-  /** Several limits, all of which must admit a request. */
-  limits?: LimitOptions[];
-  /** Most keys held in memory (`cache` is @fastify/rate-limit's name). */
-  maxKeys?: number;
   /** The actual cost, read once the response was sent or its connection closed; settles the reservation of `estimatedCost`. */
   actualCost?: (request: FastifyRequest, reply: any) => Maybe<number | undefined>;
 }

@@ -2,7 +2,7 @@
 // "Hono"). The context type is structural (what the middleware calls of Hono's `Context`), so
 // the package's types need no `hono` import: Hono's own `Context` fits, and the middleware is
 // assignable to its `MiddlewareHandler`.
-import type { AsyncRateLimiter, ControlFields, HeaderFields, Keys, LimitOptions, OnDecision, PenaltyOptions, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, ControlOptions, HeaderFields, Keys, LimitOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
 import type { ClientRateLimitInfo, ErlStore, HttpRequestOptions, RateLimitInfo as ErlRateLimitInfo } from "./middleware.js";
 
 type Maybe<T> = T | Promise<T>;
@@ -47,7 +47,7 @@ export interface HonoRateLimitOptionsUsed {
  * first hit, `limit` (default 5) per `windowMs` (default 60000), draft-6 headers.
  */
 export interface HonoLimitOptions<C>
-  extends Partial<Omit<LimitOptions, "limit" | "name">>, PenaltyOptions, ControlFields,
+  extends Partial<Omit<LimitOptions, "limit" | "name">>, Partial<Pick<MultiLimitOptions, "limits" | "maxKeys">>, ControlOptions,
     Omit<HttpRequestOptions<[c: C]>, "skip" | "statusCode" | keyof HeaderFields> {
   /** The key(s) of a request (required). */
   keyGenerator: (c: C) => Maybe<Keys>;
@@ -56,10 +56,6 @@ export interface HonoLimitOptions<C>
   /** The window in milliseconds (hono-rate-limiter's name). */
   windowMs?: number;
   name?: string | ((c: C) => Maybe<string>);
-  limits?: LimitOptions[];
-  maxKeys?: number;
-  /** The decision hook (see `ControlOptions`). */
-  onDecision?: OnDecision;
   /** A tollgate store (`RedisStore`, `WorkerStore`), or a hono-rate-limiter / express-rate-limit Store. */
   store?: Store | ErlStore;
   /** The actual cost, from a copy of the route's answer whose body it may read; settles the reservation of `estimatedCost`. */
