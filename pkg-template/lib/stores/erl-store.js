@@ -110,3 +110,14 @@ export function countedDecision(name, limit, used, resetAt, now) {
 export function headerWriter(limit, windowMs, name) {
   return new RateLimiter({ algorithm: "fixed-window", align: "first-hit", limit: Math.max(1, limit), window: windowMs, name, maxKeys: 1 });
 }
+
+/**
+ * A limit of 0 (express-rate-limit v7+, @fastify/rate-limit's `max: 0`): nothing to count, and
+ * the core denies every hit (`tollgate::counted`: one hit over a limit of 0, in a window that
+ * resets `windowMs` later).
+ */
+export function denyAll(name, windowMs) {
+  const formatter = headerWriter(0, Math.max(1, windowMs), name);
+  const decide = (key, { now = Date.now() } = {}) => countedDecision(name, 0, 1, now + windowMs, now);
+  return { limit: decide, peek: decide, refund() {}, reset() {}, headers: (d, o) => formatter.headers(d, o) };
+}
