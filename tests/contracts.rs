@@ -277,6 +277,7 @@ fn option_types() -> String {
     );
     interface(&mut s, "A policy's penalty beside its limits (`tollgate::spec::POLICY_OPTIONS`).", "PenaltyOptions", &typed::PENALTY);
     interface(&mut s, "A policy's controls beside its limits (`tollgate::spec::CONTROL_FIELDS`).", "ControlFields", &typed::CONTROL);
+    interface(&mut s, "Waiting in line for a concurrency slot (`tollgate::spec::QUEUE_FIELDS`; docs/concurrency.md, \"Waiting in line\").", "QueueFields", &typed::QUEUE);
     interface(&mut s, "The header options of an HTTP answer (`tollgate::spec::HEADER_FIELDS`; docs/headers.md).", "HeaderFields", &typed::HEADERS);
     interface(
         &mut s,

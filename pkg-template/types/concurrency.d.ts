@@ -1,6 +1,7 @@
 // Concurrency limits (docs/concurrency.md): the limit's options and the types of
 // `limiter.acquire`, `limiter.release(lease)` and `limiter.renew`.
 import type { CallOptions, Decision } from "./index.js";
+import type { QueueFields } from "./options.generated.js";
 export type { LeaseErrorCode } from "./contract.generated.js";
 /** A concurrency limit's options, generated from the core's (`tollgate::spec::typed::CONCURRENCY_LIMIT`). */
 export type { ConcurrencyLimitOptions } from "./options.generated.js";
@@ -32,13 +33,9 @@ export interface LeaseOptions {
 }
 
 /** `acquire` waiting in a bounded FIFO line for a slot (in memory, and across processes over Redis; docs/concurrency.md, "Waiting in line"). */
-export interface QueuedAcquireOptions {
+export interface QueuedAcquireOptions extends QueueFields {
   /** A whole number of units (default 1). */
   cost?: number;
-  /** Most waiters in the key's line (0 to 10,000; default 1000); a full line answers the core's denial at once. */
-  maxQueue?: number;
-  /** The longest to wait in line (ms, or a duration such as `"5s"`), then the core's denial. */
-  maxWait?: number | string;
   /** Takes the waiter out of line; the promise rejects with its reason. */
   signal?: AbortSignal;
 }

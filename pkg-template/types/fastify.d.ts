@@ -2,22 +2,13 @@
 // README, "Fastify"). Types from `fastify` (an optional peer dependency) describe the plugin,
 // its decorators and the route option `config.rateLimit`.
 import type { ContextConfigDefault, FastifyPluginAsync, FastifyRequest, FastifySchema, preHandlerAsyncHookHandler, RouteGenericInterface } from "fastify";
-import type { ControlOptions, LimitOptions, Store } from "./index.js";
+import type { ControlOptions, LimitOptions, MultiLimitOptions, Store } from "./index.js";
+import type { HttpRequestOptions } from "./middleware.js";
 
 /** tollgate's limits beside @fastify/rate-limit's options (any of `algorithm`, `quota`, `limits`, `limit`, `window` makes them tollgate's). */
-export interface TollgateLimitOptions extends Partial<LimitOptions>, Omit<ControlOptions, "allowList"> {
-  /** Several limits, all of which must admit a request. */
-  limits?: LimitOptions[];
-  /** Most keys held in memory (`cache` is @fastify/rate-limit's name). */
-  maxKeys?: number;
-  /** Units a request takes (default 1); one that is not a cost is answered 400 `invalid_cost`. */
-  cost?: (request: FastifyRequest) => Maybe<number>;
-  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
-  /** Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line is a 429 at once (docs/concurrency.md). */
-  maxQueue?: number;
-  /** Waiting in line for a concurrency slot: the longest a request waits (ms, or a duration; 0 to an hour), then a 429. */
-  maxWait?: number | string;
-  estimatedCost?: number | ((request: FastifyRequest) => Maybe<number>);
+export interface TollgateLimitOptions
+  extends Partial<LimitOptions>, Omit<ControlOptions, "allowList">, Partial<Pick<MultiLimitOptions, "limits" | "maxKeys">>,
+    Pick<HttpRequestOptions<[request: FastifyRequest]>, "cost" | "maxQueue" | "maxWait" | "estimatedCost"> {
   /** The actual cost, read once the response was sent or its connection closed; settles the reservation of `estimatedCost`. */
   actualCost?: (request: FastifyRequest, reply: any) => Maybe<number | undefined>;
 }
@@ -84,12 +75,6 @@ export interface RateLimitOptions extends TollgateLimitOptions {
   onBanReach?: (request: FastifyRequest, key: string) => void;
   /** A store error lets the request through instead of failing it. */
   skipOnError?: boolean;
-  /** Each hit denied during a block renews it (`blockDuration`, default `timeWindow`), counted by no limit. */
-  continueExceeding?: boolean;
-  /** Each hit denied during a block doubles it (from `blockDuration`, default `timeWindow`), to at most `maxBlockDuration`. */
-  exponentialBackoff?: boolean;
-  /** The longest block `exponentialBackoff` doubles to (ms or a duration; default a day). */
-  maxBlockDuration?: number | string;
   /** In-memory keys kept (default 5000). */
   cache?: number;
 }

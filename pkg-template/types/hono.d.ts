@@ -2,8 +2,8 @@
 // "Hono"). The context type is structural (what the middleware calls of Hono's `Context`), so
 // the package's types need no `hono` import: Hono's own `Context` fits, and the middleware is
 // assignable to its `MiddlewareHandler`.
-import type { AsyncRateLimiter, ControlFields, HeaderFields, Keys, LimitOptions, OnDecision, PenaltyOptions, RateLimiter, Store } from "./index.js";
-import type { ClientRateLimitInfo, ErlStore, RateLimitInfo as ErlRateLimitInfo } from "./middleware.js";
+import type { AsyncRateLimiter, ControlOptions, HeaderFields, Keys, LimitOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
+import type { ClientRateLimitInfo, ErlStore, HttpRequestOptions, RateLimitInfo as ErlRateLimitInfo } from "./middleware.js";
 
 type Maybe<T> = T | Promise<T>;
 
@@ -46,7 +46,9 @@ export interface HonoRateLimitOptionsUsed {
  * `limits` or `limiter`: hono-rate-limiter's behaviour, a fixed window per key opened at its
  * first hit, `limit` (default 5) per `windowMs` (default 60000), draft-6 headers.
  */
-export interface HonoLimitOptions<C> extends Partial<Omit<LimitOptions, "limit" | "name">>, PenaltyOptions, ControlFields {
+export interface HonoLimitOptions<C>
+  extends Partial<Omit<LimitOptions, "limit" | "name">>, Partial<Pick<MultiLimitOptions, "limits" | "maxKeys">>, ControlOptions,
+    Omit<HttpRequestOptions<[c: C]>, "skip" | "statusCode" | keyof HeaderFields> {
   /** The key(s) of a request (required). */
   keyGenerator: (c: C) => Maybe<Keys>;
   /** Hits per window; a function of the context gets a limiter per value it returns. 0 denies every request. */
@@ -54,41 +56,19 @@ export interface HonoLimitOptions<C> extends Partial<Omit<LimitOptions, "limit" 
   /** The window in milliseconds (hono-rate-limiter's name). */
   windowMs?: number;
   name?: string | ((c: C) => Maybe<string>);
-  limits?: LimitOptions[];
-  maxKeys?: number;
-  /** The decision hook (see `ControlOptions`). */
-  onDecision?: OnDecision;
-  /** An existing limiter to decide by (instead of the limit options alongside). */
-  limiter?: RateLimiter | AsyncRateLimiter;
   /** A tollgate store (`RedisStore`, `WorkerStore`), or a hono-rate-limiter / express-rate-limit Store. */
   store?: Store | ErlStore;
-  /** Units a request costs (default 1; not with a hono-rate-limiter Store). */
-  cost?: (c: C) => Maybe<number>;
-  /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
-  /** Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line is a 429 at once (docs/concurrency.md). */
-  maxQueue?: number;
-  /** Waiting in line for a concurrency slot: the longest a request waits (ms, or a duration; 0 to an hour), then a 429. */
-  maxWait?: number | string;
-  estimatedCost?: number | ((c: C) => Maybe<number>);
   /** The actual cost, from a copy of the route's answer whose body it may read; settles the reservation of `estimatedCost`. */
   actualCost?: (c: C, response: Response) => Maybe<number | undefined>;
-  /** Give back the hits of requests that failed. */
-  skipFailedRequests?: boolean;
-  /** Give back the hits of requests that succeeded. */
-  skipSuccessfulRequests?: boolean;
   /** Where the decision is put on the context (default "rateLimit"). */
   requestPropertyName?: string;
   /** Where `getKey` and `resetKey` are put on the context (default "rateLimitStore"). */
   requestStorePropertyName?: string;
 }
 
-export interface HonoRateLimiterOptions<C extends HonoContext = HonoContext> extends HonoLimitOptions<C>, HeaderFields {
-  /** Requests for which this returns true are neither decided nor counted. */
-  skip?: (c: C) => Maybe<boolean>;
+export interface HonoRateLimiterOptions<C extends HonoContext = HonoContext> extends HonoLimitOptions<C>, HttpRequestOptions<[c: C]> {
   /** Default: `c.res.status < 400`. */
   requestWasSuccessful?: (c: C) => Maybe<boolean>;
-  /** Status of a denial (default 429; 400 to 599). */
-  statusCode?: number;
   /** Body of a denial: a string as text, a value as JSON, or a function of `c`. Default: "Too many requests, please try again later." */
   message?: string | Record<string, unknown> | unknown[] | ((c: C) => unknown);
   /** Answers a denial instead of `statusCode` and `message` (the headers are already set). */

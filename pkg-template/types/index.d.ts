@@ -9,7 +9,7 @@ export type { Algorithm, ConfigErrorCode, HeaderDraft } from "./contract.generat
 
 import type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, StoreFields } from "./options.generated.js";
 /** The options' types, generated from the core's spec (`tollgate::spec::typed`). */
-export type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, StoreFailure, StoreFields } from "./options.generated.js";
+export type { ControlFields, Duration, HeaderFields, LimitOptions, PenaltyOptions, QueueFields, StoreFailure, StoreFields } from "./options.generated.js";
 import type { Decision } from "./decision.generated.js";
 /** A decision's fields, generated from the core's (`tollgate::spec::typed::DECISION`). */
 export type { Decision, LimitResult } from "./decision.generated.js";

@@ -6,7 +6,7 @@
 // `Request` and `Response` by default where the project has @types/express (as express-rate-limit
 // types them: `res.status()` in a `handler`), and `any` where it has not (no missing module is
 // reported); `rateLimit<IncomingMessage, ServerResponse>` types them for node:http.
-import type { AsyncRateLimiter, ControlOptions, Decision, HeaderFields, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, RateLimiter, Store } from "./index.js";
+import type { AsyncRateLimiter, ControlOptions, Decision, HeaderFields, Keys, LimitOptions, LimiterOptions, MultiLimitOptions, QueueFields, RateLimiter, Store } from "./index.js";
 // @ts-ignore -- Express's types where the project has them (@types/express); without them, `any`
 import type { Request as ExpressRequest, Response as ExpressResponse } from "express";
 
@@ -134,17 +134,13 @@ export interface HttpAnswerOptions extends HeaderFields {
   skipSuccessfulRequests?: boolean;
 }
 
-/** The options `rateLimit` and `rateLimitFetch` share; `Args` are what their functions of a request receive. */
-interface HttpRequestOptions<Args extends any[]> extends HttpAnswerOptions {
+/** The options `rateLimit`, `rateLimitFetch` and `tollgate/hono` share; `Args` are what their functions of a request receive. */
+export interface HttpRequestOptions<Args extends any[]> extends HttpAnswerOptions, QueueFields {
   /** An existing limiter to decide by (instead of the limit options alongside). */
   limiter?: RateLimiter | AsyncRateLimiter;
   /** Units a request costs (default 1; not with an express-rate-limit Store). */
   cost?: (...args: Args) => Maybe<number>;
   /** The cost reserved on the way in when the actual cost is known after the answer (with `actualCost`, not `cost`). */
-  /** Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line is a 429 at once (docs/concurrency.md). */
-  maxQueue?: number;
-  /** Waiting in line for a concurrency slot: the longest a request waits (ms, or a duration; 0 to an hour), then a 429. */
-  maxWait?: number | string;
   estimatedCost?: number | ((...args: Args) => Maybe<number>);
   /** Requests for which this returns true are neither decided nor counted. */
   skip?: (...args: Args) => Maybe<boolean>;

@@ -63,6 +63,14 @@ export interface ControlFields {
   denyList?: readonly string[];
 }
 
+/** Waiting in line for a concurrency slot (`tollgate::spec::QUEUE_FIELDS`; docs/concurrency.md, "Waiting in line"). */
+export interface QueueFields {
+  /** Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line answers the core's denial (a 429) at once (docs/concurrency.md). */
+  maxQueue?: number;
+  /** Waiting in line for a concurrency slot: the longest to wait (ms, or a duration such as `"5s"`; 0 to an hour), then the core's denial (a 429). */
+  maxWait?: Duration;
+}
+
 /** The header options of an HTTP answer (`tollgate::spec::HEADER_FIELDS`; docs/headers.md). */
 export interface HeaderFields {
   /** The RateLimit draft (default "draft-10"; true is express-rate-limit's "draft-6"); `Retry-After` is sent on every denial. Where a peer's defaults apply (`tollgate/hono`, `rateLimit` with options written for express-rate-limit), the peer's: "draft-6" at `tollgate/hono`, false with express-rate-limit's options, and with every header off, not even `Retry-After`. */

@@ -7,8 +7,8 @@ use crate::time::Nanos;
 
 use super::{duration, whole, Input, SpecError};
 
-/// The options of waiting in line, as every edge spells them.
-pub const QUEUE_FIELDS: [&str; 2] = ["maxQueue", "maxWait"];
+/// The options of waiting in line, as every edge spells them (the rows of [`super::typed::QUEUE`]).
+pub const QUEUE_FIELDS: [&str; 2] = super::typed::names(&super::typed::QUEUE);
 
 /// `maxQueue` when only `maxWait` is given: how many may wait for one key.
 pub const DEFAULT_MAX_QUEUE: u64 = 1_000;

@@ -1,6 +1,6 @@
 //! The options of the spec as the npm package declares them: each option's name, its
 //! TypeScript type and what it does, in one row. The field lists every edge checks names against
-//! ([`super::LIMIT_FIELDS`], [`super::POLICY_OPTIONS`], [`super::CONTROL_FIELDS`],
+//! ([`super::LIMIT_FIELDS`], [`super::POLICY_OPTIONS`], [`super::CONTROL_FIELDS`], [`super::QUEUE_FIELDS`],
 //! [`super::STORE_FIELDS`], [`REDIS_STORE_FIELDS`]) are these rows' names, and tests/contracts.rs writes the rows into
 //! `pkg-template/types/options.generated.d.ts`, so a name, a list and a type cannot drift apart.
 
@@ -71,6 +71,12 @@ pub const CONTROL: [Typed; 3] = [
     opt("shadow", "boolean", "Decide and count as enforcement would, but admit every hit: decisions say `shadow: true` and `wouldAllow`."),
     opt("allowList", "readonly string[]", "Keys, IP addresses and networks (CIDR, v4 and v6) admitted without counting, checked before the limits."),
     opt("denyList", "readonly string[]", "Keys, IP addresses and networks denied without counting, checked before the limits and before `allowList`."),
+];
+
+/// Waiting in line for a concurrency slot (`QueueFields`): the fields `spec::queue` reads.
+pub const QUEUE: [Typed; 2] = [
+    opt("maxQueue", "number", "Waiting in line for a concurrency slot: the most waiters per key (0 to 10,000; default 1000 with `maxWait`); a full line answers the core's denial (a 429) at once (docs/concurrency.md)."),
+    opt("maxWait", "Duration", "Waiting in line for a concurrency slot: the longest to wait (ms, or a duration such as `\"5s\"`; 0 to an hour), then the core's denial (a 429)."),
 ];
 
 /// The header options of an HTTP answer (`HeaderFields`), as `parse_headers_at` reads them at

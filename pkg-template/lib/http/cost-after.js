@@ -67,21 +67,38 @@ export async function settleReservation(limiter, decision, estimate, actual) {
 }
 
 /**
- * A fetch `Response` split in two: the one the client gets and a copy whose body `actualCost`
- * may read (`response.json()`, or a stream's events up to its usage). The copy reads the same
- * bytes as they come (a tee), so a client that disconnects does not stop it; a copy left
- * unread is cancelled once `actualCost` is done.
+ * An admitted fetch-API request that reserved `cost`: `route()`'s answer (a `Response`) goes to
+ * the client, `actualCost(copy)` reads a copy of it (the same bytes as they come, a tee, so a
+ * client that disconnects does not stop it; a copy left unread is cancelled once it is done),
+ * and the reservation is settled with what it gives, handed to `keepAlive` (the runtime's
+ * `waitUntil`). `deliver(out)` hands the client's answer over first; what it returns is
+ * returned. A route that threw settles at the estimate, and its error goes on.
  */
-export function splitResponse(response) {
-  if (response.body === null || response.status === 101) return { out: response, copy: response };
-  const [a, b] = response.body.tee();
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
-  return { out: new Response(a, init), copy: new Response(b, init) };
-}
-
-/** Cancels `copy`'s body when `actualCost` left it unread, so the tee stops buffering for it. */
-export function dropCopy(copy) {
-  if (copy.body !== null && !copy.bodyUsed && !copy.body.locked) copy.body.cancel().catch(() => {});
+export async function reservedAnswer(limiter, decision, cost, route, actualCost, keepAlive, deliver) {
+  let response;
+  try {
+    response = await route();
+  } catch (e) {
+    keepAlive(settleReservation(limiter, decision, cost, () => cost));
+    throw e;
+  }
+  let out = response;
+  let copy = response;
+  if (response.body !== null && response.status !== 101) {
+    const [a, b] = response.body.tee();
+    const init = { status: response.status, statusText: response.statusText, headers: response.headers };
+    [out, copy] = [new Response(a, init), new Response(b, init)];
+  }
+  const delivered = deliver(out);
+  const settled = settleReservation(limiter, decision, cost, async () => {
+    try {
+      return await actualCost(copy);
+    } finally {
+      if (copy.body !== null && !copy.bodyUsed && !copy.body.locked) copy.body.cancel().catch(() => {});
+    }
+  });
+  keepAlive(settled);
+  return delivered;
 }
 
 /** The `waitUntil` of a fetch handler's arguments (a Worker's `ctx`), so a settlement outlives the response there. */

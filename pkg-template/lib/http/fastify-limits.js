@@ -15,7 +15,7 @@
 import { RateLimiter } from "../limiter/rate-limiter.js";
 import { AsyncRateLimiter } from "../limiter/async-rate-limiter.js";
 import { RedisStore } from "../stores/redis/redis-store.js";
-import { countedDecision, headerWriter } from "../stores/erl-store.js";
+import { countedDecision, denyAll, headerWriter } from "../stores/erl-store.js";
 import { optionError } from "../contract/options.js";
 import { clientError, publicError } from "./http-options.js";
 import { costAfterOptions, reserve } from "./cost-after.js";
@@ -32,13 +32,6 @@ const MAX_LIMITERS = 1000;
 /** The options @fastify/rate-limit gives a custom store's constructor and `child`: its names, its defaults. */
 function storeParams(params) {
   return { ...params, max: params.max, timeWindow: params.timeWindow };
-}
-
-/** A limit of 0: every request denied, counted nowhere. */
-function denyAll(windowMs) {
-  const formatter = headerWriter(0, Math.max(1, windowMs), "default");
-  const decide = (key, { now }) => countedDecision("default", 0, 1, now + windowMs, now);
-  return { limit: decide, peek: decide, headers: (d, o) => formatter.headers(d, o), reset() {} };
 }
 
 /** A @fastify/rate-limit store's method as a promise of `{ current, ttl }`. */
@@ -109,7 +102,7 @@ export class Limits {
     const options = this.tollgateLimits
       ? { ...this.own }
       : max === 0 ? null : { ...this.own, algorithm: "fixed-window", align: "first-hit", limit: max, window: Math.max(1, windowMs) };
-    if (options === null) l = denyAll(windowMs);
+    if (options === null) l = denyAll("default", windowMs);
     else {
       if (this.store === undefined) options.maxKeys ??= Number.isInteger(this.params.cache) && this.params.cache > 0 ? this.params.cache : DEFAULTS.cache;
       else delete options.maxKeys;

@@ -14,11 +14,11 @@
 // - The headers are set on the handler's `Response`, or on a copy when its headers are
 //   immutable (a `Response` straight from `fetch()`); a 101 (WebSocket) answer is passed on as
 //   it is, since a copy would lose its socket.
-import { clientError, denialBody, httpOptions, publicError, secretsOf, settleHit } from "./http-options.js";
+import { denialBody, httpOptions, secretsOf } from "./http-options.js";
 import { shadowReport } from "./shadow-report.js";
 import { fnOf, objectOf, optionError } from "../contract/options.js";
-import { dropCopy, reserve, settleReservation, splitResponse, waitUntilOf } from "./cost-after.js";
-import { limitOrWait, releasingResponse, releaserOf } from "./lease-release.js";
+import { reserve, reservedAnswer, waitUntilOf } from "./cost-after.js";
+import { admitted, costOf, decideHit } from "./request-path.js";
 
 /** The response with `headers` set: in place when it allows that, else on a copy. */
 function withHeaders(response, headers) {
@@ -49,7 +49,7 @@ export function rateLimitFetch(options) {
   }
   fnOf("key", options.key, "a function of the request (request, ...rest) returning its key");
   const o = httpOptions(options, []);
-  const { key, costOf, skip, handler, limiter, after } = o;
+  const { key, skip, handler, limiter, after } = o;
   if (after !== null) reserve(limiter, null);
   const wasSuccessful = o.wasSuccessful ?? ((request, response) => response.status < 400);
 
@@ -58,21 +58,11 @@ export function rateLimitFetch(options) {
     return async (request, ...rest) => {
       if (skip !== undefined && (await skip(request, ...rest))) return inner(request, ...rest);
       const keys = await key(request, ...rest);
-      const cost = after !== null ? await after.estimateOf(request, ...rest) : costOf !== undefined ? await costOf(request, ...rest) : 1;
-      let now = Date.now();
-      let decision;
-      try {
-        decision = after !== null ? await reserve(limiter, keys, cost, now) : await limitOrWait(limiter, keys, cost, now, o.queue, request.signal);
-        // After waiting in line, the figures stand at the admission.
-        if (o.queue !== null) now = Date.now();
-      } catch (e) {
-        // The client went away while waiting in line: its ticket left the line.
-        if (request.signal?.aborted) throw e;
-        const mistake = clientError(e);
-        // A runtime may answer the error: without the key or a stack.
-        if (mistake === null) throw publicError(e, secretsOf(keys));
-        return Response.json(mistake.body, { status: mistake.status });
-      }
+      const cost = await costOf(o, request, ...rest);
+      const { decision, now, mistake, thrown } = await decideHit(o, limiter, keys, cost, request.signal, secretsOf(keys));
+      // A runtime may answer the error: without the key or a stack.
+      if (thrown !== undefined) throw thrown;
+      if (mistake !== undefined) return Response.json(mistake.body, { status: mistake.status });
       // A hit a list answered (controls.js) was decided by no limit: no rate-limit header, and
       // a denied one is answered 403 (not a rate limit: nothing to wait for).
       const listed = decision.reason !== undefined;
@@ -85,50 +75,16 @@ export function rateLimitFetch(options) {
         const { text, type } = denialBody(typeof o.message === "function" ? await o.message(decision, request) : o.message);
         return new Response(text, { status: listed ? 403 : o.status, headers: [...headers, ["Content-Type", type]] });
       }
-      if (after !== null) return settledAfter(request, rest, decision, cost, inner, headers);
-      // A concurrency limit's slot is held until the body is sent, fails or is cancelled.
-      const release = releaserOf(limiter, decision);
-      const keepAlive = release === null ? null : waitUntilOf(rest);
-      let response;
-      try {
-        response = await inner(request, ...rest);
-      } catch (e) {
-        if (release !== null) keepAlive(release());
-        throw e;
-      } finally {
-        // A handler that threw left no response: a failed request.
-        if (o.settles) await settleHit(o, () => response !== undefined && wasSuccessful(request, response), keys, cost);
+      const route = () => inner(request, ...rest);
+      if (after !== null) {
+        // A handler's answer that is not a Response is its error, and settles at the estimate.
+        const checked = async () => withHeaders(await route(), []);
+        return reservedAnswer(limiter, decision, cost, checked, (copy) => after.actualCost(request, copy, ...rest), waitUntilOf(rest), (out) => withHeaders(out, headers));
       }
-      return withHeaders(releasingResponse(response, release, keepAlive, request.signal), headers);
+      // A concurrency limit's slot is held until the body is sent, fails or is cancelled.
+      const response = await admitted(o, limiter, decision, keys, cost, route, (r) => wasSuccessful(request, r), waitUntilOf(rest), request.signal);
+      return withHeaders(response, headers);
     };
-  };
-  /**
-   * The handler's answer to an admitted request that reserved `cost`: the client gets the
-   * answer, `actualCost` a copy of it (splitResponse), and the reservation is settled with what
-   * `actualCost` gives (handed to the Worker's `waitUntil` when there is one). A handler that
-   * threw settles at the estimate, and its error goes on.
-   */
-  const settledAfter = async (request, rest, decision, cost, inner, headers) => {
-    const waitUntil = waitUntilOf(rest);
-    let response;
-    try {
-      response = await inner(request, ...rest);
-      withHeaders(response, []);
-    } catch (e) {
-      waitUntil(settleReservation(limiter, decision, cost, () => cost));
-      throw e;
-    }
-    const { out, copy } = splitResponse(response);
-    waitUntil(
-      settleReservation(limiter, decision, cost, async () => {
-        try {
-          return await after.actualCost(request, copy, ...rest);
-        } finally {
-          dropCopy(copy);
-        }
-      }),
-    );
-    return withHeaders(out, headers);
   };
 
   wrap.limiter = limiter;

@@ -9,7 +9,7 @@
 // in express-rate-limit's one store.
 import { RateLimiter } from "../limiter/rate-limiter.js";
 import { AsyncRateLimiter } from "../limiter/async-rate-limiter.js";
-import { ErlStoreLimiter, countedDecision, headerWriter, isErlStore, promisifyStore } from "../stores/erl-store.js";
+import { ErlStoreLimiter, denyAll, isErlStore, promisifyStore } from "../stores/erl-store.js";
 import { fail, optionError } from "../contract/options.js";
 import { applyControls } from "../limiter/controls.js";
 import { givenLimiter } from "./http-options.js";
@@ -39,29 +39,6 @@ export function erlIdentifier(limit, windowMs) {
  */
 export function isErlMode(spec, limiter) {
   return limiter === undefined && spec.algorithm === undefined && spec.quota === undefined && spec.limits === undefined;
-}
-
-/**
- * A limit of 0 (express-rate-limit v7+): nothing to count, and the core denies every request
- * (`tollgate::counted`: one hit over a limit of 0, in a window that resets `windowMs` later).
- */
-class DenyAll {
-  #name;
-  #windowMs;
-  #formatter;
-  constructor(name, windowMs) {
-    this.#name = name;
-    this.#windowMs = windowMs;
-    this.#formatter = headerWriter(0, windowMs, name);
-  }
-  limit(key, { now = Date.now() } = {}) {
-    return countedDecision(this.#name, 0, 1, now + this.#windowMs, now);
-  }
-  refund() {}
-  reset() {}
-  headers(decision, ...options) {
-    return this.#formatter.headers(decision, ...options);
-  }
 }
 
 /**
@@ -179,7 +156,7 @@ export class MiddlewareLimits {
       const counter = new ErlStoreLimiter(this.#erlStore, { limit, name: named ?? "default", windowMs: this.#windowMs });
       return applyControls(counter, { onDecision: this.#spec.onDecision }, true, Controls);
     }
-    if (limit === 0) return applyControls(new DenyAll(named ?? "default", this.windowMs), this.#spec, false, Controls);
+    if (limit === 0) return applyControls(denyAll(named ?? "default", this.windowMs), this.#spec, false, Controls);
     // A limit given beside quota or limits goes to the core, which refuses the pair.
     const options = { ...this.#spec };
     if (limit !== undefined) options.limit = limit;

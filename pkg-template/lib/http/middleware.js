@@ -7,7 +7,7 @@
 // `limiter.headers(decision)`; nothing here counts anything itself.
 import { ipKeyGenerator, isIPv6 } from "./client-ip.js";
 import { fail, objectOf, optionError } from "../contract/options.js";
-import { clientError, denialBody, flag, httpOptions, publicError, rateLimitInfo, secretsOf, settleHit } from "./http-options.js";
+import { denialBody, flag, httpOptions, rateLimitInfo, secretsOf, settleHit } from "./http-options.js";
 import { MIDDLEWARE_ONLY, erlDraft8, erlHeaderOptions, translate } from "./erl-options.js";
 import { MiddlewareLimits, ERL_DEFAULTS, isErlMode } from "./middleware-limits.js";
 import { checkLogger, consoleLogger, validations } from "./erl-validations.js";
@@ -15,7 +15,8 @@ import { controlsOf, listedAnswer } from "../limiter/controls.js";
 import { shadowReport } from "./shadow-report.js";
 import { reportFailedOpen } from "../limiter/decision-hook.js";
 import { reserve, settleReservation } from "./cost-after.js";
-import { releaseWhenDone, releaserOf, closeSignal, limitOrWait } from "./lease-release.js";
+import { releaseWhenDone, releaserOf, closeSignal } from "./lease-release.js";
+import { costOf, decideHit } from "./request-path.js";
 
 /** express-rate-limit's default body of a denial. */
 export const DEFAULT_MESSAGE = "Too many requests, please try again later.";
@@ -148,31 +149,24 @@ export function rateLimit(passed = {}) {
     const outcome = o.settles || o.after !== null ? outcomeOf(res) : null;
     if (o.skip !== undefined && (await o.skip(req, res))) return true;
     const key = o.key !== undefined ? await o.key(req, res) : await defaultKey(req, res);
-    const cost = o.after !== null ? await o.after.estimateOf(req, res) : o.costOf !== undefined ? await o.costOf(req, res) : 1;
+    const cost = await costOf(o, req, res);
     const limiter = await limits.forRequest(req, res);
     const listed = controlsOf.get(limiter)?.listed(key, req.ip ?? req.socket?.remoteAddress) ?? null;
     if (listed !== null) return answerListed(req, res, next, listedAnswer(limiter, listed, Date.now()), key);
     limits.handOver(limiter, key);
-    let now = Date.now();
-    let decision;
     const waiting = o.queue !== null ? closeSignal(res) : null;
-    try {
-      decision = o.after !== null ? await reserve(limiter, key, cost, now) : await limitOrWait(limiter, key, cost, now, o.queue, waiting?.signal);
-    } catch (e) {
-      // The client went away while waiting in line: its ticket left the line, nothing to answer.
-      if (waiting?.signal.aborted) return false;
-      const mistake = clientError(e);
-      if (mistake !== null) return answerMistake(res, mistake);
+    const { decision, now, mistake, error, thrown } = await decideHit(o, limiter, key, cost, waiting?.signal, secretsOf(key, req.ip ?? req.socket?.remoteAddress));
+    waiting?.done();
+    // The client went away while waiting in line: its ticket left the line, nothing to answer.
+    if (waiting?.signal.aborted && error !== undefined) return false;
+    if (mistake !== undefined) return answerMistake(res, mistake);
+    if (error !== undefined) {
       // Passed on without the key, the client's address or a stack (Express may answer with it).
-      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(e)) throw publicError(e, secretsOf(key, req.ip ?? req.socket?.remoteAddress));
-      logger.error(e, "express-rate-limit: error from store, allowing request without rate-limiting.");
+      if (!passOnStoreError || (store === null && options.store === undefined) || !isStoreError(error)) throw thrown;
+      logger.error(error, "express-rate-limit: error from store, allowing request without rate-limiting.");
       reportFailedOpen(options.onDecision, cost);
       return true;
-    } finally {
-      waiting?.done();
     }
-    // After waiting in line, the figures stand at the admission.
-    if (o.queue !== null) now = Date.now();
     if (store !== null) {
       v.positiveHits(decision.used);
       if (options.standardHeaders === "draft-7") v.headersResetTime(decision.resetTime);
@@ -182,8 +176,7 @@ export function rateLimit(passed = {}) {
     const info = rateLimitInfo(decision, key, cost, true);
     if (property !== false) req[property] = info;
     if (sendsHeaders && !res.headersSent) {
-      // Over an express-rate-limit Store the figures stand at the store's answer, which came later.
-      const written = o.headers(limiter, decision, key, store !== null ? Math.max(now, Date.now()) : now);
+      const written = o.headers(limiter, decision, key, now);
       for (const [name, value] of Object.entries(erlDraft8Form ? erlDraft8(written, key, options.partitionKey !== false) : written)) {
         res.setHeader(name, listsHeaders && LIST_HEADERS.has(name.toLowerCase()) ? joined(res.getHeader?.(name), value) : value);
       }

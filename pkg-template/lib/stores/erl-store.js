@@ -59,13 +59,13 @@ export class ErlStoreLimiter {
 
   /**
    * Counts a hit on the store and decides it; the decision also carries the store's `used` and
-   * `resetTime`. It is decided at the instant the store answered (never before `now`), as
-   * express-rate-limit measures the store's `resetTime` from when it writes the headers.
+   * `resetTime`. It is decided, and its headers written, at the instant the store answered (never
+   * before `now`), as express-rate-limit measures the store's `resetTime` from when it writes the headers.
    */
-  async limit(key, { now = Date.now() } = {}) {
+  async limit(key, { now } = {}) {
     if (typeof key !== "string") throw new TypeError("key: an express-rate-limit Store takes one string key per request");
     const { totalHits, resetTime } = await this.#store.increment(key);
-    return this.decision(totalHits, resetTime, Math.max(now, Date.now()));
+    return this.decision(totalHits, resetTime, atAnswer(now));
   }
 
   /** A decision over the store's answer (`totalHits` so far in the window, when it resets). */
@@ -83,11 +83,15 @@ export class ErlStoreLimiter {
     await this.#store.resetKey(key);
   }
 
-  /** The headers of a decision of this limiter; the arguments are `RateLimiter.headers`'s. */
-  headers(decision, ...options) {
-    return this.#formatter.headers(decision, ...options);
+  /** The headers of a decision of this limiter (`RateLimiter.headers`'s arguments), at the store's answer (`limit`). */
+  headers(decision, options) {
+    const given = typeof options === "number" ? { now: options } : options;
+    return this.#formatter.headers(decision, { ...given, now: atAnswer(given?.now) });
   }
 }
+
+/** The instant an express-rate-limit Store's answer stands at: now, never before `now`. */
+const atAnswer = (now = Date.now()) => Math.max(now, Date.now());
 
 /**
  * The core's decision (`countedDecision`, `tollgate::counted`) for a hit that brought a
@@ -105,4 +109,15 @@ export function countedDecision(name, limit, used, resetAt, now) {
  */
 export function headerWriter(limit, windowMs, name) {
   return new RateLimiter({ algorithm: "fixed-window", align: "first-hit", limit: Math.max(1, limit), window: windowMs, name, maxKeys: 1 });
+}
+
+/**
+ * A limit of 0 (express-rate-limit v7+, @fastify/rate-limit's `max: 0`): nothing to count, and
+ * the core denies every hit (`tollgate::counted`: one hit over a limit of 0, in a window that
+ * resets `windowMs` later).
+ */
+export function denyAll(name, windowMs) {
+  const formatter = headerWriter(0, Math.max(1, windowMs), name);
+  const decide = (key, { now = Date.now() } = {}) => countedDecision(name, 0, 1, now + windowMs, now);
+  return { limit: decide, peek: decide, refund() {}, reset() {}, headers: (d, o) => formatter.headers(d, o) };
 }

@@ -104,7 +104,7 @@ export class RedisLimiter extends StoreLimiter {
     return this.#run(key, options, true, async (keys, rkeys, now, cost) => {
       const states = await this.#read(rkeys);
       this.#decodeOr(() => this.#wasm.peek(states, now, cost), rkeys, states);
-      return readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+      return this.#decision(keys);
     });
   }
 
@@ -119,20 +119,17 @@ export class RedisLimiter extends StoreLimiter {
   /** A hit of the estimate `cost`, decided as `limit`, opening a reservation (reserve.js, docs/reserve.md). */
   reserve(key, options) {
     if (this.#wasm.hasConcurrency()) return Promise.resolve().then(() => noAnonymousSlots("reserve"));
-    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-    const run = (k, o, decide) => this.#run(k, o, false, (keys, rkeys, now, cost) => decide(keys, rkeys, now, cost));
-    return reserveInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, true), read);
+    return reserveInStore(this.#wasm, key, options, this.#hit, (rkeys, step, now) => this.#swapWith(rkeys, step, now, true), this.#decision);
   }
 
   /** Settles a reservation with the actual cost (reserve.js); rejects with its error, changing nothing. */
   settle(reservation, actual, options) {
-    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     const guarded = (keys, o, op) =>
       this.#guarded(keys, o, async (rkeys, now) => {
         await this.#read(rkeys); // the bytes Redis holds: never "unknown" over a stale cache
         return op(rkeys, now);
       });
-    return settleInStore(this.#wasm, reservation, actual, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+    return settleInStore(this.#wasm, reservation, actual, options, guarded, this.#swapFresh, this.#decision);
   }
 
   /**
@@ -141,9 +138,7 @@ export class RedisLimiter extends StoreLimiter {
    * from this process's cache: other processes' releases free slots at any time.
    */
   acquire(key, options) {
-    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
-    const run = (k, o, decide) => this.#run(k, o, false, (keys, rkeys, now, cost) => decide(keys, rkeys, now, cost));
-    return acquireInStore(this.#wasm, key, options, run, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read, this.#line);
+    return acquireInStore(this.#wasm, key, options, this.#hit, this.#swapFresh, this.#decision, this.#line);
   }
 
   /** `acquire`'s waiters in line (maxQueue, maxWait): woken when this process frees a slot. */
@@ -163,7 +158,6 @@ export class RedisLimiter extends StoreLimiter {
   }
 
   #lease(op, lease, options) {
-    const read = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
     // A renewal refuses a lease it does not find: it reads the bytes Redis holds first (one
     // round trip more, as a settlement), never "unknown" over what this process forgot. A
     // release that finds nothing asks Redis anyway (its confirmation), so it needs no read.
@@ -172,7 +166,7 @@ export class RedisLimiter extends StoreLimiter {
         if (op === "renew") await this.#read(rkeys);
         return run(rkeys, now);
       });
-    return leaseInStore(this.#wasm, op, lease, options, guarded, (rkeys, step, now) => this.#swapWith(rkeys, step, now, false), read);
+    return leaseInStore(this.#wasm, op, lease, options, guarded, this.#swapFresh, this.#decision);
   }
 
   /** `op(rkeys, now)` for `keys`, checked, under `#guard`; `now` is the caller's, else the store's clock. */
@@ -187,6 +181,11 @@ export class RedisLimiter extends StoreLimiter {
   #swapWith(rkeys, call, now, trustCache) {
     return this.#swapLoop(rkeys, (states) => this.#step(rkeys, states, call, now), trustCache, {}, now);
   }
+
+  /** What reserve.js and concurrency.js drive: the decision the core wrote for `keys`, a hit's run, a swap past the cache. */
+  #decision = (keys) => readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+  #hit = (k, o, decide) => this.#run(k, o, false, decide);
+  #swapFresh = (rkeys, step, now) => this.#swapWith(rkeys, step, now, false);
 
   /** Forgets the key(s) in Redis. */
   async reset(key) {
@@ -591,7 +590,7 @@ export class RedisLimiter extends StoreLimiter {
     } catch {
       this.#wasm.unavailable(keys.map(() => null), now, cost, ANSWER_CONTENTION, 1);
     }
-    const d = readDecision(this.#wasm.outPtr, this.#names, keys, extrasOutView());
+    const d = this.#decision(keys);
     d.degraded = "contention";
     return d;
   }
