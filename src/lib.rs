@@ -36,6 +36,7 @@ pub mod pacer;
 pub mod penalty;
 pub mod policy;
 pub mod policy_codec;
+pub mod policy_state;
 pub mod quota;
 pub mod quota_lease;
 pub mod reconfigure;
