@@ -47,6 +47,7 @@ pub mod spec;
 pub mod store;
 pub mod store_protocol;
 pub mod sync;
+pub mod sync_node;
 pub mod sync_queue;
 pub mod text;
 pub mod time;
