@@ -126,3 +126,38 @@ impl SyncNode {
         &self.queue
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AnyAlgorithm, FixedWindow, Quota};
+
+    fn node(rate: SyncRate) -> SyncNode {
+        let fw = AnyAlgorithm::FixedWindow(FixedWindow::new(Quota::per_second(10).unwrap()));
+        SyncNode::new("api", Policy::single(fw), rate, 2).unwrap()
+    }
+
+    #[test]
+    fn a_failed_push_keeps_its_diffs_and_queues_the_key_again() {
+        let mut n = node(SyncRate::Every(Nanos::from_millis(100)));
+        let t = Nanos::from_secs(600);
+        let round = n.hit(&["a"], t, 3, false).unwrap().1.unwrap();
+        assert_eq!((round.keys.len(), round.began), (1, t));
+        let first = n.diffs(&round);
+        n.pushed(&round, "a", None);
+        assert_eq!((n.queue().waiting(), n.queue().out()), (1, 0));
+        let again = n.hit(&["b"], t + Nanos::from_millis(100), 1, true).unwrap().1.unwrap();
+        assert_eq!(again.keys, ["a".into()], "a peek begins the round that is due too");
+        assert_eq!(n.diffs(&again), first, "the failed push's diffs, whole");
+    }
+
+    #[test]
+    fn peek_begins_no_round_and_a_local_node_never_syncs() {
+        let mut n = node(SyncRate::Every(Nanos::from_millis(100)));
+        assert!(n.peek(&["a"], Nanos::from_secs(1), 1).unwrap().allowed);
+        assert_eq!(n.queue().waiting(), 0);
+        let mut local = node(SyncRate::LocalOnly);
+        let (d, round) = local.hit(&["a"], Nanos::from_secs(1), 1, false).unwrap();
+        assert!(d.allowed && round.is_none() && local.queue().waiting() == 0);
+    }
+}
