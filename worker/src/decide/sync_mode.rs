@@ -1,8 +1,8 @@
 //! Sync mode (`syncRate` other than 0): the isolate decides, gateway style.
 //!
-//! Each isolate keeps one core `SyncedLimiter` per policy. A hit is decided from the last
-//! merged counts plus this isolate's own unsynced hits, with no Durable Object call. Which
-//! keys to push, and when, is the core's `SyncQueue`: every key this isolate admits a hit for
+//! Each isolate keeps one core `SyncNode` (a `SyncedLimiter` and its `SyncQueue`) per policy.
+//! A hit is decided from the last merged counts plus this isolate's own unsynced hits, with no
+//! Durable Object call, in one call that also says which keys to push, and when: every key this isolate admits a hit for
 //! is queued, oldest first; a request that finds a round due (`batch` keys waiting, or `syncRate`
 //! ms since the last round began) hands it to `waitUntil`: each of its keys' diffs goes to
 //! that key's Durable Object (the central store of its counts), which answers the merged
