@@ -2,9 +2,9 @@
 //!
 //! Each isolate keeps one core `SyncNode` (a `SyncedLimiter` and its `SyncQueue`) per policy.
 //! A hit is decided from the last merged counts plus this isolate's own unsynced hits, with no
-//! Durable Object call, in one call that also says which keys to push, and when: every key this isolate admits a hit for
-//! is queued, oldest first; a request that finds a round due (`batch` keys waiting, or `syncRate`
-//! ms since the last round began) hands it to `waitUntil`: each of its keys' diffs goes to
+//! Durable Object call, in one call that also says which keys to push, and when: every key
+//! this isolate admits a hit for is queued, oldest first; a request that finds a round due
+//! (`batch` keys waiting, or `syncRate` ms since the last round began) hands it to `waitUntil`: each of its keys' diffs goes to
 //! that key's Durable Object (the central store of its counts), which answers the merged
 //! counts, applied per key. A key whose push failed is queued again. `syncRate < 0` never syncs.
 //!
