@@ -41,7 +41,7 @@ use crate::algorithms::{
     SlidingLogState, SlidingWindowState, TokenBucketState, MAX_BUCKETS, MAX_LOG_LIMIT,
 };
 use crate::error::DecodeError;
-use crate::policy::{policy_state, Policy, PolicyState, MAX_LIMITS};
+use crate::policy_state::{policy_state, Open, PolicyState, MAX_LIMITS, MAX_OPEN};
 use crate::time::Nanos;
 
 /// The format version this build writes for a state without a penalty block.
@@ -364,7 +364,7 @@ impl PolicyState {
         }
         let mut open = Vec::new();
         if version >= FORMAT_VERSION_RESERVED {
-            let k = r.len(crate::reserve::MAX_OPEN as u64)?;
+            let k = r.len(MAX_OPEN as u64)?;
             if k == 0 && version == FORMAT_VERSION_RESERVED {
                 return Err(DecodeError::Invalid("a reserved state without a reservation"));
             }
@@ -373,7 +373,7 @@ impl PolicyState {
                 // A reservation open past the state's expiry closes with it.
                 let until = r.time()?.min(expires_at);
                 let marks = (0..n).map(|_| r.time()).collect::<Result<Vec<_>, _>>()?;
-                open.push(crate::reserve::Open { id, estimate, reserved_at, until, marks });
+                open.push(Open { id, estimate, reserved_at, until, marks });
             }
         }
         if !r.bytes.is_empty() {
@@ -385,19 +385,6 @@ impl PolicyState {
         state.open = open;
         Ok(state)
     }
-}
-
-/// Checks a decoded state against the policy that will read it.
-pub(crate) fn validate_policy_state(policy: &Policy, state: &PolicyState) -> Result<(), DecodeError> {
-    if state.slots.len() != policy.limits().len() {
-        return Err(DecodeError::LimitCountMismatch { expected: policy.limits().len(), found: state.slots.len() });
-    }
-    for (limit, slot) in policy.limits().iter().zip(&state.slots) {
-        if let Some(s) = slot {
-            validate_state(limit.algorithm(), s)?;
-        }
-    }
-    Ok(())
 }
 
 /// Checks one decoded state against its algorithm: same algorithm, and within the bounds

@@ -1,16 +1,105 @@
-//! The list of a policy decision's (key, limit) answers ([`PolicyDecision::limits`]).
+//! A policy's decision ([`PolicyDecision`]) and its list of (key, limit) answers, below the
+//! policy that makes it (the penalty and the reservations change it too).
 //!
 //! One pair is held inline: one key under one limit is every in-memory limiter's common case,
 //! and its decision should not allocate and free a list on every call. Several pairs are held
 //! in a `Vec`. Either way the list reads as a slice of [`LimitDecision`]s, keys outer, limits
 //! inner.
-//!
-//! [`PolicyDecision::limits`]: crate::policy::PolicyDecision::limits
 
 use alloc::vec::Vec;
 use core::ops::{Deref, DerefMut};
 
-use crate::policy::LimitDecision;
+use crate::decision::Decision;
+
+/// Which key and which limit of a policy a figure is about (indices into the keys given to
+/// the check and into [`Policy::limits`](crate::policy::Policy::limits)). With the `serde`
+/// feature it is the pair `[key, limit]`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(from = "(usize, usize)", into = "(usize, usize)")
+)]
+pub struct LimitRef {
+    /// Index of the key.
+    pub key: usize,
+    /// Index of the limit.
+    pub limit: usize,
+}
+
+/// One (key, limit) pair's own answer to the hit. With the `serde` feature it is the triple
+/// `[key, limit, decision]`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(from = "(usize, usize, Decision)", into = "(usize, usize, Decision)")
+)]
+pub struct LimitDecision {
+    /// Which pair.
+    pub at: LimitRef,
+    /// What this limit alone answered. When the policy denied the hit nothing was counted
+    /// anywhere, and `remaining` is what the limit has now.
+    pub decision: Decision,
+}
+
+/// A policy's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PolicyDecision {
+    /// Whether every (key, limit) pair admitted the hit (and counted it).
+    pub allowed: bool,
+    /// The figures to show the client: when denied, those of the limit that blocked longest
+    /// (its `retry_after` is when every limit admits the hit); when allowed, those of the
+    /// limit with the least left.
+    pub decision: Decision,
+    /// Whose figures `decision` shows.
+    pub binding: LimitRef,
+    /// Every pair's own answer, keys outer, limits inner (one pair is held without
+    /// allocating: see [`LimitDecisions`]).
+    pub limits: LimitDecisions,
+    /// Whether `decision`'s wait includes a penalty
+    /// ([`Policy::with_block_duration`](crate::policy::Policy::with_block_duration)): the key
+    /// is blocked, or this denial has just blocked it. Left out of the serde form when
+    /// false, and false when absent.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "core::ops::Not::not"))]
+    pub penalty: bool,
+}
+
+#[cfg(feature = "serde")]
+impl From<(usize, usize)> for LimitRef {
+    fn from((key, limit): (usize, usize)) -> LimitRef {
+        LimitRef { key, limit }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<LimitRef> for (usize, usize) {
+    fn from(at: LimitRef) -> (usize, usize) {
+        (at.key, at.limit)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<(usize, usize, Decision)> for LimitDecision {
+    fn from((key, limit, decision): (usize, usize, Decision)) -> LimitDecision {
+        LimitDecision { at: LimitRef { key, limit }, decision }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl From<LimitDecision> for (usize, usize, Decision) {
+    fn from(d: LimitDecision) -> (usize, usize, Decision) {
+        (d.at.key, d.at.limit, d.decision)
+    }
+}
+
+impl PolicyDecision {
+    /// The pair that blocked the hit, if it was denied.
+    pub fn blocked_by(&self) -> Option<LimitRef> {
+        (!self.allowed).then_some(self.binding)
+    }
+}
 
 /// Every (key, limit) pair's own answer, read as a slice (`iter`, `len`, indexing); with the
 /// `serde` feature, a list.
@@ -109,8 +198,7 @@ impl core::fmt::Debug for LimitDecisions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::LimitRef;
-    use crate::{Decision, Nanos};
+    use crate::Nanos;
 
     fn pair(limit: usize, remaining: u64) -> LimitDecision {
         let decision = Decision {

@@ -31,10 +31,10 @@
 //! Two escalations keep a client that keeps knocking out, as @fastify/rate-limit's options of
 //! the same names do ([`Escalation`]):
 //! - `continueExceeding`: each hit denied during a block renews it, to the block duration from
-//!   that hit ([`Policy::with_continue_exceeding`]);
+//!   that hit ([`Policy::with_continue_exceeding`](crate::policy::Policy::with_continue_exceeding));
 //! - `exponentialBackoff`: each hit denied during a block doubles it, from that hit: the n-th
 //!   denial of a block blocks for `blockDuration * 2^(n-1)`, at most a cap
-//!   ([`Policy::with_exponential_backoff`]).
+//!   ([`Policy::with_exponential_backoff`](crate::policy::Policy::with_exponential_backoff)).
 //!
 //! Either way a denied hit is still counted by no limit: only the block (and, doubling, the
 //! number of denials it took, [`PolicyState::strikes`]) changes, and a store writes it; the
@@ -58,7 +58,8 @@
 //! }
 //! ```
 
-use crate::policy::{Policy, PolicyDecision, PolicyState};
+use crate::limit_decisions::PolicyDecision;
+use crate::policy_state::PolicyState;
 use crate::time::Nanos;
 
 /// What a hit denied during a block does to the block.
@@ -76,59 +77,35 @@ pub enum Escalation {
     },
 }
 
-impl Policy {
-    /// This policy with a penalty: a key the limits deny is blocked for `block_duration`
-    /// from that denial (zero: no penalty, the default).
-    pub fn with_block_duration(mut self, block_duration: Nanos) -> Policy {
-        self.block_duration = block_duration;
-        self
-    }
+/// A policy's penalty: how long a key the limits deny stays blocked (zero: no penalty) and
+/// what a hit denied during the block does to it. [`Policy`](crate::policy::Policy) holds one
+/// and sets it through its `with_block_duration`, `with_continue_exceeding` and
+/// `with_exponential_backoff`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Penalty {
+    pub(crate) block: Nanos,
+    pub(crate) escalation: Escalation,
+}
 
-    /// How long a denied key stays blocked (zero: no penalty).
+impl Penalty {
+    /// Whether a hit denied during a block changes the key's state.
     #[inline]
-    pub fn block_duration(&self) -> Nanos {
-        self.block_duration
-    }
-
-    /// This policy with each hit denied during a block renewing the block
-    /// (`continueExceeding`); it takes effect with a block duration.
-    pub fn with_continue_exceeding(mut self) -> Policy {
-        self.escalation = Escalation::Renew;
-        self
-    }
-
-    /// This policy with each hit denied during a block doubling the block, to at most `cap`
-    /// (`exponentialBackoff`; a cap below the block duration is the block duration).
-    pub fn with_exponential_backoff(mut self, cap: Nanos) -> Policy {
-        self.escalation = Escalation::Double { cap };
-        self
-    }
-
-    /// What a hit denied during a block does to it.
-    #[inline]
-    pub fn escalation(&self) -> Escalation {
-        self.escalation
-    }
-
-    /// Whether a hit denied during a block changes the key's state (a store must then see
-    /// every such hit: a cached denial would not renew the block).
-    #[inline]
-    pub fn escalates(&self) -> bool {
-        self.block_duration > Nanos::ZERO && self.escalation != Escalation::None
+    pub(crate) fn escalates(&self) -> bool {
+        self.block > Nanos::ZERO && self.escalation != Escalation::None
     }
 
     /// How long a block lasts from the denial that gives it its `strikes`-th strike.
     fn block_after(&self, strikes: u32) -> Nanos {
         match self.escalation {
             Escalation::Double { cap } => {
-                let cap = cap.max(self.block_duration);
+                let cap = cap.max(self.block);
                 if strikes >= 63 {
                     cap
                 } else {
-                    self.block_duration.saturating_mul(1u64 << strikes).min(cap)
+                    self.block.saturating_mul(1u64 << strikes).min(cap)
                 }
             }
-            _ => self.block_duration,
+            _ => self.block,
         }
     }
 
@@ -150,7 +127,7 @@ impl Policy {
     /// limit denied, from `now`, and makes the decision's wait cover the block.
     #[inline(never)]
     pub(crate) fn start_block(&self, states: &mut [Option<PolicyState>], now: Nanos, denied: &mut PolicyDecision) {
-        let until = now.saturating_add(self.block_duration);
+        let until = now.saturating_add(self.block);
         for l in denied.limits.iter().filter(|l| !l.decision.allowed) {
             // A limit denies only a key with state (a fresh one admits any valid cost).
             if let Some(Some(st)) = states.get_mut(l.at.key) {
@@ -162,19 +139,19 @@ impl Policy {
         }
         cover(denied, now, until);
     }
-}
 
-/// Until when a penalty blocks any of the keys whose states are `states` (zero: none, or the
-/// policy has no penalty, whose blocks are then ignored).
-#[inline(never)]
-pub(crate) fn blocked_until(policy: &Policy, states: &[Option<PolicyState>]) -> Nanos {
-    let mut until = Nanos::ZERO;
-    if policy.block_duration > Nanos::ZERO {
-        for s in states.iter().flatten() {
-            until = until.max(s.blocked_until);
+    /// Until when a penalty blocks any of the keys whose states are `states` (zero: none, or the
+    /// policy has no penalty, whose blocks are then ignored).
+    #[inline(never)]
+    pub(crate) fn blocked_until(&self, states: &[Option<PolicyState>]) -> Nanos {
+        let mut until = Nanos::ZERO;
+        if self.block > Nanos::ZERO {
+            for s in states.iter().flatten() {
+                until = until.max(s.blocked_until);
+            }
         }
+        until
     }
-    until
 }
 
 /// Makes `d` a denial whose wait covers a block until `until` (after `now`). The pairs keep

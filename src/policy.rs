@@ -14,11 +14,11 @@ use crate::algorithms::{AnyAlgorithm, AnyState, Kind};
 use crate::decide::{self, Read, Slots, SlotsMut};
 use crate::decision::Decision;
 use crate::error::{CheckError, ConfigError};
-pub use crate::limit_decisions::LimitDecisions;
+pub use crate::limit_decisions::{LimitDecision, LimitDecisions, LimitRef, PolicyDecision};
+use crate::penalty::{cover, Escalation, Penalty};
+use crate::policy_state::{open_until, policy_state};
+pub use crate::policy_state::{PolicyState, MAX_LIMITS};
 use crate::time::Nanos;
-
-/// The most limits one policy may have.
-pub const MAX_LIMITS: usize = 16;
 
 /// One named limit of a policy. The name appears in the `RateLimit` headers and in the
 /// decision's `blocked_by`.
@@ -73,155 +73,9 @@ impl Limit {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
     limits: Vec<Limit>,
-    /// How long a key stays blocked once the limits deny it (zero: no penalty); see
-    /// [`crate::penalty`].
-    pub(crate) block_duration: Nanos,
-    /// What a denial during a block does to it (none by default); see [`crate::penalty`].
-    pub(crate) escalation: crate::penalty::Escalation,
-}
-
-/// One key's state under a policy: one slot per limit, and when the whole key becomes fresh.
-///
-/// The expiry travels with the state so that any store can drop it on time without knowing
-/// the policy: the in-memory map prunes by it, Redis sets it as the key's expiry, a Durable
-/// Object sets its alarm to it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PolicyState {
-    pub(crate) slots: Vec<Option<AnyState>>,
-    pub(crate) expires_at: Nanos,
-    /// Until when the key is blocked by a penalty ([`Policy::with_block_duration`]); zero
-    /// when it is not.
-    pub(crate) blocked_until: Nanos,
-    /// How many denials the current block has taken since it started (an
-    /// [`Escalation::Double`](crate::penalty::Escalation::Double) block doubles with each); zero
-    /// when it is not blocked or the block does not escalate.
-    pub(crate) strikes: u32,
-    /// The key's open reservations ([`crate::reserve`]): empty unless the key reserved.
-    pub(crate) open: Vec<crate::reserve::Open>,
-}
-
-impl PolicyState {
-    /// The state of each limit, in the policy's order (`None`: fresh).
-    #[inline]
-    pub fn slots(&self) -> &[Option<AnyState>] {
-        &self.slots
-    }
-
-    /// From this instant the key decides like a fresh key and may be dropped.
-    pub fn expires_at(&self) -> Nanos {
-        self.expires_at
-    }
-
-    /// Until when a penalty blocks the key (zero: never blocked, or the policy has none).
-    pub fn blocked_until(&self) -> Nanos {
-        self.blocked_until
-    }
-
-    /// How many denials the key's current block has taken since it started (zero: none, or
-    /// the policy's block does not escalate).
-    pub fn strikes(&self) -> u32 {
-        self.strikes
-    }
-
-    /// How many reservations are open on the key ([`crate::reserve`]).
-    pub fn open_reservations(&self) -> usize {
-        self.open.len()
-    }
-
-    /// The slots, moved out (a store that keeps them elsewhere needs no copy of a sliding
-    /// log's timestamps).
-    pub fn into_slots(self) -> Vec<Option<AnyState>> {
-        self.slots
-    }
-}
-
-/// Which key and which limit of a policy a figure is about (indices into the keys given to
-/// the check and into [`Policy::limits`]). With the `serde` feature it is the pair
-/// `[key, limit]`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(from = "(usize, usize)", into = "(usize, usize)")
-)]
-pub struct LimitRef {
-    /// Index of the key.
-    pub key: usize,
-    /// Index of the limit.
-    pub limit: usize,
-}
-
-/// One (key, limit) pair's own answer to the hit. With the `serde` feature it is the triple
-/// `[key, limit, decision]`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(from = "(usize, usize, Decision)", into = "(usize, usize, Decision)")
-)]
-pub struct LimitDecision {
-    /// Which pair.
-    pub at: LimitRef,
-    /// What this limit alone answered. When the policy denied the hit nothing was counted
-    /// anywhere, and `remaining` is what the limit has now.
-    pub decision: Decision,
-}
-
-/// A policy's answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct PolicyDecision {
-    /// Whether every (key, limit) pair admitted the hit (and counted it).
-    pub allowed: bool,
-    /// The figures to show the client: when denied, those of the limit that blocked longest
-    /// (its `retry_after` is when every limit admits the hit); when allowed, those of the
-    /// limit with the least left.
-    pub decision: Decision,
-    /// Whose figures `decision` shows.
-    pub binding: LimitRef,
-    /// Every pair's own answer, keys outer, limits inner (one pair is held without
-    /// allocating: see [`LimitDecisions`]).
-    pub limits: LimitDecisions,
-    /// Whether `decision`'s wait includes a penalty ([`Policy::with_block_duration`]): the
-    /// key is blocked, or this denial has just blocked it. Left out of the serde form when
-    /// false, and false when absent.
-    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "core::ops::Not::not"))]
-    pub penalty: bool,
-}
-
-#[cfg(feature = "serde")]
-impl From<(usize, usize)> for LimitRef {
-    fn from((key, limit): (usize, usize)) -> LimitRef {
-        LimitRef { key, limit }
-    }
-}
-
-#[cfg(feature = "serde")]
-impl From<LimitRef> for (usize, usize) {
-    fn from(at: LimitRef) -> (usize, usize) {
-        (at.key, at.limit)
-    }
-}
-
-#[cfg(feature = "serde")]
-impl From<(usize, usize, Decision)> for LimitDecision {
-    fn from((key, limit, decision): (usize, usize, Decision)) -> LimitDecision {
-        LimitDecision { at: LimitRef { key, limit }, decision }
-    }
-}
-
-#[cfg(feature = "serde")]
-impl From<LimitDecision> for (usize, usize, Decision) {
-    fn from(d: LimitDecision) -> (usize, usize, Decision) {
-        (d.at.key, d.at.limit, d.decision)
-    }
-}
-
-impl PolicyDecision {
-    /// The pair that blocked the hit, if it was denied.
-    pub fn blocked_by(&self) -> Option<LimitRef> {
-        (!self.allowed).then_some(self.binding)
-    }
+    /// How long a key stays blocked once the limits deny it, and what a denial during a block
+    /// does to it (none by default); see [`crate::penalty`].
+    pub(crate) penalty: Penalty,
 }
 
 impl Policy {
@@ -238,16 +92,52 @@ impl Policy {
                 return Err(ConfigError::DuplicateLimitName { name: String::from(&*l.name) });
             }
         }
-        Ok(Policy { limits, block_duration: Nanos::ZERO, escalation: crate::penalty::Escalation::None })
+        Ok(Policy { limits, penalty: Penalty::default() })
     }
 
     /// A policy of one limit named `default`.
     pub fn single(algorithm: AnyAlgorithm) -> Policy {
-        Policy {
-            limits: alloc::vec![Limit { name: "default".into(), algorithm }],
-            block_duration: Nanos::ZERO,
-            escalation: crate::penalty::Escalation::None,
-        }
+        Policy { limits: alloc::vec![Limit { name: "default".into(), algorithm }], penalty: Penalty::default() }
+    }
+
+    /// This policy with a penalty: a key the limits deny is blocked for `block_duration`
+    /// from that denial (zero: no penalty, the default).
+    pub fn with_block_duration(mut self, block_duration: Nanos) -> Policy {
+        self.penalty.block = block_duration;
+        self
+    }
+
+    /// How long a denied key stays blocked (zero: no penalty).
+    #[inline]
+    pub fn block_duration(&self) -> Nanos {
+        self.penalty.block
+    }
+
+    /// This policy with each hit denied during a block renewing the block
+    /// (`continueExceeding`); it takes effect with a block duration.
+    pub fn with_continue_exceeding(mut self) -> Policy {
+        self.penalty.escalation = Escalation::Renew;
+        self
+    }
+
+    /// This policy with each hit denied during a block doubling the block, to at most `cap`
+    /// (`exponentialBackoff`; a cap below the block duration is the block duration).
+    pub fn with_exponential_backoff(mut self, cap: Nanos) -> Policy {
+        self.penalty.escalation = Escalation::Double { cap };
+        self
+    }
+
+    /// What a hit denied during a block does to it.
+    #[inline]
+    pub fn escalation(&self) -> Escalation {
+        self.penalty.escalation
+    }
+
+    /// Whether a hit denied during a block changes the key's state (a store must then see
+    /// every such hit: a cached denial would not renew the block).
+    #[inline]
+    pub fn escalates(&self) -> bool {
+        self.penalty.escalates()
     }
 
     /// The limits, in order.
@@ -353,14 +243,14 @@ impl Policy {
     ) -> Result<PolicyDecision, CheckError> {
         let mut peeked = self.decide_valid(states, now, cost)?;
         if !peeked.allowed {
-            if self.block_duration > Nanos::ZERO {
+            if self.penalty.block > Nanos::ZERO {
                 if !peeked.penalty {
-                    self.start_block(states, now, &mut peeked);
-                } else if self.escalates() {
+                    self.penalty.start_block(states, now, &mut peeked);
+                } else if self.penalty.escalates() {
                     // A denial during a block: renewed or doubled, and the wait covers that (a
                     // peek, which knocks at nothing, answers the block as it stands).
-                    self.escalate_blocks(states, now);
-                    crate::penalty::cover(&mut peeked, now, crate::penalty::blocked_until(self, states));
+                    self.penalty.escalate_blocks(states, now);
+                    cover(&mut peeked, now, self.penalty.blocked_until(states));
                 }
             }
             return Ok(peeked);
@@ -412,7 +302,7 @@ impl Policy {
     #[inline]
     fn one_pair(&self, states: &[Option<PolicyState>]) -> Option<&Limit> {
         match (states, &self.limits[..]) {
-            ([_], [limit]) if self.block_duration == Nanos::ZERO => Some(limit),
+            ([_], [limit]) if self.penalty.block == Nanos::ZERO => Some(limit),
             _ => None,
         }
     }
@@ -508,7 +398,7 @@ impl Policy {
             |i, decision| limits.push(LimitDecision { at: LimitRef { key: i / n, limit: i % n }, decision }),
         )?;
         let admitted = limits.iter().all(|l| l.decision.allowed);
-        let blocked_until = crate::penalty::blocked_until(self, states);
+        let blocked_until = self.penalty.blocked_until(states);
         let allowed = admitted && blocked_until <= now;
         let binding = if admitted {
             // The pair with the least left (the first on ties).
@@ -540,7 +430,7 @@ impl Policy {
             penalty: false,
         };
         if blocked_until > now {
-            crate::penalty::cover(&mut decided, now, blocked_until);
+            cover(&mut decided, now, blocked_until);
         }
         Ok(decided)
     }
@@ -577,13 +467,24 @@ impl Policy {
             .max()
             .unwrap_or(Nanos::ZERO)
             .max(state.blocked_until)
-            .max(crate::reserve::open_until(state))
+            .max(open_until(state))
     }
 
     /// Whether stored `state` fits this policy: one slot per limit, each of the limit's
     /// algorithm and within its bounds. Stores call this on every state they read.
     pub fn validate_state(&self, state: &PolicyState) -> Result<(), crate::DecodeError> {
-        crate::codec::validate_policy_state(self, state)
+        if state.slots.len() != self.limits.len() {
+            return Err(crate::DecodeError::LimitCountMismatch {
+                expected: self.limits.len(),
+                found: state.slots.len(),
+            });
+        }
+        for (limit, slot) in self.limits.iter().zip(&state.slots) {
+            if let Some(s) = slot {
+                crate::codec::validate_state(&limit.algorithm, s)?;
+            }
+        }
+        Ok(())
     }
 
     /// Stored `bytes` as a state of this policy: decoded, then validated (`validate_state`).
@@ -662,13 +563,8 @@ fn one_pair_decision(decision: Decision) -> PolicyDecision {
     }
 }
 
-/// Builds a [`PolicyState`] from slots (the codec and tests use this).
-pub(crate) fn policy_state(slots: Vec<Option<AnyState>>, expires_at: Nanos) -> PolicyState {
-    PolicyState { slots, expires_at, blocked_until: Nanos::ZERO, strikes: 0, open: Vec::new() }
-}
-
 impl From<Limit> for Policy {
     fn from(limit: Limit) -> Policy {
-        Policy { limits: alloc::vec![limit], block_duration: Nanos::ZERO, escalation: crate::penalty::Escalation::None }
+        Policy { limits: alloc::vec![limit], penalty: Penalty::default() }
     }
 }

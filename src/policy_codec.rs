@@ -180,7 +180,7 @@ pub fn decode_policy(bytes: &[u8]) -> Result<Policy, DecodeError> {
     }
     r.finish()?;
     let mut policy = Policy::new(limits).map_err(|_| DecodeError::Invalid("policy"))?.with_block_duration(block_duration);
-    policy.escalation = escalation;
+    policy.penalty.escalation = escalation;
     Ok(policy)
 }
 

@@ -42,6 +42,7 @@ use crate::error::CheckError;
 use crate::policy::{Policy, PolicyDecision, PolicyState};
 use crate::time::Nanos;
 
+pub use crate::policy_state::{Open, MAX_OPEN};
 pub use debt::charge_debt;
 pub use give_back::give_back;
 pub use token::{Reservation, TOKEN_VERSION};
@@ -53,44 +54,10 @@ pub const CODES: [&str; 2] = ["unknown_reservation", "invalid_reservation"];
 /// spells them.
 pub const SETTLED_FIELDS: [&str; 3] = ["refunded", "charged", "forgiven"];
 
-/// The most reservations one key holds open. A reservation past this many is admitted and
-/// the oldest open one is dropped from the ledger: it stays charged at its estimate and can
-/// no longer be settled ([`SettleError::UnknownReservation`]).
-pub const MAX_OPEN: usize = 32;
-
 /// How long a reservation stays open at least: it can be settled until
 /// `reserved_at + max(SETTLE_WITHIN, the policy's longest window)`. Past that it leaves the
 /// ledger, charged at its estimate.
 pub const SETTLE_WITHIN: Nanos = Nanos::from_secs(15 * 60);
-
-/// One open reservation in a key's ledger.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Open {
-    /// The caller-drawn id ([`Policy::reserve`]).
-    pub(crate) id: u64,
-    /// The units charged when it was reserved.
-    pub(crate) estimate: u64,
-    /// When it was reserved.
-    pub(crate) reserved_at: Nanos,
-    /// Until when it can be settled.
-    pub(crate) until: Nanos,
-    /// Per limit, the slot's `fresh_at` right after the reservation was charged: what
-    /// [`give_back`] measures how much of the charge the limit still holds by.
-    pub(crate) marks: Vec<Nanos>,
-}
-
-impl Open {
-    /// Until when it can be settled: past this, a store keeping ledgers apart may drop it.
-    pub fn until(&self) -> Nanos {
-        self.until
-    }
-}
-
-/// The latest instant an open reservation of `state` can be settled (zero: none open): the
-/// state lives at least that long.
-pub(crate) fn open_until(state: &PolicyState) -> Nanos {
-    state.open.iter().map(|o| o.until).max().unwrap_or(Nanos::ZERO)
-}
 
 /// What a settlement did.
 #[derive(Clone, Debug, PartialEq, Eq)]

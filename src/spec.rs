@@ -629,7 +629,7 @@ fn finish(limits: Vec<Limit>, specs: Vec<LimitSpec>, penalty: Penalty) -> Result
         (None, _) => policy.longest_window(),
     };
     let mut policy = policy.with_block_duration(block);
-    policy.escalation = penalty.escalation;
+    policy.penalty.escalation = penalty.escalation;
     Ok(PolicySpec { policy, limits: specs })
 }
 

@@ -44,12 +44,13 @@ use alloc::vec::Vec;
 
 use crate::error::DecodeError;
 use crate::policy::{Policy, PolicyState};
-use crate::store::{cas_step, CasStep};
 use crate::time::Nanos;
 
 mod drive;
+mod step;
 mod swap;
 pub use drive::{drive, wait_until, GaveUp, Tried};
+pub use step::{cas_step, decode_states, CasStep};
 pub use swap::{Act, After, Answer, SwapRun};
 
 /// Lost races in a row a compare-and-swap store takes before answering contention.

@@ -277,7 +277,7 @@ pub async fn refund(
         for k in keys {
             sync_mode::refund(pc, k, cost, now)?;
         }
-        return sync_mode::estimate(pc, keys, 1, now, Op::Peek);
+        return sync_mode::estimate(pc, keys, now);
     }
     let calls = keys.iter().map(|k| {
         block_cache::forget(&object_name(&pc.name, k));
