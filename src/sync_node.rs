@@ -153,7 +153,7 @@ mod tests {
 
     #[test]
     fn peek_begins_no_round_and_a_local_node_never_syncs() {
-        let mut n = node(SyncRate::Every(Nanos::from_millis(100)));
+        let n = node(SyncRate::Every(Nanos::from_millis(100)));
         assert!(n.peek(&["a"], Nanos::from_secs(1), 1).unwrap().allowed);
         assert_eq!(n.queue().waiting(), 0);
         let mut local = node(SyncRate::LocalOnly);
